@@ -1,0 +1,141 @@
+"""The one place that knows how JAX versions differ (facts in ../shared/JAX-VERSIONS.md).
+
+Suites never look at ``jax.__version__``: they ask this module which error a rejection raises,
+whether an API exists, and how to spell a call. An API that a version lacks becomes a skip whose
+reason names the API and the version it arrived in or went away in.
+
+Importing this module imports JAX, so the harness imports it only after it has set the platform
+and device-count environment (see ``conformance.harness``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass
+from typing import Optional
+
+import jax
+import jaxlib
+import pytest
+from jax.sharding import PartitionSpec
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+JAX_VERSION = Version(jax.__version__)
+JAXLIB_VERSION = Version(getattr(jaxlib, "__version__", None) or jaxlib.version.__version__)
+
+
+def version_in(specifier: str) -> bool:
+    """True when the installed JAX matches a PEP 440 specifier such as ``">=0.5.3,<0.7"``."""
+    return SpecifierSet(specifier).contains(JAX_VERSION, prereleases=True)
+
+
+def _lookup(path: str):
+    """The object at a dotted path such as ``jax._src.named_sharding.DuplicateSpecError``, or None."""
+    module, _, name = path.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return None
+
+
+# --- Errors ---------------------------------------------------------------------------------
+# An indivisible (non-congruent) shape: ValueError up to 0.9, IndivisibleError (a ValueError
+# subclass) from 0.10.0. Catching ValueError covers both.
+INDIVISIBLE_ERRORS: tuple = (ValueError,)
+
+# A PartitionSpec that names an unknown axis or repeats one: ValueError; from 0.5.3 a repeated axis
+# raises DuplicateSpecError, which is NOT a ValueError subclass.
+_duplicate_spec_error = _lookup("jax._src.named_sharding.DuplicateSpecError") or _lookup(
+    "jax._src.sharding_impls.DuplicateSpecError")
+SPEC_ERRORS: tuple = (ValueError,) + ((_duplicate_spec_error,) if _duplicate_spec_error else ())
+
+
+# --- Features that come and go ---------------------------------------------------------------
+@dataclass(frozen=True)
+class Feature:
+    """An API that exists only in some JAX versions, found by looking for it, not by version."""
+
+    api: str
+    path: str
+    arrived: Optional[str] = None
+    removed: Optional[str] = None
+
+    @property
+    def obj(self):
+        return _lookup(self.path)
+
+    @property
+    def available(self) -> bool:
+        return self.obj is not None
+
+    @property
+    def missing_reason(self) -> str:
+        if self.removed:
+            return f"{self.api} removed in JAX {self.removed} (installed: {JAX_VERSION})"
+        return f"{self.api} arrived in JAX {self.arrived} (installed: {JAX_VERSION})"
+
+
+FEATURES = {
+    "PositionalSharding": Feature("PositionalSharding", "jax.sharding.PositionalSharding",
+                                  removed="0.7.0"),
+    "make_mesh": Feature("jax.make_mesh", "jax.make_mesh", arrived="0.4.32"),
+    "num_cpu_devices": Feature("jax_num_cpu_devices", "jax._src.xla_bridge.num_cpu_devices",
+                               arrived="0.5.0"),
+}
+
+
+def feature(name: str):
+    """The API behind ``name``; skips the calling test, naming the version, when it is missing."""
+    f = FEATURES[name]
+    obj = f.obj
+    if obj is None:
+        pytest.skip(f.missing_reason)
+    return obj
+
+
+def requires(name: str):
+    """A mark that skips a test when the API ``name`` is missing, with a reason naming the version."""
+    f = FEATURES[name]
+    return pytest.mark.skipif(not f.available, reason=f.missing_reason)
+
+
+# --- Backend start-up ----------------------------------------------------------------------
+def backend_initialized() -> bool:
+    """True once any JAX backend has been created (after which device counts are fixed)."""
+    from jax._src import xla_bridge
+    probe = getattr(xla_bridge, "backends_are_initialized", None)
+    if probe is not None:
+        return bool(probe())
+    return bool(getattr(xla_bridge, "_backends", None))
+
+
+def set_cpu_device_count(n: int) -> None:
+    """Ask for ``n`` CPU devices through the config option, where the version has one.
+
+    The harness also sets ``XLA_FLAGS`` and ``JAX_NUM_CPU_DEVICES`` before JAX is imported; this
+    covers the case where JAX was imported (and read its environment) before the harness ran.
+    """
+    if FEATURES["num_cpu_devices"].available:
+        jax.config.update("jax_num_cpu_devices", n)
+
+
+def platforms_setting() -> str:
+    """The platform list JAX will use ('' for JAX's own default)."""
+    return jax.config.jax_platforms or os.environ.get("JAX_PLATFORMS", "") or ""
+
+
+def x64_enabled() -> bool:
+    return bool(jax.config.jax_enable_x64)
+
+
+# --- PartitionSpec ---------------------------------------------------------------------------
+# PartitionSpec subclasses tuple up to 0.6.0; from 0.10.0 it no longer equals a tuple. Iterating it
+# gives its entries in every version.
+def partition_spec(entries) -> PartitionSpec:
+    return PartitionSpec(*entries)
+
+
+def spec_entries(spec: PartitionSpec) -> tuple:
+    return tuple(spec)

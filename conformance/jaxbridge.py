@@ -1,0 +1,88 @@
+"""Turn model objects into JAX objects, and JAX answers into model terms.
+
+This is plumbing, not rules: it builds a ``Mesh``/``NamedSharding`` from a ``MeshModel`` and a spec,
+and reads back what JAX says (index maps, shards) as plain tuples the model can be compared with.
+Meshes and shardings are cached so that equal draws reuse the same objects (and compiled code).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Dict, Tuple
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding
+
+from . import compat
+from .model import Block, Layout, MeshModel, normalize_index
+
+
+@functools.lru_cache(maxsize=None)
+def devices_by_id() -> Dict[int, "jax.Device"]:
+    """Every device of the backend, by id (all processes)."""
+    return {d.id: d for d in jax.devices()}
+
+
+def live_device_ids() -> Tuple[int, ...]:
+    """The ids of the devices this process can address, in ``jax.local_devices()`` order."""
+    return tuple(d.id for d in jax.local_devices())
+
+
+@functools.lru_cache(maxsize=None)
+def jax_mesh(mesh: MeshModel) -> Mesh:
+    """The ``jax.sharding.Mesh`` (automatic axis types) with the model's devices, shape and names."""
+    by_id = devices_by_id()
+    devices = np.array([by_id[i] for i in mesh.device_ids], dtype=object).reshape(mesh.shape)
+    return Mesh(devices, mesh.axis_names)
+
+
+@functools.lru_cache(maxsize=None)
+def named_sharding(mesh: MeshModel, spec: tuple) -> NamedSharding:
+    return NamedSharding(jax_mesh(mesh), compat.partition_spec(spec))
+
+
+def layout_sharding(layout: Layout) -> NamedSharding:
+    return named_sharding(layout.mesh, layout.spec)
+
+
+def index_map(sharding, shape) -> Dict[int, Block]:
+    """``sharding.devices_indices_map(shape)`` as ``{device id: block}``."""
+    return {d.id: normalize_index(index, shape)
+            for d, index in sharding.devices_indices_map(tuple(shape)).items()}
+
+
+@dataclass(frozen=True)
+class ShardView:
+    """One addressable shard as plain data."""
+
+    device_id: int
+    block: Block
+    replica_id: int
+    data: np.ndarray
+    data_devices: frozenset
+
+
+def shards(array) -> Tuple[ShardView, ...]:
+    """Every addressable shard of ``array``: its device, block, replica id and host copy."""
+    out = []
+    for shard in array.addressable_shards:
+        out.append(ShardView(
+            device_id=shard.device.id,
+            block=normalize_index(shard.index, array.shape),
+            replica_id=shard.replica_id,
+            data=np.asarray(shard.data),
+            data_devices=frozenset(d.id for d in shard.data.devices()),
+        ))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=None)
+def tutorial_mesh_ids(shape: Tuple[int, ...]) -> Tuple[int, ...]:
+    """Device ids in the order ``mesh_utils.create_device_mesh(shape)`` gives on this backend, over
+    its first ``prod(shape)`` devices."""
+    from jax.experimental import mesh_utils
+    devices = jax.local_devices()[:math.prod(shape)]
+    return tuple(d.id for d in mesh_utils.create_device_mesh(shape, devices=devices).flat)

@@ -1,0 +1,64 @@
+"""Strategies for PartitionSpecs (as model spec tuples): valid ones for a mesh and rank, and
+invalid ones of a stated kind."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from conformance.model import MeshModel, Spec
+
+UNKNOWN_AXIS_NAMES = ("z", "w", "unknown")
+
+
+@st.composite
+def partition_specs(draw, mesh: MeshModel, rank: int) -> Spec:
+    """A valid spec for ``mesh`` and an array of ``rank`` dimensions.
+
+    Each mesh axis is used at most once; an entry is None, one axis (bare or as a 1-tuple) or a
+    tuple of axes in any order; unused axes and trailing Nones (up to the rank) may appear or not.
+    Shrinks towards ``()``, the fully replicated spec.
+    """
+    entries = [[] for _ in range(rank)]
+    if rank:
+        order = draw(st.permutations(mesh.axis_names))
+        for name in order[:draw(st.integers(0, len(order)))]:
+            entries[draw(st.integers(0, rank - 1))].append(name)
+    spec = []
+    for axes in entries:
+        if not axes:
+            spec.append(None)
+        elif len(axes) == 1:
+            spec.append(tuple(axes) if draw(st.booleans()) else axes[0])
+        else:
+            spec.append(tuple(axes))
+    shortest = max((i + 1 for i, axes in enumerate(entries) if axes), default=0)
+    return tuple(spec[:draw(st.integers(shortest, rank))])
+
+
+INVALID_KINDS = ("unknown-axis", "repeated-axis", "too-long")
+
+
+@st.composite
+def invalid_partition_specs(draw, mesh: MeshModel, rank: int):
+    """``(spec, kind)``: a spec that names an axis the mesh lacks, uses a mesh axis twice, or has
+    more entries than ``rank``. Unknown and repeated axes need ``rank >= 1``."""
+    kinds = INVALID_KINDS if rank else ("too-long",)
+    kind = draw(st.sampled_from(kinds))
+    spec = list(draw(partition_specs(mesh, rank)))
+    spec += [None] * (rank - len(spec))
+    if kind == "too-long":
+        return tuple(spec + [None] * draw(st.integers(1, 2))), kind
+
+    def add(dim, name):
+        entry = spec[dim]
+        axes = () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
+        spec[dim] = axes + (name,) if axes else name
+
+    if kind == "unknown-axis":
+        add(draw(st.integers(0, rank - 1)), draw(st.sampled_from(UNKNOWN_AXIS_NAMES)))
+    else:
+        name = draw(st.sampled_from(mesh.axis_names))
+        used = [i for i, e in enumerate(spec) if e is not None and name in ((e,) if isinstance(e, str) else e)]
+        for dim in ([] if used else [draw(st.integers(0, rank - 1))]) + [draw(st.integers(0, rank - 1))]:
+            add(dim, name)
+    return tuple(spec), kind

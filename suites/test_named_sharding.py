@@ -1,0 +1,216 @@
+"""NamedSharding / Mesh / PartitionSpec layouts, each answer compared with the reference model."""
+
+import jax
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance import compat
+from conformance.cases import layout_case
+from conformance.jaxbridge import index_map, jax_mesh, layout_sharding, named_sharding, shards
+from conformance.jaxbridge import tutorial_mesh_ids
+from conformance.model import Layout, MeshModel, SpecError, check_spec
+from strategies import (congruent_shapes, invalid_partition_specs, layouts,
+                        layouts_sharing_shape, meshes)
+from strategies.tutorial import tutorial_devices_available, tutorial_examples
+
+pytestmark = pytest.mark.named_sharding
+
+
+@given(layout=layouts())
+@tutorial_examples()
+def test_devices_indices_map_matches_model(layout):
+    """devices_indices_map gives every mesh device exactly the block the model assigns it."""
+    case = layout_case(layout, "sharding.devices_indices_map(shape)",
+                       [f"print(sharding.devices_indices_map({layout.shape}))"])
+    case.index_map("devices_indices_map", index_map(layout_sharding(layout), layout.shape),
+                   layout.blocks)
+
+
+@given(layout=layouts())
+@tutorial_examples()
+def test_shard_shape_matches_model(layout):
+    """shard_shape(global shape) is the global shape divided by the model's tiling."""
+    case = layout_case(layout, "sharding.shard_shape(shape)",
+                       [f"print(sharding.shard_shape({layout.shape}))"])
+    case.equal("shard_shape", tuple(layout_sharding(layout).shard_shape(layout.shape)),
+               layout.shard_shape)
+
+
+@given(layout=layouts())
+@tutorial_examples()
+def test_is_fully_replicated_matches_model(layout):
+    """is_fully_replicated is true exactly when no dimension is cut (size-1 axes do not cut)."""
+    case = layout_case(layout, "sharding.is_fully_replicated", ["print(sharding.is_fully_replicated)"])
+    case.equal("is_fully_replicated", layout_sharding(layout).is_fully_replicated,
+               layout.is_fully_replicated)
+
+
+@given(layout=layouts(max_rank=2))
+def test_addressable_devices_are_the_mesh_devices(layout):
+    """In one process, addressable_devices and device_set are exactly the mesh's devices."""
+    sharding = layout_sharding(layout)
+    case = layout_case(layout, "sharding.addressable_devices", ["print(sharding.addressable_devices)"])
+    case.equal("addressable_devices ids", frozenset(d.id for d in sharding.addressable_devices),
+               layout.device_ids)
+    case.equal("device_set ids", frozenset(d.id for d in sharding.device_set), layout.device_ids)
+
+
+@given(layout=layouts(max_rank=2))
+@tutorial_examples()
+def test_replica_ids_match_model(layout):
+    """Each shard's replica_id is its device's rank among the devices holding the same block."""
+    x = np.zeros(layout.shape, np.int8)
+    case = layout_case(layout, "[s.replica_id for s in jax.device_put(x, sharding).addressable_shards]",
+                       ["y = jax.device_put(x, sharding)",
+                        "print([(s.device.id, s.replica_id) for s in y.addressable_shards])"], x=x)
+    got = {s.device_id: s.replica_id for s in shards(jax.device_put(x, layout_sharding(layout)))}
+    case.equal("replica ids by device", got, {d: layout.replica_id(d) for d in layout.device_ids})
+
+
+@st.composite
+def spec_pairs(draw, *, max_rank=3):
+    """Two layouts of one shape with specs drawn on one mesh, or on two meshes that are reshapes of
+    the same device order (so the device assignment order is shared)."""
+    first = draw(meshes())
+    second = draw(st.sampled_from([first]) | meshes(first.device_ids, subsets=False, reorder=False))
+    return draw(layouts_sharing_shape([first, second], draw(st.integers(0, max_rank))))
+
+
+@given(pair=spec_pairs())
+def test_equivalence_is_reflexive_and_symmetric(pair):
+    """is_equivalent_to holds between a sharding and itself or a fresh copy, and is symmetric."""
+    a, b = pair
+    sa, sb = layout_sharding(a), layout_sharding(b)
+    copy = jax.sharding.NamedSharding(jax_mesh(a.mesh), compat.partition_spec(a.spec))
+    case = layout_case(a, "a.is_equivalent_to(b, ndim)", [
+        f"print(sharding.is_equivalent_to(sharding, {a.rank}), "
+        f"sharding.is_equivalent_to(other, {a.rank}), other.is_equivalent_to(sharding, {a.rank}))"],
+        extra_layouts={"other": b})
+    case.true("a.is_equivalent_to(a)", sa.is_equivalent_to(sa, a.rank))
+    case.true("a.is_equivalent_to(copy of a)", sa.is_equivalent_to(copy, a.rank))
+    case.equal("b.is_equivalent_to(a) (symmetry with a.is_equivalent_to(b))",
+               sb.is_equivalent_to(sa, a.rank), sa.is_equivalent_to(sb, a.rank))
+
+
+@given(pair=spec_pairs())
+def test_equivalent_exactly_when_placements_agree(pair):
+    """Over one device order, two shardings are equivalent for rank n exactly when the model
+    places every block of every rank-n array on the same devices under both."""
+    a, b = pair
+    case = layout_case(a, "a.is_equivalent_to(b, ndim)",
+                       [f"print(sharding.is_equivalent_to(other, {a.rank}))"], extra_layouts={"other": b})
+    case.equal("is_equivalent_to", layout_sharding(a).is_equivalent_to(layout_sharding(b), a.rank),
+               a.equivalent(b))
+
+
+@given(layout=layouts(), extra=st.integers(0, 2))
+def test_trailing_none_changes_nothing(layout, extra):
+    """Padding a spec with trailing Nones up to the rank, e.g. P('a') -> P('a', None), gives an
+    equivalent sharding with the same index map."""
+    extra = min(extra, layout.rank - len(layout.spec))
+    padded = Layout(layout.mesh, tuple(layout.spec) + (None,) * extra, layout.shape)
+    case = layout_case(layout, "a.is_equivalent_to(padded, ndim)",
+                       [f"print(sharding.is_equivalent_to(padded, {layout.rank}))"],
+                       extra_layouts={"padded": padded})
+    case.true("is_equivalent_to(padded)",
+              layout_sharding(layout).is_equivalent_to(layout_sharding(padded), layout.rank))
+    case.index_map("padded devices_indices_map", index_map(layout_sharding(padded), layout.shape),
+                   layout.blocks)
+
+
+@st.composite
+def tuple_order_cases(draw):
+    """A spec whose entry at ``dim`` is a tuple of two or more mesh axes of size > 1, and the same
+    spec with that tuple reversed."""
+    mesh = draw(meshes(min_axes=2, subsets=False).filter(lambda m: sum(s > 1 for s in m.shape) >= 2))
+    cutting = [n for n, s in mesh.axis_sizes.items() if s > 1]
+    axes = tuple(draw(st.permutations(cutting))[:draw(st.integers(2, len(cutting)))])
+    rank = draw(st.integers(1, 2))
+    dim = draw(st.integers(0, rank - 1))
+    spec = tuple(axes if i == dim else None for i in range(rank))
+    reversed_spec = tuple(axes[::-1] if i == dim else None for i in range(rank))
+    shape = draw(congruent_shapes(mesh, spec, rank, max_side=2, zero_size=False))
+    return Layout(mesh, spec, shape), Layout(mesh, reversed_spec, shape)
+
+
+@pytest.mark.skipif(len(jax.local_devices()) < 4, reason="needs two mesh axes of size > 1: 4 devices")
+@given(pair=tuple_order_cases())
+def test_tuple_order_matters(pair):
+    """P(('a','b')) and P(('b','a')) differ: the first axis of a tuple entry is the major one, so the
+    index maps differ exactly as the model says and the shardings are not equivalent."""
+    a, b = pair
+    case = layout_case(a, "a vs a with its tuple entry reversed",
+                       [f"print(sharding.is_equivalent_to(other, {a.rank}))"], extra_layouts={"other": b})
+    case.index_map("devices_indices_map(reversed)", index_map(layout_sharding(b), b.shape), b.blocks)
+    case.equal("model says equivalent", a.equivalent(b), False)
+    case.equal("is_equivalent_to(reversed)",
+               layout_sharding(a).is_equivalent_to(layout_sharding(b), a.rank), False)
+
+
+@st.composite
+def invalid_spec_cases(draw):
+    mesh = draw(meshes())
+    rank = draw(st.integers(0, 3))
+    spec, kind = draw(invalid_partition_specs(mesh, rank))
+    return mesh, rank, spec, kind
+
+
+@given(case=invalid_spec_cases())
+def test_invalid_specs_are_rejected(case):
+    """A spec naming an unknown mesh axis, repeating an axis, or longer than the array's rank is
+    rejected (at NamedSharding construction or at device_put), never silently used."""
+    mesh, rank, spec, kind = case
+    with pytest.raises(SpecError) as model_error:  # the model agrees the spec is invalid
+        check_spec(mesh, spec, rank)
+    assert model_error.value.kind == kind
+    x = np.zeros((1,) * rank, np.int8)
+    layout = Layout(mesh, (), x.shape)
+    check = layout_case(layout, f"device_put(x, NamedSharding(mesh, P{spec})) [{kind}]",
+                        [f"jax.device_put(x, NamedSharding(mesh, P(*{spec!r})))"], x=x)
+    check.rejects(f"NamedSharding with a spec with {kind}",
+                  lambda: jax.device_put(x, jax.sharding.NamedSharding(
+                      jax_mesh(mesh), compat.partition_spec(spec))),
+                  compat.SPEC_ERRORS)
+
+
+def test_equivalence_ignores_device_order_when_placements_agree():
+    """Two shardings that put every block on the same devices are equivalent, even when their
+    meshes list the devices in different orders (the documented meaning of is_equivalent_to)."""
+    ids = tuple(d.id for d in jax.local_devices())
+    if len(ids) < 2:
+        pytest.skip("needs 2 devices to reorder a mesh")
+    rows = len(ids) // 2
+    mesh = MeshModel(ids[:2 * rows], (rows, 2), ("a", "b"))
+    swapped = MeshModel(tuple(np.array(mesh.device_ids).reshape(rows, 2)[:, ::-1].flat), (rows, 2),
+                        ("a", "b"))
+    a, b = Layout(mesh, ("a",), (rows,)), Layout(swapped, ("a",), (rows,))
+    assert a.equivalent(b)
+    case = layout_case(a, "a.is_equivalent_to(b) over a column-swapped mesh",
+                       ["print(sharding.is_equivalent_to(other, 1))"], extra_layouts={"other": b})
+    case.equal("is_equivalent_to", layout_sharding(a).is_equivalent_to(layout_sharding(b), 1), True)
+
+
+def test_shard_shape_rejects_spec_longer_than_rank():
+    """shard_shape of a spec with more entries than the shape's rank raises ValueError, as
+    device_put with that sharding does."""
+    ids = tuple(d.id for d in jax.local_devices())
+    mesh = MeshModel(ids, (len(ids),), ("a",))
+    layout = Layout(mesh, (), (len(ids),))
+    case = layout_case(layout, f"NamedSharding(mesh, P(None, 'a')).shard_shape(({len(ids)},))",
+                       [f"NamedSharding(mesh, P(None, 'a')).shard_shape(({len(ids)},))"])
+    case.rejects("shard_shape", lambda: named_sharding(mesh, (None, "a")).shard_shape((len(ids),)),
+                 (ValueError,))
+
+
+def test_tutorial_mesh_holds_each_device_once():
+    """The tutorial's create_device_mesh((4, 2)), on which its explicit examples run here, holds
+    each of 8 devices exactly once (with fewer devices those examples cannot run: a skip says so)."""
+    if not tutorial_devices_available():
+        pytest.skip(f"the tutorial's 4x2 mesh needs 8 devices; this backend has "
+                    f"{len(jax.local_devices())}, so its explicit examples are not run")
+    ids = tutorial_mesh_ids((4, 2))
+    live = [d.id for d in jax.local_devices()]
+    assert len(ids) == 8 and len(set(ids)) == 8 and set(ids) <= set(live), \
+        f"create_device_mesh((4, 2)) ids={ids}, but should be 8 distinct devices of {live}"

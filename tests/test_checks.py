@@ -1,0 +1,131 @@
+"""Meta-tests for the assertion helpers and reproduction scripts: they fail when they should, and
+their messages read "got X, but should be Y [call]" followed by a runnable reproduction."""
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from conformance.checks import Case, ConformanceFailure, error_names_dimension
+from conformance.model import Layout, MeshModel
+from conformance.repro import array_literal, script
+
+ROOT = Path(__file__).resolve().parents[1]
+CASE = Case("f(x)", "    print('repro')")
+
+
+def failure(fn):
+    with pytest.raises(ConformanceFailure) as info:
+        fn()
+    return str(info.value)
+
+
+def test_equal_message_reads_got_but_should_be():
+    message = failure(lambda: CASE.equal("out.shape", (2,), (3,)))
+    assert message.startswith("out.shape=(2,), but should be (3,) [f(x)]")
+    assert message.endswith("Reproduce without Hypothesis:\n    print('repro')")
+    CASE.equal("out.shape", (3,), (3,))
+
+
+def test_true():
+    assert failure(lambda: CASE.true("flag", False)).startswith("flag=False, but should be True [f(x)]")
+    CASE.true("flag", True)
+
+
+def test_index_map_lists_only_differing_devices():
+    got = {0: ((0, 2),), 1: ((2, 4),), 2: ((0, 2),)}
+    expected = {0: ((0, 2),), 1: ((0, 2),), 3: ((2, 4),)}
+    message = failure(lambda: CASE.index_map("devices_indices_map", got, expected))
+    assert "differs from the model on 3 device(s) [f(x)]" in message
+    assert "device 1: holds ((2, 4),), but should hold ((0, 2),)" in message
+    assert "device 2: holds ((0, 2),), but should hold nothing" in message
+    assert "device 3: holds nothing, but should hold ((2, 4),)" in message
+    assert "device 0" not in message
+    CASE.index_map("m", expected, dict(expected))
+
+
+@pytest.mark.parametrize("a, b", [
+    (np.array([np.nan], np.float32), np.array([np.nan], np.float32).view(np.uint32) + 1),
+    (np.array([0.0], np.float32), np.array([-0.0], np.float32)),
+    (np.array([1, 2], np.int8), np.array([1, 3], np.int8)),
+    (np.array([1.0], ml_dtypes.bfloat16), np.array([1.0078125], ml_dtypes.bfloat16)),
+])
+def test_same_bits_tells_apart_what_equality_hides(a, b):
+    b = b.view(a.dtype)
+    assert "differs in 1 of" in failure(lambda: CASE.same_bits("y", a, b))
+    CASE.same_bits("y", a, a.copy())
+
+
+def test_same_bits_checks_dtype_and_shape_first():
+    assert failure(lambda: CASE.same_bits("y", np.zeros(2, np.int32), np.zeros(2, np.int64))) \
+        .startswith("y.dtype='int32', but should be 'int64'")
+    assert failure(lambda: CASE.same_bits("y", np.zeros(2), np.zeros(3))) \
+        .startswith("y.shape=(2,), but should be (3,)")
+
+
+def test_close_uses_the_stated_tolerance():
+    CASE.close("y", np.float32([1.0, np.nan]), np.float32([1.0 + 1e-7, np.nan]), rtol=1e-6, atol=0)
+    message = failure(lambda: CASE.close("y", np.float32([1.0]), np.float32([1.1]), rtol=1e-6, atol=0))
+    assert "beyond rtol=1e-06, atol=0" in message and "should be np.float32(1.1)" in message
+
+
+def test_accepts_and_rejects():
+    assert CASE.accepts("g", lambda: 5) == 5
+    assert "g raised KeyError: 'k', but should be accepted [f(x)]" in failure(
+        lambda: CASE.accepts("g", lambda: {}["k"]))
+    assert "g returned 5, but should raise ValueError [f(x)]" in failure(
+        lambda: CASE.rejects("g", lambda: 5, (ValueError,)))
+    assert "g raised KeyError: 'k', but should raise ValueError" in failure(
+        lambda: CASE.rejects("g", lambda: {}["k"], (ValueError,)))
+
+    def bad():
+        raise ValueError("dimension 0 should be divisible by 4")
+    assert isinstance(CASE.rejects("g", bad, (ValueError,), names_dims=[0]), ValueError)
+    assert "the message should name dimension 1" in failure(
+        lambda: CASE.rejects("g", bad, (ValueError,), names_dims=[1]))
+
+
+@pytest.mark.parametrize("message, dims, names", [
+    ("the global size of its dimension 0 should be divisible by 4", [0], True),
+    ("implies that array axis 1 is partitioned 2 times", [1], True),
+    ("implies that array axis 1 is partitioned 2 times", [0], False),
+    ("dimension 10 is wrong", [1], False),
+])
+def test_error_names_dimension(message, dims, names):
+    """JAX 0.4.30 says "dimension N", 0.10 says "array axis N"; a different number does not count."""
+    assert error_names_dimension(message, dims) is names
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint32", "float16", "bfloat16", "float32",
+                                   "complex64", "float64", "int64"])
+def test_array_literal_rebuilds_the_exact_bits(dtype):
+    import jax.numpy as jnp
+    dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    x = (np.arange(6) - 2).astype(np.float32).reshape(2, 3).astype(dt)
+    rebuilt = eval(array_literal(x), {"np": np, "jnp": jnp})
+    assert rebuilt.dtype == x.dtype and rebuilt.shape == x.shape
+    assert rebuilt.tobytes() == x.tobytes()
+
+
+def test_repro_script_runs_on_its_own():
+    """A reproduction script, run by a fresh Python with nothing of the suite imported, rebuilds
+    the mesh, the sharding and the array."""
+    mesh = MeshModel(tuple(range(4)), (2, 2), ("a", "b"))
+    layout = Layout(mesh, ("a", None), (4, 2))
+    x = np.arange(8, dtype=np.int32).reshape(4, 2)
+    code = script(["sharding = NamedSharding(mesh, P('a', None))",
+                   "y = jax.device_put(x, sharding)",
+                   "print(sorted((d.id, idx[0].start) for d, idx in y.sharding.devices_indices_map(x.shape).items()))",
+                   "print(np.asarray(y).sum())"],
+                  meshes={"mesh": mesh}, arrays={"x": x})
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAX_PLATFORMS")}
+    result = subprocess.run([sys.executable, "-c", "\n".join(l[4:] for l in code.splitlines())],
+                            capture_output=True, text=True, env=env, cwd="/", timeout=120)
+    assert result.returncode == 0, result.stderr
+    expected = sorted((d, start) for d, ((start, _), _) in layout.blocks.items())
+    assert result.stdout.split("\n")[:2] == [str(expected), str(x.sum())]

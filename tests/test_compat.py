@@ -1,0 +1,77 @@
+"""The compat module: version facts are decided there and nowhere else, and a missing API becomes
+a skip whose reason names the API and the version."""
+
+import re
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+from jax.sharding import Mesh, NamedSharding
+
+from conformance import compat
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_no_version_checks_outside_compat():
+    """No suite, strategy or helper module looks at a version number itself."""
+    pattern = re.compile(r"__version__|version_info|JAX_VERSION|version_in\(")
+    allowed = {ROOT / "conformance" / "compat.py", ROOT / "conftest.py"}
+    offenders = [str(p.relative_to(ROOT)) for folder in ("suites", "strategies", "conformance")
+                 for p in (ROOT / folder).rglob("*.py")
+                 if p not in allowed and pattern.search(p.read_text())]
+    assert offenders == []
+
+
+@pytest.mark.parametrize("name", sorted(compat.FEATURES))
+def test_missing_feature_reason_names_api_and_version(name):
+    """Each feature's skip reason names its API and the JAX version it arrived in or left in."""
+    feature = compat.FEATURES[name]
+    reason = feature.missing_reason
+    assert feature.api in reason
+    assert (feature.removed or feature.arrived) in reason
+    assert ("removed in JAX" in reason) == bool(feature.removed)
+
+
+def test_feature_lookup_skips_when_missing():
+    """compat.feature() of a missing API skips the calling test with the version-naming reason."""
+    missing = compat.Feature("jax.no_such_api", "jax.no_such_api", arrived="99.0")
+    compat.FEATURES["_test_missing"] = missing
+    try:
+        with pytest.raises(pytest.skip.Exception, match=r"jax.no_such_api arrived in JAX 99.0"):
+            compat.feature("_test_missing")
+        mark = compat.requires("_test_missing")
+        assert mark.args == (True,) and "99.0" in mark.kwargs["reason"]
+    finally:
+        del compat.FEATURES["_test_missing"]
+
+
+def test_present_features_resolve_to_objects():
+    """An available feature resolves to the real object."""
+    for feature in compat.FEATURES.values():
+        assert (feature.obj is not None) == feature.available
+
+
+def test_spec_errors_cover_what_jax_raises_for_a_repeated_axis():
+    """A repeated mesh axis raises one of compat.SPEC_ERRORS on this JAX (ValueError, or
+    DuplicateSpecError from 0.5.3, which is not a ValueError)."""
+    mesh = Mesh(np.array(jax.local_devices()[:1]), ("a",))
+    with pytest.raises(compat.SPEC_ERRORS):
+        NamedSharding(mesh, compat.partition_spec(("a", "a")))
+
+
+def test_partition_spec_round_trip():
+    """spec_entries(partition_spec(entries)) gives the entries back, tuples included."""
+    entries = ("a", None, ("b", "c"))
+    assert compat.spec_entries(compat.partition_spec(entries)) == entries
+
+
+def test_version_in():
+    assert compat.version_in(">=0.4.30")
+    assert not compat.version_in("<0.4.30")
+
+
+def test_backend_is_initialized_after_devices():
+    jax.devices()
+    assert compat.backend_initialized()

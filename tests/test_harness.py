@@ -1,0 +1,163 @@
+"""The harness: device planning (pure functions) and, end to end in subprocesses, usage errors,
+forced device counts in every xdist worker, the shared seed, and the report header."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance import harness
+from conformance.harness import DevicePlan, UsageError, environment_for, plan_devices
+
+ROOT = Path(__file__).resolve().parents[1]
+PROBE = "tests/probes/probe_devices.py"
+
+
+# --- plan_devices -----------------------------------------------------------------------------
+@pytest.mark.parametrize("option, backend, env, expected", [
+    (None, None, {}, DevicePlan("cpu", 8, "default")),
+    ("4", None, {}, DevicePlan("cpu", 4, "--devices")),
+    (None, None, {"CONFORMANCE_DEVICES": "3"}, DevicePlan("cpu", 3, "$CONFORMANCE_DEVICES")),
+    ("2", None, {"CONFORMANCE_DEVICES": "3"}, DevicePlan("cpu", 2, "--devices")),
+    (None, None, {"XLA_FLAGS": "--foo --xla_force_host_platform_device_count=5"},
+     DevicePlan("cpu", 5, "$XLA_FLAGS")),
+    (None, "cuda", {}, DevicePlan("cuda", None, "all cuda devices present")),
+    (None, None, {"JAX_PLATFORMS": "tpu"}, DevicePlan("tpu", None, "all tpu devices present")),
+    ("6", "cpu", {"JAX_PLATFORMS": "cuda"}, DevicePlan("cpu", 6, "--devices")),
+])
+def test_plan_devices(option, backend, env, expected):
+    """--devices beats $CONFORMANCE_DEVICES beats a count in $XLA_FLAGS beats 8, on CPU only."""
+    assert plan_devices(option, backend, env) == expected
+
+
+@pytest.mark.parametrize("option, backend, env, message", [
+    ("0", None, {}, "at least one device"),
+    ("-2", None, {}, "at least one device"),
+    ("abc", None, {}, "not a whole number"),
+    (None, None, {"CONFORMANCE_DEVICES": "0"}, "at least one device"),
+    ("4", "cuda", {}, "only be forced on CPU"),
+    (None, None, {"JAX_PLATFORMS": "tpu", "CONFORMANCE_DEVICES": "4"}, "only be forced on CPU"),
+])
+def test_plan_devices_usage_errors(option, backend, env, message):
+    """A count that cannot be honoured is a UsageError that says why."""
+    with pytest.raises(UsageError, match=message):
+        plan_devices(option, backend, env)
+
+
+def test_environment_replaces_only_the_device_count_flag():
+    """Other XLA flags survive; an earlier device-count flag is replaced, not duplicated."""
+    env = {"XLA_FLAGS": "--xla_cpu_foo=1 --xla_force_host_platform_device_count=2"}
+    changes = environment_for(DevicePlan("cpu", 4, "--devices"), env)
+    assert changes["XLA_FLAGS"] == "--xla_cpu_foo=1 --xla_force_host_platform_device_count=4"
+    assert changes["JAX_NUM_CPU_DEVICES"] == "4"
+    assert changes["JAX_PLATFORMS"] == "cpu"
+    assert "XLA_FLAGS" not in environment_for(DevicePlan("tpu", None, "x"), env)
+
+
+def test_choose_seed():
+    """--hypothesis-seed wins, then the controller's $CONFORMANCE_SEED, then a fresh one."""
+    assert harness.choose_seed(5, {"CONFORMANCE_SEED": "7"}) == "5"
+    assert harness.choose_seed(None, {"CONFORMANCE_SEED": "7"}) == "7"
+    assert harness.choose_seed(None, {}).isdigit()
+
+
+def test_load_deviations(tmp_path):
+    """Entries need test, jax and reason; a bad range or missing field is a UsageError."""
+    good = tmp_path / "good.toml"
+    good.write_text('[[deviation]]\ntest = "suites/t.py::test_a"\njax = ">=0.5"\nreason = "r"\n')
+    (entry,) = harness.load_deviations(good)
+    assert entry.matches("suites/t.py::test_a") and entry.matches("suites/t.py::test_a[x]")
+    assert not entry.matches("suites/t.py::test_ab")
+    for text, message in [('[[deviation]]\ntest = "t"\njax = ">=0.5"\n', "lacks reason"),
+                          ('[[deviation]]\ntest = "t"\njax = "new"\nreason = "r"\n', "invalid jax range"),
+                          ("[[deviation]\n", "bad.toml")]:
+        bad = tmp_path / "bad.toml"
+        bad.write_text(text)
+        with pytest.raises(UsageError, match=message):
+            harness.load_deviations(bad)
+    assert harness.load_deviations(tmp_path / "absent.toml") == []
+
+
+def test_shipped_deviations_name_existing_tests():
+    """Every entry in suites/known_deviations.toml names a test that exists in suites/."""
+    for entry in harness.load_deviations(ROOT / "suites" / "known_deviations.toml"):
+        path, _, name = entry.test.partition("::")
+        assert f"def {name.split('[')[0]}(" in (ROOT / path).read_text(), entry.test
+
+
+# --- end to end -----------------------------------------------------------------------------
+def clean_env(**extra):
+    """The environment of a fresh shell: none of the variables this harness sets."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("XLA_FLAGS", "JAX_PLATFORMS", "JAX_NUM_CPU_DEVICES", "JAX_ENABLE_X64",
+                        harness.SEED_ENV, harness.DEVICES_ENV) and not k.startswith("PYTEST_")}
+    env.update(extra)
+    return env
+
+
+def run_pytest(*args, **env):
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+                          cwd=ROOT, env=clean_env(**env), capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("args, env, message", [
+    (["--devices", "0"], {}, "--devices=0 cannot be honoured"),
+    (["--devices", "-3"], {}, "--devices=-3 cannot be honoured"),
+    (["--devices", "many"], {}, "not a whole number"),
+    ([], {"CONFORMANCE_DEVICES": "0"}, "$CONFORMANCE_DEVICES=0 cannot be honoured"),
+    (["--devices", "4", "--backend", "tpu"], {}, "only be forced on CPU"),
+])
+def test_usage_errors_are_clear(args, env, message):
+    """An impossible device request ends the run with a usage error (exit 4), not a traceback."""
+    result = run_pytest(*args, PROBE, **env)
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_backend_started_too_early_is_a_usage_error(tmp_path):
+    """When something starts JAX before the harness, a different --devices is refused clearly."""
+    (tmp_path / "early_jax.py").write_text("import jax\njax.devices()\n")
+    result = run_pytest("-p", "early_jax", "--devices", "3", PROBE, PYTHONPATH=str(tmp_path),
+                        XLA_FLAGS="--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu")
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert "asked for 3 CPU devices, but the JAX backend has 2" in result.stderr
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_every_process_gets_the_devices_and_seed(workers, tmp_path):
+    """--devices 3 and --hypothesis-seed reach the main process or every xdist worker."""
+    log = tmp_path / "log"
+    result = run_pytest(*workers, "--devices", "3", "--hypothesis-seed", "1234", PROBE,
+                        PROBE_EXPECT_DEVICES="3", PROBE_EXPECT_SEED="1234", PROBE_LOG=str(log))
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = log.read_text().split()
+    assert len(lines) == 12
+    if workers:
+        assert {"gw0", "gw1"} <= set(lines[0::3])
+
+
+def test_xdist_workers_share_the_controllers_random_seed(tmp_path):
+    """Without --hypothesis-seed, every worker uses the seed the controller chose and printed."""
+    log = tmp_path / "log"
+    result = run_pytest("-n", "2", PROBE, PROBE_EXPECT_DEVICES="8", PROBE_LOG=str(log))
+    assert result.returncode == 0, result.stdout + result.stderr
+    entries = log.read_text().split()
+    assert {"gw0", "gw1"} <= set(entries[0::3])
+    seeds = set(entries[2::3])
+    assert len(seeds) == 1, entries
+    assert f"seed: {seeds.pop()}" in result.stdout
+
+
+def test_report_header_names_the_environment():
+    """The header gives jax/jaxlib versions, backend, device count and kind, process count,
+    profile and seed."""
+    result = run_pytest("--devices", "2", "--hypothesis-seed", "99", "--collect-only", PROBE)
+    assert result.returncode == 0, result.stderr
+    import jax
+    import jaxlib
+    for text in [f"jax {jax.__version__}", "jaxlib", "backend: cpu", "devices: 2 x cpu",
+                 "forced by --devices", "processes: 1", "hypothesis profile: default", "seed: 99"]:
+        assert text in result.stdout, text

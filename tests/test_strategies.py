@@ -1,0 +1,148 @@
+"""The strategies keep their promises: every drawn mesh, spec and shape is what it says it is.
+
+Device ids are given explicitly, so these tests also cover device counts this machine does not
+force (1, 6, 12) and non-contiguous ids (as on a second process, where ids start at 2048).
+"""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conformance.model import Layout, SpecError, check_spec, spec_axes
+from strategies import (arrays, dtype_of, dtypes, factorizations, incongruent_shapes,
+                        invalid_partition_specs, layouts, layouts_sharing_shape, meshes,
+                        partition_specs, supported_dtype_names)
+from strategies.arrays import BASE_DTYPES, X64_DTYPES
+
+DEVICE_SETS = [tuple(range(8)), (0,), tuple(range(6)), tuple(range(12)), (2048, 2049, 2050, 2051)]
+device_sets = st.sampled_from(DEVICE_SETS)
+
+
+@pytest.mark.parametrize("n", [1, 2, 6, 8, 12])
+def test_factorizations_are_complete_and_exact(n):
+    """Every ordered factorization of n into 1..4 factors appears once, fewest axes first."""
+    shapes = factorizations(n)
+    assert all(math.prod(s) == n for s in shapes)
+    assert len(set(shapes)) == len(shapes)
+    assert [len(s) for s in shapes] == sorted(len(s) for s in shapes)
+    brute = {s for k in range(1, 5) for s in np.ndindex(*(n,) * k)}
+    brute = {tuple(d + 1 for d in s) for s in brute if math.prod(d + 1 for d in s) == n}
+    assert set(shapes) == brute
+
+
+@given(ids=device_sets, data=st.data())
+def test_meshes_use_each_device_once(ids, data):
+    """A drawn mesh holds distinct devices from the given ones, as many as its shape needs, with
+    distinct axis names; without subsets it holds all of them."""
+    mesh = data.draw(meshes(ids))
+    assert set(mesh.device_ids) <= set(ids)
+    assert len(set(mesh.device_ids)) == len(mesh.device_ids) == math.prod(mesh.shape)
+    assert len(set(mesh.axis_names)) == len(mesh.axis_names) == len(mesh.shape)
+    full = data.draw(meshes(ids, subsets=False, reorder=False))
+    assert full.device_ids == ids
+
+
+@given(ids=device_sets, rank=st.integers(0, 4), data=st.data())
+def test_partition_specs_are_valid(ids, rank, data):
+    """Every drawn spec is valid for its mesh and rank: known axes, each at most once, at most
+    ``rank`` entries, entries None / str / tuple of str."""
+    mesh = data.draw(meshes(ids))
+    spec = data.draw(partition_specs(mesh, rank))
+    check_spec(mesh, spec, rank)
+    assert all(e is None or isinstance(e, str) or (isinstance(e, tuple) and e and
+                                                    all(isinstance(n, str) for n in e)) for e in spec)
+
+
+@given(ids=device_sets, rank=st.integers(0, 3), data=st.data())
+def test_invalid_partition_specs_are_invalid(ids, rank, data):
+    """Every drawn invalid spec is rejected by the model with the kind the strategy states."""
+    mesh = data.draw(meshes(ids))
+    spec, kind = data.draw(invalid_partition_specs(mesh, rank))
+    with pytest.raises(SpecError) as info:
+        check_spec(mesh, spec, rank)
+    assert info.value.kind == kind
+
+
+@given(ids=device_sets, data=st.data())
+def test_congruent_layouts_divide(ids, data):
+    """layouts() builds shapes its spec divides, every rank from 0 to 3."""
+    layout = data.draw(layouts(ids))
+    assert layout.is_congruent
+    assert all(d % t == 0 for d, t in zip(layout.shape, layout.tiling))
+
+
+@given(ids=device_sets, data=st.data())
+def test_layouts_of_either_kind_say_which(ids, data):
+    """layouts(congruent=None) may draw either kind; an incongruent one only where a dim is cut."""
+    layout = data.draw(layouts(ids, congruent=None))
+    if not layout.is_congruent:
+        assert any(t > 1 for t in layout.tiling)
+
+
+@given(ids=device_sets.filter(lambda ids: len(ids) > 1), data=st.data())
+def test_incongruent_layouts_do_not_divide(ids, data):
+    """layouts(congruent=False) and incongruent_shapes() build shapes some tiled dim does not divide."""
+    layout = data.draw(layouts(ids, congruent=False))
+    assert not layout.is_congruent and layout.indivisible_dims
+    shape = data.draw(incongruent_shapes(layout.mesh, layout.spec, layout.rank))
+    assert not Layout(layout.mesh, layout.spec, shape).is_congruent
+
+
+@given(ids=device_sets, data=st.data())
+def test_layouts_sharing_shape_all_divide(ids, data):
+    """layouts_sharing_shape gives each mesh its own valid spec over one shape that all divide."""
+    mesh_list = [data.draw(meshes(ids)) for _ in range(3)]
+    chain = data.draw(layouts_sharing_shape(mesh_list, data.draw(st.integers(0, 3))))
+    assert len({layout.shape for layout in chain}) == 1
+    assert all(layout.is_congruent for layout in chain)
+    assert [layout.mesh for layout in chain] == mesh_list
+
+
+def test_spec_strategy_reaches_every_form():
+    """The spec strategy produces None, bare axes, 1-tuples, multi-axis tuples in both orders,
+    trailing Nones and unused axes (checked over a fixed-seed sample)."""
+    from conformance.model import MeshModel
+    mesh = MeshModel(tuple(range(4)), (2, 2), ("a", "b"))
+    seen = set()
+
+    @settings(max_examples=300, derandomize=True, database=None)
+    @given(spec=partition_specs(mesh, 2))
+    def collect(spec):
+        for entry in spec:
+            seen.add("none" if entry is None else "bare" if isinstance(entry, str)
+                     else "one-tuple" if len(entry) == 1 else f"tuple-{entry}")
+        if spec and spec[-1] is None:
+            seen.add("trailing-none")
+        if {n for axes in spec_axes(spec) for n in axes} != {"a", "b"}:
+            seen.add("unused-axis")
+
+    collect()
+    assert seen >= {"none", "bare", "one-tuple", "tuple-('a', 'b')", "tuple-('b', 'a')",
+                    "trailing-none", "unused-axis"}
+
+
+def test_dtype_lists():
+    """Without x64 the 64-bit dtypes are left out; with it they are added; bfloat16 is ml_dtypes'."""
+    assert supported_dtype_names(False) == BASE_DTYPES
+    assert supported_dtype_names(True) == BASE_DTYPES + X64_DTYPES
+    assert dtype_of("bfloat16").name == "bfloat16"
+
+
+@given(dtype=dtypes(x64=True), shape=st.sampled_from([(), (0,), (3,), (2, 0, 2), (2, 3)]),
+       data=st.data())
+def test_arrays_have_the_requested_dtype_and_shape(dtype, shape, data):
+    """arrays() gives exactly the dtype and shape asked, 0-d and zero-size included."""
+    x = data.draw(arrays(dtype, shape))
+    assert x.dtype == dtype and x.shape == shape
+
+
+@given(dtype=dtypes(["float16", "bfloat16", "float32", "complex64"]), data=st.data())
+def test_finite_arrays_are_finite_and_bounded(dtype, data):
+    """arrays(finite=True, max_magnitude=m) holds only finite values of magnitude at most m."""
+    x = data.draw(arrays(dtype, (4,), finite=True, max_magnitude=10.0))
+    values = x.astype(np.complex128)
+    assert np.isfinite(values).all() and (np.abs(values.real) <= 10).all() and \
+        (np.abs(values.imag) <= 10).all()
