@@ -24,7 +24,7 @@ AREAS = {
 }
 
 PLAN = pytest.StashKey()
-DEVIATIONS = pytest.StashKey()
+DEVIATIONS = pytest.StashKey()  # the known deviations in effect for the installed JAX
 
 # Profiles: a quick default for every change, and nightly with 10x the examples. Compilation
 # dominates, so timing deadlines would only measure the compiler: they are off.
@@ -57,7 +57,9 @@ def pytest_configure(config):
         if x64:
             os.environ["JAX_ENABLE_X64"] = "1"
         harness.start_backend(plan, x64)
-        deviations = harness.load_deviations(DEVIATIONS_FILE)
+        from conformance import compat  # imports JAX: only once the backend is set up
+
+        deviations = [d for d in harness.load_deviations(DEVIATIONS_FILE) if compat.version_in(d.jax)]
     except harness.UsageError as e:
         raise pytest.UsageError(str(e)) from None
     seed = harness.choose_seed(config.getoption("hypothesis_seed", None), os.environ)
@@ -79,7 +81,6 @@ def pytest_report_header(config):
     profile = settings.get_current_profile_name() if hasattr(settings, "get_current_profile_name") \
         else config.getoption("hypothesis_profile") or "default"
     forced = f"forced by {plan.source}" if plan.forced is not None else plan.source
-    deviations = [d for d in config.stash[DEVIATIONS] if compat.version_in(d.jax)]
     return [
         f"jax {compat.JAX_VERSION}, jaxlib {compat.JAXLIB_VERSION}, numpy {np.__version__}, "
         f"hypothesis {hypothesis.__version__}",
@@ -89,14 +90,12 @@ def pytest_report_header(config):
         f"hypothesis profile: {profile} (max_examples={settings().max_examples}), "
         f"seed: {config.option.hypothesis_seed} (rerun with --hypothesis-seed="
         f"{config.option.hypothesis_seed})",
-        f"known deviations in effect for this JAX: {len(deviations)} (from {DEVIATIONS_FILE.name})",
+        f"known deviations in effect for this JAX: {len(config.stash[DEVIATIONS])} "
+        f"(from {DEVIATIONS_FILE.name})",
     ]
 
 
 def pytest_collection_modifyitems(config, items):
-    from conformance import compat
-
-    deviations = [d for d in config.stash[DEVIATIONS] if compat.version_in(d.jax)]
     for item in items:
         path = Path(str(item.path)).resolve()
         if (ROOT / "suites") in path.parents:
@@ -104,7 +103,7 @@ def pytest_collection_modifyitems(config, items):
             if len(areas) != 1:
                 raise pytest.UsageError(f"{item.nodeid} must carry exactly one suite-area marker "
                                         f"({', '.join(AREAS)}), has {areas or 'none'}")
-        for deviation in deviations:
+        for deviation in config.stash[DEVIATIONS]:
             if deviation.matches(item.nodeid):
                 item.add_marker(pytest.mark.xfail(
                     strict=True, reason=f"known deviation (JAX {deviation.jax}): {deviation.reason}"))

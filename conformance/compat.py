@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Optional
 
@@ -35,7 +36,9 @@ def _lookup(path: str):
     """The object at a dotted path such as ``jax._src.named_sharding.DuplicateSpecError``, or None."""
     module, _, name = path.rpartition(".")
     try:
-        return getattr(importlib.import_module(module), name)
+        with warnings.catch_warnings():  # looking an API up is not using it (0.6.x warns on access)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError):
         return None
 

@@ -31,6 +31,19 @@ def live_device_ids() -> Tuple[int, ...]:
     return tuple(d.id for d in jax.local_devices())
 
 
+def line_mesh(axis: str = "a", *, reverse: bool = False) -> MeshModel:
+    """Every local device on one mesh axis, in ``jax.local_devices()`` order or reversed."""
+    ids = live_device_ids()
+    return MeshModel(ids[::-1] if reverse else ids, (len(ids),), (axis,))
+
+
+def needs_devices(n: int, why: str):
+    """A mark that skips a test, saying why, when fewer than ``n`` local devices exist."""
+    import pytest
+    have = len(live_device_ids())
+    return pytest.mark.skipif(have < n, reason=f"needs {n} devices {why}; this backend has {have}")
+
+
 @functools.lru_cache(maxsize=None)
 def jax_mesh(mesh: MeshModel) -> Mesh:
     """The ``jax.sharding.Mesh`` (automatic axis types) with the model's devices, shape and names."""

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from conformance import compat
 from conformance.cases import check_layout, layout_case
-from conformance.jaxbridge import layout_sharding
+from conformance.jaxbridge import layout_sharding, needs_devices
 from conformance.model import Layout
 from strategies import layouts, meshes, partition_specs
 from strategies.tutorial import tutorial_examples
@@ -104,7 +104,7 @@ def rejected_reshards(draw):
     return source, target
 
 
-@pytest.mark.skipif(len(jax.local_devices()) < 2, reason="every shape divides over 1 device")
+@needs_devices(2, "for a shape that does not divide")
 @given(pair=rejected_reshards())
 def test_rejected_reshard_leaves_input_untouched(pair):
     """device_put of a committed array onto a sharding that does not divide its shape raises

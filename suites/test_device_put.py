@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.cases import check_layout, layout_case
-from conformance.jaxbridge import devices_by_id, layout_sharding
-from conformance.model import Layout, MeshModel, block_slices, normalize_index
+from conformance.jaxbridge import devices_by_id, layout_sharding, line_mesh, needs_devices
+from conformance.model import Layout, block_slices, normalize_index
 from strategies import arrays, dtype_of, dtypes, layouts, layouts_sharing_shape, meshes
 from strategies.arrays import SMALL_DTYPES
 from strategies.tutorial import tutorial_array, tutorial_examples
@@ -19,12 +19,10 @@ pytestmark = pytest.mark.device_put
 
 
 @st.composite
-def layouts_with_arrays(draw, dtype_names=None, finite=False, max_magnitude=None, **layout_kwargs):
-    """A congruent layout and an array of its shape (any supported dtype unless ``dtype_names``)."""
+def layouts_with_arrays(draw, **layout_kwargs):
+    """A congruent layout and an array of its shape, of any supported dtype and any values."""
     layout = draw(layouts(**layout_kwargs))
-    dtype = draw(dtypes(dtype_names))
-    x = draw(arrays(dtype, layout.shape, finite=finite, max_magnitude=max_magnitude))
-    return layout, x
+    return layout, draw(arrays(draw(dtypes()), layout.shape))
 
 
 @given(case=layouts_with_arrays())
@@ -120,8 +118,10 @@ def test_make_array_from_single_device_arrays_round_trip(case):
     layout, x = case
     by_id = devices_by_id()
     pieces = [jax.device_put(x[block_slices(layout.block(d))], by_id[d]) for d in layout.mesh.device_ids]
+    blocks = {d: block_slices(layout.block(d)) for d in layout.mesh.device_ids}
     check = layout_case(layout, "jax.make_array_from_single_device_arrays(x.shape, sharding, pieces)", [
-        "pieces = [jax.device_put(x[idx], d) for d, idx in sharding.devices_indices_map(x.shape).items()]",
+        f"blocks = {blocks!r}  # the model's block of each device",
+        "pieces = [jax.device_put(x[idx], devices[d]) for d, idx in blocks.items()]",
         "y = jax.make_array_from_single_device_arrays(x.shape, sharding, pieces)"], x=x)
     y = check.accepts("make_array_from_single_device_arrays",
                       lambda: jax.make_array_from_single_device_arrays(
@@ -224,7 +224,7 @@ def mixed_device_jit_cases(draw):
     return in_layout, out_layout, np.zeros(in_layout.shape, np.int32)
 
 
-@pytest.mark.skipif(len(jax.local_devices()) < 2, reason="needs 2 devices for two device sets")
+@needs_devices(2, "for two device assignments")
 @given(case=mixed_device_jit_cases())
 def test_jit_rejects_different_device_assignments(case):
     """jit whose in_shardings and out_shardings have different device assignments (other devices,
@@ -234,13 +234,11 @@ def test_jit_rejects_different_device_assignments(case):
     check.rejects("jit over two device sets", jit_call(in_layout, out_layout, x), (ValueError,))
 
 
+@needs_devices(2, "to cut an array")
 def test_elementwise_op_on_zero_size_array_keeps_sharding():
     """jnp.sin of a zero-size array sharded over every device keeps the input's sharding, as it does
     for non-empty arrays (the property above)."""
-    ids = tuple(d.id for d in jax.local_devices())
-    if len(ids) < 2:
-        pytest.skip("needs 2 devices: over 1 device every sharding is replicated")
-    layout = Layout(MeshModel(ids, (len(ids),), ("a",)), ("a",), (0, 2))
+    layout = Layout(line_mesh(), ("a",), (0, 2))
     x = np.zeros(layout.shape, np.float32)
     check = layout_case(layout, "jnp.sin(jax.device_put(x, sharding)).sharding",
                         ["print(jnp.sin(jax.device_put(x, sharding)).sharding)"], x=x)
@@ -249,13 +247,12 @@ def test_elementwise_op_on_zero_size_array_keeps_sharding():
                z.sharding.is_equivalent_to(layout_sharding(layout), layout.rank))
 
 
+@needs_devices(2, "to cut an array")
 def test_jit_out_shardings_on_zero_size_array():
     """jit with out_shardings P(None, 'a') over every device, on a zero-size (0, n) array, returns
     shards of the model's shard shape (0, 1), as device_put does."""
-    ids = tuple(d.id for d in jax.local_devices())
-    if len(ids) < 2:
-        pytest.skip("needs 2 devices: over 1 device every sharding is replicated")
-    layout = Layout(MeshModel(ids, (len(ids),), ("a",)), (None, "a"), (0, len(ids)))
+    mesh = line_mesh()
+    layout = Layout(mesh, (None, "a"), (0, mesh.size))
     x = np.zeros(layout.shape, np.int32)
     check = layout_case(layout, "jax.jit(lambda a: a + 1, out_shardings=sharding)(x)", [
         "z = jax.jit(lambda a: a + 1, out_shardings=sharding)(x)",
@@ -264,14 +261,12 @@ def test_jit_out_shardings_on_zero_size_array():
     check_layout(check, z, layout, x + 1)
 
 
+@needs_devices(2, "to reorder a mesh")
 def test_reshard_zero_size_array_onto_reordered_mesh():
     """device_put of a zero-size replicated array onto P('a') over the same devices in another order
     is accepted and laid out as the model says, as for non-empty arrays."""
-    ids = tuple(d.id for d in jax.local_devices())
-    if len(ids) < 2:
-        pytest.skip("needs 2 devices to reorder a mesh")
-    source = Layout(MeshModel(ids, (len(ids),), ("a",)), (), (0, 1))
-    target = Layout(MeshModel(ids[::-1], (len(ids),), ("a",)), ("a",), (0, 1))
+    source = Layout(line_mesh(), (), (0, 1))
+    target = Layout(line_mesh(reverse=True), ("a",), (0, 1))
     x = np.zeros(source.shape, np.float32)
     check = layout_case(source, "jax.device_put(jax.device_put(x, sharding), target)",
                         ["z = jax.device_put(jax.device_put(x, sharding), target)"],

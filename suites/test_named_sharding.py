@@ -11,12 +11,11 @@ from hypothesis import strategies as st
 from conformance import compat
 from conformance.cases import layout_case
 from conformance.jaxbridge import index_map, jax_mesh, layout_sharding, named_sharding, shards
-from conformance.jaxbridge import live_device_ids as jax_local_ids
-from conformance.jaxbridge import tutorial_mesh_ids
+from conformance.jaxbridge import line_mesh, live_device_ids, needs_devices, tutorial_mesh_ids
 from conformance.model import Layout, MeshModel, SpecError, check_spec
 from strategies import (axis_names, congruent_shapes, factorizations, invalid_partition_specs,
                         layouts, layouts_sharing_shape, meshes)
-from strategies.tutorial import tutorial_devices_available, tutorial_examples
+from strategies.tutorial import tutorial_examples
 
 pytestmark = pytest.mark.named_sharding
 
@@ -133,7 +132,7 @@ def two_cut_axes_shapes(n_devices):
 def tuple_order_cases(draw):
     """A spec whose entry at ``dim`` is a tuple of two or more mesh axes of size > 1, and the same
     spec with that tuple reversed."""
-    ids = draw(st.permutations(jax_local_ids()))
+    ids = draw(st.permutations(live_device_ids()))
     mesh_shape = draw(st.sampled_from(two_cut_axes_shapes(len(ids))))
     mesh = MeshModel(tuple(ids[:math.prod(mesh_shape)]), mesh_shape, draw(axis_names(len(mesh_shape))))
     cutting = [n for n, s in mesh.axis_sizes.items() if s > 1]
@@ -146,8 +145,7 @@ def tuple_order_cases(draw):
     return Layout(mesh, spec, shape), Layout(mesh, reversed_spec, shape)
 
 
-@pytest.mark.skipif(not two_cut_axes_shapes(len(jax.local_devices())),
-                    reason="needs 4 devices for two mesh axes of size > 1")
+@needs_devices(4, "for two mesh axes of size > 1")
 @given(pair=tuple_order_cases())
 def test_tuple_order_matters(pair):
     """P(('a','b')) and P(('b','a')) differ: the first axis of a tuple entry is the major one, so the
@@ -187,12 +185,11 @@ def test_invalid_specs_are_rejected(case):
                   compat.SPEC_ERRORS)
 
 
+@needs_devices(2, "to reorder a mesh")
 def test_equivalence_ignores_device_order_when_placements_agree():
     """Two shardings that put every block on the same devices are equivalent, even when their
     meshes list the devices in different orders (the documented meaning of is_equivalent_to)."""
-    ids = tuple(d.id for d in jax.local_devices())
-    if len(ids) < 2:
-        pytest.skip("needs 2 devices to reorder a mesh")
+    ids = live_device_ids()
     rows = len(ids) // 2
     mesh = MeshModel(ids[:2 * rows], (rows, 2), ("a", "b"))
     swapped = MeshModel(tuple(np.array(mesh.device_ids).reshape(rows, 2)[:, ::-1].flat), (rows, 2),
@@ -207,22 +204,19 @@ def test_equivalence_ignores_device_order_when_placements_agree():
 def test_shard_shape_rejects_spec_longer_than_rank():
     """shard_shape of a spec with more entries than the shape's rank raises ValueError, as
     device_put with that sharding does."""
-    ids = tuple(d.id for d in jax.local_devices())
-    mesh = MeshModel(ids, (len(ids),), ("a",))
-    layout = Layout(mesh, (), (len(ids),))
-    case = layout_case(layout, f"NamedSharding(mesh, P(None, 'a')).shard_shape(({len(ids)},))",
-                       [f"NamedSharding(mesh, P(None, 'a')).shard_shape(({len(ids)},))"])
-    case.rejects("shard_shape", lambda: named_sharding(mesh, (None, "a")).shard_shape((len(ids),)),
+    mesh = line_mesh()
+    layout = Layout(mesh, (), (mesh.size,))
+    case = layout_case(layout, f"NamedSharding(mesh, P(None, 'a')).shard_shape(({mesh.size},))",
+                       [f"NamedSharding(mesh, P(None, 'a')).shard_shape(({mesh.size},))"])
+    case.rejects("shard_shape", lambda: named_sharding(mesh, (None, "a")).shard_shape((mesh.size,)),
                  (ValueError,))
 
 
+@needs_devices(8, "for the tutorial's 4x2 mesh, so its explicit examples are not run")
 def test_tutorial_mesh_holds_each_device_once():
     """The tutorial's create_device_mesh((4, 2)), on which its explicit examples run here, holds
     each of 8 devices exactly once (with fewer devices those examples cannot run: a skip says so)."""
-    if not tutorial_devices_available():
-        pytest.skip(f"the tutorial's 4x2 mesh needs 8 devices; this backend has "
-                    f"{len(jax.local_devices())}, so its explicit examples are not run")
     ids = tutorial_mesh_ids((4, 2))
-    live = [d.id for d in jax.local_devices()]
+    live = live_device_ids()
     assert len(ids) == 8 and len(set(ids)) == 8 and set(ids) <= set(live), \
         f"create_device_mesh((4, 2)) ids={ids}, but should be 8 distinct devices of {live}"
