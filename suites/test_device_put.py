@@ -258,6 +258,8 @@ def test_jit_out_shardings_on_zero_size_array():
         "z = jax.jit(lambda a: a + 1, out_shardings=sharding)(x)",
         "print(z.sharding.shard_shape(z.shape), [s.data.shape for s in z.addressable_shards])"], x=x)
     z = check.accepts("jit", lambda: jax.jit(lambda a: a + 1, out_shardings=layout_sharding(layout))(x))
+    check.true("z.sharding.is_equivalent_to(sharding)",
+               z.sharding.is_equivalent_to(layout_sharding(layout), layout.rank))
     check_layout(check, z, layout, x + 1)
 
 
@@ -273,4 +275,6 @@ def test_reshard_zero_size_array_onto_reordered_mesh():
                         x=x, extra_layouts={"target": target})
     y = jax.device_put(x, layout_sharding(source))
     z = check.accepts("device_put", lambda: jax.device_put(y, layout_sharding(target)))
+    check.true("z.sharding.is_equivalent_to(target)",
+               z.sharding.is_equivalent_to(layout_sharding(target), target.rank))
     check_layout(check, z, target, x)

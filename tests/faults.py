@@ -116,6 +116,89 @@ def sin_drops_sharding():
     jnp.sin = sin
 
 
+def shard_shape_reversed():
+    NamedSharding = _named_sharding()
+    original = NamedSharding.shard_shape
+    NamedSharding.shard_shape = lambda self, global_shape: tuple(original(self, global_shape))[::-1]
+
+
+def addressable_devices_drop_one():
+    NamedSharding = _named_sharding()
+    original = NamedSharding.addressable_devices
+
+    def addressable_devices(self):
+        devices = set(original.__get__(self))
+        return devices - {min(devices, key=lambda d: d.id)} if len(devices) > 1 else devices
+    NamedSharding.addressable_devices = property(addressable_devices)
+
+
+def equivalent_only_to_itself():
+    _named_sharding().is_equivalent_to = lambda self, other, ndim: self is other
+
+
+def device_put_canonicalizes_floats():
+    import jax
+    import numpy as np
+    original = jax.device_put
+
+    @functools.wraps(original)
+    def device_put(x, device=None, **kwargs):
+        if isinstance(x, np.ndarray) and x.dtype.kind in "fc":
+            x = x + x.dtype.type(0)  # -0.0 becomes 0.0
+        return original(x, device, **kwargs)
+    jax.device_put = device_put
+
+
+def device_get_widens_floats():
+    import jax
+    import numpy as np
+    original = jax.device_get
+
+    @functools.wraps(original)
+    def device_get(x):
+        out = original(x)
+        return out.astype(np.float32) if getattr(out, "dtype", None) is not None and \
+            out.dtype.kind == "f" and out.dtype.itemsize < 4 else out
+    jax.device_get = device_get
+
+
+def jit_reshards_output_afterwards():
+    import jax
+    original = jax.jit
+
+    @functools.wraps(original)
+    def jit(fun, *args, out_shardings=None, **kwargs):
+        compiled = original(fun, *args, **kwargs)
+        if out_shardings is None:
+            return compiled
+        return lambda *a, **k: jax.device_put(compiled(*a, **k), out_shardings)
+    jax.jit = jit
+
+
+def jit_ignores_out_shardings():
+    import jax
+    original = jax.jit
+
+    @functools.wraps(original)
+    def jit(fun, *args, out_shardings=None, **kwargs):
+        return original(fun, *args, **kwargs)
+    jax.jit = jit
+
+
+def create_device_mesh_repeats():
+    import numpy as np
+    from jax.experimental import mesh_utils
+    original = mesh_utils.create_device_mesh
+
+    @functools.wraps(original)
+    def create_device_mesh(*args, **kwargs):
+        mesh = np.array(original(*args, **kwargs))
+        flat = mesh.reshape(-1)
+        flat[-1] = flat[0]
+        return flat.reshape(mesh.shape)
+    mesh_utils.create_device_mesh = create_device_mesh
+
+
 FAULTS = {
     "swap-index-map": ("NamedSharding.devices_indices_map swaps two devices' blocks", swap_index_map),
     "shard-shape-never-rejects": ("NamedSharding.shard_shape answers for indivisible shapes",
@@ -130,6 +213,21 @@ FAULTS = {
     "callback-gets-first-index": ("make_array_from_callback passes the first index every time",
                                   callback_gets_first_index),
     "sin-drops-sharding": ("jnp.sin returns its result on one device", sin_drops_sharding),
+    "shard-shape-reversed": ("NamedSharding.shard_shape returns its dimensions reversed",
+                             shard_shape_reversed),
+    "addressable-devices-drop-one": ("NamedSharding.addressable_devices omits one device",
+                                     addressable_devices_drop_one),
+    "equivalent-only-to-itself": ("is_equivalent_to is True only for the very same object",
+                                  equivalent_only_to_itself),
+    "device-put-canonicalizes-floats": ("device_put turns -0.0 into 0.0 (adds zero to floats)",
+                                        device_put_canonicalizes_floats),
+    "device-get-widens-floats": ("device_get returns float16/bfloat16 as float32",
+                                 device_get_widens_floats),
+    "jit-reshards-output-afterwards": ("jit ignores out_shardings while compiling and moves the "
+                                       "result afterwards", jit_reshards_output_afterwards),
+    "jit-ignores-out-shardings": ("jit drops its out_shardings argument", jit_ignores_out_shardings),
+    "create-device-mesh-repeats": ("mesh_utils.create_device_mesh repeats the first device",
+                                   create_device_mesh_repeats),
 }
 
 
