@@ -21,6 +21,9 @@ AREAS = {
     "congruence": "a sharding is accepted exactly when every tiled dimension divides",
     "named_sharding": "NamedSharding / Mesh / PartitionSpec layouts against the model",
     "device_put": "device_put round trips, shard placement, resharding, computation follows sharding",
+    "positional_sharding": "PositionalSharding reshape/replicate, and its NamedSharding translation",
+    "mesh": "create_device_mesh, make_mesh and Mesh against the model",
+    "visualize": "visualize_array_sharding's pictures against the model's block grid",
 }
 
 PLAN = pytest.StashKey()

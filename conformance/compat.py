@@ -86,6 +86,8 @@ FEATURES = {
     "make_mesh": Feature("jax.make_mesh", "jax.make_mesh", arrived="0.4.32"),
     "num_cpu_devices": Feature("jax_num_cpu_devices", "jax._src.xla_bridge.num_cpu_devices",
                                arrived="0.5.0"),
+    # AxisTypes (plural) in 0.5.0-0.5.2, which no supported run uses.
+    "AxisType": Feature("jax.sharding.AxisType", "jax.sharding.AxisType", arrived="0.5.3"),
 }
 
 
@@ -142,3 +144,43 @@ def partition_spec(entries) -> PartitionSpec:
 
 def spec_entries(spec: PartitionSpec) -> tuple:
     return tuple(spec)
+
+
+# --- Meshes ---------------------------------------------------------------------------------
+# jax.make_mesh's default axis type: Auto until 0.8.x, Explicit from 0.9.0. Mesh(...) stays Auto.
+MAKE_MESH_DEFAULT_AXIS_TYPE = "Explicit" if version_in(">=0.9.0") else "Auto"
+
+
+def axis_type(name: str):
+    """``jax.sharding.AxisType.<name>`` ("Auto" or "Explicit"); skips where axis types are absent."""
+    return getattr(feature("AxisType"), name)
+
+
+def axis_type_names(mesh) -> tuple:
+    """A mesh's axis types as names ("Auto", "Explicit", ...), one per axis. Before axis types
+    existed every axis is "Auto"; 0.4.38 reports a dict {type: axis names}, later a tuple."""
+    types = getattr(mesh, "axis_types", None)
+    if types is None:
+        return ("Auto",) * len(mesh.axis_names)
+    if isinstance(types, dict):
+        by_axis = {axis: getattr(t, "name", str(t)) for t, axes in types.items()
+                   for axis in (axes if isinstance(axes, tuple) else (axes,))}
+        return tuple(by_axis[name] for name in mesh.axis_names)
+    return tuple(getattr(t, "name", str(t)) for t in types)
+
+
+def make_mesh(shape, names, *, devices=None, axis_types: Optional[str] = None):
+    """``jax.make_mesh`` (skips where absent), with ``axis_types`` given by name for every axis."""
+    kwargs = {} if devices is None else {"devices": devices}
+    if axis_types is not None:
+        kwargs["axis_types"] = (axis_type(axis_types),) * len(shape)
+    with warnings.catch_warnings():
+        # 0.8.x warns that the default will change; a call without axis_types wants the default.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return feature("make_mesh")(tuple(shape), tuple(names), **kwargs)
+
+
+def mesh_with_axis_types(devices, names, axis_types: str):
+    """``Mesh(devices, names, axis_types=...)`` with every axis of the named type."""
+    from jax.sharding import Mesh
+    return Mesh(devices, tuple(names), axis_types=(axis_type(axis_types),) * len(names))

@@ -99,3 +99,26 @@ def tutorial_mesh_ids(shape: Tuple[int, ...]) -> Tuple[int, ...]:
     from jax.experimental import mesh_utils
     devices = jax.local_devices()[:math.prod(shape)]
     return tuple(d.id for d in mesh_utils.create_device_mesh(shape, devices=devices).flat)
+
+
+def picture_options(layout: Layout, platform: str) -> dict:
+    """visualize_array_sharding arguments under which every label of the layout's picture shows
+    whole: a small scale (cells no wider than their labels need), cells at least as wide as the
+    longest label, and a console wide enough for all the columns. At the default max_width=80, a
+    wide array's cells are padded past the console and lose their labels."""
+    from .model import block_grid
+    grid = block_grid(layout)
+    longest = max(len(platform) + 1 + len(",".join(map(str, sorted(cell)))) for row in grid
+                  for cell in row)
+    return {"scale": 0.1, "min_width": longest + 2,
+            "max_width": max(100, len(grid[0]) * (longest + 3) + 2)}
+
+
+def render_picture(array, **kwargs) -> str:
+    """What ``jax.debug.visualize_array_sharding(array, use_color=False, **kwargs)`` prints."""
+    import contextlib
+    import io
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        jax.debug.visualize_array_sharding(array, use_color=False, **kwargs)
+    return buffer.getvalue()

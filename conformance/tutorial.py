@@ -26,3 +26,13 @@ NAMED_SPECS = tuple(spec for spec, _ in NAMED_PICTURES)
 # that every tutorial layout divides.
 TUTORIAL_SHAPE = (8192, 8192)
 SMALL_SHAPE = (8, 8)
+
+# The PositionalSharding pictures: (operations applied to PositionalSharding(create_device_mesh((8,))),
+# picture). An operation is ("reshape", shape) or ("replicate", axis).
+POSITIONAL_PICTURES = (
+    ((("reshape", (8, 1)),), [[{0}], [{1}], [{2}], [{3}], [{6}], [{7}], [{4}], [{5}]]),
+    ((("reshape", (4, 2)),), [[{0}, {1}], [{2}, {3}], [{6}, {7}], [{4}, {5}]]),
+    ((("reshape", (1, 8)),), [[{0}, {1}, {2}, {3}, {6}, {7}, {4}, {5}]]),
+    ((("reshape", (4, 2)), ("replicate", 0)), [[{0, 2, 4, 6}, {1, 3, 5, 7}]]),
+    ((("reshape", (4, 2)), ("replicate", 1)), [[{0, 1}], [{2, 3}], [{6, 7}], [{4, 5}]]),
+)

@@ -20,7 +20,7 @@ def wrap(owner, name, make):
     """Replace ``owner.name`` by ``make(original)``; functions keep the original's name and doc."""
     original = getattr(owner, name)
     replacement = make(original)
-    if callable(original) and not isinstance(replacement, property):
+    if callable(original) and not isinstance(replacement, (property, staticmethod)):
         replacement = functools.wraps(original)(replacement)
     setattr(owner, name, replacement)
 
@@ -106,18 +106,22 @@ def device_put_replicates():
 
 
 def device_put_accepts_indivisible():
-    NamedSharding = _named_sharding()
+    import numpy as np
+    jax = _jax()
 
     def make(original):
         def device_put(x, device=None, **kwargs):
             try:
                 return original(x, device, **kwargs)
             except ValueError:
-                if not isinstance(device, NamedSharding):
+                if not isinstance(device, jax.sharding.Sharding):
                     raise
-                return original(x, replicated(device), **kwargs)
+                devices = np.array(sorted(device.device_set, key=lambda d: d.id))
+                fallback = _named_sharding()(jax.sharding.Mesh(devices, ("r",)),
+                                             jax.sharding.PartitionSpec())
+                return original(x, fallback, **kwargs)
         return device_put
-    wrap(_jax(), "device_put", make)
+    wrap(jax, "device_put", make)
 
 
 def device_put_canonicalizes_floats():
@@ -187,6 +191,136 @@ def sin_drops_sharding():
     wrap(jnp, "sin", make)
 
 
+def replicate_wrong_axis():
+    from conformance.compat import feature
+
+    def make(original):
+        def replicate(self, axis=None, keepdims=True):
+            if axis is not None and len(self.shape) > 1:
+                axis = (axis + 1) % len(self.shape)
+            return original(self, axis, keepdims=keepdims)
+        return replicate
+    wrap(feature("PositionalSharding"), "replicate", make)
+
+
+def positional_reshape_column_major():
+    from conformance.compat import feature
+
+    def make(original):
+        def reshape(self, *shape):
+            return original(self, *shape[::-1]).transpose() if len(shape) > 1 else original(self, *shape)
+        return reshape
+    wrap(feature("PositionalSharding"), "reshape", make)
+
+
+def mesh_reverses_devices():
+    import numpy as np
+    from jax.sharding import Mesh
+
+    def make(original):
+        def __new__(cls, devices, axis_names, *args, **kwargs):
+            devices = np.asarray(devices)
+            return original(cls, devices.reshape(-1)[::-1].reshape(devices.shape), axis_names,
+                            *args, **kwargs)
+        return staticmethod(__new__)
+    wrap(Mesh, "__new__", make)
+
+
+def explicit_mesh_reverses_devices():
+    import numpy as np
+    from jax.sharding import Mesh
+
+    def make(original):
+        def __new__(cls, devices, axis_names, *args, **kwargs):
+            types = kwargs.get("axis_types", args[0] if args else None)
+            if types is not None and any(getattr(t, "name", "") == "Explicit" for t in types):
+                devices = np.asarray(devices)
+                devices = devices.reshape(-1)[::-1].reshape(devices.shape)
+            return original(cls, devices, axis_names, *args, **kwargs)
+        return staticmethod(__new__)
+    wrap(Mesh, "__new__", make)
+
+
+def create_device_mesh_accepts_any_count():
+    import numpy as np
+    from jax.experimental import mesh_utils
+    jax = _jax()
+
+    def make(original):
+        def create_device_mesh(mesh_shape, devices=None, *args, **kwargs):
+            try:
+                return original(mesh_shape, devices, *args, **kwargs)
+            except ValueError:
+                pool = list(devices if devices is not None else jax.devices())
+                size = int(np.prod(mesh_shape))
+                return np.array([pool[i % len(pool)] for i in range(size)]).reshape(mesh_shape)
+        return create_device_mesh
+    wrap(mesh_utils, "create_device_mesh", make)
+
+
+def make_mesh_flips_default_axis_types():
+    from conformance import compat
+    jax = _jax()
+
+    def make(original):
+        def make_mesh(axis_shapes, axis_names, *args, **kwargs):
+            if "axis_types" not in kwargs:
+                other = "Auto" if compat.MAKE_MESH_DEFAULT_AXIS_TYPE == "Explicit" else "Explicit"
+                kwargs["axis_types"] = (getattr(jax.sharding.AxisType, other),) * len(axis_names)
+            return original(axis_shapes, axis_names, *args, **kwargs)
+        return make_mesh
+    wrap(jax, "make_mesh", make)
+
+
+def make_mesh_cycles_devices():
+    import numpy as np
+    jax = _jax()
+
+    def make(original):
+        def make_mesh(axis_shapes, axis_names, *args, **kwargs):
+            size = int(np.prod(axis_shapes))
+            devices = jax.devices()
+            if size <= len(devices):
+                return original(axis_shapes, axis_names, *args, **kwargs)
+            cycled = np.array([devices[i % len(devices)] for i in range(size)]).reshape(axis_shapes)
+            return jax.sharding.Mesh(cycled, tuple(axis_names))
+        return make_mesh
+    wrap(jax, "make_mesh", make)
+
+
+def _wrap_visualize(make):
+    from jax._src import debugging
+    jax = _jax()
+    wrap(debugging, "visualize_array_sharding", make)
+    jax.debug.visualize_array_sharding = debugging.visualize_array_sharding
+
+
+def visualize_shifted_labels():
+    import contextlib
+    import io
+    import re
+
+    def make(original):
+        def visualize_array_sharding(arr, **kwargs):
+            buffer = io.StringIO()
+            with contextlib.redirect_stdout(buffer):
+                original(arr, **kwargs)
+            shifted = re.sub(r"(?<=[A-Z] )(\d+)", lambda m: str(int(m[1]) + 1), buffer.getvalue())
+            print(shifted, end="")
+        return visualize_array_sharding
+    _wrap_visualize(make)
+
+
+def visualize_accepts_any_rank():
+    def make(original):
+        def visualize_array_sharding(arr, **kwargs):
+            if arr.ndim in (1, 2):
+                return original(arr, **kwargs)
+            print("")
+        return visualize_array_sharding
+    _wrap_visualize(make)
+
+
 def create_device_mesh_repeats():
     import numpy as np
     from jax.experimental import mesh_utils
@@ -230,6 +364,23 @@ FAULTS = {
     "sin-drops-sharding": ("jnp.sin returns its result on one device", sin_drops_sharding),
     "create-device-mesh-repeats": ("mesh_utils.create_device_mesh repeats the first device",
                                    create_device_mesh_repeats),
+    "create-device-mesh-accepts-any-count": ("create_device_mesh fills any shape, cycling devices",
+                                             create_device_mesh_accepts_any_count),
+    "replicate-wrong-axis": ("PositionalSharding.replicate unions along the next axis",
+                             replicate_wrong_axis),
+    "positional-reshape-column-major": ("PositionalSharding.reshape fills column-major",
+                                        positional_reshape_column_major),
+    "mesh-reverses-devices": ("Mesh stores its devices in reverse order", mesh_reverses_devices),
+    "explicit-mesh-reverses-devices": ("a Mesh with Explicit axes stores its devices reversed",
+                                       explicit_mesh_reverses_devices),
+    "make-mesh-flips-default-axis-types": ("jax.make_mesh defaults to the other axis type",
+                                           make_mesh_flips_default_axis_types),
+    "make-mesh-cycles-devices": ("jax.make_mesh reuses devices when asked for too many",
+                                 make_mesh_cycles_devices),
+    "visualize-shifted-labels": ("visualize_array_sharding labels each cell with the next device id",
+                                 visualize_shifted_labels),
+    "visualize-accepts-any-rank": ("visualize_array_sharding prints nothing for 0-d and 3-d arrays",
+                                   visualize_accepts_any_rank),
 }
 
 
@@ -247,4 +398,7 @@ def pytest_report_header(config):
 def pytest_configure(config):
     name = config.getoption("--plant-fault")
     if name:
-        FAULTS[name][1]()
+        try:
+            FAULTS[name][1]()
+        except (pytest.skip.Exception, AttributeError) as e:
+            raise pytest.UsageError(f"fault {name} cannot be planted on this JAX: {e}") from None

@@ -25,6 +25,7 @@ def run_suite(suite, fault=None):
     ("swap-index-map", "suites/test_named_sharding.py", "devices_indices_map differs from the model"),
     ("device-put-replicates", "suites/test_device_put.py", "but should hold"),
     ("device-put-accepts-indivisible", "suites/test_congruence.py", "but should raise ValueError"),
+    ("visualize-shifted-labels", "suites/test_visualize.py", "picture (rows of device-id sets)="),
 ])
 def test_planted_fault_is_caught(fault, suite, message):
     """Under the fault the suite fails, with a readable message and a reproduction script."""

@@ -1,0 +1,116 @@
+"""jax.debug.visualize_array_sharding: the picture, read back cell by cell, is the model's grid of
+blocks, each labelled with exactly the devices that hold it."""
+
+import jax
+import numpy as np
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from conformance import compat, tutorial
+from conformance.cases import layout_case
+from conformance.jaxbridge import (devices_by_id, layout_sharding, needs_devices, picture_options,
+                                   render_picture, tutorial_mesh_ids)
+from conformance.model import Layout, MeshModel, block_grid
+from conformance.picture import PictureError, device_grid, parse_picture
+from conformance.positional import PositionalModel, translate
+from strategies import layouts
+from strategies.positional import apply_operations, describe_operations
+from strategies.tutorial import tutorial_examples
+
+pytestmark = pytest.mark.visualize
+
+
+def check_picture(layout: Layout, options=None, sharding=None):
+    """device_put zeros of the layout's shape (with ``sharding``, by default the layout's own
+    NamedSharding), draw them (with arguments under which every label shows whole, unless
+    ``options`` says otherwise), and compare the picture with the model's grid for ``layout``."""
+    x = np.zeros(layout.shape, np.float32)
+    y = jax.device_put(x, layout_sharding(layout) if sharding is None else sharding)
+    platform = next(iter(y.sharding.device_set)).platform.upper()
+    options = picture_options(layout, platform) if options is None else options
+    arguments = ", ".join(f"{k}={v!r}" for k, v in {"use_color": False, **options}.items())
+    case = layout_case(layout, f"jax.debug.visualize_array_sharding(y, {arguments})",
+                       ["y = jax.device_put(x, sharding)",
+                        f"jax.debug.visualize_array_sharding(y, {arguments})"], x=x)
+    text = case.accepts("visualize_array_sharding", lambda: render_picture(y, **options))
+    try:
+        picture = parse_picture(text)
+    except PictureError as e:
+        case.fail(f"the picture cannot be read ({e}) [{case.call}]\n{text}")
+    case.equal("picture (rows of device-id sets)", device_grid(picture), block_grid(layout))
+    case.equal("device labels", {p for row in picture for p, _ in row}, {platform})
+
+
+def single_device_layout():
+    """The tutorial's first picture: an 8192x8192 array on one device (here 8x8)."""
+    return Layout(MeshModel((jax.local_devices()[0].id,), (1,), ("a",)), (), tutorial.SMALL_SHAPE)
+
+
+@given(layout=layouts(min_rank=1, max_rank=2, zero_size=False))
+@tutorial_examples()
+@example(layout=single_device_layout())
+def test_picture_is_the_models_block_grid(layout):
+    """For 1-d and 2-d arrays the picture has one cell per distinct block, in array order, each
+    labelled with the platform and exactly the ids of the devices holding that block."""
+    check_picture(layout)
+
+
+POSITIONAL_IDS = [describe_operations(ops) for ops, _ in tutorial.POSITIONAL_PICTURES]
+
+
+def tutorial_positional(index):
+    """The tutorial's PositionalSharding(create_device_mesh((8,))) with the operations of picture
+    ``index``, in this backend's device order: (operations, its model)."""
+    operations = tutorial.POSITIONAL_PICTURES[index][0]
+    return operations, apply_operations(PositionalModel.of(tutorial_mesh_ids((8,))), operations)
+
+
+@needs_devices(8, "for the tutorial's pictures")
+@pytest.mark.parametrize("index", range(len(POSITIONAL_IDS)), ids=POSITIONAL_IDS)
+def test_tutorial_positional_pictures_via_named_sharding(index):
+    """On every JAX: each PositionalSharding picture of the tutorial, drawn for the NamedSharding
+    translation, is the positional model's grid."""
+    _, model = tutorial_positional(index)
+    check_picture(translate(model).layout(tutorial.SMALL_SHAPE))
+
+
+@compat.requires("PositionalSharding")
+@needs_devices(8, "for the tutorial's pictures")
+@pytest.mark.parametrize("index", range(len(POSITIONAL_IDS)), ids=POSITIONAL_IDS)
+def test_tutorial_positional_pictures(index):
+    """Each PositionalSharding picture of the tutorial (reshape(8, 1), (4, 2), (1, 8),
+    replicate(0), replicate(1)), drawn for the positional sharding itself, is the model's grid."""
+    operations, model = tutorial_positional(index)
+    by_id = devices_by_id()
+    start = compat.feature("PositionalSharding")(np.array([by_id[i] for i in tutorial_mesh_ids((8,))]))
+    check_picture(translate(model).layout(tutorial.SMALL_SHAPE),
+                  sharding=apply_operations(start, operations))
+
+
+@given(shape=st.one_of(st.just(()), hnp.array_shapes(min_dims=3, max_dims=4, max_side=2)))
+def test_other_ranks_are_rejected(shape):
+    """Arrays of rank 0 or 3 and more have no picture: ValueError."""
+    x = np.zeros(shape, np.float32)
+    y = jax.device_put(x, jax.local_devices()[0])
+    layout = Layout(MeshModel((jax.local_devices()[0].id,), (1,), ("a",)), (), shape)
+    case = layout_case(layout, "jax.debug.visualize_array_sharding(x)",
+                       ["jax.debug.visualize_array_sharding(jax.numpy.asarray(x))"], x=x)
+    case.rejects("visualize_array_sharding", lambda: render_picture(y), (ValueError,))
+
+
+@needs_devices(2, "to cut an array")
+def test_zero_size_arrays_are_drawn():
+    """A zero-size 2-d array sharded over every device is drawn like any other: one cell per
+    column block, each labelled with its device."""
+    ids = tuple(d.id for d in jax.local_devices())
+    check_picture(Layout(MeshModel(ids, (len(ids),), ("a",)), (None, "a"), (0, len(ids))))
+
+
+@needs_devices(4, "for a picture wider than 80 columns")
+def test_default_arguments_label_every_cell():
+    """Drawn with its default arguments, a (1, n) array cut into n columns still shows every
+    device's label (the tutorial's 1x8 picture did, for its 8192x8192 array)."""
+    ids = tuple(d.id for d in jax.local_devices())
+    check_picture(Layout(MeshModel(ids, (len(ids),), ("a",)), (None, "a"), (1, len(ids))), options={})
