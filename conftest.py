@@ -24,6 +24,8 @@ AREAS = {
     "positional_sharding": "PositionalSharding reshape/replicate, and its NamedSharding translation",
     "mesh": "create_device_mesh, make_mesh and Mesh against the model",
     "visualize": "visualize_array_sharding's pictures against the model's block grid",
+    "pmap": "pmap in_axes/out_axes, static arguments, tracing and size errors against the model",
+    "collectives": "psum and the other collectives under pmap and shard_map against the model",
 }
 
 PLAN = pytest.StashKey()

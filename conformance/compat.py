@@ -88,6 +88,8 @@ FEATURES = {
                                arrived="0.5.0"),
     # AxisTypes (plural) in 0.5.0-0.5.2, which no supported run uses.
     "AxisType": Feature("jax.sharding.AxisType", "jax.sharding.AxisType", arrived="0.5.3"),
+    "jax.shard_map": Feature("jax.shard_map", "jax.shard_map", arrived="0.6.1"),
+    "set_mesh": Feature("jax.set_mesh", "jax.set_mesh", arrived="0.7.1"),
 }
 
 
@@ -184,3 +186,23 @@ def mesh_with_axis_types(devices, names, axis_types: str):
     """``Mesh(devices, names, axis_types=...)`` with every axis of the named type."""
     from jax.sharding import Mesh
     return Mesh(devices, tuple(names), axis_types=(axis_type(axis_types),) * len(names))
+
+
+# --- shard_map and pmap ------------------------------------------------------------------------
+def shard_map(f, mesh, in_specs, out_specs, check: bool = True):
+    """``jax.shard_map`` (0.6.1+, ``check_vma``) or ``jax.experimental.shard_map.shard_map``
+    (``check_rep``), with specs given as tuples of entries (or PartitionSpecs)."""
+    to_spec = lambda s: s if isinstance(s, PartitionSpec) else partition_spec(s)  # noqa: E731
+    in_specs = tuple(to_spec(s) for s in in_specs)
+    out_specs = to_spec(out_specs)
+    new = FEATURES["jax.shard_map"].obj
+    if new is not None:
+        return new(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=check)
+    from jax.experimental.shard_map import shard_map as old
+    return old(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_rep=check)
+
+
+def index_position(entry) -> int:
+    """Where a shard starts along a mapped axis: pmap's shards index it by an int up to 0.7.x
+    (PmapSharding) and by a slice from 0.8.0."""
+    return entry if isinstance(entry, int) else (entry.start or 0)

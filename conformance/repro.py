@@ -45,6 +45,17 @@ def array_literal(x: np.ndarray) -> str:
             f".reshape({tuple(x.shape)})")
 
 
+def tree_literal(tree) -> str:
+    """An expression that rebuilds a pytree of dicts, lists and tuples of arrays exactly."""
+    if isinstance(tree, dict):
+        return "{" + ", ".join(f"{k!r}: {tree_literal(v)}" for k, v in tree.items()) + "}"
+    if isinstance(tree, list):
+        return "[" + ", ".join(tree_literal(v) for v in tree) + "]"
+    if isinstance(tree, tuple):
+        return "(" + "".join(tree_literal(v) + ", " for v in tree) + ")"
+    return array_literal(np.asarray(tree))
+
+
 def mesh_literal(mesh: MeshModel) -> str:
     return (f"Mesh(np.array([devices[i] for i in {list(mesh.device_ids)}]).reshape({mesh.shape}), "
             f"{mesh.axis_names})")

@@ -34,20 +34,22 @@ def dtypes(names: Optional[Sequence[str]] = None, *, x64: Optional[bool] = None)
     return st.sampled_from([dtype_of(n) for n in (names or supported_dtype_names(x64))])
 
 
-def arrays(dtype, shape, *, finite: bool = False, max_magnitude: Optional[float] = None):
+def arrays(dtype, shape, *, finite: bool = False, max_magnitude: Optional[float] = None,
+           subnormals: bool = True):
     """Arrays of ``dtype`` and ``shape`` with any values (NaN, inf, -0.0 and subnormals included)
-    unless ``finite``; ``max_magnitude`` bounds floats. bfloat16 arrays are float32 arrays rounded
-    to bfloat16, since numpy cannot draw bfloat16 elements itself."""
+    unless ``finite``; ``max_magnitude`` bounds floats; ``subnormals=False`` leaves out subnormal
+    floats. bfloat16 arrays are float32 arrays rounded to bfloat16, since numpy cannot draw
+    bfloat16 elements itself."""
     dtype = np.dtype(dtype)
     if dtype == np.dtype(ml_dtypes.bfloat16):
-        return arrays(np.float32, shape, finite=finite, max_magnitude=max_magnitude).map(
-            lambda a: a.astype(ml_dtypes.bfloat16))
+        return arrays(np.float32, shape, finite=finite, max_magnitude=max_magnitude,
+                      subnormals=subnormals).map(lambda a: a.astype(ml_dtypes.bfloat16))
     elements = None
-    if dtype.kind in "fc" and (finite or max_magnitude is not None):
+    if dtype.kind in "fc" and (finite or max_magnitude is not None or not subnormals):
         width = dtype.itemsize * 8 // (2 if dtype.kind == "c" else 1)
         bound = max_magnitude
         floats = st.floats(min_value=-bound if bound else None, max_value=bound,
                            allow_nan=not finite, allow_infinity=not finite and bound is None,
-                           width=width)
+                           allow_subnormal=subnormals, width=width)
         elements = floats if dtype.kind == "f" else st.builds(complex, floats, floats)
     return hnp.arrays(dtype, shape, elements=elements)

@@ -321,6 +321,160 @@ def visualize_accepts_any_rank():
     _wrap_visualize(make)
 
 
+def _lax():
+    from jax import lax
+    return lax
+
+
+def psum_divides_by_axis_size():
+    lax = _lax()
+
+    def make(original):
+        def psum(x, axis_name, **kwargs):
+            total = original(x, axis_name, **kwargs)
+            size = original(1, axis_name, **kwargs)
+            return total // size if total.dtype.kind in "iub" else total / size
+        return psum
+    wrap(lax, "psum", make)
+
+
+def pmax_is_pmin():
+    lax = _lax()
+    wrap(lax, "pmax", lambda original: lambda x, axis_name, **kwargs: lax.pmin(x, axis_name, **kwargs))
+
+
+def all_gather_reversed():
+    lax = _lax()
+
+    def make(original):
+        def all_gather(x, axis_name, *, axis=0, tiled=False, **kwargs):
+            gathered = original(x, axis_name, axis=axis, tiled=tiled, **kwargs)
+            if tiled:
+                return gathered
+            return _jnp().flip(gathered, axis=axis)
+        return all_gather
+    wrap(lax, "all_gather", make)
+
+
+def ppermute_inverse():
+    wrap(_lax(), "ppermute", lambda original: lambda x, axis_name, perm:
+         original(x, axis_name, perm=[(dst, src) for src, dst in perm]))
+
+
+def axis_index_reversed():
+    lax = _lax()
+    wrap(lax, "axis_index", lambda original: lambda axis_name:
+         lax.psum(1, axis_name) - 1 - original(axis_name))
+
+
+def psum_scatter_shifted():
+    lax = _lax()
+
+    def make(original):
+        def psum_scatter(x, axis_name, *, scatter_dimension=0, tiled=False, **kwargs):
+            out = original(x, axis_name, scatter_dimension=scatter_dimension, tiled=tiled, **kwargs)
+            return lax.ppermute(out, axis_name, perm=_cycle(lax.psum(1, axis_name)))
+        return psum_scatter
+    wrap(lax, "psum_scatter", make)
+
+
+def all_to_all_keeps_own_chunk():
+    lax = _lax()
+
+    def make(original):
+        def all_to_all(x, axis_name, split_axis, concat_axis, **kwargs):
+            out = original(x, axis_name, split_axis, concat_axis, **kwargs)
+            return lax.ppermute(out, axis_name, perm=_cycle(lax.psum(1, axis_name)))
+        return all_to_all
+    wrap(lax, "all_to_all", make)
+
+
+def _cycle(size):
+    size = int(size)
+    return [(i, (i + 1) % size) for i in range(size)]
+
+
+def _jnp():
+    import jax.numpy as jnp
+    return jnp
+
+
+def pmap_ignores_out_axes():
+    wrap(_jax(), "pmap", lambda original: lambda fun, *args, out_axes=0, **kwargs:
+         original(fun, *args, **kwargs))
+
+
+def pmap_maps_unmapped_arguments():
+    def make(original):
+        def pmap(fun, *args, in_axes=0, **kwargs):
+            if isinstance(in_axes, tuple):
+                in_axes = tuple(0 if a is None else a for a in in_axes)
+            return original(fun, *args, in_axes=in_axes, **kwargs)
+        return pmap
+    wrap(_jax(), "pmap", make)
+
+
+def pmap_retraces_every_call():
+    def make(original):
+        def pmap(fun, *args, **kwargs):
+            def call(*a, **k):
+                import jax
+                jax.clear_caches()
+                return original(fun, *args, **kwargs)(*a, **k)
+            return call
+        return pmap
+    wrap(_jax(), "pmap", make)
+
+
+def pmean_divides_twice():
+    lax = _lax()
+
+    def make(original):
+        def pmean(x, axis_name, **kwargs):
+            return original(x, axis_name, **kwargs) / lax.psum(1, axis_name, **kwargs)
+        return pmean
+    wrap(lax, "pmean", make)
+
+
+def pmin_is_pmax():
+    lax = _lax()
+    wrap(lax, "pmin", lambda original: lambda x, axis_name, **kwargs: lax.pmax(x, axis_name, **kwargs))
+
+
+def pmap_freezes_static_arguments():
+    def make(original):
+        def pmap(fun, *args, static_broadcasted_argnums=(), **kwargs):
+            if not static_broadcasted_argnums:
+                return original(fun, *args, **kwargs)
+            first = {}
+
+            def frozen(*a):
+                first.setdefault("k", a[1])
+                return fun(a[0], first["k"], *a[2:])
+            return original(frozen, *args, static_broadcasted_argnums=static_broadcasted_argnums,
+                            **kwargs)
+        return pmap
+    wrap(_jax(), "pmap", make)
+
+
+def pmap_truncates_mapped_axes():
+    import numpy as np
+    jax = _jax()
+
+    def make(original):
+        def pmap(fun, *args, devices=None, **kwargs):
+            compiled = original(fun, *args, devices=devices, **kwargs)
+            limit = len(devices) if devices is not None else jax.local_device_count()
+
+            def call(*a):
+                sizes = [np.shape(x)[0] for x in a if np.ndim(x) > 0]
+                size = min(sizes + [limit])
+                return compiled(*[x[:size] if np.ndim(x) > 0 else x for x in a])
+            return call
+        return pmap
+    wrap(jax, "pmap", make)
+
+
 def create_device_mesh_repeats():
     import numpy as np
     from jax.experimental import mesh_utils
@@ -381,6 +535,26 @@ FAULTS = {
                                  visualize_shifted_labels),
     "visualize-accepts-any-rank": ("visualize_array_sharding prints nothing for 0-d and 3-d arrays",
                                    visualize_accepts_any_rank),
+    "psum-divides-by-axis-size": ("lax.psum returns the mean (divides by the axis size)",
+                                  psum_divides_by_axis_size),
+    "pmax-is-pmin": ("lax.pmax returns the minimum", pmax_is_pmin),
+    "all-gather-reversed": ("lax.all_gather stacks the devices in reverse order", all_gather_reversed),
+    "ppermute-inverse": ("lax.ppermute sends along the inverse permutation", ppermute_inverse),
+    "axis-index-reversed": ("lax.axis_index counts from the other end", axis_index_reversed),
+    "psum-scatter-shifted": ("lax.psum_scatter hands each device its neighbour's chunk",
+                             psum_scatter_shifted),
+    "all-to-all-shifted": ("lax.all_to_all hands each device its neighbour's result",
+                           all_to_all_keeps_own_chunk),
+    "pmap-ignores-out-axes": ("jax.pmap drops out_axes and stacks along axis 0", pmap_ignores_out_axes),
+    "pmap-maps-unmapped-arguments": ("jax.pmap maps in_axes=None arguments along axis 0",
+                                     pmap_maps_unmapped_arguments),
+    "pmap-retraces-every-call": ("jax.pmap traces again on every call", pmap_retraces_every_call),
+    "pmean-divides-twice": ("lax.pmean divides by the axis size twice", pmean_divides_twice),
+    "pmin-is-pmax": ("lax.pmin returns the maximum", pmin_is_pmax),
+    "pmap-freezes-static-arguments": ("jax.pmap keeps the first static argument it saw",
+                                      pmap_freezes_static_arguments),
+    "pmap-truncates-mapped-axes": ("jax.pmap cuts every mapped axis to the shortest one or to the "
+                                   "device count instead of refusing", pmap_truncates_mapped_axes),
 }
 
 

@@ -26,6 +26,7 @@ def run_suite(suite, fault=None):
     ("device-put-replicates", "suites/test_device_put.py", "but should hold"),
     ("device-put-accepts-indivisible", "suites/test_congruence.py", "but should raise ValueError"),
     ("visualize-shifted-labels", "suites/test_visualize.py", "picture (rows of device-id sets)="),
+    ("ppermute-inverse", "suites/test_collectives.py", "pmap(ppermute) result"),
 ])
 def test_planted_fault_is_caught(fault, suite, message):
     """Under the fault the suite fails, with a readable message and a reproduction script."""

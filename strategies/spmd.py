@@ -1,0 +1,125 @@
+"""Strategies for pmap cases: which devices, argument pytrees with matching in_axes, out_axes,
+and the parameters of each collective (axis_index_groups, permutations, axes)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence, Tuple
+
+import numpy as np
+from hypothesis import strategies as st
+
+from .arrays import arrays, dtype_of
+from .meshes import resolve_device_ids
+
+LEAF_DTYPES = ("int8", "int32", "float32")
+
+
+@dataclass(frozen=True)
+class DeviceSelection:
+    """The devices a pmap runs on: ``explicit`` ones are passed as ``devices=``, otherwise pmap
+    picks the first ``len(ids)`` local devices itself."""
+
+    ids: Tuple[int, ...]
+    explicit: bool
+
+    @property
+    def size(self) -> int:
+        return len(self.ids)
+
+
+@st.composite
+def device_selections(draw, device_ids: Optional[Sequence[int]] = None, *, min_size: int = 1):
+    """All local devices; or the first k (pmap's own choice); or (``devices=``) any k of them in
+    any order. Shrinks towards all devices, implicitly."""
+    ids = resolve_device_ids(device_ids)
+    kind = draw(st.sampled_from(["all", "first", "explicit"]))
+    if kind == "all" or len(ids) <= min_size:
+        return DeviceSelection(tuple(ids), False)
+    k = draw(st.integers(min_size, len(ids)))
+    if kind == "first":
+        return DeviceSelection(tuple(ids[:k]), False)
+    return DeviceSelection(tuple(draw(st.permutations(ids))[:k]), True)
+
+
+@st.composite
+def leaves(draw, size: int, axis: Optional[int], *, dtype=None, max_rank: int = 2):
+    """An array leaf: for ``axis`` None of any rank 0..max_rank, else of rank > axis with
+    ``size`` at ``axis``; other sides 1..3."""
+    rank = draw(st.integers(0 if axis is None else axis + 1, max(max_rank, 0 if axis is None else axis + 1)))
+    shape = [draw(st.integers(1, 3)) for _ in range(rank)]
+    if axis is not None:
+        shape[axis] = size
+    dtype = dtype or dtype_of(draw(st.sampled_from(LEAF_DTYPES)))
+    return draw(arrays(dtype, tuple(shape), finite=True, max_magnitude=1e3))
+
+
+@st.composite
+def argument_trees(draw, size: int):
+    """``(args, in_axes)``: 1-3 positional arguments, each a leaf, a tuple or list of two leaves,
+    or a dict {'a', 'b'} of leaves, with in_axes a tuple of one prefix per argument (an int or None
+    for the whole argument, or a container of per-leaf ints and Nones); at least one leaf is mapped.
+    When every leaf is mapped along axis 0, in_axes may be the plain int 0."""
+    args, axes = [], []
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["leaf", "tuple", "list", "dict"]))
+        if kind == "leaf" or draw(st.booleans()):
+            axis = draw(st.sampled_from([None, 0, 1]))
+            count = 1 if kind == "leaf" else 2
+            parts = [draw(leaves(size, axis)) for _ in range(count)]
+            prefix = axis
+        else:
+            part_axes = [draw(st.sampled_from([None, 0, 1])) for _ in range(2)]
+            parts = [draw(leaves(size, a)) for a in part_axes]
+            prefix = {"tuple": tuple, "list": list}.get(kind, lambda p: dict(zip("ab", p)))(part_axes)
+        args.append(parts[0] if kind == "leaf" else
+                    tuple(parts) if kind == "tuple" else list(parts) if kind == "list" else
+                    dict(zip("ab", parts)))
+        axes.append(prefix)
+    from conformance.spmd import arg_axes, tree_leaves
+    leaf_axes = tree_leaves(arg_axes(tuple(args), tuple(axes)))
+    if all(a is None for a in leaf_axes):
+        args[0] = draw(leaves(size, 0))
+        axes[0] = 0
+        leaf_axes = tree_leaves(arg_axes(tuple(args), tuple(axes)))
+    in_axes = tuple(axes)
+    if all(a == 0 for a in leaf_axes) and draw(st.booleans()):
+        in_axes = 0
+    return tuple(args), in_axes
+
+
+@st.composite
+def index_groups(draw, size: int):
+    """None, or ``size`` devices split into equal groups (of a size dividing ``size``), members in
+    any order."""
+    if draw(st.booleans()):
+        return None
+    group_size = draw(st.sampled_from([d for d in range(1, size + 1) if size % d == 0]))
+    order = draw(st.permutations(range(size)))
+    return tuple(tuple(order[i:i + group_size]) for i in range(0, size, group_size))
+
+
+@st.composite
+def permutations_pairs(draw, size: int):
+    """A ppermute ``perm``: 1 to ``size`` (source, destination) pairs, each device at most once on
+    either side; partial (some devices receive nothing) or full. (The empty perm, which crashed
+    JAX 0.4.30, is a separate test run in a subprocess.)"""
+    sources = draw(st.permutations(range(size)))
+    targets = draw(st.permutations(range(size)))
+    count = draw(st.integers(1, size))
+    return tuple((int(s), int(t)) for s, t in zip(sources[:count], targets[:count]))
+
+
+def group_size(groups, size: int) -> int:
+    return size if groups is None else len(groups[0])
+
+
+def sample_values(dtype_name: str, shape, *, subnormals: bool = True) -> st.SearchStrategy:
+    """Per-device values: finite floats of magnitude <= 100 (sums stay within a stated tolerance),
+    subnormal floats only if ``subnormals``, any ints or bools."""
+    return arrays(dtype_of(dtype_name), tuple(shape), finite=True, max_magnitude=100.0,
+                  subnormals=subnormals)
+
+
+def stacked(values: Sequence[np.ndarray]) -> np.ndarray:
+    return np.stack([np.asarray(v) for v in values])

@@ -1,0 +1,305 @@
+"""The collectives (psum, pmean, pmax, pmin, all_gather, psum_scatter, ppermute, all_to_all,
+axis_index), under pmap and under shard_map, against conformance/spmd.py. Integer and bool results
+are exact; float sums and means are compared within a stated tolerance; data movement is exact."""
+
+import functools
+from dataclasses import dataclass
+from typing import Optional
+
+import jax
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from jax import lax
+
+from conformance import compat, spmd
+from conformance.checks import Case
+from conformance.jaxbridge import devices_by_id, jax_mesh, live_device_ids, needs_devices
+from conformance.model import MeshModel
+from conformance.isolation import run_isolated
+from conformance.repro import script
+from strategies import mesh_shapes
+from strategies.spmd import (device_selections, group_size, index_groups, permutations_pairs,
+                             sample_values)
+
+pytestmark = pytest.mark.collectives
+
+# Float sums of at most 64 values of magnitude <= 100 in float32: each addition rounds by at most
+# half an ulp of the partial sum (< 6400), so 1e-3 absolute covers any summation order.
+FLOAT_TOLERANCE = dict(rtol=1e-6, atol=1e-3)
+
+
+@dataclass(frozen=True)
+class Collective:
+    """A collective as a case: its parameters, how to call it in JAX on a named axis, and the
+    model."""
+
+    name: str
+    params: tuple          # hashable (key, value) pairs
+    groups: Optional[tuple]
+
+    def call(self, x, axis_name):
+        p = dict(self.params)
+        groups = None if self.groups is None else [list(g) for g in self.groups]
+        fn = {
+            "psum": lambda: lax.psum(x, axis_name, axis_index_groups=groups),
+            "pmean": lambda: lax.pmean(x, axis_name, axis_index_groups=groups),
+            "pmax": lambda: lax.pmax(x, axis_name, axis_index_groups=groups),
+            "pmin": lambda: lax.pmin(x, axis_name, axis_index_groups=groups),
+            "all_gather": lambda: lax.all_gather(x, axis_name, axis=p["axis"], tiled=p["tiled"],
+                                                 axis_index_groups=groups),
+            "psum_scatter": lambda: lax.psum_scatter(x, axis_name, scatter_dimension=p["dim"],
+                                                     tiled=p["tiled"], axis_index_groups=groups),
+            "ppermute": lambda: lax.ppermute(x, axis_name, perm=list(p["perm"])),
+            "all_to_all": lambda: lax.all_to_all(x, axis_name, p["split"], p["concat"],
+                                                 tiled=p["tiled"], axis_index_groups=groups),
+            "axis_index": lambda: lax.axis_index(axis_name),
+        }[self.name]
+        return fn()
+
+    def model(self, values):
+        p = dict(self.params)
+        with np.errstate(over="ignore"):
+            return {
+                "psum": lambda: spmd.psum(values, self.groups),
+                "pmean": lambda: spmd.pmean(values, self.groups),
+                "pmax": lambda: spmd.pmax(values, self.groups),
+                "pmin": lambda: spmd.pmin(values, self.groups),
+                "all_gather": lambda: spmd.all_gather(values, p["axis"], p["tiled"], self.groups),
+                "psum_scatter": lambda: spmd.psum_scatter(values, p["dim"], p["tiled"], self.groups),
+                "ppermute": lambda: spmd.ppermute(values, p["perm"]),
+                "all_to_all": lambda: spmd.all_to_all(values, p["split"], p["concat"], p["tiled"],
+                                                      self.groups),
+                "axis_index": lambda: [v.astype(np.int32) for v in spmd.axis_index(len(values))],
+            }[self.name]()
+
+    @property
+    def sums_floats(self) -> bool:
+        return self.name in ("psum", "pmean", "psum_scatter")
+
+    @property
+    def does_arithmetic(self) -> bool:
+        """Sums, means and max/min: XLA's CPU backend flushes subnormal floats to zero there, so
+        their inputs leave subnormals out; pure data movement keeps them and must keep their bits."""
+        return self.name in ("psum", "pmean", "psum_scatter", "pmax", "pmin")
+
+    def describe(self, axis_name="'i'") -> str:
+        groups = "" if self.groups is None else f", axis_index_groups={[list(g) for g in self.groups]}"
+        extra = "".join(f", {k}={v!r}" for k, v in self.params)
+        return f"lax.{self.name}(x, {axis_name}{extra}{groups})"
+
+
+DTYPES = {name: ("bool", "int32", "float32") for name in
+          ("psum", "pmax", "pmin", "all_gather", "ppermute", "all_to_all", "axis_index")}
+DTYPES.update(pmean=("int32", "float32"), psum_scatter=("int32", "float32"))
+
+
+@st.composite
+def collective_cases(draw, name: str, size: int, max_rank: int = 2):
+    """``(collective, dtype, value shape)``: a collective of ``name`` over ``size`` devices with
+    drawn parameters, a dtype, and a per-device value shape the parameters fit (built, not
+    filtered)."""
+    groups = draw(index_groups(size)) if name not in ("ppermute", "axis_index") else None
+    g = group_size(groups, size)
+    rank = draw(st.integers(0, max_rank))
+    shape = [draw(st.integers(1, 3)) for _ in range(rank)]
+    params = {}
+    if name == "all_gather":
+        tiled = draw(st.booleans()) and rank > 0
+        params = {"axis": draw(st.integers(0, rank - 1 if tiled else rank)), "tiled": tiled}
+    elif name in ("psum_scatter", "all_to_all"):
+        if rank == 0:
+            shape, rank = [1], 1
+        tiled = draw(st.booleans())
+        dim = draw(st.integers(0, rank - 1))
+        shape[dim] = g * (draw(st.integers(1, 2)) if tiled else 1)
+        if name == "psum_scatter":
+            params = {"dim": dim, "tiled": tiled}
+        else:
+            params = {"split": dim, "concat": draw(st.integers(0, rank - 1)), "tiled": tiled}
+    elif name == "ppermute":
+        params = {"perm": draw(permutations_pairs(size))}
+    dtype = draw(st.sampled_from(DTYPES[name]))
+    return Collective(name, tuple(sorted(params.items())), groups), dtype, tuple(shape)
+
+
+@functools.lru_cache(maxsize=None)
+def pmapped(collective: Collective, device_ids: tuple, explicit: bool):
+    """One pmapped function per collective and device selection, so equal draws reuse it."""
+    kwargs = {"axis_name": "i"}
+    if explicit:
+        kwargs["devices"] = [devices_by_id()[i] for i in device_ids]
+    return jax.pmap(lambda x: collective.call(x, "i"), **kwargs)
+
+
+def compare(case: Case, what, got, expected, collective: Collective):
+    got, expected = np.asarray(got), np.asarray(expected)
+    if collective.sums_floats and expected.dtype.kind == "f":
+        case.close(what, got, expected, **FLOAT_TOLERANCE)
+    else:
+        case.same_bits(what, got, expected)
+
+
+def check_under_pmap(name: str):
+    """The property body shared by every collective: pmap the collective over drawn devices and
+    compare each device's result with the model."""
+    @given(selection=device_selections(), data=st.data())
+    def prop(selection, data):
+        collective, dtype, shape = data.draw(collective_cases(name, selection.size), label="case")
+        x = data.draw(sample_values(dtype, (selection.size, *shape),
+                                    subnormals=not collective.does_arithmetic), label="x")
+        devices = f", devices=[devices[i] for i in {list(selection.ids)}]" if selection.explicit else ""
+        case = Case(f"jax.pmap(lambda x: {collective.describe()}, axis_name='i'{devices})(x)",
+                    script(["from jax import lax",
+                            f"print(jax.pmap(lambda x: {collective.describe()}, axis_name='i'{devices})(x))"],
+                           arrays={"x": x}))
+        f = pmapped(collective, selection.ids, selection.explicit)
+        got = case.accepts("pmap", lambda: f(x))
+        expected = spmd.stack_outputs(collective.model(list(x)), 0)
+        compare(case, f"pmap({collective.name}) result", got, expected, collective)
+    prop.__doc__ = (f"lax.{name} under pmap, on any devices, dtypes, shapes, parameters and "
+                    f"axis_index_groups, gives every device the model's value.")
+    return prop
+
+
+test_psum = check_under_pmap("psum")
+test_pmean = check_under_pmap("pmean")
+test_pmax = check_under_pmap("pmax")
+test_pmin = check_under_pmap("pmin")
+test_all_gather = check_under_pmap("all_gather")
+test_psum_scatter = check_under_pmap("psum_scatter")
+test_ppermute = check_under_pmap("ppermute")
+test_all_to_all = check_under_pmap("all_to_all")
+test_axis_index = check_under_pmap("axis_index")
+
+
+@given(selection=device_selections(), data=st.data())
+def test_psum_total_is_on_every_device(selection, data):
+    """After psum every device holds the same global total: each shard of the result is the sum."""
+    x = data.draw(sample_values("int32", (selection.size, 3)))
+    case = Case("jax.pmap(lambda x: lax.psum(x, 'i'), axis_name='i')(x).addressable_shards",
+                script(["from jax import lax",
+                        "y = jax.pmap(lambda x: lax.psum(x, 'i'), axis_name='i')(x)",
+                        "print([(s.device, np.asarray(s.data)) for s in y.addressable_shards])"],
+                       arrays={"x": x}))
+    y = pmapped(Collective("psum", (), None), selection.ids, selection.explicit)(x)
+    with np.errstate(over="ignore"):
+        total = x.sum(axis=0, dtype=np.int32)
+    case.equal("devices holding a shard", sorted(s.device.id for s in y.addressable_shards),
+               sorted(selection.ids))
+    for shard in y.addressable_shards:
+        case.same_bits(f"shard on device {shard.device.id}", np.asarray(shard.data).reshape(total.shape),
+                       total)
+
+
+# --- the same collectives through shard_map --------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def shard_mapped(collective: Collective, mesh: MeshModel, axis: str, in_spec: tuple, out_spec: tuple):
+    """shard_map of the collective over ``axis`` of ``mesh``; each device's block carries a leading
+    size-1 axis that the body drops and restores, so the body sees what pmap's body sees."""
+    def body(block):
+        return collective.call(block[0], axis)[None]
+    return jax.jit(compat.shard_map(body, jax_mesh(mesh), (in_spec,), out_spec, check=False))
+
+
+@st.composite
+def shard_map_cases(draw, name: str):
+    """A mesh of one or two axes over all devices (or a leading subset), the axis the collective
+    runs over, and a collective case for that axis's size."""
+    ids = live_device_ids()
+    k = len(ids) if draw(st.booleans()) else draw(st.integers(1, len(ids)))
+    shape = draw(mesh_shapes(k, min_axes=1, max_axes=2))
+    mesh = MeshModel(ids[:k], shape, ("i", "j")[:len(shape)])
+    axis = draw(st.sampled_from(mesh.axis_names))
+    return (mesh, axis) + draw(collective_cases(name, mesh.axis_sizes[axis]))
+
+
+def check_under_shard_map(name: str):
+    """The shard_map property for a collective: the global input holds one value per device,
+    stacked along the mesh axes; the collective runs over one axis; the output holds each device's
+    result in its place. Compared with the model, group by group, and with pmap on 1-d meshes."""
+    @given(case=shard_map_cases(name), data=st.data())
+    def prop(case, data):
+        mesh, axis, collective, dtype, shape = case
+        other = [a for a in mesh.axis_names if a != axis]
+        # One value per device: indexed by the other axis (if any), then by the collective's axis.
+        extra = mesh.axis_sizes[other[0]] if other else 1
+        values = data.draw(sample_values(dtype, (extra, mesh.axis_sizes[axis]) + shape,
+                                         subnormals=not collective.does_arithmetic), label="values")
+        # global[i, j] for a mesh ('i', 'j'): device (i, j) gets block [i*B:(i+1)*B] along dim 0.
+        per_device = {}
+        for flat, coords in enumerate(np.ndindex(*mesh.shape)):
+            c = dict(zip(mesh.axis_names, coords))
+            per_device[flat] = values[c[other[0]] if other else 0][c[axis]]
+        flat_values = np.stack([per_device[f] for f in range(mesh.size)])
+        spec = (tuple(mesh.axis_names),)
+        case_ = Case(f"shard_map(lambda b: {collective.describe(repr(axis))}, mesh {mesh.shape} "
+                     f"{mesh.axis_names}, in/out spec P({spec[0]!r}))",
+                     script(["from jax import lax", "# the suite's shard_map via conformance.compat.shard_map",
+                             f"print(jax.jit(jax.shard_map(lambda b: {collective.describe(repr(axis)).replace('(x,', '(b[0],')}[None], "
+                             f"mesh=mesh, in_specs=(P({spec[0]!r}),), out_specs=P({spec[0]!r})))(x))"],
+                            meshes={"mesh": mesh}, arrays={"x": flat_values}))
+        f = shard_mapped(collective, mesh, axis, spec, spec)
+        got = np.asarray(case_.accepts("shard_map", lambda: f(flat_values)))
+        expected = [None] * mesh.size
+        positions = [list(mesh.axis_names).index(axis)]
+        for group in spmd.mesh_groups(mesh.shape, mesh.axis_names, (axis,)):
+            results = collective.model([per_device[d] for d in group])
+            for d, r in zip(group, results):
+                expected[d] = r
+        compare(case_, f"shard_map({collective.name}) result", got, np.stack(expected), collective)
+        if len(mesh.shape) == 1 and positions == [0]:
+            by_pmap = pmapped(collective, mesh.device_ids, True)(flat_values)
+            compare(case_, f"pmap({collective.name}) vs shard_map", np.asarray(by_pmap), got, collective)
+    prop.__doc__ = (f"lax.{name} under shard_map, over either axis of a 1-d or 2-d mesh, gives "
+                    f"each device the model's value for its group, and agrees with pmap on 1-d "
+                    f"meshes.")
+    return prop
+
+
+test_psum_under_shard_map = check_under_shard_map("psum")
+test_pmean_under_shard_map = check_under_shard_map("pmean")
+test_pmax_under_shard_map = check_under_shard_map("pmax")
+test_all_gather_under_shard_map = check_under_shard_map("all_gather")
+test_psum_scatter_under_shard_map = check_under_shard_map("psum_scatter")
+test_ppermute_under_shard_map = check_under_shard_map("ppermute")
+test_all_to_all_under_shard_map = check_under_shard_map("all_to_all")
+test_axis_index_under_shard_map = check_under_shard_map("axis_index")
+
+
+@needs_devices(4, "for a 2x2 nested pmap")
+@pytest.mark.parametrize("names", [("i", "j"), ("j",), ("i",)], ids=str)
+def test_nested_pmap_collectives_over_named_axes(names):
+    """psum inside a nested pmap over the outer axis 'i', the inner axis 'j', or both, sums over
+    exactly those axes."""
+    n = len(live_device_ids())
+    outer, inner = (2, n // 2)
+    x = np.arange(outer * inner, dtype=np.int32).reshape(outer, inner)
+    case = Case(f"jax.pmap(jax.pmap(lambda a: lax.psum(a, {names}), axis_name='j'), axis_name='i')(x)",
+                script(["from jax import lax",
+                        f"print(jax.pmap(jax.pmap(lambda a: lax.psum(a, {names}), axis_name='j'), axis_name='i')(x))"],
+                       arrays={"x": x}))
+    f = jax.pmap(jax.pmap(lambda a: lax.psum(a, names), axis_name="j"), axis_name="i")
+    got = case.accepts("nested pmap", lambda: f(x))
+    expected = np.zeros_like(x)
+    for group in spmd.mesh_groups((outer, inner), ("i", "j"), names):
+        total = sum(int(x.flat[d]) for d in group)
+        for d in group:
+            expected.flat[d] = total
+    case.same_bits("nested pmap psum", np.asarray(got), expected)
+
+
+@needs_devices(2, "to permute")
+def test_ppermute_with_an_empty_perm_gives_zeros():
+    """ppermute with perm=[] sends nothing: every device gets zeros (run in a subprocess, since
+    this crashed the whole process on some versions)."""
+    lines = ["from jax import lax",
+             "x = np.ones((2, 3), np.int32)",
+             "print(np.asarray(jax.pmap(lambda a: lax.ppermute(a, 'i', perm=[]), axis_name='i')(x)).tolist())"]
+    case = Case("jax.pmap(lambda a: lax.ppermute(a, 'i', perm=[]), axis_name='i')(ones((2, 3)))", script(lines))
+    result = run_isolated(lines)
+    case.equal("exit status of the subprocess", result.returncode, 0)
+    case.equal("result", result.stdout.strip().splitlines()[-1], str([[0, 0, 0], [0, 0, 0]]))

@@ -1,0 +1,307 @@
+"""pmap: what each device receives (in_axes), how results are stacked (out_axes), static
+arguments, tracing, and the errors for sizes that do not fit, against conformance/spmd.py."""
+
+import jax
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from jax import lax
+
+from conformance import compat, spmd
+from conformance.checks import Case
+from conformance.jaxbridge import devices_by_id, jax_mesh, live_device_ids, needs_devices
+from conformance.model import MeshModel
+from conformance.repro import script, tree_literal
+from strategies import arrays, dtype_of
+from strategies.spmd import argument_trees, device_selections
+
+pytestmark = pytest.mark.pmap
+
+
+def double_plus_one(*args):
+    """The body of the pytree properties: every leaf times 2 plus 1 (numpy and JAX alike)."""
+    return spmd.tree_map(lambda leaf: leaf * 2 + 1, args)
+
+
+def pmapped(fun, selection, **kwargs):
+    """jax.pmap over the selection's devices (``devices=`` only when explicit)."""
+    if selection.explicit:
+        by_id = devices_by_id()
+        kwargs["devices"] = [by_id[i] for i in selection.ids]
+    return jax.pmap(fun, **kwargs)
+
+
+def pmap_case(call: str, lines, arrays_=None) -> Case:
+    return Case(call, script(["from jax import lax", *lines], arrays=arrays_))
+
+
+def devices_code(selection) -> str:
+    return f", devices=[devices[i] for i in {list(selection.ids)}]" if selection.explicit else ""
+
+
+def check_tree(case, what, got, expected):
+    """Leaf by leaf: same structure, dtype, shape and bits."""
+    got_leaves, expected_leaves = spmd.tree_leaves(got), spmd.tree_leaves(expected)
+    case.equal(f"{what}: number of leaves", len(got_leaves), len(expected_leaves))
+    case.equal(f"{what}: structure", type(got).__name__, type(expected).__name__)
+    for i, (g, e) in enumerate(zip(got_leaves, expected_leaves)):
+        case.same_bits(f"{what} leaf {i}", np.asarray(g), np.asarray(e))
+
+
+@st.composite
+def pytree_cases(draw):
+    """A device selection, argument pytrees and in_axes for its size, and an out_axes valid for
+    every output leaf."""
+    selection = draw(device_selections())
+    args, in_axes = draw(argument_trees(selection.size))
+    per_device = spmd.device_args(args, in_axes, 0)
+    lowest_rank = min(np.ndim(leaf) for leaf in spmd.tree_leaves(per_device))
+    out_axes = draw(st.integers(0, lowest_rank))
+    return selection, args, in_axes, out_axes
+
+
+@given(case=pytree_cases())
+def test_pmap_of_pytrees_matches_the_model(case):
+    """For argument pytrees (dicts, lists, tuples) with in_axes prefixes of ints and Nones, device i
+    gets slice i of each mapped leaf and every unmapped leaf whole, and the results are stacked
+    along out_axes; with devices=, slice i lands on the i-th listed device."""
+    selection, args, in_axes, out_axes = case
+    check = pmap_case(f"jax.pmap(double_plus_one, in_axes={in_axes!r}, out_axes={out_axes}"
+                      f"{devices_code(selection)})(*args)",
+                      ["double_plus_one = lambda *args: jax.tree_util.tree_map(lambda l: l * 2 + 1, args)",
+                       f"args = {tree_literal(args)}",
+                       f"print(jax.pmap(double_plus_one, in_axes={in_axes!r}, out_axes={out_axes}"
+                       f"{devices_code(selection)})(*args))"])
+    with np.errstate(over="ignore"):
+        expected = spmd.pmap_reference(double_plus_one, args, in_axes, out_axes)
+    f = pmapped(double_plus_one, selection, in_axes=in_axes, out_axes=out_axes)
+    got = check.accepts("pmap", lambda: f(*args))
+    check_tree(check, "pmap result", got, expected)
+    if out_axes == 0:
+        for leaf in spmd.tree_leaves(got):
+            placed = {s.device.id: compat.index_position(s.index[0]) for s in leaf.addressable_shards}
+            check.equal("device holding each slice", {pos: d for d, pos in placed.items()},
+                        dict(enumerate(selection.ids)))
+
+
+@st.composite
+def broadcast_cases(draw):
+    """A mapped argument and an unmapped one whose leading size may equal the device count."""
+    selection = draw(device_selections())
+    k = selection.size
+    x = draw(arrays(np.int32, (k, 2)))
+    leading = draw(st.sampled_from([k, 1, 3]))
+    y = draw(arrays(np.int32, (leading, 2)))
+    return selection, x, y
+
+
+@given(case=broadcast_cases())
+def test_unmapped_argument_reaches_every_device_whole(case):
+    """in_axes=(0, None): every device gets the whole second argument, even when its leading size
+    equals the number of devices (it is not split)."""
+    selection, x, y = case
+    check = pmap_case(f"jax.pmap(lambda a, b: b + a.sum() * 0, in_axes=(0, None){devices_code(selection)})(x, y)",
+                      [f"print(jax.pmap(lambda a, b: b + a.sum() * 0, in_axes=(0, None){devices_code(selection)})(x, y))"],
+                      {"x": x, "y": y})
+    f = pmapped(lambda a, b: b + a.sum() * 0, selection, in_axes=(0, None))
+    got = check.accepts("pmap", lambda: f(x, y))
+    check.same_bits("pmap result", np.asarray(got), np.stack([y] * selection.size))
+
+
+@given(selection=device_selections(), data=st.data())
+def test_out_axes_none_returns_the_replicated_value(selection, data):
+    """With out_axes=None, a value that is the same on every device (a psum) comes back once,
+    not stacked."""
+    x = data.draw(arrays(np.int32, (selection.size, 3)))
+    check = pmap_case("jax.pmap(lambda a: lax.psum(a, 'i'), axis_name='i', out_axes=None)(x)",
+                      [f"print(jax.pmap(lambda a: lax.psum(a, 'i'), axis_name='i', out_axes=None{devices_code(selection)})(x))"],
+                      {"x": x})
+    f = pmapped(lambda a: lax.psum(a, "i"), selection, axis_name="i", out_axes=None)
+    got = check.accepts("pmap", lambda: f(x))
+    with np.errstate(over="ignore"):
+        expected = spmd.stack_outputs(spmd.psum(list(x)), None)
+    check.same_bits("pmap result", np.asarray(got), expected)
+
+
+@needs_devices(2, "for values that differ across devices")
+def test_out_axes_none_rejects_a_value_that_differs_across_devices():
+    """out_axes=None promises a replicated result: a value that differs across devices is an error,
+    not one device's value."""
+    x = np.arange(2 * 3, dtype=np.int32).reshape(2, 3)
+    check = pmap_case("jax.pmap(lambda a: a, out_axes=None)(x)",
+                      ["print(jax.pmap(lambda a: a, out_axes=None)(x))"], {"x": x})
+    check.rejects("pmap(out_axes=None) of an unreplicated value",
+                  lambda: jax.pmap(lambda a: a, out_axes=None)(x), (ValueError,))
+
+
+@given(selection=device_selections(), statics=st.lists(st.integers(-3, 3), min_size=1, max_size=4))
+def test_static_broadcasted_argnums(selection, statics):
+    """A static argument reaches every device as the Python value; each distinct value is traced
+    once, and equal values reuse the trace."""
+    x = np.arange(selection.size * 2, dtype=np.int32).reshape(selection.size, 2)
+    traces = []
+
+    def scale(a, k):
+        traces.append(k)
+        return a * k
+
+    f = pmapped(scale, selection, static_broadcasted_argnums=1)
+    check = pmap_case(f"pmap(scale, static_broadcasted_argnums=1) called with k in {statics}",
+                      ["f = jax.pmap(lambda a, k: a * k, static_broadcasted_argnums=1)",
+                       f"print([f(x, k) for k in {statics}])"], {"x": x})
+    for k in statics:
+        check.same_bits(f"f(x, {k})", np.asarray(check.accepts("pmap", lambda: f(x, k))),
+                        x * np.int32(k))
+    check.equal("traces (static values seen)", sorted(traces), sorted(set(statics)))
+
+
+SIGNATURES = [((1,), "int32"), ((1, 2), "int32"), ((1,), "float32"), ((1, 2), "float32")]
+
+
+@given(selection=device_selections(), calls=st.lists(st.integers(0, len(SIGNATURES) - 1),
+                                                     min_size=1, max_size=6))
+def test_traced_once_per_input_signature(selection, calls):
+    """The pmapped function is traced once per distinct input shape and dtype (as the seed's
+    print statement shows), however often it is called."""
+    traces = []
+
+    def body(a):
+        traces.append(a.shape)
+        return a * 2
+
+    f = pmapped(body, selection)
+    inputs = []
+    for i in calls:
+        shape, dtype = SIGNATURES[i]
+        inputs.append(np.ones((selection.size,) + shape[1:], dtype_of(dtype)))
+        f(inputs[-1])
+    check = pmap_case(f"pmap(body) called on signatures {[SIGNATURES[i] for i in calls]}",
+                      ["traces = []", "f = jax.pmap(lambda a: traces.append(a.shape) or a * 2)",
+                       "# call f on the listed signatures, then print(len(traces))"])
+    check.equal("number of traces", len(traces), len(set(calls)))
+
+
+@given(extra=st.integers(1, 4))
+def test_mapped_axis_larger_than_the_device_count_is_rejected(extra):
+    """A mapped axis longer than the number of devices raises ValueError naming both sizes."""
+    n = len(live_device_ids())
+    x = np.zeros((n + extra, 2), np.float32)
+    check = pmap_case(f"jax.pmap(lambda a: a)(np.zeros(({n + extra}, 2)))",
+                      [f"jax.pmap(lambda a: a)(np.zeros(({n + extra}, 2)))"])
+    error = check.rejects("pmap of an oversized axis", lambda: jax.pmap(lambda a: a)(x), (ValueError,))
+    check.true(f"the message names the axis size {n + extra} and the {n} devices",
+               str(n + extra) in str(error) and str(n) in str(error))
+
+
+@needs_devices(2, "to pass fewer devices than the axis size")
+@given(data=st.data())
+def test_devices_must_match_the_mapped_axis(data):
+    """With devices=[...], a mapped axis whose size is not the number of devices given raises
+    ValueError."""
+    ids = live_device_ids()
+    m = data.draw(st.integers(1, len(ids)), label="devices given")
+    size = data.draw(st.integers(1, len(ids)).filter(lambda s: s != m), label="axis size")
+    devices = [devices_by_id()[i] for i in ids[:m]]
+    x = np.zeros((size, 2), np.float32)
+    check = pmap_case(f"jax.pmap(lambda a: a, devices=<{m} devices>)(np.zeros(({size}, 2)))",
+                      [f"jax.pmap(lambda a: a, devices=jax.local_devices()[:{m}])(np.zeros(({size}, 2)))"])
+    check.rejects("pmap with devices= of another count",
+                  lambda: jax.pmap(lambda a: a, devices=devices)(x), (ValueError,))
+
+
+@given(sizes=st.tuples(st.integers(1, 4), st.integers(1, 4)).filter(lambda s: s[0] != s[1]))
+def test_inconsistent_mapped_sizes_are_rejected(sizes):
+    """Two mapped arguments of different sizes raise ValueError naming both sizes."""
+    a, b = (np.zeros((s, 2), np.float32) for s in sizes)
+    check = pmap_case(f"jax.pmap(lambda a, b: a + b)(np.zeros(({sizes[0]}, 2)), np.zeros(({sizes[1]}, 2)))",
+                      [f"jax.pmap(lambda a, b: a + b)(np.zeros(({sizes[0]}, 2)), np.zeros(({sizes[1]}, 2)))"])
+    error = check.rejects("pmap of inconsistent sizes", lambda: jax.pmap(lambda p, q: p + q)(a, b),
+                          (ValueError,))
+    check.true(f"the message names both sizes {sizes}",
+               all(str(s) in str(error) for s in sizes))
+
+
+@needs_devices(4, "for a 4x4 array")
+@pytest.mark.parametrize("in_axes, out_axes", [(-1, 0), (0, -1)], ids=["in_axes=-1", "out_axes=-1"])
+def test_negative_axes_count_from_the_end_or_are_refused(in_axes, out_axes):
+    """pmap documents in_axes/out_axes as non-negative; a negative one either counts from the end,
+    as in numpy and vmap, or raises ValueError. It never maps or stacks along another axis."""
+    x = np.arange(16, dtype=np.int32).reshape(4, 4)
+    check = pmap_case(f"jax.pmap(lambda a: a * 2, in_axes={in_axes}, out_axes={out_axes})(x)",
+                      [f"print(jax.pmap(lambda a: a * 2, in_axes={in_axes}, out_axes={out_axes})(x))"],
+                      {"x": x})
+    try:
+        got = jax.pmap(lambda a: a * 2, in_axes=in_axes, out_axes=out_axes)(x)
+    except ValueError:
+        return
+    except Exception as e:  # noqa: BLE001
+        check.fail(f"pmap raised {type(e).__name__}: {e}, but should raise ValueError or count "
+                   f"from the end [{check.call}]")
+    expected = spmd.pmap_reference(lambda a: a * 2, (x,), in_axes, out_axes)
+    check.same_bits("pmap result", np.asarray(got), expected)
+
+
+# --- the seed's examples -------------------------------------------------------------------------
+
+
+def seed_expectations(n):
+    """What the seed's three examples print for n devices (data_size_per_device = 4)."""
+    scaled = [[2 * (4 * r + c) for c in range(4)] for r in range(n)]
+    return {
+        "scale_by_two": scaled,
+        "scale_and_add": [[float(v + 100) for v in row] for row in scaled],
+        "scale_and_sum": (scaled, [sum(map(sum, scaled))] * n),
+    }
+
+
+SEED_N = [2, 8]
+
+
+@pytest.mark.parametrize("n", SEED_N)
+@pytest.mark.parametrize("example", ["scale_by_two", "scale_and_add", "scale_and_sum"])
+def test_seed_examples(example, n, capsys):
+    """The seed's scale_by_two, scale_and_add (in_axes=(0, None)) and scale_and_sum (psum over
+    'devices') print what the seed says for 2 and 8 devices, and print their tracing message once
+    over two calls."""
+    if len(live_device_ids()) < n:
+        pytest.skip(f"needs {n} devices; this backend has {len(live_device_ids())}")
+    sharded = np.arange(n * 4).reshape(n, 4)
+    bodies = {
+        "scale_by_two": (lambda x: print("Compiling and running scale_by_two...") or x * 2, {}, ()),
+        "scale_and_add": (lambda x, y: print("Compiling and running scale_and_add...") or x * 2 + y,
+                          {"in_axes": (0, None)}, (np.float32(100.0),)),
+        "scale_and_sum": (lambda x: print("Compiling and running scale_and_sum...") or
+                          (x * 2, lax.psum((x * 2).sum(), axis_name="devices")),
+                          {"axis_name": "devices"}, ()),
+    }
+    body, kwargs, extra = bodies[example]
+    f = jax.pmap(body, **kwargs)
+    check = pmap_case(f"{example} on {n} devices", [f"# the seed's {example}, with num_devices = {n}"])
+    first, second = f(sharded, *extra), f(sharded, *extra)
+    expected = seed_expectations(n)[example]
+    if example == "scale_and_sum":
+        check.equal("scaled data", np.asarray(first[0]).tolist(), expected[0])
+        check.equal("global sum on every device", np.asarray(first[1]).tolist(), expected[1])
+    else:
+        check.equal("output", np.asarray(first).tolist(), expected)
+    check.equal("second call", spmd.tree_map(lambda a: np.asarray(a).tolist(), second),
+                spmd.tree_map(lambda a: np.asarray(a).tolist(), first))
+    check.equal("tracing messages printed over two calls", capsys.readouterr().out.count("Compiling"), 1)
+
+
+@compat.requires("set_mesh")
+@needs_devices(2, "for a mesh of two devices")
+def test_pmap_inside_a_set_mesh_context():
+    """pmap works inside a `with jax.set_mesh(mesh):` block as outside it (set_mesh governs jit's
+    sharding in context; pmap names its own devices)."""
+    mesh = MeshModel(live_device_ids()[:2], (2,), ("x",))
+    x = np.arange(4, dtype=np.int32).reshape(2, 2)
+
+    def run():
+        with compat.feature("set_mesh")(jax_mesh(mesh)):
+            return jax.pmap(lambda a: a + 1)(x)
+    check = Case("with jax.set_mesh(mesh): jax.pmap(lambda a: a + 1)(x)",
+                 script(["with jax.set_mesh(mesh):", "    print(jax.pmap(lambda a: a + 1)(x))"],
+                        meshes={"mesh": mesh}, arrays={"x": x}))
+    check.same_bits("pmap result", np.asarray(check.accepts("pmap inside set_mesh", run)), x + 1)

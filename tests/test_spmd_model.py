@@ -1,0 +1,128 @@
+"""The pmap / collectives model pinned to hand-worked cases, the seed's examples first."""
+
+import numpy as np
+import pytest
+
+from conformance import spmd
+
+
+def rows(values):
+    return [np.asarray(v).tolist() for v in values]
+
+
+@pytest.mark.parametrize("n, expected", [
+    (2, [[0, 2, 4, 6], [8, 10, 12, 14]]),
+    (8, [[8 * r + 2 * c for c in range(4)] for r in range(8)]),
+])
+def test_seed_scale_by_two(n, expected):
+    """pmap(scale_by_two) on arange(n * 4).reshape(n, 4): row i is device i's slice times 2."""
+    out = spmd.pmap_reference(lambda x: x * 2, (np.arange(n * 4).reshape(n, 4),))
+    assert out.tolist() == expected
+
+
+def test_seed_scale_and_add_broadcasts_y():
+    """in_axes=(0, None): x is split, the scalar y = 100.0 reaches every device whole."""
+    x = np.arange(8).reshape(2, 4)
+    out = spmd.pmap_reference(lambda a, b: a * 2 + b, (x, np.float32(100.0)), in_axes=(0, None))
+    assert out.tolist() == [[100.0, 102.0, 104.0, 106.0], [108.0, 110.0, 112.0, 114.0]]
+
+
+@pytest.mark.parametrize("n, total", [(2, 56), (8, 992)])
+def test_seed_scale_and_sum(n, total):
+    """Each device sums its scaled slice; psum leaves the global total on every device."""
+    x = np.arange(n * 4).reshape(n, 4)
+    local = [(x[i] * 2).sum() for i in range(n)]
+    assert [int(v) for v in spmd.psum(local)] == [total] * n
+
+
+def test_in_axes_prefixes():
+    """A dict prefix, a nested list prefix and in_axes=1 pick the right leaves and axes."""
+    x = np.arange(12).reshape(4, 3)
+    out = spmd.pmap_reference(lambda d: d["a"] + d["b"], ({"a": x, "b": x[0]},),
+                              in_axes=({"a": 0, "b": None},))
+    assert out.tolist() == [[0, 2, 4], [3, 5, 7], [6, 8, 10], [9, 11, 13]]
+    out = spmd.pmap_reference(lambda l: l[0] + l[1], ([x, x[0]],), in_axes=([0, None],))
+    assert out.tolist() == [[0, 2, 4], [3, 5, 7], [6, 8, 10], [9, 11, 13]]
+    assert spmd.pmap_reference(lambda a: a, (x.T,), in_axes=1).tolist() == x.tolist()
+    assert spmd.pmap_reference(lambda a: a, (x.T,), in_axes=-1).tolist() == x.tolist()
+
+
+def test_out_axes():
+    x = np.arange(12).reshape(4, 3)
+    assert spmd.pmap_reference(lambda a: a * 2, (x,), out_axes=1).tolist() == (x * 2).T.tolist()
+    assert spmd.pmap_reference(lambda a: a * 2, (x,), out_axes=-1).tolist() == (x * 2).T.tolist()
+    assert spmd.pmap_reference(lambda a: a * 0 + 7, (x,), out_axes=None).tolist() == [7, 7, 7]
+    with pytest.raises(ValueError, match="same output on every device"):
+        spmd.pmap_reference(lambda a: a, (x,), out_axes=None)
+
+
+def test_mapped_size_errors():
+    with pytest.raises(ValueError, match="inconsistent sizes"):
+        spmd.mapped_size((np.zeros((4, 2)), np.zeros((3, 2))), 0)
+    with pytest.raises(ValueError, match="at least one mapped"):
+        spmd.mapped_size((np.zeros(2),), None)
+    with pytest.raises(ValueError):
+        spmd.arg_axes((np.zeros(2), np.zeros(2)), [0, None])
+
+
+X = [np.arange(3) + 3 * i for i in range(4)]  # arange(12).reshape(4, 3) as device rows
+
+
+def test_reductions():
+    assert rows(spmd.psum(X)) == [[18, 22, 26]] * 4
+    assert rows(spmd.psum(X, [[0, 1], [2, 3]])) == [[3, 5, 7], [3, 5, 7], [15, 17, 19], [15, 17, 19]]
+    assert rows(spmd.pmax(X)) == [[9, 10, 11]] * 4
+    assert rows(spmd.pmax(X, [[0, 2], [1, 3]])) == [[6, 7, 8], [9, 10, 11], [6, 7, 8], [9, 10, 11]]
+    assert rows(spmd.pmin(X, [[0, 2], [1, 3]])) == [[0, 1, 2], [3, 4, 5], [0, 1, 2], [3, 4, 5]]
+    mean = spmd.pmean(X)
+    assert mean[0].dtype == np.float32 and rows(mean) == [[4.5, 5.5, 6.5]] * 4
+    booleans = spmd.psum([np.bool_(b) for b in (True, False, True, True)])
+    assert [int(v) for v in booleans] == [3] * 4 and booleans[0].dtype == np.int32
+
+
+def test_all_gather():
+    assert spmd.all_gather(X)[0].shape == (4, 3)
+    assert spmd.all_gather([x[None] for x in X], axis=1)[0].shape == (1, 4, 3)
+    assert spmd.all_gather(X, tiled=True)[0].tolist() == list(range(12))
+    grouped = spmd.all_gather(X, axis_index_groups=[[0, 2], [1, 3]])
+    assert rows(grouped)[1] == [[3, 4, 5], [9, 10, 11]]
+
+
+def test_psum_scatter():
+    square = [np.arange(4) + 4 * i for i in range(4)]
+    assert [int(v) for v in spmd.psum_scatter(square)] == [24, 28, 32, 36]
+    wide = [np.arange(8) + 8 * i for i in range(4)]
+    assert rows(spmd.psum_scatter(wide, tiled=True)) == [[48, 52], [56, 60], [64, 68], [72, 76]]
+    pairs = [np.arange(2) + 2 * i for i in range(4)]
+    assert [int(v) for v in spmd.psum_scatter(pairs, axis_index_groups=[[0, 2], [1, 3]])] == [4, 8, 6, 10]
+
+
+def test_ppermute_fills_zeros():
+    assert rows(spmd.ppermute(X, [(0, 1), (1, 2)])) == [[0, 0, 0], [0, 1, 2], [3, 4, 5], [0, 0, 0]]
+    assert rows(spmd.ppermute(X, [(i, (i + 1) % 4) for i in range(4)])) == rows(X[-1:] + X[:-1])
+    with pytest.raises(ValueError):
+        spmd.ppermute(X, [(0, 1), (2, 1)])
+
+
+def test_all_to_all():
+    square = [np.arange(4) + 4 * i for i in range(4)]
+    assert rows(spmd.all_to_all(square, 0, 0)) == [[0, 4, 8, 12], [1, 5, 9, 13], [2, 6, 10, 14], [3, 7, 11, 15]]
+    wide = [np.arange(8) + 8 * i for i in range(4)]
+    assert rows(spmd.all_to_all(wide, 0, 0, tiled=True))[0] == [0, 1, 8, 9, 16, 17, 24, 25]
+    pairs = [np.arange(2) + 2 * i for i in range(4)]
+    assert rows(spmd.all_to_all(pairs, 0, 0, axis_index_groups=[[0, 2], [1, 3]])) == [[0, 4], [2, 6], [1, 5], [3, 7]]
+
+
+def test_groups_must_partition_equally():
+    with pytest.raises(ValueError):
+        spmd.groups_of(4, [[0, 1], [2]])
+    with pytest.raises(ValueError):
+        spmd.groups_of(4, [[0, 1, 2], [3]])
+
+
+def test_mesh_groups():
+    """Over 'j' of a (2, 4) mesh: the rows; over 'i': the columns; over ('j', 'i'): j major."""
+    assert spmd.mesh_groups((2, 4), ("i", "j"), ("j",)) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert spmd.mesh_groups((2, 4), ("i", "j"), ("i",)) == [[0, 4], [1, 5], [2, 6], [3, 7]]
+    assert spmd.mesh_groups((2, 4), ("i", "j"), ("j", "i")) == [[0, 4, 1, 5, 2, 6, 3, 7]]
+    assert spmd.mesh_groups((2, 4), ("i", "j"), ("i", "j")) == [list(range(8))]
