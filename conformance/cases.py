@@ -24,6 +24,12 @@ def layout_case(layout: Layout, call: str, lines: Sequence[str] = (), *, x=None,
     return Case(f"{call}; {'; '.join(described)}", code)
 
 
+def lax_case(call: str, lines: Sequence[str], *, meshes: Optional[dict] = None,
+             arrays: Optional[dict] = None) -> Case:
+    """A Case whose script imports ``jax.lax``, builds ``meshes`` and ``arrays``, then runs ``lines``."""
+    return Case(call, script(["from jax import lax", *lines], meshes=meshes, arrays=arrays))
+
+
 def check_layout(case: Case, array, layout: Layout, x=None, what: str = "shard") -> None:
     """``array`` is laid out as ``layout`` says: its sharding's index map is the model's; each
     addressable shard sits on a mesh device, covers that device's block, lives on that device and

@@ -7,7 +7,6 @@ place that imports JAX and starts it.
 
 from __future__ import annotations
 
-import os
 import random
 import re
 import sys

@@ -20,7 +20,7 @@ from typing import FrozenSet, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .model import Block, Layout, MeshModel, Spec, is_congruent
+from .model import Layout, MeshModel, Spec, is_congruent
 
 
 @dataclass(frozen=True)

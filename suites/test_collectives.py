@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from jax import lax
 
 from conformance import compat, spmd
+from conformance.cases import lax_case
 from conformance.checks import Case
 from conformance.jaxbridge import devices_by_id, jax_mesh, live_device_ids, needs_devices
 from conformance.model import MeshModel
@@ -150,10 +151,9 @@ def check_under_pmap(name: str):
         x = data.draw(sample_values(dtype, (selection.size, *shape),
                                     subnormals=not collective.does_arithmetic), label="x")
         devices = f", devices=[devices[i] for i in {list(selection.ids)}]" if selection.explicit else ""
-        case = Case(f"jax.pmap(lambda x: {collective.describe()}, axis_name='i'{devices})(x)",
-                    script(["from jax import lax",
-                            f"print(jax.pmap(lambda x: {collective.describe()}, axis_name='i'{devices})(x))"],
-                           arrays={"x": x}))
+        case = lax_case(f"jax.pmap(lambda x: {collective.describe()}, axis_name='i'{devices})(x)",
+                        [f"print(jax.pmap(lambda x: {collective.describe()}, axis_name='i'{devices})(x))"],
+                        arrays={"x": x})
         f = pmapped(collective, selection.ids, selection.explicit)
         got = case.accepts("pmap", lambda: f(x))
         expected = spmd.stack_outputs(collective.model(list(x)), 0)
@@ -178,11 +178,10 @@ test_axis_index = check_under_pmap("axis_index")
 def test_psum_total_is_on_every_device(selection, data):
     """After psum every device holds the same global total: each shard of the result is the sum."""
     x = data.draw(sample_values("int32", (selection.size, 3)))
-    case = Case("jax.pmap(lambda x: lax.psum(x, 'i'), axis_name='i')(x).addressable_shards",
-                script(["from jax import lax",
-                        "y = jax.pmap(lambda x: lax.psum(x, 'i'), axis_name='i')(x)",
-                        "print([(s.device, np.asarray(s.data)) for s in y.addressable_shards])"],
-                       arrays={"x": x}))
+    case = lax_case("jax.pmap(lambda x: lax.psum(x, 'i'), axis_name='i')(x).addressable_shards",
+                    ["y = jax.pmap(lambda x: lax.psum(x, 'i'), axis_name='i')(x)",
+                     "print([(s.device, np.asarray(s.data)) for s in y.addressable_shards])"],
+                    arrays={"x": x})
     y = pmapped(Collective("psum", (), None), selection.ids, selection.explicit)(x)
     with np.errstate(over="ignore"):
         total = x.sum(axis=0, dtype=np.int32)
@@ -236,12 +235,13 @@ def check_under_shard_map(name: str):
             per_device[flat] = values[c[other[0]] if other else 0][c[axis]]
         flat_values = np.stack([per_device[f] for f in range(mesh.size)])
         spec = (tuple(mesh.axis_names),)
-        case_ = Case(f"shard_map(lambda b: {collective.describe(repr(axis))}, mesh {mesh.shape} "
-                     f"{mesh.axis_names}, in/out spec P({spec[0]!r}))",
-                     script(["from jax import lax", "# the suite's shard_map via conformance.compat.shard_map",
-                             f"print(jax.jit(jax.shard_map(lambda b: {collective.describe(repr(axis)).replace('(x,', '(b[0],')}[None], "
-                             f"mesh=mesh, in_specs=(P({spec[0]!r}),), out_specs=P({spec[0]!r})))(x))"],
-                            meshes={"mesh": mesh}, arrays={"x": flat_values}))
+        body = collective.describe(repr(axis)).replace("(x,", "(b[0],")
+        case_ = lax_case(f"shard_map(lambda b: {collective.describe(repr(axis))}, mesh {mesh.shape} "
+                         f"{mesh.axis_names}, in/out spec P({spec[0]!r}))",
+                         ["# jax.shard_map from 0.6.1; before it, jax.experimental.shard_map.shard_map",
+                          f"print(jax.jit(jax.shard_map(lambda b: {body}[None], mesh=mesh, "
+                          f"in_specs=(P({spec[0]!r}),), out_specs=P({spec[0]!r}), check_vma=False))(x))"],
+                         meshes={"mesh": mesh}, arrays={"x": flat_values})
         f = shard_mapped(collective, mesh, axis, spec, spec)
         got = np.asarray(case_.accepts("shard_map", lambda: f(flat_values)))
         expected = [None] * mesh.size
@@ -278,10 +278,9 @@ def test_nested_pmap_collectives_over_named_axes(names):
     n = len(live_device_ids())
     outer, inner = (2, n // 2)
     x = np.arange(outer * inner, dtype=np.int32).reshape(outer, inner)
-    case = Case(f"jax.pmap(jax.pmap(lambda a: lax.psum(a, {names}), axis_name='j'), axis_name='i')(x)",
-                script(["from jax import lax",
-                        f"print(jax.pmap(jax.pmap(lambda a: lax.psum(a, {names}), axis_name='j'), axis_name='i')(x))"],
-                       arrays={"x": x}))
+    case = lax_case(f"jax.pmap(jax.pmap(lambda a: lax.psum(a, {names}), axis_name='j'), axis_name='i')(x)",
+                    [f"print(jax.pmap(jax.pmap(lambda a: lax.psum(a, {names}), axis_name='j'), axis_name='i')(x))"],
+                    arrays={"x": x})
     f = jax.pmap(jax.pmap(lambda a: lax.psum(a, names), axis_name="j"), axis_name="i")
     got = case.accepts("nested pmap", lambda: f(x))
     expected = np.zeros_like(x)

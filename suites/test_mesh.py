@@ -13,10 +13,8 @@ from conformance import compat
 from conformance.cases import check_layout, layout_case
 from conformance.checks import Case
 from conformance.jaxbridge import devices_by_id, index_map, jax_mesh, live_device_ids, needs_devices
-from conformance.model import Layout, MeshModel
 from conformance.repro import script
 from strategies import layouts, mesh_shapes, meshes
-from strategies.meshes import factorizations
 
 pytestmark = pytest.mark.mesh
 

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from jax import lax
 
 from conformance import compat, spmd
+from conformance.cases import lax_case
 from conformance.checks import Case
 from conformance.jaxbridge import devices_by_id, jax_mesh, live_device_ids, needs_devices
 from conformance.model import MeshModel
@@ -30,10 +31,6 @@ def pmapped(fun, selection, **kwargs):
         by_id = devices_by_id()
         kwargs["devices"] = [by_id[i] for i in selection.ids]
     return jax.pmap(fun, **kwargs)
-
-
-def pmap_case(call: str, lines, arrays_=None) -> Case:
-    return Case(call, script(["from jax import lax", *lines], arrays=arrays_))
 
 
 def devices_code(selection) -> str:
@@ -67,7 +64,7 @@ def test_pmap_of_pytrees_matches_the_model(case):
     gets slice i of each mapped leaf and every unmapped leaf whole, and the results are stacked
     along out_axes; with devices=, slice i lands on the i-th listed device."""
     selection, args, in_axes, out_axes = case
-    check = pmap_case(f"jax.pmap(double_plus_one, in_axes={in_axes!r}, out_axes={out_axes}"
+    check = lax_case(f"jax.pmap(double_plus_one, in_axes={in_axes!r}, out_axes={out_axes}"
                       f"{devices_code(selection)})(*args)",
                       ["double_plus_one = lambda *args: jax.tree_util.tree_map(lambda l: l * 2 + 1, args)",
                        f"args = {tree_literal(args)}",
@@ -101,9 +98,9 @@ def test_unmapped_argument_reaches_every_device_whole(case):
     """in_axes=(0, None): every device gets the whole second argument, even when its leading size
     equals the number of devices (it is not split)."""
     selection, x, y = case
-    check = pmap_case(f"jax.pmap(lambda a, b: b + a.sum() * 0, in_axes=(0, None){devices_code(selection)})(x, y)",
+    check = lax_case(f"jax.pmap(lambda a, b: b + a.sum() * 0, in_axes=(0, None){devices_code(selection)})(x, y)",
                       [f"print(jax.pmap(lambda a, b: b + a.sum() * 0, in_axes=(0, None){devices_code(selection)})(x, y))"],
-                      {"x": x, "y": y})
+                      arrays={"x": x, "y": y})
     f = pmapped(lambda a, b: b + a.sum() * 0, selection, in_axes=(0, None))
     got = check.accepts("pmap", lambda: f(x, y))
     check.same_bits("pmap result", np.asarray(got), np.stack([y] * selection.size))
@@ -114,9 +111,9 @@ def test_out_axes_none_returns_the_replicated_value(selection, data):
     """With out_axes=None, a value that is the same on every device (a psum) comes back once,
     not stacked."""
     x = data.draw(arrays(np.int32, (selection.size, 3)))
-    check = pmap_case("jax.pmap(lambda a: lax.psum(a, 'i'), axis_name='i', out_axes=None)(x)",
+    check = lax_case("jax.pmap(lambda a: lax.psum(a, 'i'), axis_name='i', out_axes=None)(x)",
                       [f"print(jax.pmap(lambda a: lax.psum(a, 'i'), axis_name='i', out_axes=None{devices_code(selection)})(x))"],
-                      {"x": x})
+                      arrays={"x": x})
     f = pmapped(lambda a: lax.psum(a, "i"), selection, axis_name="i", out_axes=None)
     got = check.accepts("pmap", lambda: f(x))
     with np.errstate(over="ignore"):
@@ -129,8 +126,8 @@ def test_out_axes_none_rejects_a_value_that_differs_across_devices():
     """out_axes=None promises a replicated result: a value that differs across devices is an error,
     not one device's value."""
     x = np.arange(2 * 3, dtype=np.int32).reshape(2, 3)
-    check = pmap_case("jax.pmap(lambda a: a, out_axes=None)(x)",
-                      ["print(jax.pmap(lambda a: a, out_axes=None)(x))"], {"x": x})
+    check = lax_case("jax.pmap(lambda a: a, out_axes=None)(x)",
+                      ["print(jax.pmap(lambda a: a, out_axes=None)(x))"], arrays={"x": x})
     check.rejects("pmap(out_axes=None) of an unreplicated value",
                   lambda: jax.pmap(lambda a: a, out_axes=None)(x), (ValueError,))
 
@@ -147,9 +144,9 @@ def test_static_broadcasted_argnums(selection, statics):
         return a * k
 
     f = pmapped(scale, selection, static_broadcasted_argnums=1)
-    check = pmap_case(f"pmap(scale, static_broadcasted_argnums=1) called with k in {statics}",
+    check = lax_case(f"pmap(scale, static_broadcasted_argnums=1) called with k in {statics}",
                       ["f = jax.pmap(lambda a, k: a * k, static_broadcasted_argnums=1)",
-                       f"print([f(x, k) for k in {statics}])"], {"x": x})
+                       f"print([f(x, k) for k in {statics}])"], arrays={"x": x})
     for k in statics:
         check.same_bits(f"f(x, {k})", np.asarray(check.accepts("pmap", lambda: f(x, k))),
                         x * np.int32(k))
@@ -176,7 +173,7 @@ def test_traced_once_per_input_signature(selection, calls):
         shape, dtype = SIGNATURES[i]
         inputs.append(np.ones((selection.size,) + shape[1:], dtype_of(dtype)))
         f(inputs[-1])
-    check = pmap_case(f"pmap(body) called on signatures {[SIGNATURES[i] for i in calls]}",
+    check = lax_case(f"pmap(body) called on signatures {[SIGNATURES[i] for i in calls]}",
                       ["traces = []", "f = jax.pmap(lambda a: traces.append(a.shape) or a * 2)",
                        "# call f on the listed signatures, then print(len(traces))"])
     check.equal("number of traces", len(traces), len(set(calls)))
@@ -187,7 +184,7 @@ def test_mapped_axis_larger_than_the_device_count_is_rejected(extra):
     """A mapped axis longer than the number of devices raises ValueError naming both sizes."""
     n = len(live_device_ids())
     x = np.zeros((n + extra, 2), np.float32)
-    check = pmap_case(f"jax.pmap(lambda a: a)(np.zeros(({n + extra}, 2)))",
+    check = lax_case(f"jax.pmap(lambda a: a)(np.zeros(({n + extra}, 2)))",
                       [f"jax.pmap(lambda a: a)(np.zeros(({n + extra}, 2)))"])
     error = check.rejects("pmap of an oversized axis", lambda: jax.pmap(lambda a: a)(x), (ValueError,))
     check.true(f"the message names the axis size {n + extra} and the {n} devices",
@@ -204,7 +201,7 @@ def test_devices_must_match_the_mapped_axis(data):
     size = data.draw(st.integers(1, len(ids)).filter(lambda s: s != m), label="axis size")
     devices = [devices_by_id()[i] for i in ids[:m]]
     x = np.zeros((size, 2), np.float32)
-    check = pmap_case(f"jax.pmap(lambda a: a, devices=<{m} devices>)(np.zeros(({size}, 2)))",
+    check = lax_case(f"jax.pmap(lambda a: a, devices=<{m} devices>)(np.zeros(({size}, 2)))",
                       [f"jax.pmap(lambda a: a, devices=jax.local_devices()[:{m}])(np.zeros(({size}, 2)))"])
     check.rejects("pmap with devices= of another count",
                   lambda: jax.pmap(lambda a: a, devices=devices)(x), (ValueError,))
@@ -214,7 +211,7 @@ def test_devices_must_match_the_mapped_axis(data):
 def test_inconsistent_mapped_sizes_are_rejected(sizes):
     """Two mapped arguments of different sizes raise ValueError naming both sizes."""
     a, b = (np.zeros((s, 2), np.float32) for s in sizes)
-    check = pmap_case(f"jax.pmap(lambda a, b: a + b)(np.zeros(({sizes[0]}, 2)), np.zeros(({sizes[1]}, 2)))",
+    check = lax_case(f"jax.pmap(lambda a, b: a + b)(np.zeros(({sizes[0]}, 2)), np.zeros(({sizes[1]}, 2)))",
                       [f"jax.pmap(lambda a, b: a + b)(np.zeros(({sizes[0]}, 2)), np.zeros(({sizes[1]}, 2)))"])
     error = check.rejects("pmap of inconsistent sizes", lambda: jax.pmap(lambda p, q: p + q)(a, b),
                           (ValueError,))
@@ -228,9 +225,9 @@ def test_negative_axes_count_from_the_end_or_are_refused(in_axes, out_axes):
     """pmap documents in_axes/out_axes as non-negative; a negative one either counts from the end,
     as in numpy and vmap, or raises ValueError. It never maps or stacks along another axis."""
     x = np.arange(16, dtype=np.int32).reshape(4, 4)
-    check = pmap_case(f"jax.pmap(lambda a: a * 2, in_axes={in_axes}, out_axes={out_axes})(x)",
+    check = lax_case(f"jax.pmap(lambda a: a * 2, in_axes={in_axes}, out_axes={out_axes})(x)",
                       [f"print(jax.pmap(lambda a: a * 2, in_axes={in_axes}, out_axes={out_axes})(x))"],
-                      {"x": x})
+                      arrays={"x": x})
     try:
         got = jax.pmap(lambda a: a * 2, in_axes=in_axes, out_axes=out_axes)(x)
     except ValueError:
@@ -277,7 +274,7 @@ def test_seed_examples(example, n, capsys):
     }
     body, kwargs, extra = bodies[example]
     f = jax.pmap(body, **kwargs)
-    check = pmap_case(f"{example} on {n} devices", [f"# the seed's {example}, with num_devices = {n}"])
+    check = lax_case(f"{example} on {n} devices", [f"# the seed's {example}, with num_devices = {n}"])
     first, second = f(sharded, *extra), f(sharded, *extra)
     expected = seed_expectations(n)[example]
     if example == "scale_and_sum":

@@ -17,7 +17,7 @@ from conformance.cases import check_layout
 from conformance.checks import Case
 from conformance.jaxbridge import (devices_by_id, index_map, layout_sharding, needs_devices,
                                    tutorial_mesh_ids)
-from conformance.model import Layout, normalize_index
+from conformance.model import normalize_index
 from conformance.positional import PositionalModel, translate
 from conformance.repro import script
 from strategies import arrays

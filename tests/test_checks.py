@@ -1,7 +1,6 @@
 """Meta-tests for the assertion helpers and reproduction scripts: they fail when they should, and
 their messages read "got X, but should be Y [call]" followed by a runnable reproduction."""
 
-import math
 import os
 import subprocess
 import sys
