@@ -245,13 +245,12 @@ def check_under_shard_map(name: str):
         f = shard_mapped(collective, mesh, axis, spec, spec)
         got = np.asarray(case_.accepts("shard_map", lambda: f(flat_values)))
         expected = [None] * mesh.size
-        positions = [list(mesh.axis_names).index(axis)]
         for group in spmd.mesh_groups(mesh.shape, mesh.axis_names, (axis,)):
             results = collective.model([per_device[d] for d in group])
             for d, r in zip(group, results):
                 expected[d] = r
         compare(case_, f"shard_map({collective.name}) result", got, np.stack(expected), collective)
-        if len(mesh.shape) == 1 and positions == [0]:
+        if len(mesh.shape) == 1:
             by_pmap = pmapped(collective, mesh.device_ids, True)(flat_values)
             compare(case_, f"pmap({collective.name}) vs shard_map", np.asarray(by_pmap), got, collective)
     prop.__doc__ = (f"lax.{name} under shard_map, over either axis of a 1-d or 2-d mesh, gives "
@@ -263,6 +262,7 @@ def check_under_shard_map(name: str):
 test_psum_under_shard_map = check_under_shard_map("psum")
 test_pmean_under_shard_map = check_under_shard_map("pmean")
 test_pmax_under_shard_map = check_under_shard_map("pmax")
+test_pmin_under_shard_map = check_under_shard_map("pmin")
 test_all_gather_under_shard_map = check_under_shard_map("all_gather")
 test_psum_scatter_under_shard_map = check_under_shard_map("psum_scatter")
 test_ppermute_under_shard_map = check_under_shard_map("ppermute")
