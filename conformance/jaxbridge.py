@@ -92,6 +92,16 @@ def shards(array) -> Tuple[ShardView, ...]:
     return tuple(out)
 
 
+def positional_sharding(case):
+    """The JAX PositionalSharding of a PositionalCase: ``PositionalSharding`` of its devices in its
+    initial shape, then its operations (skips, naming the version, where PositionalSharding is
+    gone)."""
+    from .positional import apply_operations
+    by_id = devices_by_id()
+    devices = np.array([by_id[i] for i in case.devices], dtype=object).reshape(case.initial_shape)
+    return apply_operations(compat.feature("PositionalSharding")(devices), case.operations)
+
+
 @functools.lru_cache(maxsize=None)
 def tutorial_mesh_ids(shape: Tuple[int, ...]) -> Tuple[int, ...]:
     """Device ids in the order ``mesh_utils.create_device_mesh(shape)`` gives on this backend, over

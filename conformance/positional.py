@@ -85,6 +85,18 @@ class PositionalModel:
         return out
 
 
+def apply_operations(sharding, operations):
+    """Apply ``("reshape", shape)`` and ``("replicate", axis[, keepdims])`` operations, in order,
+    to a PositionalModel or a JAX PositionalSharding alike."""
+    for op in operations:
+        if op[0] == "reshape":
+            sharding = sharding.reshape(*op[1])
+        else:
+            axis, keepdims = op[1], (op[2] if len(op) > 2 else True)
+            sharding = sharding.replicate(axis, keepdims=keepdims)
+    return sharding
+
+
 @dataclass(frozen=True)
 class Translation:
     """A mesh and spec placing every tile as the positional sharding does; ``keeps_order`` tells

@@ -8,23 +8,12 @@ from typing import Optional, Sequence, Tuple
 
 from hypothesis import strategies as st
 
-from conformance.positional import PositionalModel
+from conformance.positional import PositionalModel, apply_operations
 
 from .meshes import factorizations, resolve_device_ids
 
 # An operation is ("reshape", shape) or ("replicate", axis, keepdims); axis None means all axes.
 Operation = tuple
-
-
-def apply_operations(sharding, operations: Sequence[Operation]):
-    """Apply the operations to a model or a JAX PositionalSharding alike."""
-    for op in operations:
-        if op[0] == "reshape":
-            sharding = sharding.reshape(*op[1])
-        else:
-            axis, keepdims = op[1], (op[2] if len(op) > 2 else True)
-            sharding = sharding.replicate(axis, keepdims=keepdims)
-    return sharding
 
 
 def describe_operations(operations: Sequence[Operation]) -> str:

@@ -42,6 +42,18 @@ def tutorial_layouts(shape=tutorial.SMALL_SHAPE) -> list:
     return [Layout(mesh, spec, shape) for spec in tutorial.NAMED_SPECS]
 
 
+def tutorial_positional_cases() -> list:
+    """The tutorial's reshape(8, 1), (4, 2), (1, 8), replicate(0) and replicate(1) of
+    PositionalSharding(create_device_mesh((8,))), in this backend's device order, one
+    PositionalCase per picture of tutorial.POSITIONAL_PICTURES; empty with fewer than 8 devices."""
+    from conformance.jaxbridge import tutorial_mesh_ids
+    from strategies.positional import PositionalCase
+    if not tutorial_devices_available():
+        return []
+    devices = tutorial_mesh_ids((8,))
+    return [PositionalCase(devices, (8,), ops) for ops, _ in tutorial.POSITIONAL_PICTURES]
+
+
 def tutorial_array(shape=tutorial.SMALL_SHAPE) -> np.ndarray:
     """Stands in for the tutorial's ``jax.random.normal(key, (8192, 8192))``: standard normal
     float32 values, fixed by a seed."""

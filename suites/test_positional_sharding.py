@@ -12,46 +12,29 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from conformance import compat, tutorial
+from conformance import compat
 from conformance.cases import check_layout
 from conformance.checks import Case
-from conformance.jaxbridge import (devices_by_id, index_map, layout_sharding, needs_devices,
-                                   tutorial_mesh_ids)
+from conformance.jaxbridge import (index_map, layout_sharding, live_device_ids, needs_devices,
+                                   positional_sharding)
 from conformance.model import normalize_index
 from conformance.positional import PositionalModel, translate
 from conformance.repro import script
 from strategies import arrays
-from strategies.positional import (PositionalCase, apply_operations, describe_operations,
-                                  positional_cases)
+from strategies.positional import PositionalCase, describe_operations, positional_cases
+from strategies.tutorial import tutorial_positional_cases
 
 pytestmark = pytest.mark.positional_sharding
 requires_positional = compat.requires("PositionalSharding")
 
 
-def tutorial_cases():
-    """The tutorial's reshape(8, 1), (4, 2), (1, 8), replicate(0) and replicate(1) of
-    PositionalSharding(create_device_mesh((8,))), in this backend's device order."""
-    if len(jax.local_devices()) < 8:
-        return []
-    devices = tutorial_mesh_ids((8,))
-    return [PositionalCase(devices, (8,), ops) for ops, _ in tutorial.POSITIONAL_PICTURES]
-
-
 def with_tutorial_examples(arguments=lambda case: {"case": case}):
     """Decorate a ``@given`` test with one ``@example(**arguments(case))`` per tutorial case."""
     def decorate(test):
-        for case in reversed(tutorial_cases()):
+        for case in reversed(tutorial_positional_cases()):
             test = example(**arguments(case))(test)
         return test
     return decorate
-
-
-def jax_positional(case: PositionalCase):
-    """The JAX PositionalSharding for ``case`` (skips, naming the version, where it is gone)."""
-    PositionalSharding = compat.feature("PositionalSharding")
-    by_id = devices_by_id()
-    devices = np.array([by_id[i] for i in case.devices], dtype=object).reshape(case.initial_shape)
-    return apply_operations(PositionalSharding(devices), case.operations)
 
 
 def positional_case(case: PositionalCase, call: str, lines=(), x=None) -> Case:
@@ -87,7 +70,7 @@ def test_reshape_and_replicate_give_the_models_sets(case):
     model = case.model
     check = positional_case(case, "sharding.shape and devices_indices_map(sharding.shape)",
                             ["print(sharding)"])
-    sharding = check.accepts("reshape/replicate", lambda: jax_positional(case))
+    sharding = check.accepts("reshape/replicate", lambda: positional_sharding(case))
     check.equal("sharding.shape", tuple(sharding.shape), model.shape)
     check.equal("device sets by tile", sets_seen_by_jax(sharding), sets_in_model(model))
 
@@ -123,7 +106,7 @@ def test_device_put_with_positional_sharding(put):
     case, x = put
     model = case.model
     check = positional_case(case, "jax.device_put(x, sharding)", ["y = jax.device_put(x, sharding)"], x=x)
-    sharding = jax_positional(case)
+    sharding = positional_sharding(case)
     if model.is_congruent(x.shape):
         y = check.accepts("device_put", lambda: jax.device_put(x, sharding))
         check_layout(check, y, translate(model).layout(x.shape), x)
@@ -144,7 +127,7 @@ def test_positional_is_equivalent_to_its_named_translation(case):
     layout = translation.layout(x_shape)
     check = positional_case(case, "sharding vs its NamedSharding translation",
                             ["print(sharding.devices_indices_map(x_shape))"])
-    positional, named = jax_positional(case), layout_sharding(layout)
+    positional, named = positional_sharding(case), layout_sharding(layout)
     check.index_map("positional devices_indices_map", index_map(positional, x_shape),
                     model.blocks(x_shape))
     check.index_map("translation devices_indices_map", index_map(named, x_shape),
@@ -166,7 +149,7 @@ def test_sin_follows_positional_sharding(put):
     model = case.model
     check = positional_case(case, "jnp.sin(jax.device_put(x, sharding))",
                             ["z = jnp.sin(jax.device_put(x, sharding))"], x=x)
-    z = jnp.sin(jax.device_put(x, jax_positional(case)))
+    z = jnp.sin(jax.device_put(x, positional_sharding(case)))
     check.close("jnp.sin(y)", np.asarray(z), np.sin(x), rtol=2e-6, atol=2e-6)
     check.index_map("jnp.sin(y) devices_indices_map", index_map(z.sharding, x.shape),
                     model.blocks(x.shape))
@@ -199,12 +182,12 @@ def test_translated_layouts_place_tiles_as_the_positional_model(put):
 def test_fully_replicated_positional_requires_the_same_rank():
     """The tutorial's rule holds for a fully replicated positional sharding too: shape (1, 1)
     accepts only 2-d arrays."""
-    ids = tuple(d.id for d in jax.local_devices())
+    ids = live_device_ids()
     case = PositionalCase(ids, (len(ids),), (("reshape", (len(ids), 1)), ("replicate", None, True)))
     x = np.zeros((len(ids),), np.int32)
     check = positional_case(case, "jax.device_put(1-d x, (1, 1) fully replicated sharding)",
                             ["jax.device_put(x, sharding)"], x=x)
-    check.rejects("device_put of a 1-d array", lambda: jax.device_put(x, jax_positional(case)),
+    check.rejects("device_put of a 1-d array", lambda: jax.device_put(x, positional_sharding(case)),
                   (ValueError,))
 
 
@@ -213,9 +196,9 @@ def test_fully_replicated_positional_requires_the_same_rank():
 def test_replicate_to_rank_zero():
     """replicate(0, keepdims=False) of a 1-d positional sharding is a 0-d sharding whose one set
     holds every device, as a numpy reduction would give."""
-    ids = tuple(d.id for d in jax.local_devices())
+    ids = live_device_ids()
     case = PositionalCase(ids, (len(ids),), (("replicate", 0, False),))
     check = positional_case(case, "sharding.replicate(0, keepdims=False)", ["print(sharding.shape)"])
-    sharding = check.accepts("replicate", lambda: jax_positional(case))
+    sharding = check.accepts("replicate", lambda: positional_sharding(case))
     check.equal("shape", tuple(sharding.shape), ())
     check.equal("device_set", frozenset(d.id for d in sharding.device_set), frozenset(ids))

@@ -10,14 +10,14 @@ from hypothesis.extra import numpy as hnp
 
 from conformance import compat, tutorial
 from conformance.cases import layout_case
-from conformance.jaxbridge import (devices_by_id, layout_sharding, needs_devices, picture_options,
-                                   render_picture, tutorial_mesh_ids)
+from conformance.jaxbridge import (layout_sharding, line_mesh, needs_devices, picture_options,
+                                   positional_sharding, render_picture)
 from conformance.model import Layout, MeshModel, block_grid
 from conformance.picture import PictureError, device_grid, parse_picture
-from conformance.positional import PositionalModel, translate
+from conformance.positional import translate
 from strategies import layouts
-from strategies.positional import apply_operations, describe_operations
-from strategies.tutorial import tutorial_examples
+from strategies.positional import describe_operations
+from strategies.tutorial import tutorial_examples, tutorial_positional_cases
 
 pytestmark = pytest.mark.visualize
 
@@ -60,19 +60,12 @@ def test_picture_is_the_models_block_grid(layout):
 POSITIONAL_IDS = [describe_operations(ops) for ops, _ in tutorial.POSITIONAL_PICTURES]
 
 
-def tutorial_positional(index):
-    """The tutorial's PositionalSharding(create_device_mesh((8,))) with the operations of picture
-    ``index``, in this backend's device order: (operations, its model)."""
-    operations = tutorial.POSITIONAL_PICTURES[index][0]
-    return operations, apply_operations(PositionalModel.of(tutorial_mesh_ids((8,))), operations)
-
-
 @needs_devices(8, "for the tutorial's pictures")
 @pytest.mark.parametrize("index", range(len(POSITIONAL_IDS)), ids=POSITIONAL_IDS)
 def test_tutorial_positional_pictures_via_named_sharding(index):
     """On every JAX: each PositionalSharding picture of the tutorial, drawn for the NamedSharding
     translation, is the positional model's grid."""
-    _, model = tutorial_positional(index)
+    model = tutorial_positional_cases()[index].model
     check_picture(translate(model).layout(tutorial.SMALL_SHAPE))
 
 
@@ -82,11 +75,9 @@ def test_tutorial_positional_pictures_via_named_sharding(index):
 def test_tutorial_positional_pictures(index):
     """Each PositionalSharding picture of the tutorial (reshape(8, 1), (4, 2), (1, 8),
     replicate(0), replicate(1)), drawn for the positional sharding itself, is the model's grid."""
-    operations, model = tutorial_positional(index)
-    by_id = devices_by_id()
-    start = compat.feature("PositionalSharding")(np.array([by_id[i] for i in tutorial_mesh_ids((8,))]))
-    check_picture(translate(model).layout(tutorial.SMALL_SHAPE),
-                  sharding=apply_operations(start, operations))
+    case = tutorial_positional_cases()[index]
+    check_picture(translate(case.model).layout(tutorial.SMALL_SHAPE),
+                  sharding=positional_sharding(case))
 
 
 @given(shape=st.one_of(st.just(()), hnp.array_shapes(min_dims=3, max_dims=4, max_side=2)))
@@ -104,13 +95,13 @@ def test_other_ranks_are_rejected(shape):
 def test_zero_size_arrays_are_drawn():
     """A zero-size 2-d array sharded over every device is drawn like any other: one cell per
     column block, each labelled with its device."""
-    ids = tuple(d.id for d in jax.local_devices())
-    check_picture(Layout(MeshModel(ids, (len(ids),), ("a",)), (None, "a"), (0, len(ids))))
+    mesh = line_mesh()
+    check_picture(Layout(mesh, (None, "a"), (0, mesh.size)))
 
 
 @needs_devices(4, "for a picture wider than 80 columns")
 def test_default_arguments_label_every_cell():
     """Drawn with its default arguments, a (1, n) array cut into n columns still shows every
     device's label (the tutorial's 1x8 picture did, for its 8192x8192 array)."""
-    ids = tuple(d.id for d in jax.local_devices())
-    check_picture(Layout(MeshModel(ids, (len(ids),), ("a",)), (None, "a"), (1, len(ids))), options={})
+    mesh = line_mesh()
+    check_picture(Layout(mesh, (None, "a"), (1, mesh.size)), options={})

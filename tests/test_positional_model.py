@@ -7,8 +7,9 @@ from hypothesis import strategies as st
 
 from conformance import tutorial
 from conformance.model import block_grid
-from conformance.positional import PositionalModel, ordered_factorizations, translate
-from strategies.positional import apply_operations, positional_cases
+from conformance.positional import (PositionalModel, apply_operations, ordered_factorizations,
+                                    translate)
+from strategies.positional import positional_cases
 
 TORUS = PositionalModel.of(tutorial.TPU_DEVICE_ORDER)
 
