@@ -27,6 +27,19 @@ class DeviceSelection:
     def size(self) -> int:
         return len(self.ids)
 
+    def pmap_kwargs(self) -> dict:
+        """``{"devices": [...]}`` for an explicit selection, else nothing."""
+        if not self.explicit:
+            return {}
+        from conformance.jaxbridge import devices_by_id
+        by_id = devices_by_id()
+        return {"devices": [by_id[i] for i in self.ids]}
+
+    @property
+    def code(self) -> str:
+        """The ``devices=`` argument as a reproduction script writes it ('' when implicit)."""
+        return f", devices=[devices[i] for i in {list(self.ids)}]" if self.explicit else ""
+
 
 @st.composite
 def device_selections(draw, device_ids: Optional[Sequence[int]] = None, *, min_size: int = 1):

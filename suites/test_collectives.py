@@ -16,13 +16,13 @@ from jax import lax
 from conformance import compat, spmd
 from conformance.cases import lax_case
 from conformance.checks import Case
-from conformance.jaxbridge import devices_by_id, jax_mesh, live_device_ids, needs_devices
+from conformance.jaxbridge import jax_mesh, live_device_ids, needs_devices
 from conformance.model import MeshModel
 from conformance.isolation import run_isolated
 from conformance.repro import script
 from strategies import mesh_shapes
-from strategies.spmd import (device_selections, group_size, index_groups, permutations_pairs,
-                             sample_values)
+from strategies.spmd import (DeviceSelection, device_selections, group_size, index_groups,
+                             permutations_pairs, sample_values)
 
 pytestmark = pytest.mark.collectives
 
@@ -126,12 +126,9 @@ def collective_cases(draw, name: str, size: int, max_rank: int = 2):
 
 
 @functools.lru_cache(maxsize=None)
-def pmapped(collective: Collective, device_ids: tuple, explicit: bool):
+def pmapped(collective: Collective, selection: DeviceSelection):
     """One pmapped function per collective and device selection, so equal draws reuse it."""
-    kwargs = {"axis_name": "i"}
-    if explicit:
-        kwargs["devices"] = [devices_by_id()[i] for i in device_ids]
-    return jax.pmap(lambda x: collective.call(x, "i"), **kwargs)
+    return jax.pmap(lambda x: collective.call(x, "i"), axis_name="i", **selection.pmap_kwargs())
 
 
 def compare(case: Case, what, got, expected, collective: Collective):
@@ -142,36 +139,24 @@ def compare(case: Case, what, got, expected, collective: Collective):
         case.same_bits(what, got, expected)
 
 
-def check_under_pmap(name: str):
-    """The property body shared by every collective: pmap the collective over drawn devices and
-    compare each device's result with the model."""
-    @given(selection=device_selections(), data=st.data())
-    def prop(selection, data):
-        collective, dtype, shape = data.draw(collective_cases(name, selection.size), label="case")
-        x = data.draw(sample_values(dtype, (selection.size, *shape),
-                                    subnormals=not collective.does_arithmetic), label="x")
-        devices = f", devices=[devices[i] for i in {list(selection.ids)}]" if selection.explicit else ""
-        case = lax_case(f"jax.pmap(lambda x: {collective.describe()}, axis_name='i'{devices})(x)",
-                        [f"print(jax.pmap(lambda x: {collective.describe()}, axis_name='i'{devices})(x))"],
-                        arrays={"x": x})
-        f = pmapped(collective, selection.ids, selection.explicit)
-        got = case.accepts("pmap", lambda: f(x))
-        expected = spmd.stack_outputs(collective.model(list(x)), 0)
-        compare(case, f"pmap({collective.name}) result", got, expected, collective)
-    prop.__doc__ = (f"lax.{name} under pmap, on any devices, dtypes, shapes, parameters and "
-                    f"axis_index_groups, gives every device the model's value.")
-    return prop
+COLLECTIVES = ("psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
+               "all_to_all", "axis_index")
 
 
-test_psum = check_under_pmap("psum")
-test_pmean = check_under_pmap("pmean")
-test_pmax = check_under_pmap("pmax")
-test_pmin = check_under_pmap("pmin")
-test_all_gather = check_under_pmap("all_gather")
-test_psum_scatter = check_under_pmap("psum_scatter")
-test_ppermute = check_under_pmap("ppermute")
-test_all_to_all = check_under_pmap("all_to_all")
-test_axis_index = check_under_pmap("axis_index")
+@pytest.mark.parametrize("name", COLLECTIVES)
+@given(selection=device_selections(), data=st.data())
+def test_collective_under_pmap(name, selection, data):
+    """Each collective under pmap, on any devices, dtypes, shapes, parameters and
+    axis_index_groups, gives every device the model's value."""
+    collective, dtype, shape = data.draw(collective_cases(name, selection.size), label="case")
+    x = data.draw(sample_values(dtype, (selection.size, *shape),
+                                subnormals=not collective.does_arithmetic), label="x")
+    call = f"jax.pmap(lambda x: {collective.describe()}, axis_name='i'{selection.code})(x)"
+    case = lax_case(call, [f"print({call})"], arrays={"x": x})
+    f = pmapped(collective, selection)
+    got = case.accepts("pmap", lambda: f(x))
+    expected = spmd.stack_outputs(collective.model(list(x)), 0)
+    compare(case, f"pmap({collective.name}) result", got, expected, collective)
 
 
 @given(selection=device_selections(), data=st.data())
@@ -182,7 +167,7 @@ def test_psum_total_is_on_every_device(selection, data):
                     ["y = jax.pmap(lambda x: lax.psum(x, 'i'), axis_name='i')(x)",
                      "print([(s.device, np.asarray(s.data)) for s in y.addressable_shards])"],
                     arrays={"x": x})
-    y = pmapped(Collective("psum", (), None), selection.ids, selection.explicit)(x)
+    y = pmapped(Collective("psum", (), None), selection)(x)
     with np.errstate(over="ignore"):
         total = x.sum(axis=0, dtype=np.int32)
     case.equal("devices holding a shard", sorted(s.device.id for s in y.addressable_shards),
@@ -196,12 +181,13 @@ def test_psum_total_is_on_every_device(selection, data):
 
 
 @functools.lru_cache(maxsize=None)
-def shard_mapped(collective: Collective, mesh: MeshModel, axis: str, in_spec: tuple, out_spec: tuple):
-    """shard_map of the collective over ``axis`` of ``mesh``; each device's block carries a leading
-    size-1 axis that the body drops and restores, so the body sees what pmap's body sees."""
+def shard_mapped(collective: Collective, mesh: MeshModel, axis: str, spec: tuple):
+    """shard_map of the collective over ``axis`` of ``mesh``, with ``spec`` for input and output;
+    each device's block carries a leading size-1 axis that the body drops and restores, so the
+    body sees what pmap's body sees."""
     def body(block):
         return collective.call(block[0], axis)[None]
-    return jax.jit(compat.shard_map(body, jax_mesh(mesh), (in_spec,), out_spec, check=False))
+    return jax.jit(compat.shard_map(body, jax_mesh(mesh), (spec,), spec, check=False))
 
 
 @st.composite
@@ -216,58 +202,43 @@ def shard_map_cases(draw, name: str):
     return (mesh, axis) + draw(collective_cases(name, mesh.axis_sizes[axis]))
 
 
-def check_under_shard_map(name: str):
-    """The shard_map property for a collective: the global input holds one value per device,
-    stacked along the mesh axes; the collective runs over one axis; the output holds each device's
-    result in its place. Compared with the model, group by group, and with pmap on 1-d meshes."""
-    @given(case=shard_map_cases(name), data=st.data())
-    def prop(case, data):
-        mesh, axis, collective, dtype, shape = case
-        other = [a for a in mesh.axis_names if a != axis]
-        # One value per device: indexed by the other axis (if any), then by the collective's axis.
-        extra = mesh.axis_sizes[other[0]] if other else 1
-        values = data.draw(sample_values(dtype, (extra, mesh.axis_sizes[axis]) + shape,
-                                         subnormals=not collective.does_arithmetic), label="values")
-        # global[i, j] for a mesh ('i', 'j'): device (i, j) gets block [i*B:(i+1)*B] along dim 0.
-        per_device = {}
-        for flat, coords in enumerate(np.ndindex(*mesh.shape)):
-            c = dict(zip(mesh.axis_names, coords))
-            per_device[flat] = values[c[other[0]] if other else 0][c[axis]]
-        flat_values = np.stack([per_device[f] for f in range(mesh.size)])
-        spec = (tuple(mesh.axis_names),)
-        body = collective.describe(repr(axis)).replace("(x,", "(b[0],")
-        case_ = lax_case(f"shard_map(lambda b: {collective.describe(repr(axis))}, mesh {mesh.shape} "
-                         f"{mesh.axis_names}, in/out spec P({spec[0]!r}))",
-                         ["# jax.shard_map from 0.6.1; before it, jax.experimental.shard_map.shard_map",
-                          f"print(jax.jit(jax.shard_map(lambda b: {body}[None], mesh=mesh, "
-                          f"in_specs=(P({spec[0]!r}),), out_specs=P({spec[0]!r}), check_vma=False))(x))"],
-                         meshes={"mesh": mesh}, arrays={"x": flat_values})
-        f = shard_mapped(collective, mesh, axis, spec, spec)
-        got = np.asarray(case_.accepts("shard_map", lambda: f(flat_values)))
-        expected = [None] * mesh.size
-        for group in spmd.mesh_groups(mesh.shape, mesh.axis_names, (axis,)):
-            results = collective.model([per_device[d] for d in group])
-            for d, r in zip(group, results):
-                expected[d] = r
-        compare(case_, f"shard_map({collective.name}) result", got, np.stack(expected), collective)
-        if len(mesh.shape) == 1:
-            by_pmap = pmapped(collective, mesh.device_ids, True)(flat_values)
-            compare(case_, f"pmap({collective.name}) vs shard_map", np.asarray(by_pmap), got, collective)
-    prop.__doc__ = (f"lax.{name} under shard_map, over either axis of a 1-d or 2-d mesh, gives "
-                    f"each device the model's value for its group, and agrees with pmap on 1-d "
-                    f"meshes.")
-    return prop
-
-
-test_psum_under_shard_map = check_under_shard_map("psum")
-test_pmean_under_shard_map = check_under_shard_map("pmean")
-test_pmax_under_shard_map = check_under_shard_map("pmax")
-test_pmin_under_shard_map = check_under_shard_map("pmin")
-test_all_gather_under_shard_map = check_under_shard_map("all_gather")
-test_psum_scatter_under_shard_map = check_under_shard_map("psum_scatter")
-test_ppermute_under_shard_map = check_under_shard_map("ppermute")
-test_all_to_all_under_shard_map = check_under_shard_map("all_to_all")
-test_axis_index_under_shard_map = check_under_shard_map("axis_index")
+@pytest.mark.parametrize("name", COLLECTIVES)
+@given(data=st.data())
+def test_collective_under_shard_map(name, data):
+    """Each collective under shard_map, over either axis of a 1-d or 2-d mesh, gives each device
+    the model's value for its group, and agrees with pmap on 1-d meshes. (The global input holds
+    one value per device, stacked along the mesh axes; the output holds each device's result in
+    its place.)"""
+    mesh, axis, collective, dtype, shape = data.draw(shard_map_cases(name), label="case")
+    other = [a for a in mesh.axis_names if a != axis]
+    # One value per device: indexed by the other axis (if any), then by the collective's axis.
+    extra = mesh.axis_sizes[other[0]] if other else 1
+    values = data.draw(sample_values(dtype, (extra, mesh.axis_sizes[axis]) + shape,
+                                     subnormals=not collective.does_arithmetic), label="values")
+    # Device (i, j) of a mesh ('i', 'j') gets block [flat:flat+1] along dim 0, flat = row-major.
+    per_device = {}
+    for flat, coords in enumerate(np.ndindex(*mesh.shape)):
+        c = dict(zip(mesh.axis_names, coords))
+        per_device[flat] = values[c[other[0]] if other else 0][c[axis]]
+    flat_values = np.stack([per_device[f] for f in range(mesh.size)])
+    spec = (tuple(mesh.axis_names),)
+    body = collective.describe(repr(axis)).replace("(x,", "(b[0],")
+    case = lax_case(f"shard_map(lambda b: {collective.describe(repr(axis))}, mesh {mesh.shape} "
+                    f"{mesh.axis_names}, in/out spec P({spec[0]!r}))",
+                    ["# jax.shard_map from 0.6.1; before it, jax.experimental.shard_map.shard_map",
+                     f"print(jax.jit(jax.shard_map(lambda b: {body}[None], mesh=mesh, "
+                     f"in_specs=(P({spec[0]!r}),), out_specs=P({spec[0]!r}), check_vma=False))(x))"],
+                    meshes={"mesh": mesh}, arrays={"x": flat_values})
+    f = shard_mapped(collective, mesh, axis, spec)
+    got = np.asarray(case.accepts("shard_map", lambda: f(flat_values)))
+    expected = [None] * mesh.size
+    for group in spmd.mesh_groups(mesh.shape, mesh.axis_names, (axis,)):
+        for d, r in zip(group, collective.model([per_device[d] for d in group])):
+            expected[d] = r
+    compare(case, f"shard_map({collective.name}) result", got, np.stack(expected), collective)
+    if len(mesh.shape) == 1:
+        by_pmap = pmapped(collective, DeviceSelection(mesh.device_ids, True))(flat_values)
+        compare(case, f"pmap({collective.name}) vs shard_map", np.asarray(by_pmap), got, collective)
 
 
 @needs_devices(4, "for a 2x2 nested pmap")

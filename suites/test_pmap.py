@@ -27,14 +27,7 @@ def double_plus_one(*args):
 
 def pmapped(fun, selection, **kwargs):
     """jax.pmap over the selection's devices (``devices=`` only when explicit)."""
-    if selection.explicit:
-        by_id = devices_by_id()
-        kwargs["devices"] = [by_id[i] for i in selection.ids]
-    return jax.pmap(fun, **kwargs)
-
-
-def devices_code(selection) -> str:
-    return f", devices=[devices[i] for i in {list(selection.ids)}]" if selection.explicit else ""
+    return jax.pmap(fun, **kwargs, **selection.pmap_kwargs())
 
 
 def check_tree(case, what, got, expected):
@@ -65,11 +58,11 @@ def test_pmap_of_pytrees_matches_the_model(case):
     along out_axes; with devices=, slice i lands on the i-th listed device."""
     selection, args, in_axes, out_axes = case
     check = lax_case(f"jax.pmap(double_plus_one, in_axes={in_axes!r}, out_axes={out_axes}"
-                      f"{devices_code(selection)})(*args)",
+                      f"{selection.code})(*args)",
                       ["double_plus_one = lambda *args: jax.tree_util.tree_map(lambda l: l * 2 + 1, args)",
                        f"args = {tree_literal(args)}",
                        f"print(jax.pmap(double_plus_one, in_axes={in_axes!r}, out_axes={out_axes}"
-                       f"{devices_code(selection)})(*args))"])
+                       f"{selection.code})(*args))"])
     with np.errstate(over="ignore"):
         expected = spmd.pmap_reference(double_plus_one, args, in_axes, out_axes)
     f = pmapped(double_plus_one, selection, in_axes=in_axes, out_axes=out_axes)
@@ -98,8 +91,8 @@ def test_unmapped_argument_reaches_every_device_whole(case):
     """in_axes=(0, None): every device gets the whole second argument, even when its leading size
     equals the number of devices (it is not split)."""
     selection, x, y = case
-    check = lax_case(f"jax.pmap(lambda a, b: b + a.sum() * 0, in_axes=(0, None){devices_code(selection)})(x, y)",
-                      [f"print(jax.pmap(lambda a, b: b + a.sum() * 0, in_axes=(0, None){devices_code(selection)})(x, y))"],
+    check = lax_case(f"jax.pmap(lambda a, b: b + a.sum() * 0, in_axes=(0, None){selection.code})(x, y)",
+                      [f"print(jax.pmap(lambda a, b: b + a.sum() * 0, in_axes=(0, None){selection.code})(x, y))"],
                       arrays={"x": x, "y": y})
     f = pmapped(lambda a, b: b + a.sum() * 0, selection, in_axes=(0, None))
     got = check.accepts("pmap", lambda: f(x, y))
@@ -112,7 +105,7 @@ def test_out_axes_none_returns_the_replicated_value(selection, data):
     not stacked."""
     x = data.draw(arrays(np.int32, (selection.size, 3)))
     check = lax_case("jax.pmap(lambda a: lax.psum(a, 'i'), axis_name='i', out_axes=None)(x)",
-                      [f"print(jax.pmap(lambda a: lax.psum(a, 'i'), axis_name='i', out_axes=None{devices_code(selection)})(x))"],
+                      [f"print(jax.pmap(lambda a: lax.psum(a, 'i'), axis_name='i', out_axes=None{selection.code})(x))"],
                       arrays={"x": x})
     f = pmapped(lambda a: lax.psum(a, "i"), selection, axis_name="i", out_axes=None)
     got = check.accepts("pmap", lambda: f(x))
