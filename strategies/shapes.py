@@ -9,7 +9,7 @@ from typing import Optional, Sequence
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from conformance.model import Layout, MeshModel, Spec, spec_tiling
+from conformance.model import Layout, MeshModel, Spec, spec_axes, spec_tiling
 
 from .meshes import meshes
 from .specs import partition_specs
@@ -58,16 +58,15 @@ def incongruent_shapes(draw, mesh: MeshModel, spec: Spec, rank: int, *, max_side
 @st.composite
 def with_cutting_axis(draw, mesh: MeshModel, spec: Spec, rank: int) -> Spec:
     """``spec`` with one mesh axis of size > 1, unused by it, added to one of its dimensions."""
-    used = {name for entry in spec if entry is not None
-            for name in ((entry,) if isinstance(entry, str) else entry)}
+    used = {name for axes in spec_axes(spec) for name in axes}
     cutting = [name for name, size in mesh.axis_sizes.items() if size > 1 and name not in used]
     if not cutting or rank == 0:
         raise ValueError(f"no unused axis of {mesh.axis_sizes} can cut a rank-{rank} array")
     name = draw(st.sampled_from(cutting))
     dim = draw(st.integers(0, rank - 1))
     entries = list(spec) + [None] * (dim + 1 - len(spec))
-    entry = entries[dim]
-    entries[dim] = name if entry is None else ((entry,) if isinstance(entry, str) else tuple(entry)) + (name,)
+    axes = spec_axes(entries)[dim]
+    entries[dim] = axes + (name,) if axes else name
     return tuple(entries)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from conformance.model import MeshModel, Spec
+from conformance.model import MeshModel, Spec, spec_axes
 
 UNKNOWN_AXIS_NAMES = ("z", "w", "unknown")
 
@@ -50,15 +50,14 @@ def invalid_partition_specs(draw, mesh: MeshModel, rank: int):
         return tuple(spec + [None] * draw(st.integers(1, 2))), kind
 
     def add(dim, name):
-        entry = spec[dim]
-        axes = () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
+        axes = spec_axes(spec)[dim]
         spec[dim] = axes + (name,) if axes else name
 
     if kind == "unknown-axis":
         add(draw(st.integers(0, rank - 1)), draw(st.sampled_from(UNKNOWN_AXIS_NAMES)))
     else:
         name = draw(st.sampled_from(mesh.axis_names))
-        used = [i for i, e in enumerate(spec) if e is not None and name in ((e,) if isinstance(e, str) else e)]
+        used = [i for i, axes in enumerate(spec_axes(spec)) if name in axes]
         for dim in ([] if used else [draw(st.integers(0, rank - 1))]) + [draw(st.integers(0, rank - 1))]:
             add(dim, name)
     return tuple(spec), kind

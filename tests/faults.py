@@ -35,6 +35,13 @@ def _jax():
     return jax
 
 
+def cycled_devices(pool, shape):
+    """An array of ``shape`` filled with ``pool``'s devices in turn, repeating them as needed."""
+    import numpy as np
+    size = int(np.prod(shape))
+    return np.array([pool[i % len(pool)] for i in range(size)]).reshape(shape)
+
+
 def replicated(sharding):
     """The same mesh with an empty PartitionSpec."""
     return _named_sharding()(sharding.mesh, type(sharding.spec)())
@@ -242,7 +249,6 @@ def explicit_mesh_reverses_devices():
 
 
 def create_device_mesh_accepts_any_count():
-    import numpy as np
     from jax.experimental import mesh_utils
     jax = _jax()
 
@@ -251,9 +257,8 @@ def create_device_mesh_accepts_any_count():
             try:
                 return original(mesh_shape, devices, *args, **kwargs)
             except ValueError:
-                pool = list(devices if devices is not None else jax.devices())
-                size = int(np.prod(mesh_shape))
-                return np.array([pool[i % len(pool)] for i in range(size)]).reshape(mesh_shape)
+                return cycled_devices(list(devices if devices is not None else jax.devices()),
+                                      mesh_shape)
         return create_device_mesh
     wrap(mesh_utils, "create_device_mesh", make)
 
@@ -282,8 +287,7 @@ def make_mesh_cycles_devices():
             devices = jax.devices()
             if size <= len(devices):
                 return original(axis_shapes, axis_names, *args, **kwargs)
-            cycled = np.array([devices[i % len(devices)] for i in range(size)]).reshape(axis_shapes)
-            return jax.sharding.Mesh(cycled, tuple(axis_names))
+            return jax.sharding.Mesh(cycled_devices(devices, axis_shapes), tuple(axis_names))
         return make_mesh
     wrap(jax, "make_mesh", make)
 
