@@ -26,8 +26,10 @@ AREAS = {
     "visualize": "visualize_array_sharding's pictures against the model's block grid",
     "pmap": "pmap in_axes/out_axes, static arguments, tracing and size errors against the model",
     "collectives": "psum and the other collectives under pmap and shard_map against the model",
+    "sharding_invariance": "an operation catalogue on sharded inputs equals unsharded execution",
 }
 
+REPORT_DIR_ENV = "CONFORMANCE_REPORT_DIR"
 PLAN = pytest.StashKey()
 DEVIATIONS = pytest.StashKey()  # the known deviations in effect for the installed JAX
 
@@ -48,6 +50,9 @@ def pytest_addoption(parser):
                     help="JAX platform to test: cpu (default), cuda, rocm, tpu; sets JAX_PLATFORMS")
     group.addoption("--x64", action="store_true", default=False,
                     help="enable 64-bit types (jax_enable_x64); adds int64/float64/... to the dtypes")
+    group.addoption("--report-dir", default=None, metavar="DIR",
+                    help="where a run of suites/ writes report.json and report.html (default "
+                         f"${REPORT_DIR_ENV} or reports/runs/<time>-jax-<version>-<backend>)")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -72,6 +77,43 @@ def pytest_configure(config):
     config.option.hypothesis_seed = seed  # read by Hypothesis' own plugin, which runs after us
     config.stash[PLAN] = plan
     config.stash[DEVIATIONS] = deviations
+    harness.ACTIVE_DEVIATIONS[:] = deviations
+    if not hasattr(config, "workerinput"):  # the controller (or the only process) writes the report
+        config.pluginmanager.register(report_writer(config), "conformance-report-writer")
+
+
+def profile_name(config) -> str:
+    return settings.get_current_profile_name() if hasattr(settings, "get_current_profile_name") \
+        else config.getoption("hypothesis_profile") or "default"
+
+
+def report_writer(config):
+    """The run report's writer; its environment is read when the session starts (after every
+    plugin, Hypothesis' profile loading included, has configured)."""
+    import jax
+
+    from reports.plugin import ReportWriter, default_run_dir, environment
+
+    chosen = config.getoption("--report-dir") or os.environ.get(REPORT_DIR_ENV)
+    run_dir = Path(chosen) if chosen else default_run_dir(ROOT, jax.__version__, jax.default_backend())
+
+    class Writer(ReportWriter):
+        def pytest_sessionstart(self, session):
+            self.environment.update(environment(
+                config, config.stash[PLAN], config.option.hypothesis_seed, profile_name(config),
+                settings().max_examples, len(config.stash[DEVIATIONS])))
+
+    return Writer(run_dir, {})
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Hand the run report what only the process that ran the test knows (examples, finding,
+    reproduction); xdist carries it to the controller."""
+    outcome = yield
+    if item.nodeid.startswith("suites/"):
+        from reports.plugin import attach_details
+        attach_details(item, call, outcome.get_result(), AREAS)
 
 
 def pytest_report_header(config):
@@ -83,8 +125,7 @@ def pytest_report_header(config):
 
     plan = config.stash[PLAN]
     devices = jax.devices()
-    profile = settings.get_current_profile_name() if hasattr(settings, "get_current_profile_name") \
-        else config.getoption("hypothesis_profile") or "default"
+    profile = profile_name(config)
     forced = f"forced by {plan.source}" if plan.forced is not None else plan.source
     return [
         f"jax {compat.JAX_VERSION}, jaxlib {compat.JAXLIB_VERSION}, numpy {np.__version__}, "
@@ -110,5 +151,7 @@ def pytest_collection_modifyitems(config, items):
                                         f"({', '.join(AREAS)}), has {areas or 'none'}")
         for deviation in config.stash[DEVIATIONS]:
             if deviation.matches(item.nodeid):
+                seen = "" if deviation.strict else f" (random property; reproduced by {deviation.reproduced_by})"
                 item.add_marker(pytest.mark.xfail(
-                    strict=True, reason=f"known deviation (JAX {deviation.jax}): {deviation.reason}"))
+                    strict=deviation.strict,
+                    reason=f"known deviation (JAX {deviation.jax}): {deviation.reason}{seen}"))

@@ -14,7 +14,13 @@ import numpy as np
 
 
 class ConformanceFailure(AssertionError):
-    """JAX disagreed with the reference model or with numpy."""
+    """JAX disagreed with the reference model or with numpy. ``finding`` is the one-line message,
+    ``repro`` the stand-alone script (both also in the text), for the run report."""
+
+    def __init__(self, message: str, finding: str = "", repro: str = ""):
+        super().__init__(message)
+        self.finding = finding or message
+        self.repro = repro
 
 
 def _bits(x: np.ndarray) -> np.ndarray:
@@ -41,7 +47,7 @@ class Case:
 
     def fail(self, message: str) -> None:
         footer = f"\n\nReproduce without Hypothesis:\n{self.repro}" if self.repro else ""
-        raise ConformanceFailure(f"{message}{footer}")
+        raise ConformanceFailure(f"{message}{footer}", message, self.repro)
 
     def _mismatch(self, what: str, got, expected) -> None:
         self.fail(f"{what}={got!r}, but should be {expected!r} [{self.call}]")

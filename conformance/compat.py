@@ -55,6 +55,11 @@ _duplicate_spec_error = _lookup("jax._src.named_sharding.DuplicateSpecError") or
 SPEC_ERRORS: tuple = (ValueError,) + ((_duplicate_spec_error,) if _duplicate_spec_error else ())
 
 
+# An operation that Explicit mesh axes make ill-typed (e.g. a contraction over differently sharded
+# dimensions) raises ShardingTypeError, where the version has Explicit sharding in types.
+SHARDING_TYPE_ERRORS: tuple = tuple(e for e in (_lookup("jax._src.core.ShardingTypeError"),) if e)
+
+
 # --- Features that come and go ---------------------------------------------------------------
 @dataclass(frozen=True)
 class Feature:
@@ -90,6 +95,10 @@ FEATURES = {
     "AxisType": Feature("jax.sharding.AxisType", "jax.sharding.AxisType", arrived="0.5.3"),
     "jax.shard_map": Feature("jax.shard_map", "jax.shard_map", arrived="0.6.1"),
     "set_mesh": Feature("jax.set_mesh", "jax.set_mesh", arrived="0.7.1"),
+    # Explicit axes as sharding in types, whose rejections raise ShardingTypeError. 0.5.3 has
+    # AxisType.Explicit but not this error class (measured: absent in 0.5.3, present in 0.6.2).
+    "explicit_sharding": Feature("Explicit-axis sharding in types (core.ShardingTypeError)",
+                                 "jax._src.core.ShardingTypeError", arrived="0.6 (absent in 0.5.3)"),
 }
 
 
@@ -186,6 +195,40 @@ def mesh_with_axis_types(devices, names, axis_types: str):
     """``Mesh(devices, names, axis_types=...)`` with every axis of the named type."""
     from jax.sharding import Mesh
     return Mesh(devices, tuple(names), axis_types=(axis_type(axis_types),) * len(names))
+
+
+def mesh_axis_types() -> tuple:
+    """The mesh axis types to test: "Auto", and "Explicit" where sharding in types exists."""
+    return ("Auto", "Explicit") if FEATURES["explicit_sharding"].available else ("Auto",)
+
+
+def constrain(x, sharding, axis_type: str = "Auto"):
+    """Inside jit, ask for ``x`` to be laid out as ``sharding``: ``with_sharding_constraint`` on Auto
+    axes; on Explicit axes, which it refuses, ``reshard`` (``jax.sharding.reshard`` from 0.7.0,
+    ``jax.experimental.shard.reshard`` before)."""
+    if axis_type == "Auto":
+        return jax.lax.with_sharding_constraint(x, sharding)
+    reshard = _lookup("jax.sharding.reshard") or _lookup("jax.experimental.shard.reshard")
+    return reshard(x, sharding)
+
+
+def mesh_context(mesh, axis_type: str = "Auto"):
+    """The context an Explicit mesh's computations run in (JAX asks for it: eager ops and jit on
+    Explicit axes need a context mesh): ``jax.set_mesh`` from 0.7.1, ``jax.sharding.use_mesh``
+    before. Auto meshes run with no context, as in the tutorial."""
+    import contextlib
+    if axis_type == "Auto":
+        return contextlib.nullcontext()
+    enter = FEATURES["set_mesh"].obj or _lookup("jax.sharding.use_mesh")
+    return enter(mesh)
+
+
+MESH_CONTEXT_SOURCE = "jax.set_mesh" if FEATURES["set_mesh"].available else "jax.sharding.use_mesh"
+
+CONSTRAIN_SOURCE = {  # what constrain() calls, as text for reproduction scripts
+    "Auto": "jax.lax.with_sharding_constraint",
+    "Explicit": "jax.sharding.reshard" if _lookup("jax.sharding.reshard") else "jax.experimental.shard.reshard",
+}
 
 
 # --- shard_map and pmap ------------------------------------------------------------------------

@@ -138,10 +138,23 @@ class Deviation:
     test: str
     jax: str
     reason: str
+    strict: bool = True
+    reproduced_by: str = ""
 
     def matches(self, nodeid: str) -> bool:
         return nodeid == self.test or nodeid.endswith("/" + self.test) or \
             nodeid.split("[")[0] == self.test
+
+
+# The deviations in effect for the installed JAX, set by the conftest at configure time (in every
+# xdist worker): a random property asks deviation_in_effect() whether a deterministic test that
+# pins a known deviation is expected to fail on this version.
+ACTIVE_DEVIATIONS: List[Deviation] = []
+
+
+def deviation_in_effect(test: str) -> Optional["Deviation"]:
+    """The known deviation of the installed JAX for ``test`` (path::name[param]), or None."""
+    return next((d for d in ACTIVE_DEVIATIONS if d.test == test), None)
 
 
 def load_deviations(path: Path) -> List[Deviation]:
@@ -164,5 +177,12 @@ def load_deviations(path: Path) -> List[Deviation]:
             SpecifierSet(entry["jax"])
         except InvalidSpecifier:
             raise UsageError(f"{path}: deviation #{i + 1} has an invalid jax range {entry['jax']!r}") from None
-        out.append(Deviation(entry["test"], entry["jax"], entry["reason"]))
+        strict = entry.get("strict", True)
+        if not isinstance(strict, bool):
+            raise UsageError(f"{path}: deviation #{i + 1} has strict = {strict!r}, not true or false")
+        if not strict and not entry.get("reproduced_by"):
+            raise UsageError(f"{path}: deviation #{i + 1} is not strict, so it must name the strict "
+                             "deterministic test that reproduces it (reproduced_by)")
+        out.append(Deviation(entry["test"], entry["jax"], entry["reason"], strict,
+                             entry.get("reproduced_by", "")))
     return out

@@ -45,16 +45,29 @@ def needs_devices(n: int, why: str):
 
 
 @functools.lru_cache(maxsize=None)
-def jax_mesh(mesh: MeshModel) -> Mesh:
-    """The ``jax.sharding.Mesh`` (automatic axis types) with the model's devices, shape and names."""
+def jax_mesh(mesh: MeshModel, axis_type: str = "Auto") -> Mesh:
+    """The ``jax.sharding.Mesh`` with the model's devices, shape and names; every axis of
+    ``axis_type`` ("Auto", as ``Mesh(...)`` makes by default, or "Explicit")."""
     by_id = devices_by_id()
     devices = np.array([by_id[i] for i in mesh.device_ids], dtype=object).reshape(mesh.shape)
-    return Mesh(devices, mesh.axis_names)
+    if axis_type == "Auto":
+        return Mesh(devices, mesh.axis_names)
+    return compat.mesh_with_axis_types(devices, mesh.axis_names, axis_type)
 
 
 @functools.lru_cache(maxsize=None)
-def named_sharding(mesh: MeshModel, spec: tuple) -> NamedSharding:
-    return NamedSharding(jax_mesh(mesh), compat.partition_spec(spec))
+def named_sharding(mesh: MeshModel, spec: tuple, axis_type: str = "Auto") -> NamedSharding:
+    return NamedSharding(jax_mesh(mesh, axis_type), compat.partition_spec(spec))
+
+
+def layout_of(sharding, shape) -> "Layout | None":
+    """The model ``Layout`` a NamedSharding describes for ``shape``; None for other shardings."""
+    if not isinstance(sharding, NamedSharding):
+        return None
+    mesh = sharding.mesh
+    model = MeshModel(tuple(d.id for d in mesh.devices.flat), tuple(mesh.devices.shape),
+                      tuple(mesh.axis_names))
+    return Layout(model, compat.spec_entries(sharding.spec), tuple(shape))
 
 
 def layout_sharding(layout: Layout) -> NamedSharding:

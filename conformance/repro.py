@@ -40,7 +40,7 @@ def dtype_literal(dtype) -> str:
 
 def array_literal(x: np.ndarray) -> str:
     """An expression that rebuilds ``x`` exactly (same dtype, shape and bits)."""
-    x = np.ascontiguousarray(x)
+    x = np.asarray(x)  # (np.ascontiguousarray would turn a 0-d array into a 1-d one)
     return (f"np.frombuffer(bytes.fromhex('{x.tobytes().hex()}'), dtype={dtype_literal(x.dtype)})"
             f".reshape({tuple(x.shape)})")
 
@@ -56,9 +56,11 @@ def tree_literal(tree) -> str:
     return array_literal(np.asarray(tree))
 
 
-def mesh_literal(mesh: MeshModel) -> str:
+def mesh_literal(mesh: MeshModel, axis_type: str = "Auto") -> str:
+    types = "" if axis_type == "Auto" else \
+        f", axis_types=(jax.sharding.AxisType.{axis_type},) * {len(mesh.shape)}"
     return (f"Mesh(np.array([devices[i] for i in {list(mesh.device_ids)}]).reshape({mesh.shape}), "
-            f"{mesh.axis_names})")
+            f"{mesh.axis_names}{types})")
 
 
 def spec_literal(spec) -> str:
@@ -71,9 +73,13 @@ def sharding_literal(mesh_var: str, spec) -> str:
 
 def describe_layout(layout: Layout) -> str:
     """A one-line summary: mesh shape, axis names, device order, spec and global shape."""
-    names = ",".join(f"{n}={s}" for n, s in zip(layout.mesh.axis_names, layout.mesh.shape))
-    return (f"mesh({names}; devices {list(layout.mesh.device_ids)}) "
-            f"{spec_literal(layout.spec)} shape {layout.shape}")
+    return f"{describe_mesh(layout.mesh)} {spec_literal(layout.spec)} shape {layout.shape}"
+
+
+def describe_mesh(mesh: MeshModel) -> str:
+    """``mesh(a=2,b=4; devices [...])``: axis names and sizes, and the device order."""
+    names = ",".join(f"{n}={s}" for n, s in zip(mesh.axis_names, mesh.shape))
+    return f"mesh({names}; devices {list(mesh.device_ids)})"
 
 
 def script(lines: Iterable[str], *, meshes: Optional[dict] = None, arrays: Optional[dict] = None) -> str:

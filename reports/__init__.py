@@ -1,6 +1,8 @@
 """Run reports and run-to-run comparison for the conformance suite.
 
-This package is where runs become reports a person reads (JSON and HTML per run, ``compare`` and
-``matrix`` across runs). It is filled in by the reports issue; today a run's record is pytest's own
-output, whose header (see ``conftest.py``) echoes the JAX version, backend, devices and seed.
+- ``plugin.py``: the pytest side; every ``pytest suites/`` run writes ``report.json`` (format:
+  ``schema.json``, read back by ``record.load``) and ``report.html`` into its run folder.
+- ``compare.py``, ``html.py``: what changed between two runs; a run's page and the matrix of
+  properties x runs.
+- ``python -m reports compare|matrix|html``: the command line (``__main__.py``).
 """

@@ -8,10 +8,10 @@ from .arrays import arrays, dtype_of, dtypes, supported_dtype_names
 from .meshes import axis_names, factorizations, mesh_shapes, meshes
 from .shapes import (can_be_incongruent, congruent_shapes, incongruent_shapes, layouts,
                      layouts_sharing_shape, shard_shapes)
-from .specs import invalid_partition_specs, partition_specs
+from .specs import dividing_specs, invalid_partition_specs, partition_specs
 
 __all__ = [
-    "arrays", "axis_names", "can_be_incongruent", "congruent_shapes", "dtype_of", "dtypes",
+    "arrays", "axis_names", "can_be_incongruent", "congruent_shapes", "dtype_of", "dividing_specs", "dtypes",
     "factorizations", "incongruent_shapes", "invalid_partition_specs", "layouts", "layouts_sharing_shape", "mesh_shapes",
     "meshes", "partition_specs", "shard_shapes", "supported_dtype_names",
 ]

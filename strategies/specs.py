@@ -35,6 +35,30 @@ def partition_specs(draw, mesh: MeshModel, rank: int) -> Spec:
     return tuple(spec[:draw(st.integers(shortest, rank))])
 
 
+@st.composite
+def dividing_specs(draw, mesh: MeshModel, shape) -> Spec:
+    """A valid spec for ``mesh`` that divides ``shape``: each dimension, visited in a drawn order,
+    takes zero or more unused mesh axes whose sizes' product divides its side, so that replicated,
+    one-axis and many-axis entries all occur on every dimension. Shrinks towards ``()``."""
+    rank = len(shape)
+    entries = [()] * rank
+    unused = list(mesh.axis_names)
+    for dim in draw(st.permutations(range(rank))):
+        left = shape[dim]
+        while True:
+            fitting = [n for n in unused if left % mesh.axis_sizes[n] == 0]
+            if not fitting or not draw(st.booleans()):
+                break
+            name = draw(st.sampled_from(fitting))
+            unused.remove(name)
+            entries[dim] += (name,)
+            left //= mesh.axis_sizes[name]
+    spec = [None if not axes else axes[0] if len(axes) == 1 and draw(st.booleans()) else axes
+            for axes in entries]
+    shortest = max((i + 1 for i, axes in enumerate(entries) if axes), default=0)
+    return tuple(spec[:draw(st.integers(shortest, rank))])
+
+
 INVALID_KINDS = ("unknown-axis", "repeated-axis", "too-long")
 
 

@@ -106,9 +106,10 @@ def test_array_literal_rebuilds_the_exact_bits(dtype):
     import jax.numpy as jnp
     dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
     x = (np.arange(6) - 2).astype(np.float32).reshape(2, 3).astype(dt)
-    rebuilt = eval(array_literal(x), {"np": np, "jnp": jnp})
-    assert rebuilt.dtype == x.dtype and rebuilt.shape == x.shape
-    assert rebuilt.tobytes() == x.tobytes()
+    for value in (x, x[0, 0], x.T, x[:0]):  # 2-d, 0-d (a scalar), non-contiguous, empty
+        rebuilt = eval(array_literal(value), {"np": np, "jnp": jnp})
+        assert rebuilt.dtype == value.dtype and rebuilt.shape == np.shape(value)
+        assert rebuilt.tobytes() == np.asarray(value).tobytes()
 
 
 def test_repro_script_runs_on_its_own():

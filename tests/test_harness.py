@@ -72,19 +72,43 @@ def test_load_deviations(tmp_path):
     assert not entry.matches("suites/t.py::test_ab")
     for text, message in [('[[deviation]]\ntest = "t"\njax = ">=0.5"\n', "lacks reason"),
                           ('[[deviation]]\ntest = "t"\njax = "new"\nreason = "r"\n', "invalid jax range"),
-                          ("[[deviation]\n", "bad.toml")]:
+                          ("[[deviation]\n", "bad.toml"),
+                          ('[[deviation]]\ntest = "t"\njax = ">=0.5"\nreason = "r"\nstrict = false\n',
+                           "reproduced_by"),
+                          ('[[deviation]]\ntest = "t"\njax = ">=0.5"\nreason = "r"\nstrict = "no"\n',
+                           "not true or false")]:
         bad = tmp_path / "bad.toml"
         bad.write_text(text)
         with pytest.raises(UsageError, match=message):
             harness.load_deviations(bad)
     assert harness.load_deviations(tmp_path / "absent.toml") == []
+    loose = tmp_path / "loose.toml"
+    loose.write_text('[[deviation]]\ntest = "t"\njax = ">=0.5"\nreason = "r"\nstrict = false\n'
+                     'reproduced_by = "suites/t.py::test_b"\n')
+    (entry,) = harness.load_deviations(loose)
+    assert not entry.strict and entry.reproduced_by == "suites/t.py::test_b"
 
 
 def test_shipped_deviations_name_existing_tests():
-    """Every entry in suites/known_deviations.toml names a test that exists in suites/."""
-    for entry in harness.load_deviations(ROOT / "suites" / "known_deviations.toml"):
+    """Every entry in suites/known_deviations.toml names a test that exists in suites/ (a
+    parametrized case by an existing parameter id); a non-strict entry's reproduction is a strict
+    entry for the same versions or wider."""
+    from packaging.specifiers import SpecifierSet
+
+    entries = harness.load_deviations(ROOT / "suites" / "known_deviations.toml")
+    for entry in entries:
         path, _, name = entry.test.partition("::")
         assert f"def {name.split('[')[0]}(" in (ROOT / path).read_text(), entry.test
+        if "[" in name:  # a parameter id: an op of the catalogue, or a literal id in the file
+            from strategies.ops import BY_NAME
+            param = name.split("[", 1)[1][:-1]
+            assert param in BY_NAME or param in (ROOT / path).read_text(), entry.test
+        if not entry.strict:
+            strict = [e for e in entries if e.strict and e.test == entry.reproduced_by]
+            assert strict, f"{entry.test}: {entry.reproduced_by} is not a strict entry"
+            for version in ("0.4.30", "0.4.38", "0.5.3", "0.6.2", "0.7.0", "0.7.2", "0.8.3", "0.9.2", "0.10.2"):
+                if version in SpecifierSet(entry.jax):
+                    assert any(version in SpecifierSet(e.jax) for e in strict), (entry.test, version)
 
 
 # --- end to end -----------------------------------------------------------------------------

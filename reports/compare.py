@@ -1,0 +1,138 @@
+"""What changed between two runs, property by property."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional
+
+from .record import ReportError, run_label
+
+# Change kinds, in the order they are listed; REGRESSIONS make `compare` exit non-zero.
+KINDS = (
+    ("regression", "pass -> fail (regression)"),
+    ("new-failure", "new property that fails"),
+    ("fixed", "fail -> pass"),
+    ("api-gone", "newly skipped: API went away"),
+    ("newly-skipped", "newly skipped"),
+    ("unskipped", "skip -> runs"),
+    ("newly-xfail", "newly a known deviation (xfail)"),
+    ("xfail-gone", "known deviation no longer expected"),
+    ("xpassed", "newly xpass (a known deviation passed)"),
+    ("outcome", "other outcome change"),
+    ("deviation-draw", "random property with a known deviation: drew its failing case in one run only (not a change)"),
+    ("added", "new property"),
+    ("removed", "property removed"),
+)
+REGRESSIONS = ("regression", "new-failure")
+NOT_CHANGES = ("deviation-draw",)  # listed for the reader, but not counted as changes
+FAILING = ("failed", "error")
+API_GONE_MARKERS = ("removed in JAX", "arrived in JAX", "went away")
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: str
+    test: str
+    base: Optional[str]
+    new: Optional[str]
+    detail: str = ""
+
+
+def classify(base: Optional[dict], new: Optional[dict]) -> Optional[str]:
+    if base is None:
+        return "new-failure" if new["outcome"] in FAILING else "added"
+    if new is None:
+        return "removed"
+    b, n = base["outcome"], new["outcome"]
+    if b == n:
+        return None
+    if {b, n} == {"xfailed", "xpassed"} and any("random property" in (t.get("reason") or "")
+                                               for t in (base, new)):
+        return "deviation-draw"
+    if n in FAILING and b not in FAILING:
+        return "regression"
+    if b in FAILING and n == "passed":
+        return "fixed"
+    if n == "skipped":
+        reason = new.get("reason") or ""
+        return "api-gone" if any(m in reason for m in API_GONE_MARKERS) else "newly-skipped"
+    if b == "skipped":
+        return "unskipped"
+    if n == "xfailed":
+        return "newly-xfail"
+    if n == "xpassed":
+        return "xpassed"
+    if b == "xfailed":
+        return "xfail-gone"
+    return "outcome"
+
+
+def compare(base: dict, new: dict) -> List[Change]:
+    """Every property whose outcome differs, appeared or disappeared between ``base`` and ``new``."""
+    for name, record in (("BASE", base), ("NEW", new)):
+        if not isinstance(record.get("tests"), list):
+            raise ReportError(f"{name}: has no list of tests")
+    before = {t["id"]: t for t in base["tests"]}
+    after = {t["id"]: t for t in new["tests"]}
+    changes = []
+    for test_id in sorted(set(before) | set(after)):
+        b, n = before.get(test_id), after.get(test_id)
+        kind = classify(b, n)
+        if kind is None:
+            continue
+        detail = ""
+        if n is not None and (n.get("reason") or n.get("message")):
+            detail = (n.get("reason") or n.get("message")).split("\n")[0][:200]
+        elif b is not None and b.get("reason"):
+            detail = b["reason"][:200]
+        changes.append(Change(kind, test_id, b and b["outcome"], n and n["outcome"], detail))
+    order = {kind: i for i, (kind, _) in enumerate(KINDS)}
+    return sorted(changes, key=lambda c: (order[c.kind], c.test))
+
+
+def header(base: dict, new: dict) -> List[str]:
+    return [f"BASE: {run_label(base)} (seed {base['environment']['seed']}, {base['summary']['total']} tests)",
+            f"NEW:  {run_label(new)} (seed {new['environment']['seed']}, {new['summary']['total']} tests)"]
+
+
+def text_table(base: dict, new: dict, changes: List[Change]) -> str:
+    lines = header(base, new)
+    if not real_changes(changes):
+        lines.append("no change: every property has the same outcome in both runs"
+                     + (f" (apart from {len(changes)} random known-deviation draw(s), listed below)" if changes else ""))
+        if not changes:
+            return "\n".join(lines)
+    titles = dict(KINDS)
+    width = max(len(c.test) for c in changes)
+    for kind, title in KINDS:
+        group = [c for c in changes if c.kind == kind]
+        if not group:
+            continue
+        lines.append(f"\n{title} ({len(group)})")
+        for c in group:
+            lines.append(f"  {c.test:<{width}}  {c.base or '-':>8} -> {c.new or '-':<8}  {c.detail}")
+    counts = ", ".join(f"{sum(c.kind == k for c in changes)} {titles[k]}" for k, _ in KINDS
+                       if any(c.kind == k for c in changes))
+    return "\n".join(lines + ["", f"{len(real_changes(changes))} change(s); listed: {counts}"])
+
+
+def real_changes(changes: List[Change]) -> List[Change]:
+    return [c for c in changes if c.kind not in NOT_CHANGES]
+
+
+def markdown(base: dict, new: dict, changes: List[Change]) -> str:
+    lines = ["# Conformance comparison", "", *(f"- {h}" for h in header(base, new)), ""]
+    if not real_changes(changes):
+        lines += ["No change: every property has the same outcome in both runs.", ""]
+    if not changes:
+        return "\n".join(lines)
+    lines += ["| change | property | base | new | detail |", "|---|---|---|---|---|"]
+    titles = dict(KINDS)
+    for c in changes:
+        detail = c.detail.replace("|", "\\|")
+        lines.append(f"| {titles[c.kind]} | `{c.test}` | {c.base or '-'} | {c.new or '-'} | {detail} |")
+    return "\n".join(lines + [""])
+
+
+def has_regressions(changes: List[Change]) -> bool:
+    return any(c.kind in REGRESSIONS for c in changes)

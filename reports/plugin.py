@@ -1,0 +1,193 @@
+"""The pytest side of run reports.
+
+Two parts. ``attach_details`` runs wherever a test runs (an xdist worker, or the only process): it
+adds to the test's report what only that process knows (Hypothesis' example counts, the
+falsifying example, the failure's one-line finding and stand-alone reproduction) as a user
+property, which xdist carries to the controller. ``ReportWriter`` runs in the controller only: it
+gathers every test's reports, and rewrites ``report.json`` whole after each test (marked
+incomplete), then once more at the end (complete) together with ``report.html``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import platform
+import re
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Dict, Optional
+
+from . import record as rec
+
+DETAILS = "conformance_details"
+WRITE_INTERVAL_S = 0.5  # rewrite the interim report at most this often
+
+
+def hypothesis_counts(statistics: Optional[str]):
+    """(examples run, invalid examples) summed over the phases of Hypothesis' statistics text."""
+    if not statistics:
+        return None, None
+    found = re.findall(r"(\d+) passing, (\d+) failing, and (\d+) invalid", statistics)
+    return (sum(int(p) + int(f) for p, f, _ in found), sum(int(i) for _, _, i in found)) if found else (0, 0)
+
+
+def conformance_failure(error: BaseException):
+    """The ConformanceFailure inside ``error`` (itself, or one of an exception group's), or None."""
+    from conformance.checks import ConformanceFailure
+
+    if isinstance(error, ConformanceFailure):
+        return error
+    for inner in getattr(error, "exceptions", ()):
+        found = conformance_failure(inner)
+        if found is not None:
+            return found
+    return None
+
+
+def attach_details(item, call, report, area_names) -> None:
+    """Add the suite area (every phase) and, to a call-phase report, the examples run, the
+    falsifying example, the finding and the reproduction."""
+    details = {"area": next((m.name for m in item.iter_markers() if m.name in area_names), None)}
+    if report.when != "call":
+        report.user_properties.append((DETAILS, details))
+        return
+    examples, invalid = hypothesis_counts(getattr(item, "hypothesis_statistics", None))
+    if examples is None:  # a test that runs Hypothesis inside counts its examples itself
+        counted = [v for k, v in item.user_properties if k == "hypothesis_examples"]
+        examples = sum(counted) if counted else None
+    details.update(examples=examples, invalid_examples=invalid)
+    if report.failed and call.excinfo is not None:
+        information = getattr(item, "hypothesis_report_information", "") or ""
+        falsifying = [line for line in information.splitlines() if line.strip()]
+        details["falsifying_example"] = "\n".join(falsifying) or None
+        failure = conformance_failure(call.excinfo.value)
+        if failure is not None:
+            details["message"] = failure.finding
+            details["repro"] = textwrap.dedent(failure.repro) or None
+        else:
+            details["message"] = f"{call.excinfo.typename}: {call.excinfo.value}"[:2000]
+    report.user_properties.append((DETAILS, details))
+
+
+def iso_now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def default_run_dir(root: Path, jax_version: str, backend: str) -> Path:
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return root / "reports" / "runs" / f"{stamp}-jax-{jax_version}-{backend}"
+
+
+class ReportWriter:
+    """Collects the controller's test reports into one record and keeps it on disk."""
+
+    def __init__(self, run_dir: Path, environment: dict):
+        self.run_dir = Path(run_dir)
+        self.environment = dict(environment, started=iso_now(), finished=None)  # completed at start
+        self.tests: Dict[str, dict] = {}
+        self.active = False  # only runs of suites/ tests write a report
+        self.last_write = 0.0
+
+    # --- pytest hooks (controller) ---
+    def pytest_collection_finish(self, session):
+        if any(item.nodeid.startswith("suites/") for item in session.items):
+            self.active = True
+            self.write("incomplete")
+
+    def pytest_runtest_logreport(self, report):
+        if not report.nodeid.startswith("suites/"):
+            return
+        self.active = True
+        entry = self.tests.setdefault(report.nodeid, self.new_entry(report.nodeid))
+        entry["duration"] = round(entry["duration"] + getattr(report, "duration", 0.0), 4)
+        for name, value in getattr(report, "user_properties", ()):
+            if name == DETAILS:
+                entry.update({k: v for k, v in value.items() if v is not None or k not in entry})
+        self.apply_outcome(entry, report)
+        if report.when == "teardown" and time.monotonic() - self.last_write > WRITE_INTERVAL_S:
+            self.write("incomplete")
+
+    def pytest_sessionfinish(self, session, exitstatus):
+        if not self.active:
+            return
+        interrupted = exitstatus in (2,)  # pytest's INTERRUPTED: a Ctrl-C leaves an incomplete run
+        self.environment["finished"] = iso_now()
+        self.write("incomplete" if interrupted else "complete")
+        from .html import run_page
+        rec.write_atomically(self.run_dir / "report.html", run_page(self.record("complete")))
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if self.active:
+            terminalreporter.write_line(f"run report: {self.run_dir / rec.REPORT_NAME} "
+                                        f"(and report.html)")
+
+    # --- building the record ---
+    def new_entry(self, nodeid: str) -> dict:
+        module = nodeid.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
+        return {"id": nodeid, "suite": module, "area": None, "outcome": "passed",
+                "duration": 0.0, "examples": None, "invalid_examples": None, "reason": None,
+                "message": None, "falsifying_example": None, "repro": None}
+
+    @staticmethod
+    def apply_outcome(entry: dict, report) -> None:
+        """pytest's three phases folded into one outcome, as pytest's own summary counts them."""
+        wasxfail = getattr(report, "wasxfail", None)
+        if report.when == "call":
+            if report.skipped and wasxfail is not None:
+                entry["outcome"], entry["reason"] = "xfailed", wasxfail or None
+            elif report.passed and wasxfail is not None:
+                entry["outcome"], entry["reason"] = "xpassed", wasxfail or None
+            elif report.failed:
+                entry["outcome"] = "failed"
+                if "[XPASS(strict)]" in str(report.longrepr):
+                    entry["message"] = entry["message"] or str(report.longrepr)
+            elif report.skipped:
+                entry["outcome"], entry["reason"] = "skipped", skip_reason(report)
+        elif report.failed:  # setup or teardown
+            entry["outcome"] = "error"
+            entry["message"] = entry["message"] or f"{report.when}: {str(report.longrepr)[-2000:]}"
+        elif report.skipped and report.when == "setup":
+            entry["outcome"], entry["reason"] = "skipped", skip_reason(report)
+        if entry["message"] is None and report.failed:
+            entry["message"] = str(report.longrepr)[-2000:]
+
+    def record(self, status: str) -> dict:
+        tests = sorted(self.tests.values(), key=lambda t: t["id"])
+        return {"format": rec.FORMAT, "status": status, "environment": self.environment,
+                "summary": rec.summary(tests), "tests": tests}
+
+    def write(self, status: str) -> None:
+        rec.write_atomically(self.run_dir / rec.REPORT_NAME, rec.dump(self.record(status)))
+        self.last_write = time.monotonic()
+
+
+def skip_reason(report) -> Optional[str]:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return str(longrepr) if longrepr else None
+
+
+def environment(config, plan, seed: str, profile: str, max_examples: int, deviations: int) -> dict:
+    """What a reader needs to know about the run: versions, backend and devices, profile, seed."""
+    import hypothesis
+    import jax
+    import numpy
+
+    from conformance import compat
+
+    devices = jax.devices()
+    return {
+        "jax": jax.__version__, "jaxlib": str(compat.JAXLIB_VERSION), "numpy": numpy.__version__,
+        "hypothesis": hypothesis.__version__, "python": platform.python_version(),
+        "platform": f"{platform.system()} {platform.machine()}",
+        "backend": jax.default_backend(), "device_kind": devices[0].device_kind if devices else "none",
+        "device_count": len(devices), "process_count": jax.process_count(),
+        "workers": int(getattr(config.option, "numprocesses", 0) or 0)
+        if str(getattr(config.option, "numprocesses", 0) or 0).isdigit() else 0,
+        "profile": profile, "max_examples": max_examples, "seed": str(seed),
+        "x64": bool(jax.config.jax_enable_x64), "known_deviations": deviations,
+        "command": " ".join(["pytest", *sys.argv[1:]]) if sys.argv else "pytest",
+    }

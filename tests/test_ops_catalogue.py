@@ -1,0 +1,99 @@
+"""The operation catalogue keeps its promises: enough entries over every family the sharding
+invariance issue names, inputs that its numpy references accept, and hand-worked answers from the
+references written here (numpy has no dynamic_slice, lax.pad or shifted .at[] update)."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conformance.model import MeshModel, check_spec, spec_tiling
+from strategies import dividing_specs
+from strategies.ops import (BY_NAME, CATALOGUE, clamped_starts, dynamic_slice_reference,
+                            dynamic_update_slice_reference, lax_pad_reference, shifted_ranges,
+                            slice_length, static_index)
+
+FAMILIES = {"elementwise", "broadcasting", "reduction", "scan", "joining", "shape", "padding",
+            "slicing", "dynamic", "at", "gather", "permuting", "sorting", "contraction",
+            "selection", "iota"}
+
+
+def test_catalogue_covers_every_family_with_forty_entries_or_more():
+    assert len(CATALOGUE) >= 40 and len(BY_NAME) == len(CATALOGUE)
+    assert {op.family for op in CATALOGUE} == FAMILIES
+    for name in ("sum_int", "max", "mean", "argmax", "any", "cumsum", "cumprod", "cummax",
+                 "concatenate", "stack", "reshape", "transpose", "swapaxes", "squeeze",
+                 "lax_pad_negative", "strided_slice", "slice_out_of_range", "slice_empty",
+                 "dynamic_slice", "dynamic_update_slice", "at_set_shifted", "at_add_shifted",
+                 "at_min", "at_max", "take", "roll", "flip", "sort", "argsort", "matmul", "einsum",
+                 "where", "select", "add_iota"):
+        assert name in BY_NAME, name
+
+
+@pytest.mark.parametrize("op", CATALOGUE, ids=lambda op: op.name)
+@settings(max_examples=10, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(data=st.data())
+def test_every_entry_draws_inputs_its_reference_accepts(op, data):
+    """Each entry's inputs are numpy arrays (non-empty, so zero-size bugs stay in their own
+    entries) with static arguments its numpy reference computes an answer for; only slice_empty
+    answers with an empty array, and it always does."""
+    operands, static = data.draw(op.inputs)
+    assert all(isinstance(x, (np.ndarray, np.generic)) and np.size(x) > 0 for x in operands)
+    with np.errstate(all="ignore"):
+        expected = np.asarray(op.reference(*operands, **static))
+    assert (expected.size == 0) == (op.name == "slice_empty")
+
+
+@given(data=st.data())
+def test_dividing_specs_are_valid_and_divide_the_shape(data):
+    """A drawn spec is valid for its mesh and every dimension's tiling divides its side."""
+    shape_of_mesh = data.draw(st.sampled_from([(8,), (4, 2), (2, 2, 2), (1, 8), (2, 1, 4)]))
+    mesh = MeshModel(tuple(range(math.prod(shape_of_mesh))), shape_of_mesh,
+                     ("a", "b", "x")[:len(shape_of_mesh)])
+    shape = tuple(data.draw(st.lists(st.sampled_from([1, 2, 3, 4, 6, 8, 0]), max_size=3)))
+    spec = data.draw(dividing_specs(mesh, shape))
+    check_spec(mesh, spec, len(shape))
+    assert all(side % t == 0 for side, t in zip(shape, spec_tiling(mesh, spec, len(shape))))
+
+
+def test_dynamic_slice_reference_counts_negative_starts_from_the_end_then_clamps():
+    """Measured on JAX 0.4.30 and 0.7.2: for [0, 1, 2, 3] and size 2, start -1 -> 3 -> 2, start
+    -3 -> 1, start -7 -> 0, start 5 -> 2."""
+    x = np.arange(4)
+    assert [clamped_starts((4,), (s,), (2,))[0] for s in (-7, -5, -4, -3, -1, 0, 3, 5)] == \
+        [0, 0, 0, 1, 2, 0, 2, 2]
+    assert dynamic_slice_reference(x, np.int32(-1), sizes=(2,)).tolist() == [2, 3]
+    assert dynamic_update_slice_reference(x, np.array([9, 9]), np.int32(-5)).tolist() == [9, 9, 2, 3]
+
+
+def test_lax_pad_reference_hand_worked():
+    """Interior padding goes between elements; a negative edge removes elements (padding ones
+    included)."""
+    x = np.array([1.0, 2.0, 3.0])
+    assert lax_pad_reference(x, 0.0, config=((0, 1, 1),)).tolist() == [1, 0, 2, 0, 3, 0]
+    assert lax_pad_reference(x, 0.0, config=((-2, 0, 1),)).tolist() == [2, 0, 3]
+    assert lax_pad_reference(x, 9.0, config=((1, -1, 0),)).tolist() == [9, 1, 2]
+    assert lax_pad_reference(np.ones((2, 2)), 0.0, config=((0, 0, 1), (1, 0, 0))).tolist() == \
+        [[0, 1, 1], [0, 0, 0], [0, 1, 1]]
+
+
+def test_shifted_ranges_match_the_tutorial_style_update():
+    """shift=1 on axis 0 is x.at[:-1].set(x[1:])."""
+    dst, src = shifted_ranges((5,), 0, 1)
+    assert dst == (slice(0, 4),) and src == (slice(1, 5),)
+    assert shifted_ranges((5,), 0, -2) == ((slice(2, 5),), (slice(0, 3),))
+
+
+@given(shape=st.lists(st.integers(1, 8), min_size=1, max_size=3).map(tuple), data=st.data())
+def test_static_index_kinds_keep_their_promise(shape, data):
+    """In-range, strided and out-of-range indices select something; empty ones select nothing;
+    out-of-range ones have a bound past an end."""
+    for kind in ("in-range", "strided", "out-of-range", "empty"):
+        index = data.draw(static_index(kind)(shape))["index"]
+        size = math.prod(slice_length(s, n) for s, n in zip(index, shape))
+        assert (size == 0) == (kind == "empty"), (kind, index)
+        if kind == "out-of-range":
+            assert any(b is not None and not -n <= b <= n for s, n in zip(index, shape)
+                       for b in (s.start, s.stop))

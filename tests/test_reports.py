@@ -1,0 +1,224 @@
+"""Run reports: the record format and its checker, compare and matrix (including bad input), and the
+writer end to end: one merged report under pytest-xdist, and a readable incomplete report from a
+run killed half-way."""
+
+import copy
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from reports import compare as cmp
+from reports.__main__ import main
+from reports.html import run_page
+from reports.record import FORMAT, SCHEMA_PATH, ReportError, load, summary
+from reports.schema import SchemaError, validate
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def entry(test_id, outcome="passed", **extra):
+    suite = test_id.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
+    base = {"id": test_id, "suite": suite, "area": "mesh", "outcome": outcome, "duration": 0.5,
+            "examples": 100, "invalid_examples": 0, "reason": None, "message": None,
+            "falsifying_example": None, "repro": None}
+    return {**base, **extra}
+
+
+def record(tests, jax="0.10.2", status="complete"):
+    tests = copy.deepcopy(tests)
+    env = {"jax": jax, "jaxlib": jax, "numpy": "2.0", "hypothesis": "6.0", "python": "3.11",
+           "backend": "cpu", "device_kind": "cpu", "device_count": 8, "process_count": 1,
+           "profile": "default", "seed": "1", "x64": False, "started": "2026-01-01T00:00:00+00:00",
+           "finished": "2026-01-01T00:01:00+00:00", "command": "pytest suites/"}
+    return {"format": FORMAT, "status": status, "environment": env, "summary": summary(tests),
+            "tests": tests}
+
+
+def save(tmp_path, name, rec):
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "report.json").write_text(json.dumps(rec))
+    return folder
+
+
+BASE_TESTS = [entry("suites/test_a.py::test_kept"), entry("suites/test_a.py::test_breaks"),
+              entry("suites/test_a.py::test_api", outcome="passed"),
+              entry("suites/test_a.py::test_gone"),
+              entry("suites/test_a.py::test_fixed", outcome="failed", message="got 1, but should be 2")]
+
+
+def new_tests():
+    tests = copy.deepcopy(BASE_TESTS)
+    tests[1].update(outcome="failed", message="got 3, but should be 4 [call]", repro="import jax")
+    tests[2].update(outcome="skipped", reason="PositionalSharding removed in JAX 0.7.0 (installed: 0.10.2)")
+    tests[4].update(outcome="passed", message=None)
+    del tests[3]
+    return tests + [entry("suites/test_b.py::test_new")]
+
+
+# --- the format -----------------------------------------------------------------------------
+def test_schema_checker_accepts_a_record_and_names_what_is_wrong():
+    """A well-formed record passes; a wrong type, a missing key, an unknown key and a value
+    outside an enum each fail with their JSON path."""
+    schema = json.loads(SCHEMA_PATH.read_text())
+    good = record(BASE_TESTS)
+    validate(good, schema)
+    for mutate, message in [
+        (lambda r: r["tests"][0].update(duration="slow"), r"\$\.tests\[0\]\.duration: expected number"),
+        (lambda r: r["environment"].pop("seed"), r"missing required key 'seed'"),
+        (lambda r: r["tests"][0].update(colour="red"), r"unexpected key 'colour'"),
+        (lambda r: r["tests"][0].update(outcome="flaky"), r"'flaky' is not one of"),
+        (lambda r: r["summary"].update(passed=-1), r"below the minimum"),
+        (lambda r: r["environment"].update(device_count=True), r"expected integer"),
+    ]:
+        bad = copy.deepcopy(good)
+        mutate(bad)
+        with pytest.raises(SchemaError, match=message):
+            validate(bad, schema)
+
+
+def test_load_gives_clear_errors(tmp_path):
+    """A missing file, a non-JSON file, another format, and a schema violation are ReportErrors
+    naming the file."""
+    with pytest.raises(ReportError, match="no such report"):
+        load(tmp_path / "absent")
+    (tmp_path / "garbage.json").write_text("{not json")
+    with pytest.raises(ReportError, match="garbage.json: not JSON"):
+        load(tmp_path / "garbage.json")
+    (tmp_path / "other.json").write_text(json.dumps({"format": "junit"}))
+    with pytest.raises(ReportError, match="not a conformance report"):
+        load(tmp_path / "other.json")
+    broken = record(BASE_TESTS)
+    broken["tests"][0]["outcome"] = "sometimes"
+    with pytest.raises(ReportError, match=r"report.json: \$\.tests\[0\]\.outcome"):
+        load(save(tmp_path, "broken", broken))
+
+
+# --- compare ------------------------------------------------------------------------------------
+def test_compare_lists_every_kind_of_change():
+    """pass -> fail is a regression; fail -> pass fixed; a skip naming a removed API is 'API went
+    away'; new and removed properties are listed."""
+    changes = {c.test.split("::")[1]: c.kind for c in cmp.compare(record(BASE_TESTS), record(new_tests()))}
+    assert changes == {"test_breaks": "regression", "test_fixed": "fixed", "test_api": "api-gone",
+                       "test_gone": "removed", "test_new": "added"}
+    assert cmp.has_regressions(cmp.compare(record(BASE_TESTS), record(new_tests())))
+
+
+def test_compare_of_a_run_with_itself_reports_no_change(tmp_path, capsys):
+    run = save(tmp_path, "run", record(BASE_TESTS))
+    assert main(["compare", str(run), str(run)]) == 0
+    assert "no change" in capsys.readouterr().out
+
+
+def test_a_random_known_deviation_drawing_differently_is_not_a_change(tmp_path, capsys):
+    """A non-strict catalogue entry that xfails in one run and xpasses in the next (it drew its
+    failing case only once) is listed, but the runs still have no change."""
+    reason = "known deviation (JAX >=0.4.30): wrong values (random property; reproduced by suites/t.py::test_r)"
+    first = [entry("suites/t.py::test_p[op]", outcome="xfailed", reason="known deviation, random property "
+                   "(reproduced by test_r): got 1, but should be 2")]
+    second = [entry("suites/t.py::test_p[op]", outcome="xpassed", reason=reason)]
+    assert main(["compare", str(save(tmp_path, "a", record(first))), str(save(tmp_path, "b", record(second)))]) == 0
+    out = capsys.readouterr().out
+    assert "no change" in out and "drew its failing case in one run only" in out
+
+
+def test_planted_regression_makes_compare_exit_non_zero(tmp_path, capsys):
+    """A copy of a report with one passing property turned into a failure: exit status 1, the
+    property listed under regressions, and Markdown written on request."""
+    base = save(tmp_path, "base", record(BASE_TESTS))
+    planted = record(copy.deepcopy(BASE_TESTS))
+    planted["tests"][0].update(outcome="failed", message="got X, but should be Y [planted]")
+    planted["summary"] = summary(planted["tests"])
+    new = save(tmp_path, "new", planted)
+    markdown = tmp_path / "diff.md"
+    assert main(["compare", str(base), str(new), "--markdown", str(markdown)]) == 1
+    out = capsys.readouterr().out
+    assert "pass -> fail (regression) (1)" in out and "suites/test_a.py::test_kept" in out
+    assert "| pass -> fail (regression) | `suites/test_a.py::test_kept` | passed | failed |" in markdown.read_text()
+
+
+def test_compare_and_matrix_refuse_bad_input(tmp_path, capsys):
+    """Malformed or foreign files: exit status 2 and a message naming the file."""
+    good = save(tmp_path, "good", record(BASE_TESTS))
+    (tmp_path / "bad.json").write_text("[1, 2")
+    assert main(["compare", str(good), str(tmp_path / "bad.json")]) == 2
+    assert "bad.json: not JSON" in capsys.readouterr().err
+    assert main(["matrix", str(good), str(tmp_path / "nothing"), "-o", str(tmp_path / "m.html")]) == 2
+    assert "no such report" in capsys.readouterr().err
+    assert not (tmp_path / "m.html").exists()
+
+
+# --- pages ----------------------------------------------------------------------------------------
+def test_matrix_orders_runs_by_version_and_colours_cells(tmp_path):
+    """Columns go by JAX version (0.4.30 before 0.10.2, whatever the argument order); a cell
+    carries its outcome, colour and reason; a property absent from a run says so."""
+    runs = [save(tmp_path, "new", record(new_tests(), jax="0.10.2")),
+            save(tmp_path, "old", record(BASE_TESTS, jax="0.4.30"))]
+    out = tmp_path / "matrix.html"
+    assert main(["matrix", *map(str, runs), "-o", str(out)]) == 0
+    page = out.read_text()
+    assert page.index("jax 0.4.30") < page.index("jax 0.10.2")
+    assert 'title="PositionalSharding removed in JAX 0.7.0 (installed: 0.10.2)"' in page
+    assert 'title="not in this run"' in page
+    assert "http" not in page.replace("https://json-schema", "")  # no external assets
+
+
+def test_run_page_shows_failures_with_their_reproduction_and_groups_skips():
+    tests = new_tests()
+    page = run_page(record(tests))
+    assert "Failures (1)" in page and "import jax" in page
+    assert "PositionalSharding removed in JAX 0.7.0" in page
+    assert "did not finish" in run_page(record(tests, status="incomplete"))
+
+
+# --- the writer, end to end ---------------------------------------------------------------------
+def run_suites(*args, **kwargs):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CONFORMANCE_"))}
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+                          cwd=ROOT, env=env, capture_output=True, text=True, **kwargs)
+
+
+def test_writer_merges_xdist_workers_into_one_report(tmp_path):
+    """With -n 2, the controller writes one complete report holding every test of the run, with
+    its area, outcome, duration and Hypothesis example count, valid against the schema."""
+    run_dir = tmp_path / "run"
+    result = run_suites("-n", "2", "suites/test_mesh.py", "--report-dir", str(run_dir), timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:]
+    report = load(run_dir)
+    assert report["status"] == "complete" and report["environment"]["workers"] == 2
+    ids = [t["id"] for t in report["tests"]]
+    assert len(ids) == len(set(ids)) and all(i.startswith("suites/test_mesh.py::") for i in ids)
+    collected = run_suites("--collect-only", "-q", "suites/test_mesh.py", "--report-dir", str(tmp_path / "c"))
+    assert len(ids) == sum(1 for line in collected.stdout.splitlines() if "::" in line)
+    assert all(t["area"] == "mesh" for t in report["tests"])
+    assert any(t["examples"] for t in report["tests"])
+    assert (run_dir / "report.html").exists()
+    assert not [p for p in run_dir.iterdir() if p.name.startswith(".")]  # no temporary files left
+
+
+def test_a_killed_run_leaves_a_readable_incomplete_report(tmp_path):
+    """SIGKILL half-way through: report.json still loads, says incomplete, and holds the tests
+    that finished."""
+    run_dir = tmp_path / "run"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CONFORMANCE_"))}
+    process = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
+                                "suites/test_collectives.py", "--report-dir", str(run_dir)],
+                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if (run_dir / "report.json").exists() and load(run_dir)["summary"]["total"] >= 2:
+                break
+            time.sleep(0.2)
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.wait(timeout=60)
+    report = load(run_dir)
+    assert report["status"] == "incomplete" and report["environment"]["finished"] is None
+    assert report["summary"]["total"] >= 2
