@@ -60,7 +60,9 @@ def attach_details(item, call, report, area_names) -> None:
     details.update(examples=examples, invalid_examples=invalid)
     if report.failed and call.excinfo is not None:
         information = getattr(item, "hypothesis_report_information", "") or ""
-        falsifying = [line for line in information.splitlines() if line.strip()]
+        notes = getattr(call.excinfo.value, "__notes__", None) or []  # newer Hypothesis puts it here
+        falsifying = [line for text in [information, *notes] for line in str(text).splitlines()
+                      if line.strip() and "reproduce_failure" not in line]
         details["falsifying_example"] = "\n".join(falsifying) or None
         failure = conformance_failure(call.excinfo.value)
         if failure is not None:

@@ -222,3 +222,16 @@ def test_a_killed_run_leaves_a_readable_incomplete_report(tmp_path):
     report = load(run_dir)
     assert report["status"] == "incomplete" and report["environment"]["finished"] is None
     assert report["summary"]["total"] >= 2
+
+
+def test_a_failure_keeps_its_finding_falsifying_example_and_reproduction(tmp_path):
+    """Under a planted fault, the failing property's entry holds the one-line finding, Hypothesis'
+    falsifying example and the stand-alone reproduction script."""
+    run_dir = tmp_path / "run"
+    result = run_suites("-p", "tests.faults", "--plant-fault", "pmin-is-pmax", "suites/test_collectives.py",
+                        "-k", "test_collective_under_pmap and pmin", "--report-dir", str(run_dir), timeout=600)
+    assert result.returncode == 1, result.stdout[-3000:]
+    (failed,) = [t for t in load(run_dir)["tests"] if t["outcome"] == "failed"]
+    assert "but should be" in failed["message"]
+    assert "Falsifying example" in failed["falsifying_example"] or "Failing test case" in failed["falsifying_example"]
+    assert failed["repro"].startswith("import os") and "lax.pmin" in failed["repro"]
