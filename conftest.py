@@ -88,8 +88,7 @@ def profile_name(config) -> str:
 
 
 def report_writer(config):
-    """The run report's writer; its environment is read when the session starts (after every
-    plugin, Hypothesis' profile loading included, has configured)."""
+    """The run report's writer (its environment is read when the session starts)."""
     import jax
 
     from reports.plugin import ReportWriter, default_run_dir, environment
@@ -97,13 +96,9 @@ def report_writer(config):
     chosen = config.getoption("--report-dir") or os.environ.get(REPORT_DIR_ENV)
     run_dir = Path(chosen) if chosen else default_run_dir(ROOT, jax.__version__, jax.default_backend())
 
-    class Writer(ReportWriter):
-        def pytest_sessionstart(self, session):
-            self.environment.update(environment(
-                config, config.stash[PLAN], config.option.hypothesis_seed, profile_name(config),
-                settings().max_examples, len(config.stash[DEVIATIONS])))
-
-    return Writer(run_dir, {})
+    return ReportWriter(run_dir, lambda: environment(
+        config, config.option.hypothesis_seed, profile_name(config), settings().max_examples,
+        len(config.stash[DEVIATIONS])))
 
 
 @pytest.hookimpl(hookwrapper=True)

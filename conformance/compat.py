@@ -208,8 +208,7 @@ def constrain(x, sharding, axis_type: str = "Auto"):
     ``jax.experimental.shard.reshard`` before)."""
     if axis_type == "Auto":
         return jax.lax.with_sharding_constraint(x, sharding)
-    reshard = _lookup("jax.sharding.reshard") or _lookup("jax.experimental.shard.reshard")
-    return reshard(x, sharding)
+    return _lookup(CONSTRAIN_SOURCE["Explicit"])(x, sharding)
 
 
 def mesh_context(mesh, axis_type: str = "Auto"):

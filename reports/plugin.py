@@ -17,7 +17,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Callable, Dict, Optional
 
 from . import record as rec
 
@@ -85,14 +85,20 @@ def default_run_dir(root: Path, jax_version: str, backend: str) -> Path:
 class ReportWriter:
     """Collects the controller's test reports into one record and keeps it on disk."""
 
-    def __init__(self, run_dir: Path, environment: dict):
+    def __init__(self, run_dir: Path, read_environment: Callable[[], dict]):
         self.run_dir = Path(run_dir)
-        self.environment = dict(environment, started=iso_now(), finished=None)  # completed at start
+        self.read_environment = read_environment  # called when the session starts
+        self.environment = {"started": iso_now(), "finished": None}
         self.tests: Dict[str, dict] = {}
         self.active = False  # only runs of suites/ tests write a report
         self.last_write = 0.0
 
     # --- pytest hooks (controller) ---
+    def pytest_sessionstart(self, session):
+        # Read here, not at configure time: by now every plugin (Hypothesis' profile loading
+        # included) has configured.
+        self.environment.update(self.read_environment())
+
     def pytest_collection_finish(self, session):
         if any(item.nodeid.startswith("suites/") for item in session.items):
             self.active = True
@@ -172,7 +178,13 @@ def skip_reason(report) -> Optional[str]:
     return str(longrepr) if longrepr else None
 
 
-def environment(config, plan, seed: str, profile: str, max_examples: int, deviations: int) -> dict:
+def xdist_workers(config) -> int:
+    """How many pytest-xdist workers ran the tests (0 without -n; "-n auto" is a number by now)."""
+    workers = getattr(config.option, "numprocesses", None)
+    return workers if isinstance(workers, int) else 0
+
+
+def environment(config, seed: str, profile: str, max_examples: int, deviations: int) -> dict:
     """What a reader needs to know about the run: versions, backend and devices, profile, seed."""
     import hypothesis
     import jax
@@ -187,8 +199,7 @@ def environment(config, plan, seed: str, profile: str, max_examples: int, deviat
         "platform": f"{platform.system()} {platform.machine()}",
         "backend": jax.default_backend(), "device_kind": devices[0].device_kind if devices else "none",
         "device_count": len(devices), "process_count": jax.process_count(),
-        "workers": int(getattr(config.option, "numprocesses", 0) or 0)
-        if str(getattr(config.option, "numprocesses", 0) or 0).isdigit() else 0,
+        "workers": xdist_workers(config),
         "profile": profile, "max_examples": max_examples, "seed": str(seed),
         "x64": bool(jax.config.jax_enable_x64), "known_deviations": deviations,
         "command": " ".join(["pytest", *sys.argv[1:]]) if sys.argv else "pytest",

@@ -48,10 +48,6 @@ class Op:
         from jax import lax
         object.__setattr__(self, "fn", eval(self.source, {"jax": jax, "jnp": jnp, "lax": lax, "np": np}))
 
-    @property
-    def exact(self) -> bool:
-        return self.rtol == 0 and self.atol == 0
-
 
 # --- Shapes and values ------------------------------------------------------------------------
 def shapes(min_rank: int = 0, max_rank: int = 3) -> st.SearchStrategy:

@@ -275,21 +275,12 @@ def check_example(example: Example) -> None:
 
 
 # --- Deterministic cases: what the random property found, one reproduction each ---------------
-EXPLICIT_CASE_SETUP = [
-    "from jax.sharding import AxisType",
-    "mesh = Mesh(np.array([devices[i] for i in {ids}]).reshape({shape}), {names}, "
-    "axis_types=(AxisType.Explicit,) * {rank})",
-]
-
-
 def explicit_outcome(title: str, mesh: MeshModel, arrays: dict, expression: str, expected) -> None:
     """On an Explicit mesh over ``mesh`` (inside its mesh context), with ``arrays`` = {name: (value,
     spec)} committed, ``expression`` is either accepted with numpy's ``expected`` values or rejected
     with a ShardingTypeError: a well-typed operation runs, an ill-typed one says so in the
     documented way."""
-    setup = [line.format(ids=list(mesh.device_ids), shape=mesh.shape, names=mesh.axis_names,
-                         rank=len(mesh.shape)) for line in EXPLICIT_CASE_SETUP]
-    lines = preamble() + setup + [
+    lines = preamble() + [f"mesh = {mesh_literal(mesh, 'Explicit')}"] + [
         f"{name} = jax.device_put({array_literal(value)}, NamedSharding(mesh, {spec_literal(spec)}))"
         for name, (value, spec) in arrays.items()] + [
         f"with {compat.MESH_CONTEXT_SOURCE}(mesh):", f"    print({expression})"]
@@ -309,8 +300,8 @@ def explicit_outcome(title: str, mesh: MeshModel, arrays: dict, expression: str,
     check.close(expression, np.asarray(result), expected, rtol=0, atol=0)
 
 
-def two_device_mesh(*names_and_sizes) -> MeshModel:
-    """The first devices on axes named and sized as given (e.g. ("a", 2), ("y", 1))."""
+def first_devices_mesh(*names_and_sizes) -> MeshModel:
+    """The first local devices on axes named and sized as given (e.g. ("a", 2), ("y", 1))."""
     names = tuple(n for n, _ in names_and_sizes)
     shape = tuple(s for _, s in names_and_sizes)
     return MeshModel(live_device_ids()[:int(np.prod(shape))], shape, names)
@@ -326,7 +317,7 @@ def test_explicit_broadcast_conflict_is_a_sharding_type_error():
     dimension, would put 'a' on two output dimensions: an ill-typed program, so ShardingTypeError
     (or a correct answer), not an internal error."""
     x, y = np.arange(2, dtype=np.int32).reshape(2, 1, 1), np.arange(2, dtype=np.int32).reshape(2, 1) + 5
-    explicit_outcome("broadcast conflict", two_device_mesh(("a", 2)),
+    explicit_outcome("broadcast conflict", first_devices_mesh(("a", 2)),
                      {"x": (x, ("a",)), "y": (y, ("a",))}, "jnp.where(True, x, y)",
                      np.where(True, x, y))
 
@@ -337,7 +328,7 @@ def test_explicit_gather_conflict_is_a_sharding_type_error():
     """x[idx] with x (2,4) sharded on 'a' along dimension 1 and idx (2,) sharded on 'a' would put
     'a' on two output dimensions: ShardingTypeError (or a correct answer), not an internal error."""
     x, idx = np.arange(8, dtype=np.float32).reshape(2, 4), np.array([1, 0], np.int32)
-    explicit_outcome("gather conflict", two_device_mesh(("a", 2)),
+    explicit_outcome("gather conflict", first_devices_mesh(("a", 2)),
                      {"x": (x, (None, "a")), "idx": (idx, ("a",))}, "x[idx]", x[idx])
 
 
@@ -349,7 +340,7 @@ def test_explicit_scatter_update_conflict_is_a_sharding_type_error():
     x, u = np.arange(4, dtype=np.float32), np.array([7, 8], np.float32)
     expected = x.copy()
     expected[0:2] = u
-    explicit_outcome("scatter update conflict", two_device_mesh(("a", 2)),
+    explicit_outcome("scatter update conflict", first_devices_mesh(("a", 2)),
                      {"x": (x, ()), "u": (u, ("a",))}, "x.at[0:2].set(u)", expected)
 
 
@@ -359,7 +350,7 @@ def test_explicit_empty_slice_of_sharded_array():
     """x[0:0, :1] of x (2,4) sharded on 'a' along dimension 1 is an empty (0,1) array, or a
     ShardingTypeError as for the non-empty x[:, :1]; not a divisibility ValueError."""
     x = np.arange(8, dtype=np.int32).reshape(2, 4)
-    explicit_outcome("empty slice", two_device_mesh(("a", 2)), {"x": (x, (None, "a"))},
+    explicit_outcome("empty slice", first_devices_mesh(("a", 2)), {"x": (x, (None, "a"))},
                      "x[0:0, :1]", x[0:0, :1])
 
 
@@ -369,7 +360,7 @@ def test_explicit_edge_pad_over_size_one_axis():
     """jnp.pad(x, ((0, 0),), mode='edge') of x (1,) sharded over a size-1 axis (which cuts
     nothing) returns x, as for a replicated x."""
     x = np.array([3.0], np.float32)
-    explicit_outcome("edge pad", two_device_mesh(("a", 2), ("y", 1)), {"x": (x, ("y",))},
+    explicit_outcome("edge pad", first_devices_mesh(("a", 2), ("y", 1)), {"x": (x, ("y",))},
                      "jnp.pad(x, ((0, 0),), mode='edge')", np.pad(x, ((0, 0),), mode="edge"))
 
 
@@ -379,7 +370,7 @@ def test_explicit_argmax_over_size_one_axis():
     """jnp.argmax(x) over all axes of x (6, 3) sharded over a size-1 axis (which cuts nothing)
     returns the flat index of the maximum, as for a replicated x."""
     x = (np.arange(18, dtype=np.int32) * 7 % 18).reshape(6, 3)
-    explicit_outcome("argmax", two_device_mesh(("a", 2), ("b", 1)), {"x": (x, (None, "b"))},
+    explicit_outcome("argmax", first_devices_mesh(("a", 2), ("b", 1)), {"x": (x, (None, "b"))},
                      "jnp.argmax(x)", np.argmax(x))
 
 
@@ -389,7 +380,7 @@ def test_explicit_reshape_over_size_one_axis():
     """jnp.reshape(x, (4, 1)) of x (2, 1, 2) sharded over a size-1 axis (which cuts nothing)
     returns numpy's reshape, as for a replicated x, or a ShardingTypeError."""
     x = np.arange(4, dtype=np.int32).reshape(2, 1, 2)
-    explicit_outcome("reshape", two_device_mesh(("a", 2), ("b", 1)), {"x": (x, ("b",))},
+    explicit_outcome("reshape", first_devices_mesh(("a", 2), ("b", 1)), {"x": (x, ("b",))},
                      "jnp.reshape(x, (4, 1))", x.reshape(4, 1))
 
 
@@ -443,7 +434,7 @@ def test_dynamic_slice_clamps_its_start_once_with_a_sharded_output():
     """lax.dynamic_slice(x, (start,), (2,)) of x = [0, 1, 2, 3] with a traced start of 3 clamps
     it to 2 and returns [2, 3], with the output sharded over two devices as unsharded."""
     x = np.arange(4, dtype=np.int32)
-    auto_case("dynamic_slice", two_device_mesh(("a", 2)), {"x": (x, ()), "start": (np.int32(3), ())},
+    auto_case("dynamic_slice", first_devices_mesh(("a", 2)), {"x": (x, ()), "start": (np.int32(3), ())},
               "lax.dynamic_slice(x, (start,), (2,))", ("a",), x[2:4])
 
 
@@ -455,7 +446,7 @@ def test_dynamic_update_slice_normalizes_a_negative_start_with_a_sharded_output(
     x = np.arange(4, dtype=np.float32).reshape(2, 2)
     expected = x.copy()
     expected[0, 0] = 9
-    auto_case("dynamic_update_slice", two_device_mesh(("a", 2)), {"x": (x, ()), "start": (np.int32(-3), ())},
+    auto_case("dynamic_update_slice", first_devices_mesh(("a", 2)), {"x": (x, ()), "start": (np.int32(-3), ())},
               "lax.dynamic_update_slice(x, np.full((1, 1), 9, np.float32), (start, start))",
               (None, "a"), expected)
 
@@ -464,7 +455,7 @@ def test_dynamic_update_slice_normalizes_a_negative_start_with_a_sharded_output(
 def test_concatenate_into_a_partially_replicated_output():
     """jnp.concatenate of two replicated [1, 2], [3, 4] with out_shardings P('a') on a 4x2 mesh
     (each block held by two devices) is [1, 2, 3, 4]."""
-    mesh = MeshModel(tuple(live_device_ids()[:8]), (4, 2), ("a", "b"))
+    mesh = first_devices_mesh(("a", 4), ("b", 2))
     v = np.array([1, 2], np.int32)
     auto_case("concatenate", mesh, {"x": (v, ()), "y": (v + 2, ())}, "jnp.concatenate([x, y])", ("a",),
               np.array([1, 2, 3, 4], np.int32))
@@ -475,7 +466,7 @@ def test_take_clip_of_a_sharded_array():
     """jnp.take(x, 3, axis=0, mode='clip') of a 2x2 x sharded on its rows clamps the index to 1 and
     returns x[1]."""
     x = np.arange(4, dtype=np.int32).reshape(2, 2)
-    auto_case("take clip", two_device_mesh(("a", 2)), {"x": (x, ("a",))},
+    auto_case("take clip", first_devices_mesh(("a", 2)), {"x": (x, ("a",))},
               "jnp.take(x, np.int32(3), axis=0, mode='clip')", None, x[1], eager=True)
 
 
@@ -483,7 +474,7 @@ def test_take_clip_of_a_sharded_array():
 def test_constraint_applies_to_a_returned_input():
     """jit(lambda a: with_sharding_constraint(a, P())) of an array sharded P('b') returns it
     replicated, as the constraint asks, even though the function returns its input."""
-    mesh = MeshModel(tuple(live_device_ids()[:8]), (4, 2), ("a", "b"))
+    mesh = first_devices_mesh(("a", 4), ("b", 2))
     x = np.array([1, 2], np.int32)
     check = Case("jax.jit(lambda a: with_sharding_constraint(a, NamedSharding(mesh, P())))(x on P('b'))",
                  "\n".join("    " + line for line in preamble() + [
@@ -500,7 +491,7 @@ def test_constraint_applies_to_a_returned_input():
 def test_lax_pad_interior_with_a_sharded_output():
     """lax.pad([1, 2, 3], 0, [(0, 1, 1)]) is [1, 0, 2, 0, 3, 0], with the output sharded over two
     devices as unsharded."""
-    auto_case("lax.pad", two_device_mesh(("a", 2)), {"x": (np.array([1, 2, 3], np.float32), ())},
+    auto_case("lax.pad", first_devices_mesh(("a", 2)), {"x": (np.array([1, 2, 3], np.float32), ())},
               "lax.pad(x, np.float32(0), [(0, 1, 1)])", ("a",), np.array([1, 0, 2, 0, 3, 0], np.float32))
 
 
@@ -508,5 +499,5 @@ def test_lax_pad_interior_with_a_sharded_output():
 def test_lax_pad_interior_of_a_single_element_with_a_sharded_output():
     """lax.pad([5], 0, [(0, 1, 1)]) is [5, 0] (interior padding of one element adds none), with
     the output sharded over two devices as unsharded."""
-    auto_case("lax.pad", two_device_mesh(("a", 2)), {"x": (np.array([5.0], np.float32), ())},
+    auto_case("lax.pad", first_devices_mesh(("a", 2)), {"x": (np.array([5.0], np.float32), ())},
               "lax.pad(x, np.float32(0), [(0, 1, 1)])", ("a",), np.array([5.0, 0.0], np.float32))
