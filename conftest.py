@@ -6,6 +6,7 @@ starts its backend.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ AREAS = {
     "pmap": "pmap in_axes/out_axes, static arguments, tracing and size errors against the model",
     "collectives": "psum and the other collectives under pmap and shard_map against the model",
     "sharding_invariance": "an operation catalogue on sharded inputs equals unsharded execution",
+    "multiprocess": "arrays and collectives across processes (--processes N), against the model",
 }
 
 REPORT_DIR_ENV = "CONFORMANCE_REPORT_DIR"
@@ -50,6 +52,10 @@ def pytest_addoption(parser):
                     help="JAX platform to test: cpu (default), cuda, rocm, tpu; sets JAX_PLATFORMS")
     group.addoption("--x64", action="store_true", default=False,
                     help="enable 64-bit types (jax_enable_x64); adds int64/float64/... to the dtypes")
+    group.addoption("--processes", default=None, metavar="N",
+                    help="run the multi-process suite over N local processes (each with --devices "
+                         "CPU devices), coordinated by jax.distributed on 127.0.0.1; 'platform' "
+                         "when a pod or cluster launcher started this command on every host")
     group.addoption("--report-dir", default=None, metavar="DIR",
                     help="where a run of suites/ writes report.json and report.html (default "
                          f"${REPORT_DIR_ENV} or reports/runs/<time>-jax-<version>-<backend>)")
@@ -59,13 +65,23 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     for name, doc in AREAS.items():
         config.addinivalue_line("markers", f"{name}: {doc}")
+    from conformance import multiprocess
+
+    role = multiprocess.role_from_env(config.getoption("--processes"))
     try:
         plan = harness.plan_devices(config.getoption("--devices"), config.getoption("--backend"),
                                     os.environ)
         os.environ.update(harness.environment_for(plan, os.environ))
+        if config.getoption("--processes") and role is None:  # (a number: start the copies here)
+            launch_processes(config, plan)  # ends this pytest: the copies run the tests
         x64 = config.getoption("--x64") or os.environ.get("JAX_ENABLE_X64", "").lower() in ("1", "true")
         if x64:
             os.environ["JAX_ENABLE_X64"] = "1"
+        if role is not None:
+            try:
+                role = multiprocess.initialize(role)  # (process id, count) from here on
+            except multiprocess.CoordinatorError as e:
+                raise harness.UsageError(str(e)) from None
         harness.start_backend(plan, x64)
         from conformance import compat  # imports JAX: only once the backend is set up
 
@@ -78,8 +94,49 @@ def pytest_configure(config):
     config.stash[PLAN] = plan
     config.stash[DEVIATIONS] = deviations
     harness.ACTIVE_DEVIATIONS[:] = deviations
+    if role is not None and role[0] > 0:
+        pytest.exit(f"process {role[0]}: followed the leader's steps",
+                    returncode=multiprocess.follow(role[0]))
+    if role is not None:
+        chosen = config.getoption("--report-dir") or os.environ.get(REPORT_DIR_ENV)
+        multiprocess.become_leader(role[1], Path(chosen) if chosen else None)
     if not hasattr(config, "workerinput"):  # the controller (or the only process) writes the report
         config.pluginmanager.register(report_writer(config), "conformance-report-writer")
+
+
+def launch_processes(config, plan) -> None:
+    """``--processes N``: start N copies of this command (run reports and the followers' logs in
+    one run folder) and end with the leader's exit status. Where this JAX cannot run several
+    processes on CPU, go on in this one process: the multiprocess suite skips, naming the version."""
+    import jax
+
+    from conformance import compat, multiprocess
+
+    try:
+        count = int(config.getoption("--processes"))
+    except ValueError:
+        raise pytest.UsageError(f"--processes={config.getoption('--processes')!r} is not a number") from None
+    if count < 1:
+        raise pytest.UsageError(f"--processes={count}: at least one process is needed")
+    if getattr(config.option, "numprocesses", None):
+        raise pytest.UsageError("--processes and pytest-xdist's -n cannot be combined: the copies "
+                                "must run the same tests in the same order")
+    if plan.platform == "cpu" and not compat.MULTIPROCESS_CPU:
+        # one process runs the multiprocess suite, which skips saying which JAX it needs
+        multiprocess.REQUESTED_BUT_UNSUPPORTED = compat.MULTIPROCESS_CPU_REASON
+        print(f"not launching {count} processes: {compat.MULTIPROCESS_CPU_REASON}", flush=True)
+        return
+    chosen = config.getoption("--report-dir") or os.environ.get(REPORT_DIR_ENV)
+    from reports.plugin import default_run_dir
+    run_dir = Path(chosen) if chosen else default_run_dir(ROOT, jax.__version__, plan.platform)
+    seed = harness.choose_seed(config.getoption("hypothesis_seed", None), os.environ)
+    env = dict(os.environ, **{REPORT_DIR_ENV: str(run_dir.resolve()), harness.SEED_ENV: seed})
+    print(f"launching {count} processes x {plan.forced} devices; run folder {run_dir}", flush=True)
+    try:
+        rc = multiprocess.launch(count, sys.argv, run_dir.resolve(), env=env)
+    except multiprocess.CoordinatorError as e:
+        raise pytest.UsageError(str(e)) from None
+    pytest.exit(f"{count} processes ended", returncode=rc)
 
 
 def profile_name(config) -> str:
@@ -96,9 +153,19 @@ def report_writer(config):
     chosen = config.getoption("--report-dir") or os.environ.get(REPORT_DIR_ENV)
     run_dir = Path(chosen) if chosen else default_run_dir(ROOT, jax.__version__, jax.default_backend())
 
-    return ReportWriter(run_dir, lambda: environment(
+    writer = ReportWriter(run_dir, lambda: environment(
         config, config.option.hypothesis_seed, profile_name(config), settings().max_examples,
         len(config.stash[DEVIATIONS])))
+    from conformance import multiprocess
+    writer.write_on_setup = multiprocess.leader() is not None
+    return writer
+
+
+def pytest_sessionfinish(session, exitstatus):
+    from conformance import multiprocess
+
+    if multiprocess.leader() is not None:
+        multiprocess.leader().stop()
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -137,6 +204,15 @@ def pytest_report_header(config):
 
 
 def pytest_collection_modifyitems(config, items):
+    from conformance import multiprocess
+
+    if multiprocess.leader() is not None or multiprocess.REQUESTED_BUT_UNSUPPORTED:
+        # a multi-process run (or one asked for): only the multiprocess suite
+        kept = [i for i in items if i.get_closest_marker("multiprocess") or "suites/" not in i.nodeid]
+        dropped = [i for i in items if i not in kept]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = kept
     for item in items:
         path = Path(str(item.path)).resolve()
         if (ROOT / "suites") in path.parents:

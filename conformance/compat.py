@@ -230,6 +230,72 @@ CONSTRAIN_SOURCE = {  # what constrain() calls, as text for reproduction scripts
 }
 
 
+# --- Multi-process runs ---------------------------------------------------------------------
+# Collectives across processes on CPU: gloo from 0.4.38 (selected by jax_cpu_collectives_implementation;
+# the default from 0.5.1). Measured here: 0.4.30 with gloo and several devices per process times out.
+MULTIPROCESS_CPU_REASON = (f"multi-process collectives on CPU need JAX 0.4.38 or later with gloo "
+                           f"(installed: {JAX_VERSION})")
+MULTIPROCESS_CPU = version_in(">=0.4.38")
+
+
+def use_gloo_collectives() -> None:
+    """Select gloo for CPU collectives across processes, where the option exists; and let a process
+    build its (empty) part of an array whose devices are all another process's, which 0.5.x only
+    does with jax_enable_empty_arrays."""
+    for option, value in (("jax_cpu_collectives_implementation", "gloo"), ("jax_enable_empty_arrays", True)):
+        try:
+            jax.config.update(option, value)
+        except (AttributeError, ValueError, KeyError):
+            pass
+
+
+# Two cross-process collective programs in flight at once (dispatched back to back, the first not
+# yet finished) hang now and then on 0.4.38-0.5.3 (gloo on CPU). Measured with a 12-step replay of
+# psum then jnp.sum per step: 3 of 10 runs hung on 0.5.3 (5 of 12 earlier), 0 of 25 when each result
+# was waited for; 0.4.38 once gave wrong values. Fine on 0.6.2 and later (0.6.0/0.6.1 not measured).
+# A hung run, under gdb: all 8 device threads of both processes wait in GlooCommunicator::AllReduce
+# (waitRecv), i.e. in two different programs' collectives on one communicator.
+CONCURRENT_COLLECTIVES_HANG = version_in(">=0.4.38,<0.6.2")
+PARTIAL_READ_SETTLE_S = 0.05
+CONCURRENT_COLLECTIVES_REASON = (
+    f"two cross-process collectives in flight at once hang now and then on JAX 0.4.38-0.6.1 (gloo; "
+    f"installed: {JAX_VERSION}); not run, since a hang ends the whole run. The other multi-process "
+    f"properties wait for each collective")
+
+
+def settle_after_partial_read() -> None:
+    """On the versions above, after a call that read only part of a collective program's output
+    (``process_allgather`` reads one device's shard; the program may still run on the other local
+    devices), give those devices time to finish before the next collective is dispatched."""
+    if CONCURRENT_COLLECTIVES_HANG:
+        import time
+        time.sleep(PARTIAL_READ_SETTLE_S)
+
+
+def _takes_dtype() -> bool:
+    import inspect
+    return "dtype" in inspect.signature(jax.make_array_from_callback).parameters
+
+
+# make_array_from_callback(..., dtype=) arrived in 0.5.x (absent in 0.4.38, present in 0.5.3). Without
+# it a process that addresses no shard of the array cannot build its part of it.
+CALLBACK_TAKES_DTYPE = _takes_dtype()
+
+
+def make_array_from_callback(shape, sharding, callback, dtype):
+    """``jax.make_array_from_callback``, telling the dtype where the version takes it."""
+    if CALLBACK_TAKES_DTYPE:
+        return jax.make_array_from_callback(shape, sharding, callback, dtype=dtype)
+    return jax.make_array_from_callback(shape, sharding, callback)
+
+
+def process_allgather(x):
+    """``multihost_utils.process_allgather`` of a global array: the whole value on every process
+    (``tiled=True``, which non-fully-addressable arrays require)."""
+    from jax.experimental import multihost_utils
+    return multihost_utils.process_allgather(x, tiled=True)
+
+
 # --- shard_map and pmap ------------------------------------------------------------------------
 def shard_map(f, mesh, in_specs, out_specs, check: bool = True):
     """``jax.shard_map`` (0.6.1+, ``check_vma``) or ``jax.experimental.shard_map.shard_map``

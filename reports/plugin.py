@@ -92,6 +92,8 @@ class ReportWriter:
         self.tests: Dict[str, dict] = {}
         self.active = False  # only runs of suites/ tests write a report
         self.last_write = 0.0
+        self.running: Optional[str] = None  # the test in progress (named if the run breaks)
+        self.write_on_setup = False  # multi-process leader: the launcher reads "running"
 
     # --- pytest hooks (controller) ---
     def pytest_sessionstart(self, session):
@@ -114,8 +116,14 @@ class ReportWriter:
             if name == DETAILS:
                 entry.update({k: v for k, v in value.items() if v is not None or k not in entry})
         self.apply_outcome(entry, report)
-        if report.when == "teardown" and time.monotonic() - self.last_write > WRITE_INTERVAL_S:
-            self.write("incomplete")
+        if report.when == "setup":
+            self.running = report.nodeid
+            if self.write_on_setup:
+                self.write("incomplete")
+        if report.when == "teardown":
+            self.running = None
+            if time.monotonic() - self.last_write > WRITE_INTERVAL_S:
+                self.write("incomplete")
 
     def pytest_sessionfinish(self, session, exitstatus):
         if not self.active:
@@ -164,7 +172,8 @@ class ReportWriter:
     def record(self, status: str) -> dict:
         tests = sorted(self.tests.values(), key=lambda t: t["id"])
         return {"format": rec.FORMAT, "status": status, "environment": self.environment,
-                "summary": rec.summary(tests), "tests": tests}
+                "summary": rec.summary(tests), "tests": tests,
+                "running": None if status == "complete" else self.running}
 
     def write(self, status: str) -> None:
         rec.write_atomically(self.run_dir / rec.REPORT_NAME, rec.dump(self.record(status)))

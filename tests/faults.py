@@ -493,6 +493,22 @@ def create_device_mesh_repeats():
     wrap(mesh_utils, "create_device_mesh", make)
 
 
+def process_allgather_drops_a_process():
+    """The last process's share of the rows comes back as zeros."""
+    from jax.experimental import multihost_utils
+
+    def make(original):
+        def process_allgather(x, tiled=False):
+            import jax
+            import numpy as np
+            out = np.array(original(x, tiled=tiled))
+            if out.ndim and jax.process_count() > 1:
+                out[out.shape[0] - max(1, out.shape[0] // jax.process_count()):] = 0
+            return out
+        return process_allgather
+    wrap(multihost_utils, "process_allgather", make)
+
+
 FAULTS = {
     "swap-index-map": ("NamedSharding.devices_indices_map swaps two devices' blocks", swap_index_map),
     "shard-shape-never-rejects": ("NamedSharding.shard_shape answers for indivisible shapes",
@@ -557,6 +573,8 @@ FAULTS = {
     "pmin-is-pmax": ("lax.pmin returns the maximum", pmin_is_pmax),
     "pmap-freezes-static-arguments": ("jax.pmap keeps the first static argument it saw",
                                       pmap_freezes_static_arguments),
+    "process-allgather-drops-a-process": ("multihost_utils.process_allgather returns zeros for the "
+                                          "last process's rows", process_allgather_drops_a_process),
     "pmap-truncates-mapped-axes": ("jax.pmap cuts every mapped axis to the shortest one or to the "
                                    "device count instead of refusing", pmap_truncates_mapped_axes),
 }

@@ -1,0 +1,158 @@
+"""The steps every process of a multi-process run executes in lockstep (see ``multiprocess``).
+
+A step takes a JSON description (a mesh as global device ids, shape and axis names; a spec; a global
+shape; a seed for the values) and answers with what this process can see: its addressable shards
+(device id, block, values) and any whole values it computed. The global array's values are
+``values(shape, seed)``, which every process can compute, so no data is sent around.
+"""
+
+from __future__ import annotations
+
+from typing import List
+
+import numpy as np
+
+from .model import Layout, MeshModel, normalize_index
+from .multiprocess import step
+
+
+def values(shape, seed: int) -> np.ndarray:
+    """The global array of a step: distinct small integers, as int32."""
+    return (np.arange(int(np.prod(shape)), dtype=np.int64) * 7 + seed).astype(np.int32).reshape(shape) % 1000
+
+
+def mesh_of(payload) -> MeshModel:
+    m = payload["mesh"]
+    return MeshModel(tuple(m["ids"]), tuple(m["shape"]), tuple(m["names"]))
+
+
+def describe(mesh: MeshModel) -> dict:
+    return {"ids": list(mesh.device_ids), "shape": list(mesh.shape), "names": list(mesh.axis_names)}
+
+
+def sharding_of(payload):
+    from .jaxbridge import named_sharding
+    return named_sharding(mesh_of(payload), tuple(tuple(e) if isinstance(e, list) else e
+                                                  for e in payload["spec"]))
+
+
+def shard_answer(array) -> List:
+    """This process's addressable shards: [device id, block, values]."""
+    return [[s.device.id, [list(b) for b in normalize_index(s.index, array.shape)],
+             np.asarray(s.data).tolist()] for s in array.addressable_shards]
+
+
+@step
+def layout(payload):
+    """make_array_from_callback of the global values; the shards this process addresses."""
+    from . import compat
+    shape = tuple(payload["shape"])
+    x = values(shape, payload["seed"])
+    array = compat.make_array_from_callback(shape, sharding_of(payload), lambda index: x[index], x.dtype)
+    return {"fully_addressable": bool(array.is_fully_addressable), "shards": shard_answer(array)}
+
+
+@step
+def from_process_local_data(payload):
+    """make_array_from_process_local_data with this process's rows (dimension 0 split by
+    process, as the model's blocks of this process's devices say)."""
+    import jax
+    shape = tuple(payload["shape"])
+    x = values(shape, payload["seed"])
+    start, stop = payload["rows"][jax.process_index()]
+    array = jax.make_array_from_process_local_data(sharding_of(payload), x[start:stop], shape)
+    return {"shards": shard_answer(array)}
+
+
+@step
+def allgather(payload):
+    """process_allgather of the global array: the whole value, on this process."""
+    from . import compat
+    shape = tuple(payload["shape"])
+    x = values(shape, payload["seed"])
+    array = compat.make_array_from_callback(shape, sharding_of(payload), lambda index: x[index], x.dtype)
+    gathered = np.asarray(compat.process_allgather(array)).tolist()
+    compat.settle_after_partial_read()
+    return {"gathered": gathered}
+
+
+@step
+def collectives(payload):
+    """Over the mesh's axis ``axis`` (spanning processes): psum and tiled all_gather under
+    shard_map (jit), and jnp.sum under jit with a replicated output; each process's shards.
+    Each result is waited for before the next is dispatched, unless ``in_flight`` (all three
+    dispatched back to back, then read)."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+    from . import compat
+    from .jaxbridge import jax_mesh
+    shape = tuple(payload["shape"])
+    x = values(shape, payload["seed"])
+    mesh, axis, spec = mesh_of(payload), payload["axis"], tuple(payload["spec"])
+    array = jax.make_array_from_callback(shape, sharding_of(payload), lambda index: x[index])
+    programs = {
+        "psum": jax.jit(compat.shard_map(lambda a: lax.psum(a, axis), jax_mesh(mesh), (spec,), spec,
+                                         check=False)),
+        "all_gather": jax.jit(compat.shard_map(lambda a: lax.all_gather(a, axis, tiled=True),
+                                               jax_mesh(mesh), (spec,), (), check=False)),
+        "sum": jax.jit(lambda a: jnp.sum(a, axis=0), out_shardings=sharding_of(dict(payload, spec=[]))),
+    }
+    results = {}
+    for name, program in programs.items():
+        results[name] = program(array)
+        if not payload.get("in_flight"):
+            jax.block_until_ready(results[name])
+    return {name: shard_answer(result) for name, result in results.items()}
+
+
+@step
+def pmap_psum(payload):
+    """pmap over this process's devices of psum over the pmapped axis, which spans every process:
+    row i of the local input is ``values`` row (process offset + i)."""
+    import jax
+    from jax import lax
+    n_local, width = jax.local_device_count(), payload["width"]
+    x = values((jax.device_count(), width), payload["seed"])
+    offset = jax.process_index() * n_local
+    out = jax.pmap(lambda a: lax.psum(a, "i"), axis_name="i")(x[offset:offset + n_local])
+    return {"rows": np.asarray(out).tolist()}
+
+
+def process_rows(mesh: MeshModel, spec, shape, owner) -> dict:
+    """{process: (start, stop)} rows of dimension 0 that each process's devices hold, where they
+    form one contiguous range (as make_array_from_process_local_data needs)."""
+    layout = Layout(mesh, spec, shape)
+    rows = {}
+    for device, block in layout.blocks.items():
+        p = owner[device]
+        lo, hi = block[0]
+        start, stop = rows.get(p, (lo, hi))
+        rows[p] = (min(start, lo), max(stop, hi))
+    return rows
+
+
+@step
+def device_put(payload):
+    """jax.device_put onto a sharding over devices of several processes, from ``payload["source"]``:
+    "host" (the same numpy value on every process), "local" (an array committed to this process's
+    first device), or a layout {"mesh", "spec"} of the same global values (a global array to
+    reshard). Answers this process's shards, or the error device_put raised."""
+    import jax
+    from . import compat
+    shape = tuple(payload["shape"])
+    x = values(shape, payload["seed"])
+    source = payload["source"]
+    if source == "host":
+        value = x
+    elif source == "local":
+        value = jax.device_put(x, jax.local_devices()[0])
+    else:
+        value = compat.make_array_from_callback(shape, sharding_of(dict(payload, **source)),
+                                                lambda index: x[index], x.dtype)
+    try:
+        array = jax.device_put(value, sharding_of(payload))
+        answer = {"shards": shard_answer(array)}
+    except Exception as e:  # noqa: BLE001 - which error, if any, is what the property checks
+        return {"raised": type(e).__name__, "message": " ".join(str(e).split())[:300]}
+    return answer
