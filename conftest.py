@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import Phase, settings
 
 from conformance import harness
 
@@ -39,6 +39,10 @@ DEVIATIONS = pytest.StashKey()  # the known deviations in effect for the install
 # dominates, so timing deadlines would only measure the compiler: they are off.
 settings.register_profile("default", max_examples=100, deadline=None, print_blob=True)
 settings.register_profile("nightly", max_examples=1000, deadline=None, print_blob=True)
+# The default profile without shrinking: what tests.killmap uses to find every property a fault
+# kills (a property fails or not the same way; shrinking only costs time, minutes per fault).
+settings.register_profile("default-no-shrink", settings.get_profile("default"),
+                          phases=[Phase.explicit, Phase.reuse, Phase.generate])
 settings.load_profile("default")
 
 
@@ -84,6 +88,8 @@ def pytest_configure(config):
                 raise harness.UsageError(str(e)) from None
         harness.start_backend(plan, x64)
         from conformance import compat  # imports JAX: only once the backend is set up
+
+        compat.compile_counter()  # counts compilations per property for the run report
 
         deviations = [d for d in harness.load_deviations(DEVIATIONS_FILE) if compat.version_in(d.jax)]
     except harness.UsageError as e:
@@ -169,6 +175,19 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 @pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    """Count the JAX compilations a property's run caused (for the run report and the benchmark)."""
+    if not item.nodeid.startswith("suites/"):
+        yield
+        return
+    from conformance import compat
+    before = compat.compile_counter().snapshot()
+    yield
+    after = compat.compile_counter().snapshot()
+    item.user_properties.append(("compilations", (after[0] - before[0], after[1] - before[1])))
+
+
+@pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """Hand the run report what only the process that ran the test knows (examples, finding,
     reproduction); xdist carries it to the controller."""
@@ -203,8 +222,26 @@ def pytest_report_header(config):
     ]
 
 
+# The order suites run in: cheap checks that a broken JAX fails first (layouts and their
+# congruence, meshes, device_put), then the costlier ones (collectives and pmap compile per
+# example, the operation catalogue most of all). Measured by python -m tests.killmap: the median
+# time to the first failure with -x across the fault catalogue.
+SUITE_ORDER = ("congruence", "named_sharding", "mesh", "device_put", "visualize", "positional_sharding",
+               "collectives", "pmap", "sharding_invariance", "multiprocess")
+
+
+def suite_rank(item) -> int:
+    """Where an item's suite comes in SUITE_ORDER (tests outside suites/ keep their place first)."""
+    stem = Path(str(item.path)).stem.removeprefix("test_")
+    if "suites/" not in item.nodeid:
+        return -1
+    return SUITE_ORDER.index(stem) if stem in SUITE_ORDER else len(SUITE_ORDER)
+
+
 def pytest_collection_modifyitems(config, items):
     from conformance import multiprocess
+
+    items.sort(key=suite_rank)  # stable: tests keep their order within a suite
 
     if multiprocess.leader() is not None or multiprocess.REQUESTED_BUT_UNSUPPORTED:
         # a multi-process run (or one asked for): only the multiprocess suite

@@ -314,3 +314,37 @@ def index_position(entry) -> int:
     """Where a shard starts along a mapped axis: pmap's shards index it by an int up to 0.7.x
     (PmapSharding) and by a slice from 0.8.0."""
     return entry if isinstance(entry, int) else (entry.start or 0)
+
+
+# --- Compilations (counted per property for the benchmark) -------------------------------------
+# jax.monitoring reports every backend compilation as this duration event, under the same name
+# from 0.4.30 to 0.10.2 (jax/_src/dispatch.py BACKEND_COMPILE_EVENT).
+BACKEND_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+
+
+class CompileCounter:
+    """Backend compilations seen in this process since it started: a count and their seconds."""
+
+    def __init__(self):
+        self.count, self.seconds = 0, 0.0
+
+    def __call__(self, event: str, duration: float, **_metadata) -> None:
+        if event == BACKEND_COMPILE_EVENT:
+            self.count += 1
+            self.seconds += duration
+
+    def snapshot(self) -> tuple:
+        return self.count, self.seconds
+
+
+_COMPILES: "CompileCounter | None" = None
+
+
+def compile_counter() -> CompileCounter:
+    """This process's compile counter, listening to jax.monitoring from the first call on."""
+    global _COMPILES
+    if _COMPILES is None:
+        _COMPILES = CompileCounter()
+        jax.monitoring.register_event_duration_secs_listener(_COMPILES)
+    return _COMPILES
+

@@ -3,6 +3,8 @@
     python -m reports compare BASE NEW [--markdown FILE]   what changed; exit 1 on regressions
     python -m reports matrix RUN... [-o FILE]              properties x runs, as one HTML page
     python -m reports html RUN                             (re)write a run's report.html
+    python -m reports bench [--devices N...] [-- ARGS]     time pytest suites/ per suite (and growth)
+    python -m reports table RUN                            a run's time, examples and compilations
 
 BASE, NEW and RUN are run folders (holding report.json) or report.json files. Exit status: 0 fine,
 1 regressions found, 2 a bad argument or a malformed report.
@@ -14,6 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from . import bench as bench_
 from . import compare as cmp
 from .html import matrix_page, run_page
 from .record import ReportError, load, resolve, write_atomically
@@ -31,8 +34,20 @@ def main(argv=None) -> int:
     m.add_argument("-o", "--output", default="matrix.html", help="where to write (default matrix.html)")
     h = commands.add_parser("html", help="write a run's report.html from its report.json")
     h.add_argument("run")
+    b = commands.add_parser("bench", help="run pytest suites/ and print where the time goes")
+    b.add_argument("--devices", type=int, nargs="+", default=[8],
+                   help="forced CPU device counts, one run each (default 8)")
+    b.add_argument("--keep", metavar="DIR", help="keep the runs' reports here (default a temp folder)")
+    b.add_argument("pytest_args", nargs="*", help="more pytest arguments, after -- (e.g. -- -n 2)")
+    t = commands.add_parser("table", help="a run's seconds, examples/s and compilations per suite")
+    t.add_argument("run")
     args = parser.parse_args(argv)
     try:
+        if args.command == "bench":
+            return bench_.bench(args.devices, args.keep, args.pytest_args)
+        if args.command == "table":
+            print(bench_.table(load(args.run)))
+            return 0
         if args.command == "compare":
             base, new = load(args.base), load(args.new)
             changes = cmp.compare(base, new)

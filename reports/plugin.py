@@ -58,6 +58,9 @@ def attach_details(item, call, report, area_names) -> None:
         counted = [v for k, v in item.user_properties if k == "hypothesis_examples"]
         examples = sum(counted) if counted else None
     details.update(examples=examples, invalid_examples=invalid)
+    compiled = [v for k, v in item.user_properties if k == "compilations"]
+    if compiled:
+        details.update(compilations=compiled[-1][0], compile_seconds=round(compiled[-1][1], 4))
     if report.failed and call.excinfo is not None:
         information = getattr(item, "hypothesis_report_information", "") or ""
         notes = getattr(call.excinfo.value, "__notes__", None) or []  # newer Hypothesis puts it here
@@ -143,7 +146,8 @@ class ReportWriter:
     def new_entry(self, nodeid: str) -> dict:
         module = nodeid.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
         return {"id": nodeid, "suite": module, "area": None, "outcome": "passed",
-                "duration": 0.0, "examples": None, "invalid_examples": None, "reason": None,
+                "duration": 0.0, "examples": None, "invalid_examples": None, "compilations": None,
+                "compile_seconds": None, "reason": None,
                 "message": None, "falsifying_example": None, "repro": None}
 
     @staticmethod

@@ -10,9 +10,11 @@ from hypothesis import strategies as st
 
 from conformance import compat
 from conformance.cases import layout_case
+from conformance.checks import Case
 from conformance.jaxbridge import index_map, jax_mesh, layout_sharding, named_sharding, shards
 from conformance.jaxbridge import line_mesh, live_device_ids, needs_devices, tutorial_mesh_ids
 from conformance.model import Layout, MeshModel, SpecError, check_spec
+from conformance.repro import script
 from strategies import (axis_names, congruent_shapes, factorizations, invalid_partition_specs,
                         layouts, layouts_sharing_shape, meshes)
 from strategies.tutorial import tutorial_examples
@@ -218,5 +220,8 @@ def test_tutorial_mesh_holds_each_device_once():
     each of 8 devices exactly once (with fewer devices those examples cannot run: a skip says so)."""
     ids = tutorial_mesh_ids((4, 2))
     live = live_device_ids()
-    assert len(ids) == 8 and len(set(ids)) == 8 and set(ids) <= set(live), \
-        f"create_device_mesh((4, 2)) ids={ids}, but should be 8 distinct devices of {live}"
+    case = Case("mesh_utils.create_device_mesh((4, 2))",
+                script(["from jax.experimental import mesh_utils",
+                        "print([d.id for d in mesh_utils.create_device_mesh((4, 2)).flat])"]))
+    case.true(f"create_device_mesh((4, 2)) ids={ids} are 8 distinct devices of {live}",
+              len(ids) == 8 and len(set(ids)) == 8 and set(ids) <= set(live))

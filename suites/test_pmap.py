@@ -4,7 +4,7 @@ arguments, tracing, and the errors for sizes that do not fit, against conformanc
 import jax
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax import lax
 
@@ -23,6 +23,20 @@ pytestmark = pytest.mark.pmap
 def double_plus_one(*args):
     """The body of the pytree properties: every leaf times 2 plus 1 (numpy and JAX alike)."""
     return spmd.tree_map(lambda leaf: leaf * 2 + 1, args)
+
+
+def add_unmapped(a, b):
+    """The body of the in_axes=(0, None) property: the unmapped b, on every device."""
+    return b + a.sum() * 0
+
+
+def psum_over_i(a):
+    return lax.psum(a, "i")
+
+
+# A property that must trace and compile afresh in every example (it counts traces of a new
+# function) takes a fifth of the profile's examples: 20 by default, 200 nightly.
+FRESH_COMPILE_EXAMPLES = max(10, settings().max_examples // 5)
 
 
 def pmapped(fun, selection, **kwargs):
@@ -94,7 +108,7 @@ def test_unmapped_argument_reaches_every_device_whole(case):
     check = lax_case(f"jax.pmap(lambda a, b: b + a.sum() * 0, in_axes=(0, None){selection.code})(x, y)",
                       [f"print(jax.pmap(lambda a, b: b + a.sum() * 0, in_axes=(0, None){selection.code})(x, y))"],
                       arrays={"x": x, "y": y})
-    f = pmapped(lambda a, b: b + a.sum() * 0, selection, in_axes=(0, None))
+    f = pmapped(add_unmapped, selection, in_axes=(0, None))
     got = check.accepts("pmap", lambda: f(x, y))
     check.same_bits("pmap result", np.asarray(got), np.stack([y] * selection.size))
 
@@ -107,7 +121,7 @@ def test_out_axes_none_returns_the_replicated_value(selection, data):
     check = lax_case("jax.pmap(lambda a: lax.psum(a, 'i'), axis_name='i', out_axes=None)(x)",
                       [f"print(jax.pmap(lambda a: lax.psum(a, 'i'), axis_name='i', out_axes=None{selection.code})(x))"],
                       arrays={"x": x})
-    f = pmapped(lambda a: lax.psum(a, "i"), selection, axis_name="i", out_axes=None)
+    f = pmapped(psum_over_i, selection, axis_name="i", out_axes=None)
     got = check.accepts("pmap", lambda: f(x))
     with np.errstate(over="ignore"):
         expected = spmd.stack_outputs(spmd.psum(list(x)), None)
@@ -126,6 +140,7 @@ def test_out_axes_none_rejects_a_value_that_differs_across_devices():
 
 
 @given(selection=device_selections(), statics=st.lists(st.integers(-3, 3), min_size=1, max_size=4))
+@settings(max_examples=FRESH_COMPILE_EXAMPLES)
 def test_static_broadcasted_argnums(selection, statics):
     """A static argument reaches every device as the Python value; each distinct value is traced
     once, and equal values reuse the trace."""
@@ -151,6 +166,7 @@ SIGNATURES = [((1,), "int32"), ((1, 2), "int32"), ((1,), "float32"), ((1, 2), "f
 
 @given(selection=device_selections(), calls=st.lists(st.integers(0, len(SIGNATURES) - 1),
                                                      min_size=1, max_size=6))
+@settings(max_examples=FRESH_COMPILE_EXAMPLES)
 def test_traced_once_per_input_signature(selection, calls):
     """The pmapped function is traced once per distinct input shape and dtype (as the seed's
     print statement shows), however often it is called."""

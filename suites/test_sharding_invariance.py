@@ -346,6 +346,18 @@ def test_explicit_scatter_update_conflict_is_a_sharding_type_error():
 
 @needs_devices(2, "to shard over two devices")
 @explicit_only
+def test_explicit_batched_matmul_with_one_operand_sharded_on_the_batch_dimension():
+    """x @ y with x (2,3,2) replicated and y (2,2,1) sharded on 'a' along the batch dimension: the
+    batch shardings differ, so ShardingTypeError (or a correct answer), not a ValueError. (Found by
+    the catalogue's matmul entry in a 64-device run, over a size-1 axis; any axis size shows it.)"""
+    x = np.arange(12, dtype=np.float32).reshape(2, 3, 2)
+    y = np.arange(4, dtype=np.float32).reshape(2, 2, 1)
+    explicit_outcome("batched matmul, batch dimension sharded on one side", first_devices_mesh(("a", 2)),
+                     {"x": (x, ()), "y": (y, ("a",))}, "x @ y", x @ y)
+
+
+@needs_devices(2, "to shard over two devices")
+@explicit_only
 def test_explicit_empty_slice_of_sharded_array():
     """x[0:0, :1] of x (2,4) sharded on 'a' along dimension 1 is an empty (0,1) array, or a
     ShardingTypeError as for the non-empty x[:, :1]; not a divisibility ValueError."""

@@ -10,3 +10,26 @@ import pytest
 def suite_runs_report_elsewhere(tmp_path_factory):
     os.environ["CONFORMANCE_REPORT_DIR"] = str(tmp_path_factory.mktemp("suite-run-reports"))
     yield
+
+
+def pytest_addoption(parser):
+    parser.addoption("--faults", choices=("quick", "all", "none"), default="quick",
+                     help="planted-fault self-tests to run: a quick subset (default), the whole "
+                          "catalogue (about 10 minutes), or none")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "fault_catalogue: runs the suites with a planted fault")
+    config.addinivalue_line("markers", "quick_fault: in the quick subset of the fault self-tests")
+
+
+def pytest_collection_modifyitems(config, items):
+    which = config.getoption("--faults")
+    if which == "all":
+        return
+    dropped = [i for i in items if i.get_closest_marker("fault_catalogue")
+               and (which == "none" or not i.get_closest_marker("quick_fault"))]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [i for i in items if i not in dropped]
+

@@ -12,6 +12,7 @@ for it.
 from __future__ import annotations
 
 import functools
+from typing import Callable, NamedTuple, Tuple
 
 import pytest
 
@@ -112,6 +113,27 @@ def device_put_replicates():
     wrap(_jax(), "device_put", make)
 
 
+def device_put_shifts_blocks():
+    import numpy as np
+    jax = _jax()
+    NamedSharding = _named_sharding()
+
+    def make(original):
+        def device_put(x, device=None, **kwargs):
+            out = original(x, device, **kwargs)
+            if not isinstance(device, NamedSharding) or not isinstance(out, jax.Array) \
+                    or device.is_fully_replicated or out.size == 0:
+                return out
+            host = np.asarray(out)
+            index_map = device.addressable_devices_indices_map(out.shape)
+            devices = list(index_map)  # each device gets the next one's block
+            pieces = [original(host[index_map[devices[(i + 1) % len(devices)]]], d)
+                      for i, d in enumerate(devices)]
+            return jax.make_array_from_single_device_arrays(out.shape, device, pieces)
+        return device_put
+    wrap(jax, "device_put", make)
+
+
 def device_put_accepts_indivisible():
     import numpy as np
     jax = _jax()
@@ -184,6 +206,53 @@ def jit_reshards_output_afterwards():
 def jit_ignores_out_shardings():
     wrap(_jax(), "jit", lambda original: lambda fun, *args, out_shardings=None, **kwargs:
          original(fun, *args, **kwargs))
+
+
+def jit_drops_conflicting_out_shardings():
+    jax = _jax()
+
+    def device_ids(sharding):
+        mesh = getattr(sharding, "mesh", None)
+        return None if mesh is None else [d.id for d in mesh.devices.flat]
+
+    def make(original):
+        def jit(fun, *args, in_shardings=None, out_shardings=None, **kwargs):
+            ins, outs = device_ids(in_shardings), device_ids(out_shardings)
+            if ins is not None and outs is not None and ins != outs:
+                out_shardings = None  # the regression: run on the inputs' devices instead of refusing
+            return original(fun, *args, in_shardings=in_shardings, out_shardings=out_shardings, **kwargs)
+        return jit
+    wrap(jax, "jit", make)
+
+
+def named_sharding_drops_unknown_axes():
+    import jax.sharding as shd
+    original = shd.NamedSharding
+
+    def named_sharding(mesh, spec, *args, **kwargs):
+        known, seen = set(mesh.axis_names), set()
+
+        def keep(entry):
+            names = entry if isinstance(entry, tuple) else (entry,)
+            kept = tuple(n for n in names if n in known and n not in seen and not seen.add(n))
+            return None if not kept else kept if isinstance(entry, tuple) else kept[0]
+        return original(mesh, type(spec)(*[keep(e) for e in spec]), *args, **kwargs)
+    shd.NamedSharding = named_sharding  # (what the suites call; JAX itself keeps the class)
+
+
+def ppermute_empty_perm_is_identity():
+    wrap(_lax(), "ppermute", lambda original: lambda x, axis_name, perm:
+         x if len(perm) == 0 else original(x, axis_name, perm=perm))
+
+
+def argmax_is_argmin():
+    import jax.numpy as jnp
+    wrap(jnp, "argmax", lambda original: lambda a, *args, **kwargs: jnp.argmin(a, *args, **kwargs))
+
+
+def constraint_ignored():
+    from jax import lax
+    wrap(lax, "with_sharding_constraint", lambda original: lambda x, shardings: x)
 
 
 def sin_drops_sharding():
@@ -408,6 +477,16 @@ def pmap_ignores_out_axes():
          original(fun, *args, **kwargs))
 
 
+def pmap_negative_axes_map_axis_zero():
+    def make(original):
+        def pmap(fun, *args, in_axes=0, out_axes=0, **kwargs):
+            in_axes = 0 if isinstance(in_axes, int) and in_axes < 0 else in_axes
+            out_axes = 0 if isinstance(out_axes, int) and out_axes < 0 else out_axes
+            return original(fun, *args, in_axes=in_axes, out_axes=out_axes, **kwargs)
+        return pmap
+    wrap(_jax(), "pmap", make)
+
+
 def pmap_maps_unmapped_arguments():
     def make(original):
         def pmap(fun, *args, in_axes=0, **kwargs):
@@ -509,75 +588,184 @@ def process_allgather_drops_a_process():
     wrap(multihost_utils, "process_allgather", make)
 
 
+class Fault(NamedTuple):
+    """A simulated regression: what it breaks (one line), how to plant it, and the suites
+    (file stems under suites/) that must fail under it."""
+
+    description: str
+    plant: Callable[[], None]
+    suites: Tuple[str, ...]
+
+
 FAULTS = {
-    "swap-index-map": ("NamedSharding.devices_indices_map swaps two devices' blocks", swap_index_map),
-    "shard-shape-never-rejects": ("NamedSharding.shard_shape answers for indivisible shapes",
-                                  shard_shape_never_rejects),
-    "shard-shape-reversed": ("NamedSharding.shard_shape returns its dimensions reversed",
-                             shard_shape_reversed),
-    "never-fully-replicated": ("NamedSharding.is_fully_replicated is always False",
-                               never_fully_replicated),
-    "addressable-devices-drop-one": ("NamedSharding.addressable_devices omits one device",
-                                     addressable_devices_drop_one),
-    "equivalent-always": ("Sharding.is_equivalent_to is always True", equivalent_always),
-    "equivalent-only-to-itself": ("is_equivalent_to is True only for the very same object",
-                                  equivalent_only_to_itself),
-    "replica-id-zero": ("every shard reports replica_id 0", replica_id_zero),
-    "device-put-replicates": ("device_put ignores the spec and replicates", device_put_replicates),
-    "device-put-accepts-indivisible": ("device_put replicates instead of rejecting an indivisible "
-                                       "shape", device_put_accepts_indivisible),
-    "device-put-canonicalizes-floats": ("device_put turns -0.0 into 0.0 (adds zero to floats)",
-                                        device_put_canonicalizes_floats),
-    "device-get-widens-floats": ("device_get returns float16/bfloat16 as float32",
-                                 device_get_widens_floats),
-    "callback-gets-first-index": ("make_array_from_callback passes the first index every time",
-                                  callback_gets_first_index),
-    "jit-reshards-output-afterwards": ("jit ignores out_shardings while compiling and moves the "
-                                       "result afterwards", jit_reshards_output_afterwards),
-    "jit-ignores-out-shardings": ("jit drops its out_shardings argument", jit_ignores_out_shardings),
-    "sin-drops-sharding": ("jnp.sin returns its result on one device", sin_drops_sharding),
-    "create-device-mesh-repeats": ("mesh_utils.create_device_mesh repeats the first device",
-                                   create_device_mesh_repeats),
-    "create-device-mesh-accepts-any-count": ("create_device_mesh fills any shape, cycling devices",
-                                             create_device_mesh_accepts_any_count),
-    "replicate-wrong-axis": ("PositionalSharding.replicate unions along the next axis",
-                             replicate_wrong_axis),
-    "positional-reshape-column-major": ("PositionalSharding.reshape fills column-major",
-                                        positional_reshape_column_major),
-    "mesh-reverses-devices": ("Mesh stores its devices in reverse order", mesh_reverses_devices),
-    "explicit-mesh-reverses-devices": ("a Mesh with Explicit axes stores its devices reversed",
-                                       explicit_mesh_reverses_devices),
-    "make-mesh-flips-default-axis-types": ("jax.make_mesh defaults to the other axis type",
-                                           make_mesh_flips_default_axis_types),
-    "make-mesh-cycles-devices": ("jax.make_mesh reuses devices when asked for too many",
-                                 make_mesh_cycles_devices),
-    "visualize-shifted-labels": ("visualize_array_sharding labels each cell with the next device id",
-                                 visualize_shifted_labels),
-    "visualize-accepts-any-rank": ("visualize_array_sharding prints nothing for 0-d and 3-d arrays",
-                                   visualize_accepts_any_rank),
-    "psum-divides-by-axis-size": ("lax.psum returns the mean (divides by the axis size)",
-                                  psum_divides_by_axis_size),
-    "pmax-is-pmin": ("lax.pmax returns the minimum", pmax_is_pmin),
-    "all-gather-reversed": ("lax.all_gather stacks the devices in reverse order", all_gather_reversed),
-    "ppermute-inverse": ("lax.ppermute sends along the inverse permutation", ppermute_inverse),
-    "axis-index-reversed": ("lax.axis_index counts from the other end", axis_index_reversed),
-    "psum-scatter-shifted": ("lax.psum_scatter hands each device its neighbour's chunk",
-                             psum_scatter_shifted),
-    "all-to-all-shifted": ("lax.all_to_all hands each device its neighbour's result",
-                           all_to_all_keeps_own_chunk),
-    "pmap-ignores-out-axes": ("jax.pmap drops out_axes and stacks along axis 0", pmap_ignores_out_axes),
-    "pmap-maps-unmapped-arguments": ("jax.pmap maps in_axes=None arguments along axis 0",
-                                     pmap_maps_unmapped_arguments),
-    "pmap-retraces-every-call": ("jax.pmap traces again on every call", pmap_retraces_every_call),
-    "pmean-divides-twice": ("lax.pmean divides by the axis size twice", pmean_divides_twice),
-    "pmin-is-pmax": ("lax.pmin returns the maximum", pmin_is_pmax),
-    "pmap-freezes-static-arguments": ("jax.pmap keeps the first static argument it saw",
-                                      pmap_freezes_static_arguments),
-    "process-allgather-drops-a-process": ("multihost_utils.process_allgather returns zeros for the "
-                                          "last process's rows", process_allgather_drops_a_process),
-    "pmap-truncates-mapped-axes": ("jax.pmap cuts every mapped axis to the shortest one or to the "
-                                   "device count instead of refusing", pmap_truncates_mapped_axes),
+    "swap-index-map": Fault(
+        "NamedSharding.devices_indices_map swaps two devices' blocks",
+        swap_index_map, ("named_sharding", "device_put", "congruence", "visualize",
+                         "positional_sharding")),
+    "shard-shape-never-rejects": Fault(
+        "NamedSharding.shard_shape answers for indivisible shapes",
+        shard_shape_never_rejects, ("congruence",)),
+    "shard-shape-reversed": Fault(
+        "NamedSharding.shard_shape returns its dimensions reversed",
+        shard_shape_reversed, ("named_sharding", "congruence")),
+    "never-fully-replicated": Fault(
+        "NamedSharding.is_fully_replicated is always False",
+        never_fully_replicated, ("named_sharding",)),
+    "addressable-devices-drop-one": Fault(
+        "NamedSharding.addressable_devices omits one device",
+        addressable_devices_drop_one, ("named_sharding",)),
+    "equivalent-always": Fault(
+        "Sharding.is_equivalent_to is always True",
+        equivalent_always, ("named_sharding",)),
+    "equivalent-only-to-itself": Fault(
+        "is_equivalent_to is True only for the very same object",
+        equivalent_only_to_itself, ("named_sharding",)),
+    "replica-id-zero": Fault(
+        "every shard reports replica_id 0",
+        replica_id_zero, ("named_sharding", "device_put")),
+    "device-put-replicates": Fault(
+        "device_put ignores the spec and replicates",
+        device_put_replicates, ("device_put", "congruence")),
+    "device-put-shifts-blocks": Fault(
+        "device_put onto a sharding hands each device its neighbour's block",
+        device_put_shifts_blocks, ("device_put", "sharding_invariance")),
+    "device-put-accepts-indivisible": Fault(
+        "device_put replicates instead of rejecting an indivisible shape",
+        device_put_accepts_indivisible, ("congruence",)),
+    "device-put-canonicalizes-floats": Fault(
+        "device_put turns -0.0 into 0.0 (adds zero to floats)",
+        device_put_canonicalizes_floats, ("device_put",)),
+    "device-get-widens-floats": Fault(
+        "device_get returns float16/bfloat16 as float32",
+        device_get_widens_floats, ("device_put",)),
+    "callback-gets-first-index": Fault(
+        "make_array_from_callback passes the first index every time",
+        callback_gets_first_index, ("device_put",)),
+    "jit-reshards-output-afterwards": Fault(
+        "jit ignores out_shardings while compiling and moves the result afterwards",
+        jit_reshards_output_afterwards, ("device_put", "sharding_invariance")),
+    "jit-ignores-out-shardings": Fault(
+        "jit drops its out_shardings argument",
+        jit_ignores_out_shardings, ("device_put", "sharding_invariance")),
+    "jit-drops-conflicting-out-shardings": Fault(
+        "jit runs on the inputs' devices when out_shardings names other devices, instead of refusing",
+        jit_drops_conflicting_out_shardings, ("device_put",)),
+    "named-sharding-drops-unknown-axes": Fault(
+        "NamedSharding silently drops spec entries naming axes the mesh lacks (or repeats)",
+        named_sharding_drops_unknown_axes, ("named_sharding",)),
+    "ppermute-empty-perm-is-identity": Fault(
+        "lax.ppermute with an empty perm returns its operand instead of zeros",
+        ppermute_empty_perm_is_identity, ("collectives",)),
+    "argmax-is-argmin": Fault(
+        "jnp.argmax returns the index of the minimum",
+        argmax_is_argmin, ("sharding_invariance",)),
+    "constraint-ignored": Fault(
+        "lax.with_sharding_constraint returns its operand unconstrained",
+        constraint_ignored, ("sharding_invariance",)),
+    "sin-drops-sharding": Fault(
+        "jnp.sin returns its result on one device",
+        sin_drops_sharding, ("device_put",)),
+    "create-device-mesh-repeats": Fault(
+        "mesh_utils.create_device_mesh repeats the first device",
+        create_device_mesh_repeats, ("mesh", "named_sharding")),
+    "create-device-mesh-accepts-any-count": Fault(
+        "create_device_mesh fills any shape, cycling devices",
+        create_device_mesh_accepts_any_count, ("mesh",)),
+    "replicate-wrong-axis": Fault(
+        "PositionalSharding.replicate unions along the next axis",
+        replicate_wrong_axis, ("positional_sharding",)),
+    "positional-reshape-column-major": Fault(
+        "PositionalSharding.reshape fills column-major",
+        positional_reshape_column_major, ("positional_sharding",)),
+    "mesh-reverses-devices": Fault(
+        "Mesh stores its devices in reverse order",
+        mesh_reverses_devices, ("mesh", "named_sharding")),
+    "explicit-mesh-reverses-devices": Fault(
+        "a Mesh with Explicit axes stores its devices reversed",
+        explicit_mesh_reverses_devices, ("mesh", "sharding_invariance")),
+    "make-mesh-flips-default-axis-types": Fault(
+        "jax.make_mesh defaults to the other axis type",
+        make_mesh_flips_default_axis_types, ("mesh",)),
+    "make-mesh-cycles-devices": Fault(
+        "jax.make_mesh reuses devices when asked for too many",
+        make_mesh_cycles_devices, ("mesh",)),
+    "visualize-shifted-labels": Fault(
+        "visualize_array_sharding labels each cell with the next device id",
+        visualize_shifted_labels, ("visualize",)),
+    "visualize-accepts-any-rank": Fault(
+        "visualize_array_sharding prints nothing for 0-d and 3-d arrays",
+        visualize_accepts_any_rank, ("visualize",)),
+    "psum-divides-by-axis-size": Fault(
+        "lax.psum returns the mean (divides by the axis size)",
+        psum_divides_by_axis_size, ("collectives", "pmap")),
+    "pmax-is-pmin": Fault(
+        "lax.pmax returns the minimum",
+        pmax_is_pmin, ("collectives",)),
+    "all-gather-reversed": Fault(
+        "lax.all_gather stacks the devices in reverse order",
+        all_gather_reversed, ("collectives",)),
+    "ppermute-inverse": Fault(
+        "lax.ppermute sends along the inverse permutation",
+        ppermute_inverse, ("collectives",)),
+    "axis-index-reversed": Fault(
+        "lax.axis_index counts from the other end",
+        axis_index_reversed, ("collectives",)),
+    "psum-scatter-shifted": Fault(
+        "lax.psum_scatter hands each device its neighbour's chunk",
+        psum_scatter_shifted, ("collectives",)),
+    "all-to-all-shifted": Fault(
+        "lax.all_to_all hands each device its neighbour's result",
+        all_to_all_keeps_own_chunk, ("collectives",)),
+    "pmap-ignores-out-axes": Fault(
+        "jax.pmap drops out_axes and stacks along axis 0",
+        pmap_ignores_out_axes, ("pmap",)),
+    "pmap-negative-axes-map-axis-zero": Fault(
+        "jax.pmap maps (and stacks) a negative in_axes/out_axes along axis 0",
+        pmap_negative_axes_map_axis_zero, ("pmap",)),
+    "pmap-maps-unmapped-arguments": Fault(
+        "jax.pmap maps in_axes=None arguments along axis 0",
+        pmap_maps_unmapped_arguments, ("pmap",)),
+    "pmap-retraces-every-call": Fault(
+        "jax.pmap traces again on every call",
+        pmap_retraces_every_call, ("pmap",)),
+    "pmean-divides-twice": Fault(
+        "lax.pmean divides by the axis size twice",
+        pmean_divides_twice, ("collectives",)),
+    "pmin-is-pmax": Fault(
+        "lax.pmin returns the maximum",
+        pmin_is_pmax, ("collectives",)),
+    "pmap-freezes-static-arguments": Fault(
+        "jax.pmap keeps the first static argument it saw",
+        pmap_freezes_static_arguments, ("pmap",)),
+    "process-allgather-drops-a-process": Fault(
+        "multihost_utils.process_allgather returns zeros for the last process's rows",
+        process_allgather_drops_a_process, ("multiprocess",)),
+    "pmap-truncates-mapped-axes": Fault(
+        "jax.pmap cuts every mapped axis to the shortest one or to the device count "
+        "instead of refusing",
+        pmap_truncates_mapped_axes, ("pmap",)),
 }
+
+
+
+# Properties of suites/ that pass but that no fault in the catalogue kills, each with the reason
+# (test id prefix -> why). tests/test_faults.py checks every other passing property is killed by
+# some fault in a measured kill map (tests/kill_maps/, written by python -m tests.killmap).
+# Catalogue entries run 4 examples each by default: the faults that break layouts or values
+# (device-put-shifts-blocks, jit-ignores-out-shardings, constraint-ignored,
+# explicit-mesh-reverses-devices) kill one only when an example draws a sharded operand or
+# output they disturb. Those below drew none in the kill map's runs; measured on 0.10.2 with
+# 3 seeds x those 4 faults (default-no-shrink), each was killed in N of the 12 runs:
+SEEDED_KILLS = "killed by those faults in {} of 12 seeded default-profile runs (0.10.2, 2026-11-29)"
+UNKILLED = {
+    f"suites/test_sharding_invariance.py::test_sharding_never_changes_values[{name}]": SEEDED_KILLS.format(n)
+    for name, n in (("add", 2), ("at_add_shifted", 3), ("bitwise_xor", 2), ("concatenate", 6),
+                    ("max", 2), ("subtract_uint8", 2), ("where", 7))
+}
+UNKILLED["suites/test_sharding_invariance.py::test_sharding_never_changes_values[matmul]"] = (
+    "a non-strict known deviation on 0.10.2 (a fault's failure counts as the deviation there); on "
+    "0.6.2 jit-ignores-out-shardings and device-put-shifts-blocks each killed it in 2 of 2 seeded "
+    "runs, the 0.6.2 map's own run drew no example they disturb")
 
 
 def pytest_addoption(parser):
@@ -587,14 +775,21 @@ def pytest_addoption(parser):
 
 def pytest_report_header(config):
     name = config.getoption("--plant-fault")
-    return [f"PLANTED FAULT: {name} ({FAULTS[name][0]})"] if name else []
+    return [f"PLANTED FAULT: {name} ({FAULTS[name].description})"] if name else []
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config):
     name = config.getoption("--plant-fault")
     if name:
+        import os
+        from pathlib import Path
+
+        from conformance.isolation import PRELUDE_ENV
+        root = str(Path(__file__).resolve().parent.parent)
+        os.environ[PRELUDE_ENV] = (f"import sys; sys.path.insert(0, {root!r}); "
+                                   f"from tests.faults import FAULTS; FAULTS[{name!r}].plant()")
         try:
-            FAULTS[name][1]()
+            FAULTS[name].plant()
         except (pytest.skip.Exception, AttributeError) as e:
             raise pytest.UsageError(f"fault {name} cannot be planted on this JAX: {e}") from None

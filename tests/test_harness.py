@@ -184,3 +184,11 @@ def test_report_header_names_the_environment():
     for text in [f"jax {jax.__version__}", "jaxlib", "backend: cpu", "devices: 2 x cpu",
                  "forced by --devices", "processes: 1", "hypothesis profile: default", "seed: 99"]:
         assert text in result.stdout, text
+
+
+def test_every_suite_has_a_place_in_the_run_order():
+    """conftest.SUITE_ORDER names every suite file once, so a new suite's place (cheap checks
+    first, for a fast first failure) is a decision, not an accident of its name."""
+    import conftest
+    stems = sorted(p.stem.removeprefix("test_") for p in (ROOT / "suites").glob("test_*.py"))
+    assert sorted(conftest.SUITE_ORDER) == stems

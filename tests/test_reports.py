@@ -235,3 +235,42 @@ def test_a_failure_keeps_its_finding_falsifying_example_and_reproduction(tmp_pat
     assert "but should be" in failed["message"]
     assert "Falsifying example" in failed["falsifying_example"] or "Failing test case" in failed["falsifying_example"]
     assert failed["repro"].startswith("import os") and "lax.pmin" in failed["repro"]
+
+
+def test_bench_table_sums_suites_and_rates_examples():
+    """`python -m reports table`: per suite the properties, seconds, examples, examples per second
+    and compilations per property that ran, with totals and the slowest properties."""
+    from reports.bench import suite_rows, table
+    tests = [entry("suites/test_a.py::test_one", duration=2.0, examples=100, compilations=10, compile_seconds=1.0),
+             entry("suites/test_a.py::test_two", duration=1.0, examples=50, compilations=20, compile_seconds=0.5),
+             entry("suites/test_b.py::test_skipped", outcome="skipped", duration=0.0, examples=None)]
+    rows = suite_rows(record(tests))
+    assert rows["test_a"] == {"properties": 2, "ran": 2, "seconds": 3.0, "examples": 150,
+                              "compilations": 30, "compile_seconds": 1.5}
+    assert rows["test_b"]["ran"] == 0
+    text = table(record(tests))
+    line = next(line for line in text.splitlines() if line.startswith("test_a "))
+    assert line.split() == ["test_a", "2", "2", "3.0", "150", "50", "30", "15.0", "1.5"]
+    assert "slowest 3 properties:" in text and text.index("test_one") < text.index("test_two")
+
+
+def test_bench_growth_table_compares_device_counts():
+    """The scale table: seconds per suite at each device count, and the growth from the first."""
+    from reports.bench import growth_table
+    runs = {}
+    for n, seconds in ((8, 2.0), (64, 5.0)):
+        runs[n] = record([entry("suites/test_a.py::test_one", duration=seconds)])
+        runs[n]["wall_seconds"] = seconds + 1
+    text = growth_table(runs)
+    assert next(l for l in text.splitlines() if l.startswith("test_a")).split() == ["test_a", "2.0", "5.0", "x2.5"]
+    assert "(device count grows x8 from 8 to 64)" in text
+
+
+def test_runs_record_compilations_per_property(tmp_path):
+    """A suite run's report counts each property's JAX compilations (jax.monitoring events)."""
+    run_dir = tmp_path / "run"
+    result = run_suites("suites/test_device_put.py", "-k", "test_jit_in_and_out_shardings",
+                        "--report-dir", str(run_dir))
+    assert result.returncode == 0, result.stdout[-2000:]
+    test = next(t for t in load(run_dir)["tests"] if "test_jit_in_and_out_shardings" in t["id"])
+    assert test["compilations"] >= 1 and test["compile_seconds"] > 0

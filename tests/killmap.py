@@ -1,0 +1,174 @@
+"""Which properties each planted fault kills: ``python -m tests.killmap`` (one command, ~1 hour).
+
+For the installed JAX it runs, each in a fresh interpreter, with the default profile:
+
+1. the unfaulted suites (``pytest suites/``): every property must pass (or be a known deviation,
+   or skip naming why), else the map is not measured;
+2. per fault, ``pytest suites/ -x`` with the fault planted, the way a person meets a broken JAX:
+   the first failing property and the wall time until the run stopped;
+3. per fault, its target suites (``Fault.suites``) without ``-x``: every property it kills (a
+   property that passed unfaulted and fails with the fault), with the default profile's examples
+   but no shrinking (``default-no-shrink``: a property fails or not all the same).
+
+and writes ``tests/kill_maps/jax-<version>.json``, which ``tests/test_faults.py`` reads to check
+that every property of suites/ is killed by some fault, or is explained in ``faults.UNKILLED``.
+Faults whose API this JAX lacks are recorded as not plantable (another version's map covers them).
+
+    python -m tests.killmap [--jobs 2] [--faults NAME ...] [--devices 8]
+    python -m tests.killmap show        the measured maps as text (fault -> first failure, kills)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import List, Optional, Sequence
+
+ROOT = Path(__file__).resolve().parent.parent
+MAPS = ROOT / "tests" / "kill_maps"
+USAGE_ERROR = 4  # pytest's exit status when the fault cannot be planted on this JAX
+
+
+def suite_paths(stems: Sequence[str]) -> List[str]:
+    return [f"suites/test_{stem}.py" for stem in stems]
+
+
+def run(args: Sequence[str], report_dir: Path, fault: Optional[str] = None, devices: int = 8) -> dict:
+    """One pytest run of the suites in a fresh interpreter: exit status, wall time, report."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "XLA_FLAGS"))}
+    env.pop("CONFORMANCE_REPORT_DIR", None)
+    command = [sys.executable, "-m", "pytest", "-p", "tests.faults", "-p", "no:cacheprovider", "-q",
+               "--devices", str(devices), "--report-dir", str(report_dir), *args]
+    if fault:
+        command += ["--plant-fault", fault]
+    started = time.monotonic()
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+    wall = round(time.monotonic() - started, 1)
+    tests = {}
+    report = report_dir / "report.json"
+    if report.exists():
+        tests = {t["id"]: t for t in json.loads(report.read_text())["tests"]}
+    return {"status": result.returncode, "wall": wall, "tests": tests,
+            "tail": result.stdout.strip().splitlines()[-1:] + result.stderr.strip().splitlines()[-2:]}
+
+
+def multiprocess_args(stems: Sequence[str]) -> List[str]:
+    return ["--processes", "2"] if "multiprocess" in stems else []
+
+
+def measure_fault(name: str, fault, baseline: dict, work: Path, devices: int) -> dict:
+    """Steps 2 and 3 for one fault."""
+    mp = multiprocess_args(fault.suites)
+    first = run(["suites/", "-x", *mp], work / f"{name}-x", name, devices // 2 if mp else devices)
+    if first["status"] == USAGE_ERROR:
+        return {"plantable": False, "why": " ".join(first["tail"])[-300:]}
+    failed = sorted(i for i, t in first["tests"].items() if t["outcome"] in ("failed", "error"))
+    full = run([*suite_paths(fault.suites), *mp, "--hypothesis-profile", "default-no-shrink"],
+               work / f"{name}-targets", name, devices // 2 if mp else devices)
+    killed = sorted(i for i, t in full["tests"].items()
+                    if t["outcome"] in ("failed", "error")
+                    and (baseline.get(i, {}).get("outcome") in ("passed", None) or mp))
+    return {"plantable": True, "suites": list(fault.suites),
+            "first_failure": failed[0] if failed else None,
+            "first_failure_message": (first["tests"][failed[0]].get("message") or "")[:300] if failed else None,
+            "seconds_to_first_failure": first["wall"], "x_status": first["status"],
+            "targets_status": full["status"], "targets_seconds": full["wall"], "killed": killed}
+
+
+def show(maps: Sequence[dict]) -> str:
+    """The measured maps as text: per fault, what stopped ``pytest suites/ -x`` and how many
+    properties it kills; per property, the faults that kill it (across the maps)."""
+    lines = []
+    for record in maps:
+        lines.append(f"jax {record['jax']} ({record['measured']}, {record['devices']} devices): unfaulted "
+                     f"{record['unfaulted_seconds']} s; median {record['median_seconds_to_first_failure']} s "
+                     f"to the first failure with -x")
+        for name, result in sorted(record["faults"].items()):
+            if not result["plantable"]:
+                lines.append(f"  {name:<40} not plantable here")
+                continue
+            first = (result["first_failure"] or "NOT CAUGHT").replace("suites/", "")
+            lines.append(f"  {name:<40} {result['seconds_to_first_failure']:6.1f} s  "
+                         f"{len(result['killed']):3} killed  first: {first}")
+    killers: dict = {}
+    for record in maps:
+        for test_id, faults in record["properties"].items():
+            killers.setdefault(test_id, set()).update(faults)
+    lines.append("")
+    lines.append("property -> faults that kill it:")
+    for test_id in sorted(killers):
+        lines.append(f"  {test_id.replace('suites/', '')}: {', '.join(sorted(killers[test_id])) or '-'}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    from tests.faults import FAULTS
+
+    if argv is None and sys.argv[1:2] == ["show"]:
+        print(show([json.loads(p.read_text()) for p in sorted(MAPS.glob("jax-*.json"))]))
+        return 0
+    parser = argparse.ArgumentParser(prog="python -m tests.killmap", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", type=int, default=1, help="faults measured at once (default 1)")
+    parser.add_argument("--faults", nargs="+", choices=sorted(FAULTS), help="only these faults")
+    parser.add_argument("--devices", type=int, default=8)
+    parser.add_argument("--output", help="where to write the map (default tests/kill_maps/jax-<version>.json)")
+    parser.add_argument("--update", action="store_true",
+                        help="keep the other faults' results already in the map (with --faults)")
+    args = parser.parse_args(argv)
+    import jax
+
+    work = Path(tempfile.mkdtemp(prefix="killmap-"))
+    print(f"jax {jax.__version__}: unfaulted run of suites/ ...", flush=True)
+    base = run(["suites/"], work / "baseline", devices=args.devices)
+    if base["status"] != 0:
+        print(f"the unfaulted suites do not pass (exit {base['status']}): {base['tail']}; no map", file=sys.stderr)
+        return 1
+    baseline = base["tests"]
+    names = args.faults or sorted(FAULTS)
+    results = {}
+
+    def one(name):
+        started = time.monotonic()
+        result = measure_fault(name, FAULTS[name], baseline, work, args.devices)
+        where = result.get("first_failure") or result.get("why")
+        print(f"  {name}: {len(result.get('killed', []))} killed, first {where} "
+              f"({result.get('seconds_to_first_failure', '-')} s with -x; {time.monotonic() - started:.0f} s in all)",
+              flush=True)
+        return name, result
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for name, result in pool.map(one, names):
+            results[name] = result
+    out = Path(args.output) if args.output else MAPS / f"jax-{jax.__version__}.json"
+    if args.update and out.exists():  # re-measured faults replace theirs; the others are kept
+        results = {**json.loads(out.read_text())["faults"], **results}
+    properties = {i: sorted(n for n, r in results.items() if i in r.get("killed", ())) for i in sorted(baseline)}
+    plantable = [r for r in results.values() if r["plantable"]]
+    times = [r["seconds_to_first_failure"] for r in plantable]
+    record = {
+        "jax": jax.__version__, "devices": args.devices, "measured": time.strftime("%Y-%m-%d"),
+        "unfaulted_seconds": base["wall"],
+        "median_seconds_to_first_failure": statistics.median(times) if times else None,
+        "baseline": {i: t["outcome"] for i, t in sorted(baseline.items())},
+        "faults": results, "properties": properties,
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=1) + "\n")
+    missed = [n for n, r in results.items() if r["plantable"] and r["x_status"] != 1]
+    unkilled = [i for i, faults in properties.items() if not faults and baseline[i]["outcome"] == "passed"]
+    print(f"\nwrote {out}: {len(plantable)} faults planted, median {record['median_seconds_to_first_failure']} s "
+          f"to the first failure with -x; faults not caught: {missed or 'none'}; "
+          f"passing properties no fault killed here: {len(unkilled)}")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
