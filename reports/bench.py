@@ -72,15 +72,22 @@ def _row(name: str, row: dict) -> str:
             f"{row['compile_seconds']:>10.1f}")
 
 
-def run_suites(devices: int, run_dir: Path, extra: Sequence[str] = ()) -> dict:
-    """``pytest suites/ --devices N`` in a fresh interpreter; its report, with the wall time."""
+def run_pytest(args: Sequence[str], run_dir: Path, devices: int) -> tuple:
+    """``pytest ARGS --devices N --report-dir RUN_DIR`` in a fresh interpreter, from the checkout's
+    root, with this environment minus pytest's and XLA's own variables: (completed process, wall
+    seconds)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "XLA_FLAGS"))}
     env.pop("CONFORMANCE_REPORT_DIR", None)
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "suites/",
-               "--devices", str(devices), "--report-dir", str(run_dir), *extra]
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args,
+               "--devices", str(devices), "--report-dir", str(run_dir)]
     started = time.monotonic()
     result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
-    wall = time.monotonic() - started
+    return result, time.monotonic() - started
+
+
+def run_suites(devices: int, run_dir: Path, extra: Sequence[str] = ()) -> dict:
+    """``pytest suites/ --devices N``; its report, with the wall time."""
+    result, wall = run_pytest(["suites/", *extra], run_dir, devices)
     record = load(run_dir)
     record["wall_seconds"] = wall
     record["exit_status"] = result.returncode

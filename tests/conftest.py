@@ -15,7 +15,7 @@ def suite_runs_report_elsewhere(tmp_path_factory):
 def pytest_addoption(parser):
     parser.addoption("--faults", choices=("quick", "all", "none"), default="quick",
                      help="planted-fault self-tests to run: a quick subset (default), the whole "
-                          "catalogue (about 10 minutes), or none")
+                          "catalogue (2-4 minutes), or none")
 
 
 def pytest_configure(config):

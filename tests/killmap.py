@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,21 +40,16 @@ def suite_paths(stems: Sequence[str]) -> List[str]:
 
 
 def run(args: Sequence[str], report_dir: Path, fault: Optional[str] = None, devices: int = 8) -> dict:
-    """One pytest run of the suites in a fresh interpreter: exit status, wall time, report."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "XLA_FLAGS"))}
-    env.pop("CONFORMANCE_REPORT_DIR", None)
-    command = [sys.executable, "-m", "pytest", "-p", "tests.faults", "-p", "no:cacheprovider", "-q",
-               "--devices", str(devices), "--report-dir", str(report_dir), *args]
-    if fault:
-        command += ["--plant-fault", fault]
-    started = time.monotonic()
-    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
-    wall = round(time.monotonic() - started, 1)
+    """One pytest run of the suites (with the faults plugin, and ``fault`` planted): exit status,
+    wall time, the report's tests by id."""
+    from reports.bench import run_pytest
+    result, wall = run_pytest(["-p", "tests.faults", *args, *(["--plant-fault", fault] if fault else [])],
+                              report_dir, devices)
     tests = {}
     report = report_dir / "report.json"
     if report.exists():
         tests = {t["id"]: t for t in json.loads(report.read_text())["tests"]}
-    return {"status": result.returncode, "wall": wall, "tests": tests,
+    return {"status": result.returncode, "wall": round(wall, 1), "tests": tests,
             "tail": result.stdout.strip().splitlines()[-1:] + result.stderr.strip().splitlines()[-2:]}
 
 
