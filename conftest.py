@@ -104,8 +104,7 @@ def pytest_configure(config):
         pytest.exit(f"process {role[0]}: followed the leader's steps",
                     returncode=multiprocess.follow(role[0]))
     if role is not None:
-        chosen = config.getoption("--report-dir") or os.environ.get(REPORT_DIR_ENV)
-        multiprocess.become_leader(role[1], Path(chosen) if chosen else None)
+        multiprocess.become_leader(role[1], chosen_report_dir(config))
     if not hasattr(config, "workerinput"):  # the controller (or the only process) writes the report
         config.pluginmanager.register(report_writer(config), "conformance-report-writer")
 
@@ -132,9 +131,8 @@ def launch_processes(config, plan) -> None:
         multiprocess.REQUESTED_BUT_UNSUPPORTED = compat.MULTIPROCESS_CPU_REASON
         print(f"not launching {count} processes: {compat.MULTIPROCESS_CPU_REASON}", flush=True)
         return
-    chosen = config.getoption("--report-dir") or os.environ.get(REPORT_DIR_ENV)
     from reports.plugin import default_run_dir
-    run_dir = Path(chosen) if chosen else default_run_dir(ROOT, jax.__version__, plan.platform)
+    run_dir = chosen_report_dir(config) or default_run_dir(ROOT, jax.__version__, plan.platform)
     seed = harness.choose_seed(config.getoption("hypothesis_seed", None), os.environ)
     env = dict(os.environ, **{REPORT_DIR_ENV: str(run_dir.resolve()), harness.SEED_ENV: seed})
     print(f"launching {count} processes x {plan.forced} devices; run folder {run_dir}", flush=True)
@@ -143,6 +141,12 @@ def launch_processes(config, plan) -> None:
     except multiprocess.CoordinatorError as e:
         raise pytest.UsageError(str(e)) from None
     pytest.exit(f"{count} processes ended", returncode=rc)
+
+
+def chosen_report_dir(config):
+    """The run folder asked for (--report-dir, else $CONFORMANCE_REPORT_DIR), or None."""
+    chosen = config.getoption("--report-dir") or os.environ.get(REPORT_DIR_ENV)
+    return Path(chosen) if chosen else None
 
 
 def profile_name(config) -> str:
@@ -156,8 +160,7 @@ def report_writer(config):
 
     from reports.plugin import ReportWriter, default_run_dir, environment
 
-    chosen = config.getoption("--report-dir") or os.environ.get(REPORT_DIR_ENV)
-    run_dir = Path(chosen) if chosen else default_run_dir(ROOT, jax.__version__, jax.default_backend())
+    run_dir = chosen_report_dir(config) or default_run_dir(ROOT, jax.__version__, jax.default_backend())
 
     writer = ReportWriter(run_dir, lambda: environment(
         config, config.option.hypothesis_seed, profile_name(config), settings().max_examples,

@@ -35,7 +35,6 @@ PROCESS_COUNT_ENV = "CONFORMANCE_PROCESS_COUNT"
 COORDINATOR_ENV = "CONFORMANCE_COORDINATOR"
 LAUNCHER_ENV = "CONFORMANCE_LAUNCHER_PID"
 STEP_FILE = "step-in-progress.json"  # the leader's current step, watched by the launcher
-REPORT_FILE = "report.json"  # the leader's run report (reports.record.REPORT_NAME)
 STEPS_LOG = "steps.jsonl"  # every step the leader published, in order (to replay a broken run)
 STEP_TIMEOUT_S = float(os.environ.get("CONFORMANCE_STEP_TIMEOUT", "60"))
 INIT_TIMEOUT_S = float(os.environ.get("CONFORMANCE_INIT_TIMEOUT", "60"))  # joining the coordinator
@@ -73,6 +72,7 @@ def launch(n: int, argv: List[str], log_dir: Path, env: Optional[dict] = None,
     coordination service aborts them), then are killed; the run report is marked as broken by
     that process, naming the property that was running.
     """
+    from reports.record import REPORT_NAME
     log_dir.mkdir(parents=True, exist_ok=True)
     (log_dir / STEP_FILE).unlink(missing_ok=True)  # left by an earlier run into the same folder
     base = dict(env if env is not None else os.environ)
@@ -116,7 +116,7 @@ def launch(n: int, argv: List[str], log_dir: Path, env: Optional[dict] = None,
             if p.poll() is None:
                 os.killpg(p.pid, signal.SIGKILL)
             p.wait()
-    if dead is None and procs[0].returncode < 0 and not (log_dir / REPORT_FILE).exists():
+    if dead is None and procs[0].returncode < 0 and not (log_dir / REPORT_NAME).exists():
         dead = (0, procs[0].returncode)  # the leader died before its first property
     if dead is None:
         return procs[0].returncode
@@ -128,7 +128,7 @@ def launch(n: int, argv: List[str], log_dir: Path, env: Optional[dict] = None,
     else:
         how = f"exit status {code}" if code >= 0 else f"signal {signal.Signals(-code).name}"
         message = f"process {who} died ({how}) before the run ended"
-        if not (log_dir / REPORT_FILE).exists():
+        if not (log_dir / REPORT_NAME).exists():
             message = (f"process {who} died ({how}) before the run started, while starting or joining "
                        f"the coordination service at 127.0.0.1:{port}")
     if isinstance(who, int) and who > 0:
@@ -173,6 +173,7 @@ def stuck_step(run_dir: Path) -> Optional[str]:
 
 def mark_report_broken(run_dir: Path, message: str) -> None:
     """The leader's run report, with the property it was running failed for ``message``."""
+    from reports.plugin import new_entry
     from reports.record import REPORT_NAME, dump, summary, write_atomically
     path = run_dir / REPORT_NAME
     if not path.exists():
@@ -182,10 +183,7 @@ def mark_report_broken(run_dir: Path, message: str) -> None:
     if running:
         entry = next((t for t in record["tests"] if t["id"] == running), None)
         if entry is None:
-            module = running.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
-            entry = {"id": running, "suite": module, "area": None, "outcome": "failed", "duration": 0.0,
-                     "examples": None, "invalid_examples": None, "reason": None, "message": None,
-                     "falsifying_example": None, "repro": None}
+            entry = new_entry(running)
             record["tests"].append(entry)
         entry.update(outcome="failed", message=f"{message} while this property ran")
     record["status"] = "incomplete"

@@ -85,6 +85,15 @@ def default_run_dir(root: Path, jax_version: str, backend: str) -> Path:
     return root / "reports" / "runs" / f"{stamp}-jax-{jax_version}-{backend}"
 
 
+def new_entry(nodeid: str) -> dict:
+    """A property's record before any of its phases is known (passed, no details)."""
+    module = nodeid.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
+    return {"id": nodeid, "suite": module, "area": None, "outcome": "passed",
+            "duration": 0.0, "examples": None, "invalid_examples": None, "compilations": None,
+            "compile_seconds": None, "reason": None,
+            "message": None, "falsifying_example": None, "repro": None}
+
+
 class ReportWriter:
     """Collects the controller's test reports into one record and keeps it on disk."""
 
@@ -113,7 +122,7 @@ class ReportWriter:
         if not report.nodeid.startswith("suites/"):
             return
         self.active = True
-        entry = self.tests.setdefault(report.nodeid, self.new_entry(report.nodeid))
+        entry = self.tests.setdefault(report.nodeid, new_entry(report.nodeid))
         entry["duration"] = round(entry["duration"] + getattr(report, "duration", 0.0), 4)
         for name, value in getattr(report, "user_properties", ()):
             if name == DETAILS:
@@ -143,13 +152,6 @@ class ReportWriter:
                                         f"(and report.html)")
 
     # --- building the record ---
-    def new_entry(self, nodeid: str) -> dict:
-        module = nodeid.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
-        return {"id": nodeid, "suite": module, "area": None, "outcome": "passed",
-                "duration": 0.0, "examples": None, "invalid_examples": None, "compilations": None,
-                "compile_seconds": None, "reason": None,
-                "message": None, "falsifying_example": None, "repro": None}
-
     @staticmethod
     def apply_outcome(entry: dict, report) -> None:
         """pytest's three phases folded into one outcome, as pytest's own summary counts them."""
