@@ -16,10 +16,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from conformance.runner.run_folder import write_atomically
+
 from . import bench as bench_
 from . import compare as cmp
 from .html import matrix_page, run_page
-from .record import ReportError, load, resolve, write_atomically
+from .record import ReportError, load, resolve
 
 
 def main(argv=None) -> int:

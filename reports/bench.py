@@ -8,18 +8,15 @@ per property, from a run report; and ``run_suites`` to time fresh runs (at sever
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import tempfile
 import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
-from .record import load
+from conformance.runner.pytest_process import run_pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from .record import load
 
 
 def suite_rows(record: dict) -> "OrderedDict[str, dict]":
@@ -72,22 +69,17 @@ def _row(name: str, row: dict) -> str:
             f"{row['compile_seconds']:>10.1f}")
 
 
-def run_pytest(args: Sequence[str], run_dir: Path, devices: int) -> tuple:
-    """``pytest ARGS --devices N --report-dir RUN_DIR`` in a fresh interpreter, from the checkout's
-    root, with this environment minus pytest's and XLA's own variables: (completed process, wall
-    seconds)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "XLA_FLAGS"))}
-    env.pop("CONFORMANCE_REPORT_DIR", None)
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args,
-               "--devices", str(devices), "--report-dir", str(run_dir)]
+def timed_run(args: Sequence[str], run_dir: Path, devices: int) -> tuple:
+    """``pytest -q ARGS --devices N --report-dir RUN_DIR`` in a fresh interpreter: (completed
+    process, wall seconds)."""
     started = time.monotonic()
-    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+    result = run_pytest(["-q", *args, "--devices", str(devices), "--report-dir", str(run_dir)])
     return result, time.monotonic() - started
 
 
 def run_suites(devices: int, run_dir: Path, extra: Sequence[str] = ()) -> dict:
     """``pytest suites/ --devices N``; its report, with the wall time."""
-    result, wall = run_pytest(["suites/", *extra], run_dir, devices)
+    result, wall = timed_run(["suites/", *extra], run_dir, devices)
     record = load(run_dir)
     record["wall_seconds"] = wall
     record["exit_status"] = result.returncode

@@ -1,16 +1,21 @@
-"""The pytest side of run reports.
+"""The run report's pytest plugin (listed by the root ``conftest.py`` after the runner's).
 
 Two parts. ``attach_details`` runs wherever a test runs (an xdist worker, or the only process): it
 adds to the test's report what only that process knows (Hypothesis' example counts, the
-falsifying example, the failure's one-line finding and stand-alone reproduction) as a user
-property, which xdist carries to the controller. ``ReportWriter`` runs in the controller only: it
-gathers every test's reports, and rewrites ``report.json`` whole after each test (marked
-incomplete), then once more at the end (complete) together with ``report.html``.
+falsifying example, the failure's one-line finding and stand-alone reproduction, and the
+structured fields the readers use: whether the property is random, why it skipped, its known
+deviation) as a user property, which xdist carries to the controller. ``ReportWriter`` runs in the
+controller only: it gathers every test's reports, and rewrites ``report.json`` whole after each
+test (marked incomplete), then once more at the end (complete) together with ``report.html``.
+
+This module imports no JAX at module level (pytest loads it before the runner has set JAX's
+environment); the hooks that need JAX run after the backend started.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import platform
 import re
 import sys
@@ -19,12 +24,18 @@ import time
 from pathlib import Path
 from typing import Callable, Dict, Optional
 
+import pytest
+
+from conformance.checking.case import ConformanceFailure
+from conformance.runner import areas, profiles, run_folder, state
+
 from . import record as rec
 
 DETAILS = "conformance_details"
 WRITE_INTERVAL_S = 0.5  # rewrite the interim report at most this often
 
 
+# --- wherever a test runs ---------------------------------------------------------------------
 def hypothesis_counts(statistics: Optional[str]):
     """(examples run, invalid examples) summed over the phases of Hypothesis' statistics text."""
     if not statistics:
@@ -35,8 +46,6 @@ def hypothesis_counts(statistics: Optional[str]):
 
 def conformance_failure(error: BaseException):
     """The ConformanceFailure inside ``error`` (itself, or one of an exception group's), or None."""
-    from conformance.checks import ConformanceFailure
-
     if isinstance(error, ConformanceFailure):
         return error
     for inner in getattr(error, "exceptions", ()):
@@ -46,19 +55,38 @@ def conformance_failure(error: BaseException):
     return None
 
 
-def attach_details(item, call, report, area_names) -> None:
-    """Add the suite area (every phase) and, to a call-phase report, the examples run, the
-    falsifying example, the finding and the reproduction."""
-    details = {"area": next((m.name for m in item.iter_markers() if m.name in area_names), None)}
+def skip_kind(call) -> str:
+    """Why a test skipped: "api-removed" or "api-arrived" (this JAX lacks the API, see
+    ``compat.FeatureMissing``), or "other"."""
+    from conformance.jaxside.compat import FeatureMissing
+
+    error = call.excinfo.value if call.excinfo is not None else None
+    return error.feature.missing_kind if isinstance(error, FeatureMissing) else "other"
+
+
+def deviation_fields(item) -> Optional[dict]:
+    """The test's known deviation on this JAX, as the report records it (None without one)."""
+    deviation = item.stash.get(state.ITEM_DEVIATION, None)
+    if deviation is None:
+        return None
+    return {"jax": deviation.jax, "strict": deviation.strict, "reproduced_by": deviation.reproduced_by or None}
+
+
+def attach_details(item, call, report) -> None:
+    """Add the suite area, whether the property is random, its known deviation and why it skipped
+    (every phase) and, to a call-phase report, the examples run, the falsifying example, the
+    finding and the reproduction."""
+    details = {"area": next((m.name for m in item.iter_markers() if m.name in areas.AREAS), None),
+               "random": bool(getattr(getattr(item, "obj", None), "is_hypothesis_test", False)),
+               "deviation": deviation_fields(item)}
+    if report.skipped and not hasattr(report, "wasxfail"):
+        details["skip_kind"] = skip_kind(call)
     if report.when != "call":
         report.user_properties.append((DETAILS, details))
         return
     examples, invalid = hypothesis_counts(getattr(item, "hypothesis_statistics", None))
-    if examples is None:  # a test that runs Hypothesis inside counts its examples itself
-        counted = [v for k, v in item.user_properties if k == "hypothesis_examples"]
-        examples = sum(counted) if counted else None
     details.update(examples=examples, invalid_examples=invalid)
-    compiled = [v for k, v in item.user_properties if k == "compilations"]
+    compiled = [v for k, v in item.user_properties if k == state.COMPILATIONS]
     if compiled:
         details.update(compilations=compiled[-1][0], compile_seconds=round(compiled[-1][1], 4))
     if report.failed and call.excinfo is not None:
@@ -76,13 +104,39 @@ def attach_details(item, call, report, area_names) -> None:
     report.user_properties.append((DETAILS, details))
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if areas.in_suites(item.nodeid):
+        attach_details(item, call, report)
+    return report
+
+
+# --- the controller -----------------------------------------------------------------------------
+def pytest_configure(config):
+    """The controller (or the only process) writes the report; xdist workers hand it their
+    details."""
+    if not hasattr(config, "workerinput"):
+        config.pluginmanager.register(report_writer(config), "conformance-report-writer")
+
+
+def report_writer(config) -> "ReportWriter":
+    """The run report's writer (its environment is read when the session starts)."""
+    import jax
+
+    folder = run_folder.chosen(config.getoption("--report-dir")) or \
+        run_folder.default(jax.__version__, jax.default_backend())
+    writer = ReportWriter(folder, lambda: environment(config))
+    writer.write_on_setup = state.leader_of(config) is not None  # the launcher reads "running"
+    return writer
+
+
+def pytest_conformance_run_broken(run_folder, message):
+    mark_report_broken(run_folder, message)
+
+
 def iso_now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def default_run_dir(root: Path, jax_version: str, backend: str) -> Path:
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    return root / "reports" / "runs" / f"{stamp}-jax-{jax_version}-{backend}"
 
 
 def new_entry(nodeid: str) -> dict:
@@ -90,8 +144,8 @@ def new_entry(nodeid: str) -> dict:
     module = nodeid.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
     return {"id": nodeid, "suite": module, "area": None, "outcome": "passed",
             "duration": 0.0, "examples": None, "invalid_examples": None, "compilations": None,
-            "compile_seconds": None, "reason": None,
-            "message": None, "falsifying_example": None, "repro": None}
+            "compile_seconds": None, "random": None, "skip_kind": None, "deviation": None,
+            "reason": None, "message": None, "falsifying_example": None, "repro": None}
 
 
 class ReportWriter:
@@ -114,12 +168,12 @@ class ReportWriter:
         self.environment.update(self.read_environment())
 
     def pytest_collection_finish(self, session):
-        if any(item.nodeid.startswith("suites/") for item in session.items):
+        if any(areas.in_suites(item.nodeid) for item in session.items):
             self.active = True
             self.write("incomplete")
 
     def pytest_runtest_logreport(self, report):
-        if not report.nodeid.startswith("suites/"):
+        if not areas.in_suites(report.nodeid):
             return
         self.active = True
         entry = self.tests.setdefault(report.nodeid, new_entry(report.nodeid))
@@ -144,7 +198,7 @@ class ReportWriter:
         self.environment["finished"] = iso_now()
         self.write("incomplete" if interrupted else "complete")
         from .html import run_page
-        rec.write_atomically(self.run_dir / "report.html", run_page(self.record("complete")))
+        run_folder.write_atomically(self.run_dir / "report.html", run_page(self.record("complete")))
 
     def pytest_terminal_summary(self, terminalreporter):
         if self.active:
@@ -182,7 +236,7 @@ class ReportWriter:
                 "running": None if status == "complete" else self.running}
 
     def write(self, status: str) -> None:
-        rec.write_atomically(self.run_dir / rec.REPORT_NAME, rec.dump(self.record(status)))
+        run_folder.write_atomically(self.run_dir / rec.REPORT_NAME, rec.dump(self.record(status)))
         self.last_write = time.monotonic()
 
 
@@ -199,13 +253,13 @@ def xdist_workers(config) -> int:
     return workers if isinstance(workers, int) else 0
 
 
-def environment(config, seed: str, profile: str, max_examples: int, deviations: int) -> dict:
+def environment(config) -> dict:
     """What a reader needs to know about the run: versions, backend and devices, profile, seed."""
     import hypothesis
     import jax
     import numpy
 
-    from conformance import compat
+    from conformance.jaxside import compat
 
     devices = jax.devices()
     return {
@@ -215,7 +269,26 @@ def environment(config, seed: str, profile: str, max_examples: int, deviations: 
         "backend": jax.default_backend(), "device_kind": devices[0].device_kind if devices else "none",
         "device_count": len(devices), "process_count": jax.process_count(),
         "workers": xdist_workers(config),
-        "profile": profile, "max_examples": max_examples, "seed": str(seed),
-        "x64": bool(jax.config.jax_enable_x64), "known_deviations": deviations,
+        "profile": profiles.profile_name(config), "max_examples": profiles.max_examples(),
+        "seed": str(config.option.hypothesis_seed),
+        "x64": bool(jax.config.jax_enable_x64), "known_deviations": len(config.stash[state.DEVIATIONS]),
         "command": " ".join(["pytest", *sys.argv[1:]]) if sys.argv else "pytest",
     }
+
+
+def mark_report_broken(folder: Path, message: str) -> None:
+    """The leader's run report, with the property it was running failed for ``message``."""
+    path = folder / rec.REPORT_NAME
+    if not path.exists():
+        return
+    record = json.loads(path.read_text())
+    running = record.get("running")
+    if running:
+        entry = next((t for t in record["tests"] if t["id"] == running), None)
+        if entry is None:
+            entry = new_entry(running)
+            record["tests"].append(entry)
+        entry.update(outcome="failed", message=f"{message} while this property ran")
+    record["status"] = "incomplete"
+    record["summary"] = rec.summary(record["tests"])
+    run_folder.write_atomically(path, rec.dump(record))

@@ -9,12 +9,13 @@ file. ``schema.json`` beside this module states the format; ``load`` checks a fi
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Dict, List
 
-FORMAT = "jax-conformance-report/1"
+# /2 added each test's "random", "skip_kind" and "deviation" (structured fields that compare reads);
+# a /1 record, written before them, is still read: those fields are then unknown (null).
+FORMAT = "jax-conformance-report/2"
+READABLE_FORMATS = (FORMAT, "jax-conformance-report/1")
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 REPORT_NAME = "report.json"
@@ -30,22 +31,6 @@ def summary(tests: List[dict]) -> Dict[str, int]:
         counts[test["outcome"]] += 1
     counts["total"] = len(tests)
     return counts
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` in one step: a reader sees the old file or the new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def dump(record: dict) -> str:
@@ -69,9 +54,10 @@ def load(path) -> dict:
         record = json.loads(file.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ReportError(f"{file}: not JSON ({e})") from None
-    if not isinstance(record, dict) or record.get("format") != FORMAT:
+    if not isinstance(record, dict) or record.get("format") not in READABLE_FORMATS:
         found = record.get("format") if isinstance(record, dict) else type(record).__name__
-        raise ReportError(f"{file}: not a conformance report (format {found!r}, expected {FORMAT!r})")
+        raise ReportError(f"{file}: not a conformance report (format {found!r}, expected one of "
+                          f"{', '.join(map(repr, READABLE_FORMATS))})")
     try:
         validate(record, json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
     except SchemaError as e:

@@ -1,7 +1,12 @@
-"""Hypothesis strategies for sharding properties: meshes, PartitionSpecs, shapes, dtypes, arrays.
+"""Hypothesis strategies for sharding properties: meshes, PartitionSpecs, shapes, dtypes, arrays,
+pmap cases, positional-sharding chains, the tutorial's examples, and the operation catalogue
+(``strategies.ops``).
 
-Each strategy is small, composable and documented; they return model objects (``MeshModel``,
-spec tuples, ``Layout``) that the suites turn into JAX objects through ``conformance.jaxbridge``.
+Each strategy is small, composable and documented, and draws model objects (``MeshModel``, spec
+tuples, ``Layout``, ...) only: no JAX here (``tests/test_layers.py`` checks it). The devices to draw
+from come in as arguments (a suite reads them from ``conformance.jaxside.bridge``), so the same
+strategy adapts to 8 forced CPU devices, 1 GPU or a TPU slice; the suites turn what is drawn into
+JAX objects through the bridge.
 """
 
 from .arrays import arrays, dtype_of, dtypes, supported_dtype_names

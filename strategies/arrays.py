@@ -21,17 +21,17 @@ def dtype_of(name: str) -> np.dtype:
     return np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
 
 
-def supported_dtype_names(x64: Optional[bool] = None) -> tuple:
+def supported_dtype_names(x64: bool) -> tuple:
     """Every dtype JAX keeps as-is on device: the 64-bit ones only when x64 is enabled."""
-    if x64 is None:
-        from conformance.compat import x64_enabled
-        x64 = x64_enabled()
     return BASE_DTYPES + (X64_DTYPES if x64 else ())
 
 
-def dtypes(names: Optional[Sequence[str]] = None, *, x64: Optional[bool] = None) -> st.SearchStrategy:
-    """A numpy dtype from ``names`` (default: every supported dtype); shrinks towards bool."""
-    return st.sampled_from([dtype_of(n) for n in (names or supported_dtype_names(x64))])
+def dtypes(names: Sequence[str]) -> st.SearchStrategy:
+    """A numpy dtype from ``names`` (e.g. ``supported_dtype_names(x64)``); shrinks towards the
+    first."""
+    if not names:
+        raise ValueError("dtypes() needs at least one dtype name")
+    return st.sampled_from([dtype_of(n) for n in names])
 
 
 def arrays(dtype, shape, *, finite: bool = False, max_magnitude: Optional[float] = None,

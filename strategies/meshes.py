@@ -1,29 +1,17 @@
-"""Strategies for device meshes: shapes from factorizations of the device count, distinct axis
-names, and sub-meshes over a subset of the devices.
-
-Device ids default to the devices this process addresses, looked up when the strategy draws, so
-the same strategy adapts to 8 forced CPU devices, 1 GPU or a TPU slice.
-"""
+"""Strategies for device meshes over given device ids: shapes from factorizations of the device
+count, distinct axis names, and sub-meshes over a subset of the devices."""
 
 from __future__ import annotations
 
 import functools
-from typing import Optional, Sequence, Tuple
+from typing import Sequence, Tuple
 
 from hypothesis import strategies as st
 
-from conformance.model import MeshModel
+from conformance.model.layout import MeshModel
 
 # A small, fixed pool keeps the number of distinct meshes (and so of compiled programs) small.
 AXIS_NAME_POOL = ("a", "b", "x", "y")
-
-
-def resolve_device_ids(device_ids: Optional[Sequence[int]]) -> Tuple[int, ...]:
-    """``device_ids`` as a tuple, or the live devices' ids when it is None."""
-    if device_ids is None:
-        from conformance.jaxbridge import live_device_ids
-        return live_device_ids()
-    return tuple(device_ids)
 
 
 @functools.lru_cache(maxsize=None)
@@ -48,14 +36,19 @@ def axis_names(n: int) -> st.SearchStrategy:
 
 
 @st.composite
-def meshes(draw, device_ids: Optional[Sequence[int]] = None, *, min_axes: int = 1,
-           max_axes: int = 4, subsets: bool = True, reorder: bool = True) -> MeshModel:
-    """A mesh over all of ``device_ids`` or (``subsets``) a subset of them, in the given order or
-    (``reorder``) a permuted one, with a shape from the factorizations of its device count.
+def meshes(draw, device_ids: Sequence[int], *, min_axes: int = 1, max_axes: int = 4,
+           subsets: bool = True, reorder: bool = True) -> MeshModel:
+    """A mesh over devices from ``device_ids``:
+
+    * all of them, or (``subsets``) a leading subset;
+    * in the given order, or (``reorder``) a permuted one;
+    * with a shape from the factorizations of its device count, ``min_axes`` to ``max_axes`` axes.
 
     Shrinks towards all devices, in order, on one axis.
     """
-    ids = resolve_device_ids(device_ids)
+    ids = tuple(device_ids)
+    if not ids:
+        raise ValueError("meshes() needs at least one device id")
     chosen = list(ids)
     if subsets and len(ids) > 1 and draw(st.booleans()):
         chosen = chosen[:draw(st.integers(1, len(ids) - 1))]

@@ -9,7 +9,7 @@ from typing import Optional, Sequence
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from conformance.model import Layout, MeshModel, Spec, spec_axes, spec_tiling
+from conformance.model.layout import Layout, MeshModel, Spec, spec_axes, spec_tiling
 
 from .meshes import meshes
 from .specs import partition_specs
@@ -71,17 +71,19 @@ def with_cutting_axis(draw, mesh: MeshModel, spec: Spec, rank: int) -> Spec:
 
 
 @st.composite
-def layouts(draw, device_ids: Optional[Sequence[int]] = None, *, min_rank: int = 0,
-            max_rank: int = 3, congruent: Optional[bool] = True, max_side: int = 3,
-            zero_size: bool = True, mesh: Optional[MeshModel] = None, **mesh_kwargs) -> Layout:
-    """A model ``Layout``: a mesh (drawn unless given), a valid spec and a global shape.
+def layouts(draw, device_ids: Sequence[int], *, min_rank: int = 0, max_rank: int = 3,
+            congruent: Optional[bool] = True, max_side: int = 3, zero_size: bool = True,
+            **mesh_kwargs) -> Layout:
+    """A model ``Layout``: a mesh over ``device_ids`` (``mesh_kwargs`` go to ``meshes``), a valid
+    spec and a global shape of ``min_rank`` to ``max_rank`` dimensions, sides up to ``max_side``
+    per shard.
 
-    ``congruent=True`` builds a shape the spec divides; ``False`` a shape it does not (the spec is
-    made to cut some dimension, so this needs a mesh of two or more devices); ``None`` draws either,
-    an incongruent one only where the spec cuts some dimension.
+    * ``congruent=True`` builds a shape the spec divides (``zero_size``: now and then a side is 0);
+    * ``False`` a shape it does not (the spec is made to cut some dimension, so this needs two or
+      more devices);
+    * ``None`` draws either, an incongruent one only where the spec cuts some dimension.
     """
-    if mesh is None:
-        mesh = draw(meshes(device_ids, **mesh_kwargs).filter(lambda m: congruent is not False or m.size > 1))
+    mesh = draw(meshes(device_ids, **mesh_kwargs).filter(lambda m: congruent is not False or m.size > 1))
     rank = draw(st.integers(max(min_rank, 1) if congruent is False else min_rank, max_rank))
     spec = draw(partition_specs(mesh, rank))
     if congruent is False and not can_be_incongruent(mesh, spec, rank):

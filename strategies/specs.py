@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from conformance.model import MeshModel, Spec, spec_axes
+from conformance.model.layout import MeshModel, Spec, spec_axes
 
 UNKNOWN_AXIS_NAMES = ("z", "w", "unknown")
 

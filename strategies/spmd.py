@@ -1,51 +1,26 @@
-"""Strategies for pmap cases: which devices, argument pytrees with matching in_axes, out_axes,
-and the parameters of each collective (axis_index_groups, permutations, axes)."""
+"""Strategies for pmap and collective examples: which devices, argument pytrees with matching
+in_axes, out_axes, and the parameters of each collective (axis_index_groups, permutations, axes)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional, Sequence, Tuple
 
 import numpy as np
 from hypothesis import strategies as st
 
+from conformance.model.spmd import DeviceSelection, arg_axes, tree_leaves
+
 from .arrays import arrays, dtype_of
-from .meshes import resolve_device_ids
 
 LEAF_DTYPES = ("int8", "int32", "float32")
 
 
-@dataclass(frozen=True)
-class DeviceSelection:
-    """The devices a pmap runs on: ``explicit`` ones are passed as ``devices=``, otherwise pmap
-    picks the first ``len(ids)`` local devices itself."""
-
-    ids: Tuple[int, ...]
-    explicit: bool
-
-    @property
-    def size(self) -> int:
-        return len(self.ids)
-
-    def pmap_kwargs(self) -> dict:
-        """``{"devices": [...]}`` for an explicit selection, else nothing."""
-        if not self.explicit:
-            return {}
-        from conformance.jaxbridge import devices_by_id
-        by_id = devices_by_id()
-        return {"devices": [by_id[i] for i in self.ids]}
-
-    @property
-    def code(self) -> str:
-        """The ``devices=`` argument as a reproduction script writes it ('' when implicit)."""
-        return f", devices=[devices[i] for i in {list(self.ids)}]" if self.explicit else ""
-
-
 @st.composite
-def device_selections(draw, device_ids: Optional[Sequence[int]] = None, *, min_size: int = 1):
-    """All local devices; or the first k (pmap's own choice); or (``devices=``) the first k of one
-    of ``device_orders``. Shrinks towards all devices, implicitly."""
-    ids = resolve_device_ids(device_ids)
+def device_selections(draw, device_ids: Sequence[int], *, min_size: int = 1) -> DeviceSelection:
+    """All of ``device_ids`` (the local devices); or the first k (pmap's own choice); or
+    (``devices=``) the first k of one of ``device_orders``. Shrinks towards all devices,
+    implicitly."""
+    ids = tuple(device_ids)
     kind = draw(st.sampled_from(["all", "first", "explicit"]))
     if kind == "all" or len(ids) <= min_size:
         return DeviceSelection(tuple(ids), False)
@@ -100,7 +75,6 @@ def argument_trees(draw, size: int):
                     tuple(parts) if kind == "tuple" else list(parts) if kind == "list" else
                     dict(zip("ab", parts)))
         axes.append(prefix)
-    from conformance.spmd import arg_axes, tree_leaves
     leaf_axes = tree_leaves(arg_axes(tuple(args), tuple(axes)))
     if all(a is None for a in leaf_axes):
         args[0] = draw(leaves(size, 0))

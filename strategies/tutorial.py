@@ -1,57 +1,44 @@
-"""The seed tutorial's layouts as explicit Hypothesis examples on this backend.
+"""The seed tutorial's layouts as explicit Hypothesis examples.
 
 The tutorial builds ``mesh_utils.create_device_mesh((4, 2))`` and shards an 8192x8192 array by
 each of its PartitionSpecs. Here the same specs run on the same kind of mesh, in the device order
-this backend's ``create_device_mesh`` gives, over a small array of the same rank.
+the backend's ``create_device_mesh`` gives (a suite reads it from the bridge and passes it in), over
+a small array of the same rank.
 """
 
 from __future__ import annotations
 
-import math
-from typing import Callable
+from typing import Callable, Optional, Sequence
 
 import numpy as np
-
 from hypothesis import example
 
-from conformance import tutorial
-from conformance.model import Layout, MeshError, MeshModel
+from conformance.model import tutorial
+from conformance.model.layout import Layout, MeshError, MeshModel
+from conformance.model.positional import PositionalChain
 
 
-def tutorial_mesh() -> MeshModel:
-    """The tutorial's 4x2 ('a', 'b') mesh in this backend's create_device_mesh order."""
-    from conformance.jaxbridge import tutorial_mesh_ids
-    return MeshModel(tutorial_mesh_ids(tutorial.MESH_SHAPE), tutorial.MESH_SHAPE, tutorial.AXIS_NAMES)
-
-
-def tutorial_devices_available() -> bool:
-    from conformance.jaxbridge import live_device_ids
-    return len(live_device_ids()) >= math.prod(tutorial.MESH_SHAPE)
-
-
-def tutorial_layouts(shape=tutorial.SMALL_SHAPE) -> list:
-    """One Layout per NamedSharding spec the tutorial draws. Empty with fewer than 8 devices, or
-    when create_device_mesh does not give 8 distinct devices: test_named_sharding.py's
+def tutorial_layouts(mesh_ids: Optional[Sequence[int]], shape=tutorial.SMALL_SHAPE) -> list:
+    """One Layout per NamedSharding spec the tutorial draws, on the 4x2 ('a', 'b') mesh of
+    ``mesh_ids`` (``create_device_mesh((4, 2))``'s order). Empty without those ids (fewer than 8
+    devices), or when they are not 8 distinct devices: test_named_sharding.py's
     ``test_tutorial_mesh_holds_each_device_once`` then skips or fails, saying which."""
-    if not tutorial_devices_available():
+    if mesh_ids is None:
         return []
     try:
-        mesh = tutorial_mesh()
+        mesh = MeshModel(tuple(mesh_ids), tutorial.MESH_SHAPE, tutorial.AXIS_NAMES)
     except MeshError:
         return []
     return [Layout(mesh, spec, shape) for spec in tutorial.NAMED_SPECS]
 
 
-def tutorial_positional_cases() -> list:
+def tutorial_positional_chains(line_ids: Optional[Sequence[int]]) -> list:
     """The tutorial's reshape(8, 1), (4, 2), (1, 8), replicate(0) and replicate(1) of
-    PositionalSharding(create_device_mesh((8,))), in this backend's device order, one
-    PositionalCase per picture of tutorial.POSITIONAL_PICTURES; empty with fewer than 8 devices."""
-    from conformance.jaxbridge import tutorial_mesh_ids
-    from strategies.positional import PositionalCase
-    if not tutorial_devices_available():
+    PositionalSharding(create_device_mesh((8,))), over ``line_ids`` (``create_device_mesh((8,))``'s
+    order), one chain per picture of tutorial.POSITIONAL_PICTURES; empty without those ids."""
+    if line_ids is None:
         return []
-    devices = tutorial_mesh_ids((8,))
-    return [PositionalCase(devices, (8,), ops) for ops, _ in tutorial.POSITIONAL_PICTURES]
+    return [PositionalChain(tuple(line_ids), (8,), ops) for ops, _ in tutorial.POSITIONAL_PICTURES]
 
 
 def tutorial_array(shape=tutorial.SMALL_SHAPE) -> np.ndarray:
@@ -60,10 +47,11 @@ def tutorial_array(shape=tutorial.SMALL_SHAPE) -> np.ndarray:
     return np.random.default_rng(0).standard_normal(shape).astype(np.float32)
 
 
-def tutorial_examples(arguments: Callable[[Layout], dict] = lambda layout: {"layout": layout}):
-    """Decorate a ``@given`` test with one ``@example(**arguments(layout))`` per tutorial spec."""
+def tutorial_examples(items: Sequence, arguments: Callable[[object], dict] = lambda layout: {"layout": layout}):
+    """Decorate a ``@given`` test with one ``@example(**arguments(item))`` per tutorial layout or
+    chain in ``items``."""
     def decorate(test):
-        for layout in reversed(tutorial_layouts()):
-            test = example(**arguments(layout))(test)
+        for item in reversed(list(items)):
+            test = example(**arguments(item))(test)
         return test
     return decorate

@@ -1,5 +1,5 @@
 """The collectives (psum, pmean, pmax, pmin, all_gather, psum_scatter, ppermute, all_to_all,
-axis_index), under pmap and under shard_map, against conformance/spmd.py. Integer and bool results
+axis_index), under pmap and under shard_map, against conformance/model/spmd.py. Integer and bool results
 are exact; float sums and means are compared within a stated tolerance; data movement is exact."""
 
 import functools
@@ -13,18 +13,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jax import lax
 
-from conformance import compat, spmd
-from conformance.cases import lax_case
-from conformance.checks import Case
-from conformance.jaxbridge import jax_mesh, live_device_ids, needs_devices
-from conformance.model import MeshModel
-from conformance.isolation import run_isolated
-from conformance.repro import script
+from conformance.checking.case import Case
+from conformance.checking.repro import scripted_case
+from conformance.jaxside import bridge, compat
+from conformance.model import spmd
+from conformance.model.layout import MeshModel
+from conformance.model.spmd import DeviceSelection
 from strategies import mesh_shapes
-from strategies.spmd import (DeviceSelection, device_selections, group_size, index_groups,
-                             permutations_pairs, sample_values)
+from strategies.spmd import device_selections, group_size, index_groups, permutations_pairs, sample_values
 
 pytestmark = pytest.mark.collectives
+DEVICES = bridge.live_device_ids()
 
 # Float sums of at most 64 values of magnitude <= 100 in float32: each addition rounds by at most
 # half an ulp of the partial sum (< 6400), so 1e-3 absolute covers any summation order.
@@ -33,7 +32,7 @@ FLOAT_TOLERANCE = dict(rtol=1e-6, atol=1e-3)
 
 @dataclass(frozen=True)
 class Collective:
-    """A collective as a case: its parameters, how to call it in JAX on a named axis, and the
+    """A drawn collective: its parameters, how to call it in JAX on a named axis, and the
     model."""
 
     name: str
@@ -97,7 +96,7 @@ DTYPES.update(pmean=("int32", "float32"), psum_scatter=("int32", "float32"))
 
 
 @st.composite
-def collective_cases(draw, name: str, size: int, max_rank: int = 2):
+def collective_examples(draw, name: str, size: int, max_rank: int = 2):
     """``(collective, dtype, value shape)``: a collective of ``name`` over ``size`` devices with
     drawn parameters, a dtype, and a per-device value shape the parameters fit (built, not
     filtered)."""
@@ -126,9 +125,9 @@ def collective_cases(draw, name: str, size: int, max_rank: int = 2):
 
 
 @functools.lru_cache(maxsize=None)
-def pmapped(collective: Collective, selection: DeviceSelection):
+def pmapped_collective(collective: Collective, selection: DeviceSelection):
     """One pmapped function per collective and device selection, so equal draws reuse it."""
-    return jax.pmap(lambda x: collective.call(x, "i"), axis_name="i", **selection.pmap_kwargs())
+    return bridge.pmapped(lambda x: collective.call(x, "i"), selection, axis_name="i")
 
 
 def compare(case: Case, what, got, expected, collective: Collective):
@@ -149,30 +148,30 @@ COLLECTIVES = ("psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "p
 
 
 @pytest.mark.parametrize("name", COLLECTIVES)
-@given(selection=device_selections(), data=st.data())
+@given(selection=device_selections(DEVICES), data=st.data())
 def test_collective_under_pmap(name, selection, data):
     """Each collective under pmap, on any devices, dtypes, shapes, parameters and
     axis_index_groups, gives every device the model's value."""
-    collective, dtype, shape = data.draw(collective_cases(name, selection.size), label="case")
+    collective, dtype, shape = data.draw(collective_examples(name, selection.size), label="example")
     x = data.draw(sample_values(dtype, (selection.size, *shape),
                                 subnormals=not collective.does_arithmetic), label="x")
     call = f"jax.pmap(lambda x: {collective.describe()}, axis_name='i'{selection.code})(x)"
-    case = lax_case(call, [f"print({call})"], arrays={"x": x})
-    f = pmapped(collective, selection)
+    case = scripted_case(call, [f"print({call})"], arrays={"x": x})
+    f = pmapped_collective(collective, selection)
     got = case.accepts("pmap", lambda: f(x))
     expected = spmd.stack_outputs(collective.model(list(x)), 0)
     compare(case, f"pmap({collective.name}) result", got, expected, collective)
 
 
-@given(selection=device_selections(), data=st.data())
+@given(selection=device_selections(DEVICES), data=st.data())
 def test_psum_total_is_on_every_device(selection, data):
     """After psum every device holds the same global total: each shard of the result is the sum."""
     x = data.draw(sample_values("int32", (selection.size, 3)))
-    case = lax_case("jax.pmap(lambda x: lax.psum(x, 'i'), axis_name='i')(x).addressable_shards",
-                    ["y = jax.pmap(lambda x: lax.psum(x, 'i'), axis_name='i')(x)",
-                     "print([(s.device, np.asarray(s.data)) for s in y.addressable_shards])"],
-                    arrays={"x": x})
-    y = pmapped(Collective("psum", (), None), selection)(x)
+    case = scripted_case("jax.pmap(lambda x: lax.psum(x, 'i'), axis_name='i')(x).addressable_shards",
+                         ["y = jax.pmap(lambda x: lax.psum(x, 'i'), axis_name='i')(x)",
+                          "print([(s.device, np.asarray(s.data)) for s in y.addressable_shards])"],
+                         arrays={"x": x})
+    y = pmapped_collective(Collective("psum", (), None), selection)(x)
     with np.errstate(over="ignore"):
         total = x.sum(axis=0, dtype=np.int32)
     case.equal("devices holding a shard", sorted(s.device.id for s in y.addressable_shards),
@@ -192,19 +191,19 @@ def shard_mapped(collective: Collective, mesh: MeshModel, axis: str, spec: tuple
     body sees what pmap's body sees."""
     def body(block):
         return collective.call(block[0], axis)[None]
-    return jax.jit(compat.shard_map(body, jax_mesh(mesh), (spec,), spec, check=False))
+    return jax.jit(compat.shard_map(body, bridge.jax_mesh(mesh), (spec,), spec, check=False))
 
 
 @st.composite
-def shard_map_cases(draw, name: str):
+def shard_map_examples(draw, name: str):
     """A mesh of one or two axes over all devices (or a leading subset), the axis the collective
     runs over, and a collective case for that axis's size."""
-    ids = live_device_ids()
+    ids = DEVICES
     k = len(ids) if draw(st.booleans()) else draw(st.integers(1, len(ids)))
     shape = draw(mesh_shapes(k, min_axes=1, max_axes=2))
     mesh = MeshModel(ids[:k], shape, ("i", "j")[:len(shape)])
     axis = draw(st.sampled_from(mesh.axis_names))
-    return (mesh, axis) + draw(collective_cases(name, mesh.axis_sizes[axis]))
+    return (mesh, axis) + draw(collective_examples(name, mesh.axis_sizes[axis]))
 
 
 @pytest.mark.parametrize("name", COLLECTIVES)
@@ -214,7 +213,7 @@ def test_collective_under_shard_map(name, data):
     the model's value for its group, and agrees with pmap on 1-d meshes. (The global input holds
     one value per device, stacked along the mesh axes; the output holds each device's result in
     its place.)"""
-    mesh, axis, collective, dtype, shape = data.draw(shard_map_cases(name), label="case")
+    mesh, axis, collective, dtype, shape = data.draw(shard_map_examples(name), label="example")
     other = [a for a in mesh.axis_names if a != axis]
     # One value per device: indexed by the other axis (if any), then by the collective's axis.
     extra = mesh.axis_sizes[other[0]] if other else 1
@@ -228,12 +227,12 @@ def test_collective_under_shard_map(name, data):
     flat_values = np.stack([per_device[f] for f in range(mesh.size)])
     spec = (tuple(mesh.axis_names),)
     body = collective.describe(repr(axis)).replace("(x,", "(b[0],")
-    case = lax_case(f"shard_map(lambda b: {collective.describe(repr(axis))}, mesh {mesh.shape} "
-                    f"{mesh.axis_names}, in/out spec P({spec[0]!r}))",
-                    ["# jax.shard_map from 0.6.1; before it, jax.experimental.shard_map.shard_map",
-                     f"print(jax.jit(jax.shard_map(lambda b: {body}[None], mesh=mesh, "
-                     f"in_specs=(P({spec[0]!r}),), out_specs=P({spec[0]!r}), check_vma=False))(x))"],
-                    meshes={"mesh": mesh}, arrays={"x": flat_values})
+    case = scripted_case(f"shard_map(lambda b: {collective.describe(repr(axis))}, mesh {mesh.shape} "
+                         f"{mesh.axis_names}, in/out spec P({spec[0]!r}))",
+                         ["# jax.shard_map from 0.6.1; before it, jax.experimental.shard_map.shard_map",
+                          f"print(jax.jit(jax.shard_map(lambda b: {body}[None], mesh=mesh, "
+                          f"in_specs=(P({spec[0]!r}),), out_specs=P({spec[0]!r}), check_vma=False))(x))"],
+                         meshes={"mesh": mesh}, arrays={"x": flat_values})
     f = shard_mapped(collective, mesh, axis, spec)
     got = np.asarray(case.accepts("shard_map", lambda: f(flat_values)))
     expected = [None] * mesh.size
@@ -242,21 +241,21 @@ def test_collective_under_shard_map(name, data):
             expected[d] = r
     compare(case, f"shard_map({collective.name}) result", got, np.stack(expected), collective)
     if len(mesh.shape) == 1:
-        by_pmap = pmapped(collective, DeviceSelection(mesh.device_ids, True))(flat_values)
+        by_pmap = pmapped_collective(collective, DeviceSelection(mesh.device_ids, True))(flat_values)
         compare(case, f"pmap({collective.name}) vs shard_map", np.asarray(by_pmap), got, collective)
 
 
-@needs_devices(4, "for a 2x2 nested pmap")
+@bridge.needs_devices(4, "for a 2x2 nested pmap")
 @pytest.mark.parametrize("names", [("i", "j"), ("j",), ("i",)], ids=str)
 def test_nested_pmap_collectives_over_named_axes(names):
     """psum inside a nested pmap over the outer axis 'i', the inner axis 'j', or both, sums over
     exactly those axes."""
-    n = len(live_device_ids())
+    n = len(DEVICES)
     outer, inner = (2, n // 2)
     x = np.arange(outer * inner, dtype=np.int32).reshape(outer, inner)
-    case = lax_case(f"jax.pmap(jax.pmap(lambda a: lax.psum(a, {names}), axis_name='j'), axis_name='i')(x)",
-                    [f"print(jax.pmap(jax.pmap(lambda a: lax.psum(a, {names}), axis_name='j'), axis_name='i')(x))"],
-                    arrays={"x": x})
+    case = scripted_case(f"jax.pmap(jax.pmap(lambda a: lax.psum(a, {names}), axis_name='j'), axis_name='i')(x)",
+                         [f"print(jax.pmap(jax.pmap(lambda a: lax.psum(a, {names}), axis_name='j'), axis_name='i')(x))"],
+                         arrays={"x": x})
     f = jax.pmap(jax.pmap(lambda a: lax.psum(a, names), axis_name="j"), axis_name="i")
     got = case.accepts("nested pmap", lambda: f(x))
     expected = np.zeros_like(x)
@@ -267,14 +266,13 @@ def test_nested_pmap_collectives_over_named_axes(names):
     case.same_bits("nested pmap psum", np.asarray(got), expected)
 
 
-@needs_devices(2, "to permute")
-def test_ppermute_with_an_empty_perm_gives_zeros():
+@bridge.needs_devices(2, "to permute")
+def test_ppermute_with_an_empty_perm_gives_zeros(run_isolated):
     """ppermute with perm=[] sends nothing: every device gets zeros (run in a subprocess, since
     this crashed the whole process on some versions)."""
-    lines = ["from jax import lax",
-             "x = np.ones((2, 3), np.int32)",
+    lines = ["x = np.ones((2, 3), np.int32)",
              "print(np.asarray(jax.pmap(lambda a: lax.ppermute(a, 'i', perm=[]), axis_name='i')(x)).tolist())"]
-    case = Case("jax.pmap(lambda a: lax.ppermute(a, 'i', perm=[]), axis_name='i')(ones((2, 3)))", script(lines))
+    case = scripted_case("jax.pmap(lambda a: lax.ppermute(a, 'i', perm=[]), axis_name='i')(ones((2, 3)))", lines)
     result = run_isolated(lines)
     case.equal("exit status of the subprocess", result.returncode, 0)
     case.equal("result", result.stdout.strip().splitlines()[-1], str([[0, 0, 0], [0, 0, 0]]))

@@ -14,14 +14,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance import compat
-from conformance.cases import check_layout, layout_case
-from conformance.jaxbridge import layout_sharding, needs_devices
-from conformance.model import Layout
+from conformance.checking.layouts import check_layout, layout_case
+from conformance.jaxside import bridge, compat
+from conformance.model.layout import Layout
 from strategies import layouts, meshes, partition_specs
-from strategies.tutorial import tutorial_examples
+from strategies.tutorial import tutorial_examples, tutorial_layouts
 
 pytestmark = pytest.mark.congruence
+DEVICES = bridge.live_device_ids()
+TUTORIAL_LAYOUTS = tutorial_layouts(bridge.tutorial_mesh_ids((4, 2)))
 
 
 def iota(shape, dtype=np.int32):
@@ -34,15 +35,15 @@ def plus_one(a):
     return a + 1
 
 
-@given(layout=layouts(congruent=None, zero_size=False))
-@tutorial_examples()
+@given(layout=layouts(DEVICES, congruent=None, zero_size=False))
+@tutorial_examples(TUTORIAL_LAYOUTS)
 def test_device_put_accepts_exactly_congruent(layout):
     """device_put(x, sharding) succeeds exactly when the model calls the shape congruent; otherwise
     it raises ValueError naming an indivisible dimension and leaves x unchanged."""
     x = iota(layout.shape)
     before = x.copy()
     case = layout_case(layout, "jax.device_put(x, sharding)", ["y = jax.device_put(x, sharding)"], x=x)
-    put = lambda: jax.device_put(x, layout_sharding(layout))  # noqa: E731
+    put = lambda: jax.device_put(x, bridge.layout_sharding(layout))  # noqa: E731
     if layout.is_congruent:
         check_layout(case, case.accepts("device_put", put), layout, x)
     else:
@@ -50,21 +51,21 @@ def test_device_put_accepts_exactly_congruent(layout):
         case.same_bits("x after the rejected device_put", x, before)
 
 
-@given(layout=layouts(congruent=None))
-@tutorial_examples()
+@given(layout=layouts(DEVICES, congruent=None))
+@tutorial_examples(TUTORIAL_LAYOUTS)
 def test_shard_shape_accepts_exactly_congruent(layout):
     """sharding.shard_shape(shape) returns the model's shard shape when congruent, else raises
     ValueError naming an indivisible dimension."""
     case = layout_case(layout, "sharding.shard_shape(shape)",
                        [f"print(sharding.shard_shape({layout.shape}))"])
-    call = lambda: tuple(layout_sharding(layout).shard_shape(layout.shape))  # noqa: E731
+    call = lambda: tuple(bridge.layout_sharding(layout).shard_shape(layout.shape))  # noqa: E731
     if layout.is_congruent:
         case.equal("shard_shape", case.accepts("shard_shape", call), layout.shard_shape)
     else:
         case.rejects("shard_shape", call, compat.INDIVISIBLE_ERRORS, names_dims=layout.indivisible_dims)
 
 
-@given(layout=layouts(congruent=None, max_rank=2))
+@given(layout=layouts(DEVICES, congruent=None, max_rank=2))
 def test_make_array_from_callback_accepts_exactly_congruent(layout):
     """make_array_from_callback builds the model's layout when congruent, else raises ValueError
     naming an indivisible dimension."""
@@ -73,7 +74,7 @@ def test_make_array_from_callback_accepts_exactly_congruent(layout):
                        [f"y = jax.make_array_from_callback({layout.shape}, sharding, lambda i: x[i])"],
                        x=x)
     call = lambda: jax.make_array_from_callback(  # noqa: E731
-        layout.shape, layout_sharding(layout), lambda index: x[index])
+        layout.shape, bridge.layout_sharding(layout), lambda index: x[index])
     if layout.is_congruent:
         check_layout(case, case.accepts("make_array_from_callback", call), layout, x)
     else:
@@ -81,7 +82,7 @@ def test_make_array_from_callback_accepts_exactly_congruent(layout):
                      names_dims=layout.indivisible_dims)
 
 
-@given(layout=layouts(congruent=None, max_rank=2, max_side=2, zero_size=False))
+@given(layout=layouts(DEVICES, congruent=None, max_rank=2, max_side=2, zero_size=False))
 def test_jit_out_shardings_accepts_exactly_congruent(layout):
     """jit(f, out_shardings=sharding) lays its non-empty result out as the model says when
     congruent, else raises ValueError naming an indivisible dimension (zero-size results:
@@ -89,7 +90,7 @@ def test_jit_out_shardings_accepts_exactly_congruent(layout):
     x = iota(layout.shape)
     case = layout_case(layout, "jax.jit(lambda a: a + 1, out_shardings=sharding)(x)",
                        ["y = jax.jit(lambda a: a + 1, out_shardings=sharding)(x)"], x=x)
-    call = lambda: jax.jit(plus_one, out_shardings=layout_sharding(layout))(x)  # noqa: E731
+    call = lambda: jax.jit(plus_one, out_shardings=bridge.layout_sharding(layout))(x)  # noqa: E731
     if layout.is_congruent:
         check_layout(case, case.accepts("jit out_shardings", call), layout, x + 1)
     else:
@@ -100,8 +101,8 @@ def test_jit_out_shardings_accepts_exactly_congruent(layout):
 @st.composite
 def rejected_reshards(draw):
     """A committed array on a layout that divides its shape, and a target layout that does not."""
-    target = draw(layouts(congruent=False))
-    source_mesh = draw(meshes())
+    target = draw(layouts(DEVICES, congruent=False))
+    source_mesh = draw(meshes(DEVICES))
     source_spec = draw(partition_specs(source_mesh, target.rank))
     source = Layout(source_mesh, source_spec, target.shape)
     if not source.is_congruent:
@@ -109,25 +110,25 @@ def rejected_reshards(draw):
     return source, target
 
 
-@needs_devices(2, "for a shape that does not divide")
+@bridge.needs_devices(2, "for a shape that does not divide")
 @given(pair=rejected_reshards())
 def test_rejected_reshard_leaves_input_untouched(pair):
     """device_put of a committed array onto a sharding that does not divide its shape raises
     ValueError, and the input keeps its sharding, shards and values."""
     source, target = pair
     x = iota(source.shape)
-    y = jax.device_put(x, layout_sharding(source))
+    y = jax.device_put(x, bridge.layout_sharding(source))
     case = layout_case(source, "jax.device_put(y, target) with y committed to sharding",
                        ["y = jax.device_put(x, sharding)", "jax.device_put(y, target)"],
                        x=x, extra_layouts={"target": target})
     case.rejects("device_put onto the indivisible target",
-                 lambda: jax.device_put(y, layout_sharding(target)), compat.INDIVISIBLE_ERRORS,
+                 lambda: jax.device_put(y, bridge.layout_sharding(target)), compat.INDIVISIBLE_ERRORS,
                  names_dims=target.indivisible_dims)
     case.equal("y.is_deleted()", y.is_deleted(), False)
     check_layout(case, y, source, x)
 
 
-@given(layout=layouts(min_rank=1), data=st.data())
+@given(layout=layouts(DEVICES, min_rank=1), data=st.data())
 def test_zero_size_dimensions_are_accepted(layout, data):
     """A size-0 dimension divides into any number of blocks: device_put accepts it under every spec
     and reports the model's shard shape."""
@@ -137,5 +138,5 @@ def test_zero_size_dimensions_are_accepted(layout, data):
     x = np.zeros(shape, np.float32)
     case = layout_case(layout, "jax.device_put(x, sharding) of a zero-size array",
                        ["y = jax.device_put(x, sharding)", "print(y.sharding.shard_shape(x.shape))"], x=x)
-    y = case.accepts("device_put", lambda: jax.device_put(x, layout_sharding(layout)))
+    y = case.accepts("device_put", lambda: jax.device_put(x, bridge.layout_sharding(layout)))
     check_layout(case, y, layout, x)

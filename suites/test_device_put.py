@@ -5,129 +5,145 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
-from conformance.cases import check_layout, layout_case
-from conformance.jaxbridge import devices_by_id, layout_sharding, line_mesh, needs_devices
-from conformance.model import Layout, block_slices, normalize_index
-from strategies import arrays, dtype_of, dtypes, layouts, layouts_sharing_shape, meshes
+from conformance.checking.layouts import check_layout, layout_case
+from conformance.jaxside import bridge, compat
+from conformance.model.layout import Layout, MeshModel, block_slices, normalize_index
+from strategies import arrays, dtype_of, dtypes, layouts, layouts_sharing_shape, meshes, supported_dtype_names
 from strategies.arrays import SMALL_DTYPES
-from strategies.tutorial import tutorial_array, tutorial_examples
+from strategies.tutorial import tutorial_array, tutorial_examples, tutorial_layouts
 
 pytestmark = pytest.mark.device_put
+DEVICES = bridge.live_device_ids()
+DTYPES = supported_dtype_names(compat.x64_enabled())
+TUTORIAL_LAYOUTS = tutorial_layouts(bridge.tutorial_mesh_ids((4, 2)))
 
 
 @st.composite
 def layouts_with_arrays(draw, **layout_kwargs):
     """A congruent layout and an array of its shape, of any supported dtype and any values."""
-    layout = draw(layouts(**layout_kwargs))
-    return layout, draw(arrays(draw(dtypes()), layout.shape))
+    layout = draw(layouts(DEVICES, **layout_kwargs))
+    return layout, draw(arrays(draw(dtypes(DTYPES)), layout.shape))
 
 
-@given(case=layouts_with_arrays())
-@tutorial_examples(lambda layout: {"case": (layout, tutorial_array())})
-def test_round_trip_preserves_bits(case):
+def special_values_example() -> tuple:
+    """Float32 values whose bits a careless copy loses (-0.0, a NaN with a payload, infinities, a
+    subnormal, the extremes), cut over every device: an explicit example, since a random draw does
+    not hold them all every time."""
+    bits = np.array([0x80000000, 0x7FC00001, 0x7F800000, 0xFF800000, 0x00000001, 0x7F7FFFFF,
+                     0xFF7FFFFF, 0x3F800000], dtype=np.uint32)
+    n = len(DEVICES)
+    x = np.resize(bits, 2 * n).view(np.float32)
+    return Layout(MeshModel(DEVICES, (n,), ("a",)), ("a",), x.shape), x
+
+
+@given(example=layouts_with_arrays())
+@tutorial_examples(TUTORIAL_LAYOUTS, lambda layout: {"example": (layout, tutorial_array())})
+@example(example=special_values_example())
+def test_round_trip_preserves_bits(example):
     """Host -> sharded -> host returns the same dtype, shape and bits, for every dtype and value
     (NaN payloads, -0.0, subnormals, extremes)."""
-    layout, x = case
-    check = layout_case(layout, "np.asarray(jax.device_put(x, sharding))",
-                        ["y = jax.device_put(x, sharding)", "print(np.asarray(y))"], x=x)
-    y = check.accepts("device_put", lambda: jax.device_put(x, layout_sharding(layout)))
-    check.equal("y.dtype", np.dtype(y.dtype).name, x.dtype.name)
-    check.equal("y.shape", tuple(y.shape), x.shape)
-    check.same_bits("np.asarray(y)", np.asarray(y), x)
+    layout, x = example
+    case = layout_case(layout, "np.asarray(jax.device_put(x, sharding))",
+                       ["y = jax.device_put(x, sharding)", "print(np.asarray(y))"], x=x)
+    y = case.accepts("device_put", lambda: jax.device_put(x, bridge.layout_sharding(layout)))
+    case.equal("y.dtype", np.dtype(y.dtype).name, x.dtype.name)
+    case.equal("y.shape", tuple(y.shape), x.shape)
+    case.same_bits("np.asarray(y)", np.asarray(y), x)
 
 
-@given(case=layouts_with_arrays())
-@tutorial_examples(lambda layout: {"case": (layout, tutorial_array())})
-def test_every_shard_holds_its_block(case):
+@given(example=layouts_with_arrays())
+@tutorial_examples(TUTORIAL_LAYOUTS, lambda layout: {"example": (layout, tutorial_array())})
+@example(example=special_values_example())
+def test_every_shard_holds_its_block(example):
     """Each addressable shard of device_put(x, sharding) is on the device the model names and
     holds x[block] for that device's block."""
-    layout, x = case
-    check = layout_case(layout, "jax.device_put(x, sharding).addressable_shards",
-                        ["y = jax.device_put(x, sharding)",
-                         "for s in y.addressable_shards: print(s.device, s.index, np.asarray(s.data))"],
-                        x=x)
-    check_layout(check, jax.device_put(x, layout_sharding(layout)), layout, x)
+    layout, x = example
+    case = layout_case(layout, "jax.device_put(x, sharding).addressable_shards",
+                       ["y = jax.device_put(x, sharding)",
+                        "for s in y.addressable_shards: print(s.device, s.index, np.asarray(s.data))"],
+                       x=x)
+    check_layout(case, jax.device_put(x, bridge.layout_sharding(layout)), layout, x)
 
 
 @st.composite
 def reshard_chains(draw):
     """Three layouts of one non-empty shape over independently drawn meshes (sub-meshes and
     reorderings included), and an array for them."""
-    mesh_list = [draw(meshes()) for _ in range(3)]
+    mesh_list = [draw(meshes(DEVICES)) for _ in range(3)]
     chain = draw(layouts_sharing_shape(mesh_list, draw(st.integers(0, 3)), zero_size=False))
     x = draw(arrays(draw(dtypes(SMALL_DTYPES)), chain[0].shape))
     return chain, x
 
 
-@given(case=reshard_chains())
-def test_resharding_chain_keeps_values_and_ends_in_last_layout(case):
+@given(example=reshard_chains())
+def test_resharding_chain_keeps_values_and_ends_in_last_layout(example):
     """device_put of a non-empty array through s1 -> s2 -> s3 keeps every value and leaves the
     array laid out as s3 (zero-size arrays: test_reshard_zero_size_array_onto_reordered_mesh)."""
-    (first, second, third), x = case
-    check = layout_case(first, "device_put(device_put(device_put(x, s1), s2), s3)",
-                        ["y = jax.device_put(jax.device_put(jax.device_put(x, sharding), s2), s3)"],
-                        x=x, extra_layouts={"s2": second, "s3": third})
-    y = jax.device_put(x, layout_sharding(first))
+    (first, second, third), x = example
+    case = layout_case(first, "device_put(device_put(device_put(x, s1), s2), s3)",
+                       ["y = jax.device_put(jax.device_put(jax.device_put(x, sharding), s2), s3)"],
+                       x=x, extra_layouts={"s2": second, "s3": third})
+    y = jax.device_put(x, bridge.layout_sharding(first))
     for step, layout in (("s2", second), ("s3", third)):
-        y = check.accepts(f"device_put to {step}", lambda: jax.device_put(y, layout_sharding(layout)))
-        check.same_bits(f"values after resharding to {step}", np.asarray(y), x)
-    check.true("result sharding is_equivalent_to s3",
-               y.sharding.is_equivalent_to(layout_sharding(third), third.rank))
-    check_layout(check, y, third, x)
+        y = case.accepts(f"device_put to {step}", lambda: jax.device_put(y, bridge.layout_sharding(layout)))
+        case.same_bits(f"values after resharding to {step}", np.asarray(y), x)
+    case.true("result sharding is_equivalent_to s3",
+              y.sharding.is_equivalent_to(bridge.layout_sharding(third), third.rank))
+    check_layout(case, y, third, x)
 
 
-@given(case=layouts_with_arrays())
-def test_device_get_round_trip(case):
+@given(example=layouts_with_arrays())
+def test_device_get_round_trip(example):
     """jax.device_get of a sharded array is a numpy array with x's dtype, shape and bits."""
-    layout, x = case
-    check = layout_case(layout, "jax.device_get(jax.device_put(x, sharding))",
-                        ["print(jax.device_get(jax.device_put(x, sharding)))"], x=x)
-    got = jax.device_get(jax.device_put(x, layout_sharding(layout)))
-    check.equal("type(device_get(y))", type(got).__name__, "ndarray")
-    check.same_bits("device_get(y)", got, x)
+    layout, x = example
+    case = layout_case(layout, "jax.device_get(jax.device_put(x, sharding))",
+                       ["print(jax.device_get(jax.device_put(x, sharding)))"], x=x)
+    got = jax.device_get(jax.device_put(x, bridge.layout_sharding(layout)))
+    case.equal("type(device_get(y))", type(got).__name__, "ndarray")
+    case.same_bits("device_get(y)", got, x)
 
 
-@given(case=layouts_with_arrays(max_rank=2))
-def test_make_array_from_callback_round_trip(case):
+@given(example=layouts_with_arrays(max_rank=2))
+def test_make_array_from_callback_round_trip(example):
     """make_array_from_callback asks only for the model's blocks, for every block, and assembles
     an array equal to x with the model's layout."""
-    layout, x = case
+    layout, x = example
     requested = []
 
     def callback(index):
         requested.append(index)
         return x[index]
 
-    check = layout_case(layout, "jax.make_array_from_callback(x.shape, sharding, lambda i: x[i])",
-                        ["y = jax.make_array_from_callback(x.shape, sharding, lambda i: x[i])"], x=x)
-    y = jax.make_array_from_callback(x.shape, layout_sharding(layout), callback)
+    case = layout_case(layout, "jax.make_array_from_callback(x.shape, sharding, lambda i: x[i])",
+                       ["y = jax.make_array_from_callback(x.shape, sharding, lambda i: x[i])"], x=x)
+    y = jax.make_array_from_callback(x.shape, bridge.layout_sharding(layout), callback)
     asked = {normalize_index(index, x.shape) for index in requested}
-    check.equal("blocks requested from the callback", sorted(asked),
-                sorted(set(layout.blocks.values())))
-    check.same_bits("np.asarray(y)", np.asarray(y), x)
-    check_layout(check, y, layout, x)
+    case.equal("blocks requested from the callback", sorted(asked),
+               sorted(set(layout.blocks.values())))
+    case.same_bits("np.asarray(y)", np.asarray(y), x)
+    check_layout(case, y, layout, x)
 
 
-@given(case=layouts_with_arrays(max_rank=2))
-def test_make_array_from_single_device_arrays_round_trip(case):
+@given(example=layouts_with_arrays(max_rank=2))
+def test_make_array_from_single_device_arrays_round_trip(example):
     """make_array_from_single_device_arrays, given x[block] on each device as the model says,
     assembles x with the model's layout."""
-    layout, x = case
-    by_id = devices_by_id()
+    layout, x = example
+    by_id = bridge.devices_by_id()
     pieces = [jax.device_put(x[block_slices(layout.block(d))], by_id[d]) for d in layout.mesh.device_ids]
     blocks = {d: block_slices(layout.block(d)) for d in layout.mesh.device_ids}
-    check = layout_case(layout, "jax.make_array_from_single_device_arrays(x.shape, sharding, pieces)", [
+    case = layout_case(layout, "jax.make_array_from_single_device_arrays(x.shape, sharding, pieces)", [
         f"blocks = {blocks!r}  # the model's block of each device",
         "pieces = [jax.device_put(x[idx], devices[d]) for d, idx in blocks.items()]",
         "y = jax.make_array_from_single_device_arrays(x.shape, sharding, pieces)"], x=x)
-    y = check.accepts("make_array_from_single_device_arrays",
-                      lambda: jax.make_array_from_single_device_arrays(
-                          x.shape, layout_sharding(layout), pieces))
-    check.same_bits("np.asarray(y)", np.asarray(y), x)
-    check_layout(check, y, layout, x)
+    y = case.accepts("make_array_from_single_device_arrays",
+                     lambda: jax.make_array_from_single_device_arrays(
+                         x.shape, bridge.layout_sharding(layout), pieces))
+    case.same_bits("np.asarray(y)", np.asarray(y), x)
+    check_layout(case, y, layout, x)
 
 
 # Elementwise operations: (name, jax function, numpy function, dtype, rtol, atol). Integer ops are
@@ -147,40 +163,40 @@ ELEMENTWISE = {
 
 
 @st.composite
-def elementwise_cases(draw):
+def elementwise_examples(draw):
     """An elementwise op, a congruent layout of rank <= 2 and an array of the op's dtype."""
     name = draw(st.sampled_from(sorted(ELEMENTWISE)))
-    layout = draw(layouts(max_rank=2, max_side=2, zero_size=False))
+    layout = draw(layouts(DEVICES, max_rank=2, max_side=2, zero_size=False))
     x = draw(arrays(dtype_of(ELEMENTWISE[name][2]), layout.shape, finite=True, max_magnitude=10.0))
     return name, layout, x
 
 
-@given(case=elementwise_cases())
-@tutorial_examples(lambda layout: {"case": ("sin", layout, tutorial_array())})
-def test_elementwise_ops_follow_input_sharding(case):
+@given(example=elementwise_examples())
+@tutorial_examples(TUTORIAL_LAYOUTS, lambda layout: {"example": ("sin", layout, tutorial_array())})
+def test_elementwise_ops_follow_input_sharding(example):
     """An elementwise op on a sharded non-empty array (jnp.sin(y) as in the tutorial) returns
     numpy's values, laid out like its input: equivalent sharding, the model's blocks on the model's
     devices."""
-    name, layout, x = case
+    name, layout, x = example
     fn, reference, _, rtol, atol = ELEMENTWISE[name]
-    check = layout_case(layout, f"{name}(jax.device_put(x, sharding))",
-                        ["y = jax.device_put(x, sharding)", f"z = {name}(y)  # see ELEMENTWISE",
-                         "print(z.sharding, np.asarray(z))"], x=x)
-    y = jax.device_put(x, layout_sharding(layout))
-    z = check.accepts(name, lambda: fn(y))
+    case = layout_case(layout, f"{name}(jax.device_put(x, sharding))",
+                       ["y = jax.device_put(x, sharding)", f"z = {name}(y)  # see ELEMENTWISE",
+                        "print(z.sharding, np.asarray(z))"], x=x)
+    y = jax.device_put(x, bridge.layout_sharding(layout))
+    z = case.accepts(name, lambda: fn(y))
     with np.errstate(over="ignore"):  # integer ops wrap around, as in JAX
         expected = reference(x)
-    check.close(f"{name}(y)", np.asarray(z), expected, rtol=rtol, atol=atol)
-    check.true(f"{name}(y).sharding.is_equivalent_to(y.sharding)",
-               z.sharding.is_equivalent_to(y.sharding, layout.rank))
-    check_layout(check, z, layout, what=f"{name}(y)")
+    case.close(f"{name}(y)", np.asarray(z), expected, rtol=rtol, atol=atol)
+    case.true(f"{name}(y).sharding.is_equivalent_to(y.sharding)",
+              z.sharding.is_equivalent_to(y.sharding, layout.rank))
+    check_layout(case, z, layout, what=f"{name}(y)")
 
 
 @st.composite
-def jit_cases(draw):
+def jit_examples(draw):
     """Input and output layouts of one shape over meshes of the same devices in the same order
     (their shapes and axis names drawn independently), and an int32 array."""
-    in_mesh = draw(meshes())
+    in_mesh = draw(meshes(DEVICES))
     out_mesh = draw(meshes(in_mesh.device_ids, subsets=False, reorder=False))
     in_layout, out_layout = draw(layouts_sharing_shape([in_mesh, out_mesh], draw(st.integers(0, 2)),
                                                        zero_size=False))
@@ -206,84 +222,84 @@ def plus_one(a):
 
 
 def jit_call(in_layout, out_layout, x):
-    f = jax.jit(times_three_minus_one, in_shardings=layout_sharding(in_layout),
-                out_shardings=layout_sharding(out_layout))
-    return lambda: f(jax.device_put(x, layout_sharding(in_layout)))
+    f = jax.jit(times_three_minus_one, in_shardings=bridge.layout_sharding(in_layout),
+                out_shardings=bridge.layout_sharding(out_layout))
+    return lambda: f(jax.device_put(x, bridge.layout_sharding(in_layout)))
 
 
-@given(case=jit_cases())
-def test_jit_in_and_out_shardings(case):
+@given(example=jit_examples())
+def test_jit_in_and_out_shardings(example):
     """jit(f, in_shardings=s1, out_shardings=s2) over one device assignment (same devices, same
     order), on a non-empty x committed to s1, returns numpy's f(x) laid out as s2 says."""
-    in_layout, out_layout, x = case
-    check = jit_case(in_layout, out_layout, x)
-    z = check.accepts("jit", jit_call(in_layout, out_layout, x))
+    in_layout, out_layout, x = example
+    case = jit_case(in_layout, out_layout, x)
+    z = case.accepts("jit", jit_call(in_layout, out_layout, x))
     with np.errstate(over="ignore"):  # int32 wraps around, as in JAX
         expected = x * np.int32(3) - np.int32(1)
-    check_layout(check, z, out_layout, expected, what="output shard")
+    check_layout(case, z, out_layout, expected, what="output shard")
 
 
 @st.composite
-def mixed_device_jit_cases(draw):
+def mixed_device_jit_examples(draw):
     """Input and output layouts of one shape whose meshes list different devices, or the same
     devices in another order."""
-    in_mesh = draw(meshes())
-    out_mesh = draw(meshes().filter(lambda m: m.device_ids != in_mesh.device_ids))
+    in_mesh = draw(meshes(DEVICES))
+    out_mesh = draw(meshes(DEVICES).filter(lambda m: m.device_ids != in_mesh.device_ids))
     in_layout, out_layout = draw(layouts_sharing_shape([in_mesh, out_mesh], draw(st.integers(0, 2))))
     return in_layout, out_layout, np.zeros(in_layout.shape, np.int32)
 
 
-@needs_devices(2, "for two device assignments")
-@given(case=mixed_device_jit_cases())
-def test_jit_rejects_different_device_assignments(case):
+@bridge.needs_devices(2, "for two device assignments")
+@given(example=mixed_device_jit_examples())
+def test_jit_rejects_different_device_assignments(example):
     """jit whose in_shardings and out_shardings have different device assignments (other devices,
     or the same devices in another order) raises ValueError rather than running on either."""
-    in_layout, out_layout, x = case
-    check = jit_case(in_layout, out_layout, x)
-    check.rejects("jit over two device sets", jit_call(in_layout, out_layout, x), (ValueError,))
+    in_layout, out_layout, x = example
+    case = jit_case(in_layout, out_layout, x)
+    case.rejects("jit over two device sets", jit_call(in_layout, out_layout, x), (ValueError,))
 
 
-@needs_devices(2, "to cut an array")
+@bridge.needs_devices(2, "to cut an array")
 def test_elementwise_op_on_zero_size_array_keeps_sharding():
     """jnp.sin of a zero-size array sharded over every device keeps the input's sharding, as it does
     for non-empty arrays (the property above)."""
-    layout = Layout(line_mesh(), ("a",), (0, 2))
+    layout = Layout(bridge.line_mesh(), ("a",), (0, 2))
     x = np.zeros(layout.shape, np.float32)
-    check = layout_case(layout, "jnp.sin(jax.device_put(x, sharding)).sharding",
-                        ["print(jnp.sin(jax.device_put(x, sharding)).sharding)"], x=x)
-    z = jnp.sin(jax.device_put(x, layout_sharding(layout)))
-    check.true("jnp.sin(y).sharding.is_equivalent_to(y.sharding)",
-               z.sharding.is_equivalent_to(layout_sharding(layout), layout.rank))
+    case = layout_case(layout, "jnp.sin(jax.device_put(x, sharding)).sharding",
+                       ["print(jnp.sin(jax.device_put(x, sharding)).sharding)"], x=x)
+    z = jnp.sin(jax.device_put(x, bridge.layout_sharding(layout)))
+    case.true("jnp.sin(y).sharding.is_equivalent_to(y.sharding)",
+              z.sharding.is_equivalent_to(bridge.layout_sharding(layout), layout.rank))
 
 
-@needs_devices(2, "to cut an array")
+@bridge.needs_devices(2, "to cut an array")
 def test_jit_out_shardings_on_zero_size_array():
     """jit with out_shardings P(None, 'a') over every device, on a zero-size (0, n) array, returns
     shards of the model's shard shape (0, 1), as device_put does."""
-    mesh = line_mesh()
+    mesh = bridge.line_mesh()
     layout = Layout(mesh, (None, "a"), (0, mesh.size))
     x = np.zeros(layout.shape, np.int32)
-    check = layout_case(layout, "jax.jit(lambda a: a + 1, out_shardings=sharding)(x)", [
+    case = layout_case(layout, "jax.jit(lambda a: a + 1, out_shardings=sharding)(x)", [
         "z = jax.jit(lambda a: a + 1, out_shardings=sharding)(x)",
         "print(z.sharding.shard_shape(z.shape), [s.data.shape for s in z.addressable_shards])"], x=x)
-    z = check.accepts("jit", lambda: jax.jit(plus_one, out_shardings=layout_sharding(layout))(x))
-    check.true("z.sharding.is_equivalent_to(sharding)",
-               z.sharding.is_equivalent_to(layout_sharding(layout), layout.rank))
-    check_layout(check, z, layout, x + 1)
+    z = case.accepts("jit", lambda: jax.jit(plus_one, out_shardings=bridge.layout_sharding(layout))(x))
+    case.true("z.sharding.is_equivalent_to(sharding)",
+              z.sharding.is_equivalent_to(bridge.layout_sharding(layout), layout.rank))
+    check_layout(case, z, layout, x + 1)
 
 
-@needs_devices(2, "to reorder a mesh")
+@bridge.needs_devices(2, "to reorder a mesh")
 def test_reshard_zero_size_array_onto_reordered_mesh():
     """device_put of a zero-size replicated array onto P('a') over the same devices in another order
     is accepted and laid out as the model says, as for non-empty arrays."""
-    source = Layout(line_mesh(), (), (0, 1))
-    target = Layout(line_mesh(reverse=True), ("a",), (0, 1))
+    source = Layout(bridge.line_mesh(), (), (0, 1))
+    target = Layout(bridge.line_mesh(reverse=True), ("a",), (0, 1))
     x = np.zeros(source.shape, np.float32)
-    check = layout_case(source, "jax.device_put(jax.device_put(x, sharding), target)",
-                        ["z = jax.device_put(jax.device_put(x, sharding), target)"],
-                        x=x, extra_layouts={"target": target})
-    y = jax.device_put(x, layout_sharding(source))
-    z = check.accepts("device_put", lambda: jax.device_put(y, layout_sharding(target)))
-    check.true("z.sharding.is_equivalent_to(target)",
-               z.sharding.is_equivalent_to(layout_sharding(target), target.rank))
-    check_layout(check, z, target, x)
+    case = layout_case(source, "jax.device_put(jax.device_put(x, sharding), target)",
+                       ["z = jax.device_put(jax.device_put(x, sharding), target)"],
+                       x=x, extra_layouts={"target": target})
+    y = jax.device_put(x, bridge.layout_sharding(source))
+    z = case.accepts("device_put", lambda: jax.device_put(y, bridge.layout_sharding(target)))
+    case.true("z.sharding.is_equivalent_to(target)",
+              z.sharding.is_equivalent_to(bridge.layout_sharding(target), target.rank))
+    check_layout(case, z, target, x)

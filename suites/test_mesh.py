@@ -8,15 +8,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from jax.experimental import mesh_utils
 
-from conformance import compat
-from conformance.cases import check_layout, layout_case
-from conformance.checks import Case
-from conformance.jaxbridge import devices_by_id, index_map, jax_mesh, live_device_ids, needs_devices
-from conformance.repro import script
+from conformance.checking.layouts import check_layout, layout_case
+from conformance.checking.repro import scripted_case
+from conformance.jaxside import bridge, compat
 from strategies import layouts, mesh_shapes, meshes
 
 pytestmark = pytest.mark.mesh
+DEVICES = bridge.live_device_ids()
 
 
 def mesh_ids(devices) -> tuple:
@@ -26,36 +26,34 @@ def mesh_ids(devices) -> tuple:
 @st.composite
 def device_counts_and_shapes(draw):
     """A device count k (all devices, or fewer) and a mesh shape of k devices (1 to 4 axes)."""
-    n = len(live_device_ids())
+    n = len(DEVICES)
     k = n if draw(st.booleans()) else draw(st.integers(1, n))
     return k, draw(mesh_shapes(k))
 
 
-@given(shape=st.deferred(lambda: mesh_shapes(len(live_device_ids()))))
+@given(shape=mesh_shapes(len(DEVICES)))
 def test_create_device_mesh_holds_each_device_once(shape):
     """create_device_mesh(shape) for any factorization of the device count is an array of that
     shape holding every device exactly once."""
-    from jax.experimental import mesh_utils
-    case = Case(f"mesh_utils.create_device_mesh({shape})",
-                script(["from jax.experimental import mesh_utils",
-                        f"print(mesh_utils.create_device_mesh({shape}))"]))
+    case = scripted_case(f"mesh_utils.create_device_mesh({shape})",
+                         ["from jax.experimental import mesh_utils",
+                          f"print(mesh_utils.create_device_mesh({shape}))"])
     devices = case.accepts("create_device_mesh", lambda: mesh_utils.create_device_mesh(shape))
     case.equal("shape", tuple(np.shape(devices)), tuple(shape))
-    case.equal("device ids, sorted", sorted(mesh_ids(devices)), sorted(live_device_ids()))
+    case.equal("device ids, sorted", sorted(mesh_ids(devices)), sorted(DEVICES))
 
 
-@given(case=device_counts_and_shapes())
-def test_create_device_mesh_over_given_devices(case):
+@given(example=device_counts_and_shapes())
+def test_create_device_mesh_over_given_devices(example):
     """create_device_mesh(shape, devices=first k devices) holds exactly those k devices once each."""
-    from jax.experimental import mesh_utils
-    k, shape = case
+    k, shape = example
     devices = jax.local_devices()[:k]
-    check = Case(f"mesh_utils.create_device_mesh({shape}, devices=jax.local_devices()[:{k}])",
-                 script(["from jax.experimental import mesh_utils",
-                         f"print(mesh_utils.create_device_mesh({shape}, devices=jax.local_devices()[:{k}]))"]))
-    mesh = check.accepts("create_device_mesh", lambda: mesh_utils.create_device_mesh(shape, devices=devices))
-    check.equal("shape", tuple(np.shape(mesh)), tuple(shape))
-    check.equal("device ids, sorted", sorted(mesh_ids(mesh)), sorted(d.id for d in devices))
+    case = scripted_case(f"mesh_utils.create_device_mesh({shape}, devices=jax.local_devices()[:{k}])",
+                         ["from jax.experimental import mesh_utils",
+                          f"print(mesh_utils.create_device_mesh({shape}, devices=jax.local_devices()[:{k}]))"])
+    mesh = case.accepts("create_device_mesh", lambda: mesh_utils.create_device_mesh(shape, devices=devices))
+    case.equal("shape", tuple(np.shape(mesh)), tuple(shape))
+    case.equal("device ids, sorted", sorted(mesh_ids(mesh)), sorted(d.id for d in devices))
 
 
 @given(shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=9).filter(
@@ -63,47 +61,45 @@ def test_create_device_mesh_over_given_devices(case):
 def test_create_device_mesh_rejects_other_device_counts(shape):
     """create_device_mesh(shape) raises ValueError when the shape's product is not the device
     count."""
-    from jax.experimental import mesh_utils
-    case = Case(f"mesh_utils.create_device_mesh({shape})",
-                script(["from jax.experimental import mesh_utils",
-                        f"mesh_utils.create_device_mesh({shape})"]))
+    case = scripted_case(f"mesh_utils.create_device_mesh({shape})",
+                         ["from jax.experimental import mesh_utils", f"mesh_utils.create_device_mesh({shape})"])
     case.rejects("create_device_mesh", lambda: mesh_utils.create_device_mesh(shape), (ValueError,))
 
 
 @compat.requires("make_mesh")
-@given(case=device_counts_and_shapes(), names=st.permutations(("a", "b", "x", "y")))
-def test_make_mesh_holds_distinct_devices(case, names):
+@given(example=device_counts_and_shapes(), names=st.permutations(("a", "b", "x", "y")))
+def test_make_mesh_holds_distinct_devices(example, names):
     """jax.make_mesh(shape, names) over any k <= n devices has that shape and those names, holds k
     distinct devices, and has the version's default axis types (Auto before 0.9, Explicit after)."""
-    k, shape = case
+    k, shape = example
     names = tuple(names[:len(shape)])
-    check = Case(f"jax.make_mesh({shape}, {names})", script([f"print(jax.make_mesh({shape}, {names}))"]))
-    mesh = check.accepts("make_mesh", lambda: compat.make_mesh(shape, names))
-    check.equal("mesh.devices.shape", tuple(mesh.devices.shape), tuple(shape))
-    check.equal("mesh.axis_names", tuple(mesh.axis_names), names)
+    case = scripted_case(f"jax.make_mesh({shape}, {names})", [f"print(jax.make_mesh({shape}, {names}))"])
+    mesh = case.accepts("make_mesh", lambda: compat.make_mesh(shape, names))
+    case.equal("mesh.devices.shape", tuple(mesh.devices.shape), tuple(shape))
+    case.equal("mesh.axis_names", tuple(mesh.axis_names), names)
     ids = mesh_ids(mesh.devices)
-    check.equal("number of distinct devices", len(set(ids)), k)
-    check.true("devices are live devices", set(ids) <= set(live_device_ids()))
-    check.equal("axis types", compat.axis_type_names(mesh),
-                (compat.MAKE_MESH_DEFAULT_AXIS_TYPE,) * len(shape))
+    case.equal("number of distinct devices", len(set(ids)), k)
+    case.true("devices are live devices", set(ids) <= set(DEVICES))
+    case.equal("axis types", compat.axis_type_names(mesh),
+               (compat.MAKE_MESH_DEFAULT_AXIS_TYPE,) * len(shape))
 
 
 @compat.requires("make_mesh")
 @given(extra=st.integers(1, 8))
 def test_make_mesh_rejects_more_devices_than_exist(extra):
     """jax.make_mesh with more devices than the backend has raises ValueError."""
-    shape = (len(live_device_ids()) + extra,)
-    check = Case(f"jax.make_mesh({shape}, ('a',))", script([f"jax.make_mesh({shape}, ('a',))"]))
-    check.rejects("make_mesh", lambda: compat.make_mesh(shape, ("a",)), (ValueError,))
+    shape = (len(DEVICES) + extra,)
+    case = scripted_case(f"jax.make_mesh({shape}, ('a',))", [f"jax.make_mesh({shape}, ('a',))"])
+    case.rejects("make_mesh", lambda: compat.make_mesh(shape, ("a",)), (ValueError,))
 
 
-@given(mesh=meshes())
+@given(mesh=meshes(DEVICES))
 def test_mesh_attributes_match_the_model(mesh):
     """Mesh(devices, names) reports the model's shape (name -> size, in order), axis names, size
     and device array."""
-    jm = jax_mesh(mesh)
-    case = Case(f"Mesh(devices, {mesh.axis_names})",
-                script(["print(mesh.shape, mesh.axis_names, mesh.size)"], meshes={"mesh": mesh}))
+    jm = bridge.jax_mesh(mesh)
+    case = scripted_case(f"Mesh(devices, {mesh.axis_names})", ["print(mesh.shape, mesh.axis_names, mesh.size)"],
+                         meshes={"mesh": mesh})
     case.equal("mesh.shape", list(dict(jm.shape).items()), list(mesh.axis_sizes.items()))
     case.equal("mesh.axis_names", tuple(jm.axis_names), mesh.axis_names)
     case.equal("mesh.size", jm.size, mesh.size)
@@ -111,32 +107,32 @@ def test_mesh_attributes_match_the_model(mesh):
     case.equal("mesh.devices.shape", tuple(jm.devices.shape), mesh.shape)
 
 
-@needs_devices(2, "to repeat a device")
+@bridge.needs_devices(2, "to repeat a device")
 def test_mesh_rejects_duplicate_devices():
     """Mesh refuses a device array that holds a device twice."""
     device = jax.local_devices()[0]
-    case = Case("Mesh(np.array([d0, d0]), ('a',))",
-                script(["d0 = jax.local_devices()[0]", "Mesh(np.array([d0, d0]), ('a',))"]))
+    case = scripted_case("Mesh(np.array([d0, d0]), ('a',))",
+                         ["d0 = jax.local_devices()[0]", "Mesh(np.array([d0, d0]), ('a',))"])
     case.rejects("Mesh with a repeated device",
                  lambda: jax.sharding.Mesh(np.array([device, device]), ("a",)), (ValueError,))
 
 
-@needs_devices(4, "for a 2x2 mesh")
+@bridge.needs_devices(4, "for a 2x2 mesh")
 def test_mesh_rejects_duplicate_axis_names():
     """Mesh refuses two axes with the same name."""
     devices = np.array(jax.local_devices()[:4]).reshape(2, 2)
-    case = Case("Mesh(devices (2, 2), ('a', 'a'))",
-                script(["Mesh(np.array(jax.local_devices()[:4]).reshape(2, 2), ('a', 'a'))"]))
+    case = scripted_case("Mesh(devices (2, 2), ('a', 'a'))",
+                         ["Mesh(np.array(jax.local_devices()[:4]).reshape(2, 2), ('a', 'a'))"])
     case.rejects("Mesh with a repeated axis name",
                  lambda: jax.sharding.Mesh(devices, ("a", "a")), (ValueError,))
 
 
 @compat.requires("AxisType")
-@given(layout=layouts(max_rank=2))
+@given(layout=layouts(DEVICES, max_rank=2))
 def test_auto_and_explicit_meshes_give_equivalent_layouts(layout):
     """The same devices, names and spec on an Explicit mesh and on an Auto mesh give the model's
     index map, equivalent shardings, and device_put places the model's blocks."""
-    by_id = devices_by_id()
+    by_id = bridge.devices_by_id()
     devices = np.array([by_id[i] for i in layout.mesh.device_ids], dtype=object).reshape(layout.mesh.shape)
     spec = compat.partition_spec(layout.spec)
     auto = jax.sharding.NamedSharding(compat.mesh_with_axis_types(devices, layout.mesh.axis_names, "Auto"), spec)
@@ -147,8 +143,8 @@ def test_auto_and_explicit_meshes_give_equivalent_layouts(layout):
         "from jax.sharding import AxisType",
         f"explicit = NamedSharding(Mesh(mesh.devices, mesh.axis_names, axis_types=(AxisType.Explicit,) * {len(layout.mesh.shape)}), sharding.spec)",
         f"print(explicit.is_equivalent_to(sharding, {layout.rank}))"], x=x)
-    case.index_map("explicit devices_indices_map", index_map(explicit, layout.shape), layout.blocks)
-    case.index_map("auto devices_indices_map", index_map(auto, layout.shape), layout.blocks)
+    case.index_map("explicit devices_indices_map", bridge.index_map(explicit, layout.shape), layout.blocks)
+    case.index_map("auto devices_indices_map", bridge.index_map(auto, layout.shape), layout.blocks)
     case.true("explicit.is_equivalent_to(auto)", explicit.is_equivalent_to(auto, layout.rank))
     case.true("auto.is_equivalent_to(explicit)", auto.is_equivalent_to(explicit, layout.rank))
     check_layout(case, case.accepts("device_put onto the explicit mesh",

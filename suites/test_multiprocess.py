@@ -1,8 +1,8 @@
 """Arrays and collectives across processes, checked against the model: run with
 ``pytest suites/ --processes N --devices M`` (N copies of the run, M CPU devices each, coordinated by
 ``jax.distributed``). Process 0 draws every example and checks the assembled answers; all processes
-execute each step in lockstep (``conformance/multiprocess.py``, steps in ``conformance/mpsteps.py``).
-In a one-process run these properties skip, saying how to run them.
+execute each step in lockstep (``conformance/runner/multiprocess/``: the protocol, and the steps in
+``steps.py``). In a one-process run these properties skip, saying how to run them.
 """
 
 import functools
@@ -13,16 +13,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance import compat, mpsteps, multiprocess
-from conformance.checks import Case
-from conformance.model import Layout, MeshModel, block_slices
-from conformance.repro import describe_layout
+from conformance.checking.case import Case
+from conformance.checking.repro import describe_layout
+from conformance.jaxside import compat
+from conformance.model.layout import Layout, MeshModel, block_slices
+from conformance.runner.multiprocess import steps
 from strategies import congruent_shapes, dividing_specs, meshes, partition_specs
 
-pytestmark = [
-    pytest.mark.multiprocess,
-    pytest.mark.skipif(multiprocess.skip_reason() is not None, reason=str(multiprocess.skip_reason())),
-]
+pytestmark = pytest.mark.multiprocess
 EXAMPLES = max(5, settings().max_examples // 5)  # each example is a step across every process
 
 
@@ -45,7 +43,7 @@ def mp_case(call: str, layout: Layout) -> Case:
 
 
 def payload(layout: Layout, seed: int, **extra) -> dict:
-    return {"mesh": mpsteps.describe(layout.mesh),
+    return {"mesh": steps.describe(layout.mesh),
             "spec": [list(e) if isinstance(e, tuple) else e for e in layout.spec],
             "shape": list(layout.shape), "seed": seed, **extra}
 
@@ -95,14 +93,14 @@ def check_laid_out(case: Case, layout: Layout, answers, x) -> None:
 
 @given(example=global_layouts())
 @settings(max_examples=EXAMPLES)
-def test_global_and_addressable_shards_match_the_model(example):
+def test_global_and_addressable_shards_match_the_model(example, multiprocess_leader):
     """make_array_from_callback over devices of several processes: each process addresses exactly
     its own devices' shards, each holding the model's block of the global values, and
     is_fully_addressable is true on a process exactly when it owns every device of the mesh."""
     layout, seed = example
     case = mp_case("jax.make_array_from_callback(shape, sharding, lambda i: x[i])", layout)
-    answers = multiprocess.leader().run("layout", payload(layout, seed))
-    check_laid_out(case, layout, answers, mpsteps.values(layout.shape, seed))
+    answers = multiprocess_leader.run("layout", payload(layout, seed))
+    check_laid_out(case, layout, answers, steps.values(layout.shape, seed))
     for process, answer in enumerate(answers):
         mine = all(owners()[d] == process for d in layout.mesh.device_ids)
         case.equal(f"is_fully_addressable on process {process}", answer["fully_addressable"], mine)
@@ -121,40 +119,40 @@ def process_split_layouts(draw):
 
 @given(example=process_split_layouts())
 @settings(max_examples=EXAMPLES)
-def test_make_array_from_process_local_data_assembles_the_global_array(example):
+def test_make_array_from_process_local_data_assembles_the_global_array(example, multiprocess_leader):
     """Each process passing only its own rows to make_array_from_process_local_data gives the
     global array the model predicts: every device's shard holds its block of the global values."""
     layout, seed = example
-    rows = mpsteps.process_rows(layout.mesh, layout.spec, layout.shape, owners())
+    rows = steps.process_rows(layout.mesh, layout.spec, layout.shape, owners())
     case = mp_case("jax.make_array_from_process_local_data(sharding, local_rows, shape)", layout)
-    answers = multiprocess.leader().run("from_process_local_data",
-                                        payload(layout, seed, rows=[list(rows[p]) for p in sorted(rows)]))
-    check_laid_out(case, layout, answers, mpsteps.values(layout.shape, seed))
+    answers = multiprocess_leader.run("from_process_local_data",
+                                      payload(layout, seed, rows=[list(rows[p]) for p in sorted(rows)]))
+    check_laid_out(case, layout, answers, steps.values(layout.shape, seed))
 
 
 @given(example=global_layouts(spanning=True))
 @settings(max_examples=EXAMPLES)
-def test_process_allgather_returns_the_global_value(example):
+def test_process_allgather_returns_the_global_value(example, multiprocess_leader):
     """process_allgather of an array over devices of every process is, on every process, the whole
     global value. (An array of one process's devices is that process's local value, which
     process_allgather stacks with the other processes' own: another contract.)"""
     layout, seed = example
     case = mp_case("multihost_utils.process_allgather(array, tiled=True)", layout)
-    answers = multiprocess.leader().run("allgather", payload(layout, seed))
-    x = mpsteps.values(layout.shape, seed)
+    answers = multiprocess_leader.run("allgather", payload(layout, seed))
+    x = steps.values(layout.shape, seed)
     for process, answer in enumerate(answers):
         case.same_bits(f"process_allgather on process {process}", np.asarray(answer["gathered"], np.int32), x)
 
 
 @given(example=global_layouts(spanning=True))
 @settings(max_examples=EXAMPLES)
-def test_device_put_of_the_same_host_value_lays_it_out_across_processes(example):
+def test_device_put_of_the_same_host_value_lays_it_out_across_processes(example, multiprocess_leader):
     """device_put of a numpy value that is the same on every process onto a sharding over devices
     of every process gives the global array the model lays out."""
     layout, seed = example
     case = mp_case("jax.device_put(x, sharding)  # x: the same numpy array on every process", layout)
-    answers = multiprocess.leader().run("device_put", payload(layout, seed, source="host"))
-    check_laid_out(case, layout, answers, mpsteps.values(layout.shape, seed))
+    answers = multiprocess_leader.run("device_put", payload(layout, seed, source="host"))
+    check_laid_out(case, layout, answers, steps.values(layout.shape, seed))
 
 
 @st.composite
@@ -169,27 +167,27 @@ def reshard_examples(draw):
 
 @given(example=reshard_examples())
 @settings(max_examples=EXAMPLES)
-def test_device_put_reshards_a_global_array_over_the_same_devices(example):
+def test_device_put_reshards_a_global_array_over_the_same_devices(example, multiprocess_leader):
     """device_put of a global array (shards on every process) onto another sharding over the same
     devices moves each block where the model says and keeps every value."""
     layout, source, seed = example
     case = mp_case(f"jax.device_put(global_array, sharding)  # from {describe_layout(source)}", layout)
-    answers = multiprocess.leader().run("device_put", payload(
-        layout, seed, source={"mesh": mpsteps.describe(source.mesh),
+    answers = multiprocess_leader.run("device_put", payload(
+        layout, seed, source={"mesh": steps.describe(source.mesh),
                               "spec": payload(source, seed)["spec"]}))
-    check_laid_out(case, layout, answers, mpsteps.values(layout.shape, seed))
+    check_laid_out(case, layout, answers, steps.values(layout.shape, seed))
 
 
 @given(example=global_layouts(spanning=True))
 @settings(max_examples=EXAMPLES)
-def test_device_put_of_a_process_local_array_onto_other_processes_devices_is_refused(example):
+def test_device_put_of_a_process_local_array_onto_other_processes_devices_is_refused(example, multiprocess_leader):
     """device_put of an array committed to one of this process's devices onto a sharding that
     holds other processes' devices raises ValueError on every process (the documented contract:
     the first argument of a cross-process device_put must be a host value or a global array), and
     never returns a partial array."""
     layout, seed = example
     case = mp_case("jax.device_put(jax.device_put(x, jax.local_devices()[0]), sharding)", layout)
-    answers = multiprocess.leader().run("device_put", payload(layout, seed, source="local"))
+    answers = multiprocess_leader.run("device_put", payload(layout, seed, source="local"))
     for process, answer in enumerate(answers):
         case.equal(f"what device_put raised on process {process}",
                    answer.get("raised", "nothing: it returned an array"), "ValueError")
@@ -208,7 +206,7 @@ def check_collectives(case: Case, layout: Layout, seed: int, answers) -> None:
     """psum leaves on every device the sum of the blocks, all_gather the whole value, and the
     replicated jnp.sum the column sums, on every process."""
     n, (rows_total, width) = layout.mesh.size, layout.shape
-    x = mpsteps.values(layout.shape, seed)
+    x = steps.values(layout.shape, seed)
     expected = {"psum": x.reshape(n, rows_total // n, width).sum(0, dtype=np.int32),
                 "all_gather": x, "sum": x.sum(0, dtype=np.int32)}
     for process, answer in enumerate(answers):
@@ -224,45 +222,45 @@ COLLECTIVES_CALL = ("jit(shard_map(lambda a: psum(a, 'i')))(x); jit(shard_map(la
 
 @given(example=psum_layouts())
 @settings(max_examples=EXAMPLES)
-def test_psum_all_gather_and_sum_across_processes_equal_the_model(example):
+def test_psum_all_gather_and_sum_across_processes_equal_the_model(example, multiprocess_leader):
     """Over an axis spanning every process, each waited for in turn: psum (shard_map under jit)
     leaves on each device the sum of all blocks, tiled all_gather the whole value, and jnp.sum
     under jit with a replicated output the column sums, on every device of every process."""
     layout, seed = example
     case = mp_case(COLLECTIVES_CALL, layout)
-    answers = multiprocess.leader().run("collectives", payload(layout, seed, axis="i"))
+    answers = multiprocess_leader.run("collectives", payload(layout, seed, axis="i"))
     check_collectives(case, layout, seed, answers)
 
 
 @pytest.mark.skipif(compat.CONCURRENT_COLLECTIVES_HANG, reason=compat.CONCURRENT_COLLECTIVES_REASON)
 @given(example=psum_layouts())
 @settings(max_examples=EXAMPLES)
-def test_collectives_in_flight_together_across_processes_equal_the_model(example):
+def test_collectives_in_flight_together_across_processes_equal_the_model(example, multiprocess_leader):
     """The same three collectives dispatched back to back without waiting (as any training step
     does) finish, with the same values as one at a time."""
     layout, seed = example
     case = mp_case(COLLECTIVES_CALL + "  # dispatched back to back", layout)
-    answers = multiprocess.leader().run("collectives", payload(layout, seed, axis="i", in_flight=True))
+    answers = multiprocess_leader.run("collectives", payload(layout, seed, axis="i", in_flight=True))
     check_collectives(case, layout, seed, answers)
 
 
 @given(width=st.integers(1, 4), seed=st.integers(0, 99))
 @settings(max_examples=EXAMPLES)
-def test_pmap_psum_over_local_devices_spans_every_process(width, seed):
+def test_pmap_psum_over_local_devices_spans_every_process(width, seed, multiprocess_leader):
     """pmap over each process's own devices with psum over the pmapped axis sums the rows of every
     device of every process (the axis spans the whole run)."""
     n = jax.device_count()
-    x = mpsteps.values((n, width), seed)
+    x = steps.values((n, width), seed)
     case = Case(f"jax.pmap(lambda a: lax.psum(a, 'i'), axis_name='i')(local rows); {jax.process_count()} "
                 f"processes x {jax.local_device_count()} devices", "")
-    answers = multiprocess.leader().run("pmap_psum", {"width": width, "seed": seed})
+    answers = multiprocess_leader.run("pmap_psum", {"width": width, "seed": seed})
     for process, answer in enumerate(answers):
         got = np.asarray(answer["rows"], np.int32)
         case.same_bits(f"pmap psum rows on process {process}", got,
                        np.tile(x.sum(0, dtype=np.int32), (jax.local_device_count(), 1)))
 
 
-def test_multiprocess_run_is_what_was_asked():
+def test_multiprocess_run_is_what_was_asked(multiprocess_leader):
     """The run has the processes and devices the launcher started: every process contributes
     the same number of devices, and ids are distinct across processes."""
     count = jax.process_count()

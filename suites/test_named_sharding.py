@@ -8,68 +8,67 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance import compat
-from conformance.cases import layout_case
-from conformance.checks import Case
-from conformance.jaxbridge import index_map, jax_mesh, layout_sharding, named_sharding, shards
-from conformance.jaxbridge import line_mesh, live_device_ids, needs_devices, tutorial_mesh_ids
-from conformance.model import Layout, MeshModel, SpecError, check_spec
-from conformance.repro import script
+from conformance.checking.layouts import layout_case
+from conformance.checking.repro import scripted_case
+from conformance.jaxside import bridge, compat
+from conformance.model.layout import Layout, MeshModel, SpecError, check_spec
 from strategies import (axis_names, congruent_shapes, factorizations, invalid_partition_specs,
                         layouts, layouts_sharing_shape, meshes)
-from strategies.tutorial import tutorial_examples
+from strategies.tutorial import tutorial_examples, tutorial_layouts
 
 pytestmark = pytest.mark.named_sharding
+DEVICES = bridge.live_device_ids()
+TUTORIAL_LAYOUTS = tutorial_layouts(bridge.tutorial_mesh_ids((4, 2)))
 
 
-@given(layout=layouts())
-@tutorial_examples()
+@given(layout=layouts(DEVICES))
+@tutorial_examples(TUTORIAL_LAYOUTS)
 def test_devices_indices_map_matches_model(layout):
     """devices_indices_map gives every mesh device exactly the block the model assigns it."""
     case = layout_case(layout, "sharding.devices_indices_map(shape)",
                        [f"print(sharding.devices_indices_map({layout.shape}))"])
-    case.index_map("devices_indices_map", index_map(layout_sharding(layout), layout.shape),
+    case.index_map("devices_indices_map", bridge.index_map(bridge.layout_sharding(layout), layout.shape),
                    layout.blocks)
 
 
-@given(layout=layouts())
-@tutorial_examples()
+@given(layout=layouts(DEVICES))
+@tutorial_examples(TUTORIAL_LAYOUTS)
 def test_shard_shape_matches_model(layout):
     """shard_shape(global shape) is the global shape divided by the model's tiling."""
     case = layout_case(layout, "sharding.shard_shape(shape)",
                        [f"print(sharding.shard_shape({layout.shape}))"])
-    case.equal("shard_shape", tuple(layout_sharding(layout).shard_shape(layout.shape)),
+    case.equal("shard_shape", tuple(bridge.layout_sharding(layout).shard_shape(layout.shape)),
                layout.shard_shape)
 
 
-@given(layout=layouts())
-@tutorial_examples()
+@given(layout=layouts(DEVICES))
+@tutorial_examples(TUTORIAL_LAYOUTS)
 def test_is_fully_replicated_matches_model(layout):
     """is_fully_replicated is true exactly when no dimension is cut (size-1 axes do not cut)."""
     case = layout_case(layout, "sharding.is_fully_replicated", ["print(sharding.is_fully_replicated)"])
-    case.equal("is_fully_replicated", layout_sharding(layout).is_fully_replicated,
+    case.equal("is_fully_replicated", bridge.layout_sharding(layout).is_fully_replicated,
                layout.is_fully_replicated)
 
 
-@given(layout=layouts(max_rank=2))
+@given(layout=layouts(DEVICES, max_rank=2))
 def test_addressable_devices_are_the_mesh_devices(layout):
     """In one process, addressable_devices and device_set are exactly the mesh's devices."""
-    sharding = layout_sharding(layout)
+    sharding = bridge.layout_sharding(layout)
     case = layout_case(layout, "sharding.addressable_devices", ["print(sharding.addressable_devices)"])
     case.equal("addressable_devices ids", frozenset(d.id for d in sharding.addressable_devices),
                layout.device_ids)
     case.equal("device_set ids", frozenset(d.id for d in sharding.device_set), layout.device_ids)
 
 
-@given(layout=layouts(max_rank=2))
-@tutorial_examples()
+@given(layout=layouts(DEVICES, max_rank=2))
+@tutorial_examples(TUTORIAL_LAYOUTS)
 def test_replica_ids_match_model(layout):
     """Each shard's replica_id is its device's rank among the devices holding the same block."""
     x = np.zeros(layout.shape, np.int8)
     case = layout_case(layout, "[s.replica_id for s in jax.device_put(x, sharding).addressable_shards]",
                        ["y = jax.device_put(x, sharding)",
                         "print([(s.device.id, s.replica_id) for s in y.addressable_shards])"], x=x)
-    got = {s.device_id: s.replica_id for s in shards(jax.device_put(x, layout_sharding(layout)))}
+    got = {s.device_id: s.replica_id for s in bridge.shards(jax.device_put(x, bridge.layout_sharding(layout)))}
     case.equal("replica ids by device", got, {d: layout.replica_id(d) for d in layout.device_ids})
 
 
@@ -77,7 +76,7 @@ def test_replica_ids_match_model(layout):
 def spec_pairs(draw, *, max_rank=3):
     """Two layouts of one shape with specs drawn on one mesh, or on two meshes that are reshapes of
     the same device order (so the device assignment order is shared)."""
-    first = draw(meshes())
+    first = draw(meshes(DEVICES))
     second = draw(st.sampled_from([first]) | meshes(first.device_ids, subsets=False, reorder=False))
     return draw(layouts_sharing_shape([first, second], draw(st.integers(0, max_rank))))
 
@@ -86,8 +85,8 @@ def spec_pairs(draw, *, max_rank=3):
 def test_equivalence_is_reflexive_and_symmetric(pair):
     """is_equivalent_to holds between a sharding and itself or a fresh copy, and is symmetric."""
     a, b = pair
-    sa, sb = layout_sharding(a), layout_sharding(b)
-    copy = jax.sharding.NamedSharding(jax_mesh(a.mesh), compat.partition_spec(a.spec))
+    sa, sb = bridge.layout_sharding(a), bridge.layout_sharding(b)
+    copy = jax.sharding.NamedSharding(bridge.jax_mesh(a.mesh), compat.partition_spec(a.spec))
     case = layout_case(a, "a.is_equivalent_to(b, ndim)", [
         f"print(sharding.is_equivalent_to(sharding, {a.rank}), "
         f"sharding.is_equivalent_to(other, {a.rank}), other.is_equivalent_to(sharding, {a.rank}))"],
@@ -105,11 +104,11 @@ def test_equivalent_exactly_when_placements_agree(pair):
     a, b = pair
     case = layout_case(a, "a.is_equivalent_to(b, ndim)",
                        [f"print(sharding.is_equivalent_to(other, {a.rank}))"], extra_layouts={"other": b})
-    case.equal("is_equivalent_to", layout_sharding(a).is_equivalent_to(layout_sharding(b), a.rank),
+    case.equal("is_equivalent_to", bridge.layout_sharding(a).is_equivalent_to(bridge.layout_sharding(b), a.rank),
                a.equivalent(b))
 
 
-@given(layout=layouts(), extra=st.integers(0, 2))
+@given(layout=layouts(DEVICES), extra=st.integers(0, 2))
 def test_trailing_none_changes_nothing(layout, extra):
     """Padding a spec with trailing Nones up to the rank, e.g. P('a') -> P('a', None), gives an
     equivalent sharding with the same index map."""
@@ -119,8 +118,8 @@ def test_trailing_none_changes_nothing(layout, extra):
                        [f"print(sharding.is_equivalent_to(padded, {layout.rank}))"],
                        extra_layouts={"padded": padded})
     case.true("is_equivalent_to(padded)",
-              layout_sharding(layout).is_equivalent_to(layout_sharding(padded), layout.rank))
-    case.index_map("padded devices_indices_map", index_map(layout_sharding(padded), layout.shape),
+              bridge.layout_sharding(layout).is_equivalent_to(bridge.layout_sharding(padded), layout.rank))
+    case.index_map("padded devices_indices_map", bridge.index_map(bridge.layout_sharding(padded), layout.shape),
                    layout.blocks)
 
 
@@ -131,10 +130,10 @@ def two_cut_axes_shapes(n_devices):
 
 
 @st.composite
-def tuple_order_cases(draw):
+def tuple_order_pairs(draw):
     """A spec whose entry at ``dim`` is a tuple of two or more mesh axes of size > 1, and the same
     spec with that tuple reversed."""
-    ids = draw(st.permutations(live_device_ids()))
+    ids = draw(st.permutations(DEVICES))
     mesh_shape = draw(st.sampled_from(two_cut_axes_shapes(len(ids))))
     mesh = MeshModel(tuple(ids[:math.prod(mesh_shape)]), mesh_shape, draw(axis_names(len(mesh_shape))))
     cutting = [n for n, s in mesh.axis_sizes.items() if s > 1]
@@ -147,51 +146,51 @@ def tuple_order_cases(draw):
     return Layout(mesh, spec, shape), Layout(mesh, reversed_spec, shape)
 
 
-@needs_devices(4, "for two mesh axes of size > 1")
-@given(pair=tuple_order_cases())
+@bridge.needs_devices(4, "for two mesh axes of size > 1")
+@given(pair=tuple_order_pairs())
 def test_tuple_order_matters(pair):
     """P(('a','b')) and P(('b','a')) differ: the first axis of a tuple entry is the major one, so the
     index maps differ exactly as the model says and the shardings are not equivalent."""
     a, b = pair
     case = layout_case(a, "a vs a with its tuple entry reversed",
                        [f"print(sharding.is_equivalent_to(other, {a.rank}))"], extra_layouts={"other": b})
-    case.index_map("devices_indices_map(reversed)", index_map(layout_sharding(b), b.shape), b.blocks)
+    case.index_map("devices_indices_map(reversed)", bridge.index_map(bridge.layout_sharding(b), b.shape), b.blocks)
     case.equal("model says equivalent", a.equivalent(b), False)
     case.equal("is_equivalent_to(reversed)",
-               layout_sharding(a).is_equivalent_to(layout_sharding(b), a.rank), False)
+               bridge.layout_sharding(a).is_equivalent_to(bridge.layout_sharding(b), a.rank), False)
 
 
 @st.composite
-def invalid_spec_cases(draw):
-    mesh = draw(meshes())
+def invalid_spec_examples(draw):
+    mesh = draw(meshes(DEVICES))
     rank = draw(st.integers(0, 3))
     spec, kind = draw(invalid_partition_specs(mesh, rank))
     return mesh, rank, spec, kind
 
 
-@given(case=invalid_spec_cases())
-def test_invalid_specs_are_rejected(case):
+@given(example=invalid_spec_examples())
+def test_invalid_specs_are_rejected(example):
     """A spec naming an unknown mesh axis, repeating an axis, or longer than the array's rank is
     rejected (at NamedSharding construction or at device_put), never silently used."""
-    mesh, rank, spec, kind = case
+    mesh, rank, spec, kind = example
     with pytest.raises(SpecError) as model_error:  # the model agrees the spec is invalid
         check_spec(mesh, spec, rank)
     assert model_error.value.kind == kind
     x = np.zeros((1,) * rank, np.int8)
     layout = Layout(mesh, (), x.shape)
-    check = layout_case(layout, f"device_put(x, NamedSharding(mesh, P{spec})) [{kind}]",
-                        [f"jax.device_put(x, NamedSharding(mesh, P(*{spec!r})))"], x=x)
-    check.rejects(f"NamedSharding with a spec with {kind}",
-                  lambda: jax.device_put(x, jax.sharding.NamedSharding(
-                      jax_mesh(mesh), compat.partition_spec(spec))),
-                  compat.SPEC_ERRORS)
+    case = layout_case(layout, f"device_put(x, NamedSharding(mesh, P{spec})) [{kind}]",
+                       [f"jax.device_put(x, NamedSharding(mesh, P(*{spec!r})))"], x=x)
+    case.rejects(f"NamedSharding with a spec with {kind}",
+                 lambda: jax.device_put(x, jax.sharding.NamedSharding(
+                     bridge.jax_mesh(mesh), compat.partition_spec(spec))),
+                 compat.SPEC_ERRORS)
 
 
-@needs_devices(2, "to reorder a mesh")
+@bridge.needs_devices(2, "to reorder a mesh")
 def test_equivalence_ignores_device_order_when_placements_agree():
     """Two shardings that put every block on the same devices are equivalent, even when their
     meshes list the devices in different orders (the documented meaning of is_equivalent_to)."""
-    ids = live_device_ids()
+    ids = DEVICES
     rows = len(ids) // 2
     mesh = MeshModel(ids[:2 * rows], (rows, 2), ("a", "b"))
     swapped = MeshModel(tuple(np.array(mesh.device_ids).reshape(rows, 2)[:, ::-1].flat), (rows, 2),
@@ -200,28 +199,28 @@ def test_equivalence_ignores_device_order_when_placements_agree():
     assert a.equivalent(b)
     case = layout_case(a, "a.is_equivalent_to(b) over a column-swapped mesh",
                        ["print(sharding.is_equivalent_to(other, 1))"], extra_layouts={"other": b})
-    case.equal("is_equivalent_to", layout_sharding(a).is_equivalent_to(layout_sharding(b), 1), True)
+    case.equal("is_equivalent_to", bridge.layout_sharding(a).is_equivalent_to(bridge.layout_sharding(b), 1), True)
 
 
 def test_shard_shape_rejects_spec_longer_than_rank():
     """shard_shape of a spec with more entries than the shape's rank raises ValueError, as
     device_put with that sharding does."""
-    mesh = line_mesh()
+    mesh = bridge.line_mesh()
     layout = Layout(mesh, (), (mesh.size,))
     case = layout_case(layout, f"NamedSharding(mesh, P(None, 'a')).shard_shape(({mesh.size},))",
                        [f"NamedSharding(mesh, P(None, 'a')).shard_shape(({mesh.size},))"])
-    case.rejects("shard_shape", lambda: named_sharding(mesh, (None, "a")).shard_shape((mesh.size,)),
+    case.rejects("shard_shape", lambda: bridge.named_sharding(mesh, (None, "a")).shard_shape((mesh.size,)),
                  (ValueError,))
 
 
-@needs_devices(8, "for the tutorial's 4x2 mesh, so its explicit examples are not run")
+@bridge.needs_devices(8, "for the tutorial's 4x2 mesh, so its explicit examples are not run")
 def test_tutorial_mesh_holds_each_device_once():
     """The tutorial's create_device_mesh((4, 2)), on which its explicit examples run here, holds
     each of 8 devices exactly once (with fewer devices those examples cannot run: a skip says so)."""
-    ids = tutorial_mesh_ids((4, 2))
-    live = live_device_ids()
-    case = Case("mesh_utils.create_device_mesh((4, 2))",
-                script(["from jax.experimental import mesh_utils",
-                        "print([d.id for d in mesh_utils.create_device_mesh((4, 2)).flat])"]))
+    ids = bridge.tutorial_mesh_ids((4, 2))
+    live = DEVICES
+    case = scripted_case("mesh_utils.create_device_mesh((4, 2))",
+                         ["from jax.experimental import mesh_utils",
+                          "print([d.id for d in mesh_utils.create_device_mesh((4, 2)).flat])"])
     case.true(f"create_device_mesh((4, 2)) ids={ids} are 8 distinct devices of {live}",
               len(ids) == 8 and len(set(ids)) == 8 and set(ids) <= set(live))

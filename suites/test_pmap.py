@@ -1,5 +1,5 @@
 """pmap: what each device receives (in_axes), how results are stacked (out_axes), static
-arguments, tracing, and the errors for sizes that do not fit, against conformance/spmd.py."""
+arguments, tracing, and the errors for sizes that do not fit, against conformance/model/spmd.py."""
 
 import jax
 import numpy as np
@@ -8,16 +8,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax import lax
 
-from conformance import compat, spmd
-from conformance.cases import lax_case
-from conformance.checks import Case
-from conformance.jaxbridge import devices_by_id, jax_mesh, live_device_ids, needs_devices
-from conformance.model import MeshModel
-from conformance.repro import script, tree_literal
+from conformance.checking.repro import scripted_case, tree_literal
+from conformance.jaxside import bridge, compat
+from conformance.model import spmd
+from conformance.model.layout import MeshModel
 from strategies import arrays, dtype_of
 from strategies.spmd import argument_trees, device_selections
 
 pytestmark = pytest.mark.pmap
+DEVICES = bridge.live_device_ids()
 
 
 def double_plus_one(*args):
@@ -39,11 +38,6 @@ def psum_over_i(a):
 FRESH_COMPILE_EXAMPLES = max(10, settings().max_examples // 5)
 
 
-def pmapped(fun, selection, **kwargs):
-    """jax.pmap over the selection's devices (``devices=`` only when explicit)."""
-    return jax.pmap(fun, **kwargs, **selection.pmap_kwargs())
-
-
 def check_tree(case, what, got, expected):
     """Leaf by leaf: same structure, dtype, shape and bits."""
     got_leaves, expected_leaves = spmd.tree_leaves(got), spmd.tree_leaves(expected)
@@ -54,10 +48,10 @@ def check_tree(case, what, got, expected):
 
 
 @st.composite
-def pytree_cases(draw):
+def pytree_examples(draw):
     """A device selection, argument pytrees and in_axes for its size, and an out_axes valid for
     every output leaf."""
-    selection = draw(device_selections())
+    selection = draw(device_selections(DEVICES))
     args, in_axes = draw(argument_trees(selection.size))
     per_device = spmd.device_args(args, in_axes, 0)
     lowest_rank = min(np.ndim(leaf) for leaf in spmd.tree_leaves(per_device))
@@ -65,34 +59,34 @@ def pytree_cases(draw):
     return selection, args, in_axes, out_axes
 
 
-@given(case=pytree_cases())
-def test_pmap_of_pytrees_matches_the_model(case):
+@given(example=pytree_examples())
+def test_pmap_of_pytrees_matches_the_model(example):
     """For argument pytrees (dicts, lists, tuples) with in_axes prefixes of ints and Nones, device i
     gets slice i of each mapped leaf and every unmapped leaf whole, and the results are stacked
     along out_axes; with devices=, slice i lands on the i-th listed device."""
-    selection, args, in_axes, out_axes = case
-    check = lax_case(f"jax.pmap(double_plus_one, in_axes={in_axes!r}, out_axes={out_axes}"
-                      f"{selection.code})(*args)",
-                      ["double_plus_one = lambda *args: jax.tree_util.tree_map(lambda l: l * 2 + 1, args)",
-                       f"args = {tree_literal(args)}",
-                       f"print(jax.pmap(double_plus_one, in_axes={in_axes!r}, out_axes={out_axes}"
-                       f"{selection.code})(*args))"])
+    selection, args, in_axes, out_axes = example
+    case = scripted_case(f"jax.pmap(double_plus_one, in_axes={in_axes!r}, out_axes={out_axes}"
+                         f"{selection.code})(*args)",
+                         ["double_plus_one = lambda *args: jax.tree_util.tree_map(lambda l: l * 2 + 1, args)",
+                          f"args = {tree_literal(args)}",
+                          f"print(jax.pmap(double_plus_one, in_axes={in_axes!r}, out_axes={out_axes}"
+                          f"{selection.code})(*args))"])
     with np.errstate(over="ignore"):
         expected = spmd.pmap_reference(double_plus_one, args, in_axes, out_axes)
-    f = pmapped(double_plus_one, selection, in_axes=in_axes, out_axes=out_axes)
-    got = check.accepts("pmap", lambda: f(*args))
-    check_tree(check, "pmap result", got, expected)
+    f = bridge.pmapped(double_plus_one, selection, in_axes=in_axes, out_axes=out_axes)
+    got = case.accepts("pmap", lambda: f(*args))
+    check_tree(case, "pmap result", got, expected)
     if out_axes == 0:
         for leaf in spmd.tree_leaves(got):
             placed = {s.device.id: compat.index_position(s.index[0]) for s in leaf.addressable_shards}
-            check.equal("device holding each slice", {pos: d for d, pos in placed.items()},
-                        dict(enumerate(selection.ids)))
+            case.equal("device holding each slice", {pos: d for d, pos in placed.items()},
+                       dict(enumerate(selection.ids)))
 
 
 @st.composite
-def broadcast_cases(draw):
+def broadcast_examples(draw):
     """A mapped argument and an unmapped one whose leading size may equal the device count."""
-    selection = draw(device_selections())
+    selection = draw(device_selections(DEVICES))
     k = selection.size
     x = draw(arrays(np.int32, (k, 2)))
     leading = draw(st.sampled_from([k, 1, 3]))
@@ -100,46 +94,46 @@ def broadcast_cases(draw):
     return selection, x, y
 
 
-@given(case=broadcast_cases())
-def test_unmapped_argument_reaches_every_device_whole(case):
+@given(example=broadcast_examples())
+def test_unmapped_argument_reaches_every_device_whole(example):
     """in_axes=(0, None): every device gets the whole second argument, even when its leading size
     equals the number of devices (it is not split)."""
-    selection, x, y = case
-    check = lax_case(f"jax.pmap(lambda a, b: b + a.sum() * 0, in_axes=(0, None){selection.code})(x, y)",
-                      [f"print(jax.pmap(lambda a, b: b + a.sum() * 0, in_axes=(0, None){selection.code})(x, y))"],
-                      arrays={"x": x, "y": y})
-    f = pmapped(add_unmapped, selection, in_axes=(0, None))
-    got = check.accepts("pmap", lambda: f(x, y))
-    check.same_bits("pmap result", np.asarray(got), np.stack([y] * selection.size))
+    selection, x, y = example
+    case = scripted_case(f"jax.pmap(lambda a, b: b + a.sum() * 0, in_axes=(0, None){selection.code})(x, y)",
+                         [f"print(jax.pmap(lambda a, b: b + a.sum() * 0, in_axes=(0, None){selection.code})(x, y))"],
+                         arrays={"x": x, "y": y})
+    f = bridge.pmapped(add_unmapped, selection, in_axes=(0, None))
+    got = case.accepts("pmap", lambda: f(x, y))
+    case.same_bits("pmap result", np.asarray(got), np.stack([y] * selection.size))
 
 
-@given(selection=device_selections(), data=st.data())
+@given(selection=device_selections(DEVICES), data=st.data())
 def test_out_axes_none_returns_the_replicated_value(selection, data):
     """With out_axes=None, a value that is the same on every device (a psum) comes back once,
     not stacked."""
     x = data.draw(arrays(np.int32, (selection.size, 3)))
-    check = lax_case("jax.pmap(lambda a: lax.psum(a, 'i'), axis_name='i', out_axes=None)(x)",
-                      [f"print(jax.pmap(lambda a: lax.psum(a, 'i'), axis_name='i', out_axes=None{selection.code})(x))"],
-                      arrays={"x": x})
-    f = pmapped(psum_over_i, selection, axis_name="i", out_axes=None)
-    got = check.accepts("pmap", lambda: f(x))
+    case = scripted_case("jax.pmap(lambda a: lax.psum(a, 'i'), axis_name='i', out_axes=None)(x)",
+                         [f"print(jax.pmap(lambda a: lax.psum(a, 'i'), axis_name='i', out_axes=None{selection.code})(x))"],
+                         arrays={"x": x})
+    f = bridge.pmapped(psum_over_i, selection, axis_name="i", out_axes=None)
+    got = case.accepts("pmap", lambda: f(x))
     with np.errstate(over="ignore"):
         expected = spmd.stack_outputs(spmd.psum(list(x)), None)
-    check.same_bits("pmap result", np.asarray(got), expected)
+    case.same_bits("pmap result", np.asarray(got), expected)
 
 
-@needs_devices(2, "for values that differ across devices")
+@bridge.needs_devices(2, "for values that differ across devices")
 def test_out_axes_none_rejects_a_value_that_differs_across_devices():
     """out_axes=None promises a replicated result: a value that differs across devices is an error,
     not one device's value."""
     x = np.arange(2 * 3, dtype=np.int32).reshape(2, 3)
-    check = lax_case("jax.pmap(lambda a: a, out_axes=None)(x)",
-                      ["print(jax.pmap(lambda a: a, out_axes=None)(x))"], arrays={"x": x})
-    check.rejects("pmap(out_axes=None) of an unreplicated value",
-                  lambda: jax.pmap(lambda a: a, out_axes=None)(x), (ValueError,))
+    case = scripted_case("jax.pmap(lambda a: a, out_axes=None)(x)",
+                         ["print(jax.pmap(lambda a: a, out_axes=None)(x))"], arrays={"x": x})
+    case.rejects("pmap(out_axes=None) of an unreplicated value",
+                 lambda: jax.pmap(lambda a: a, out_axes=None)(x), (ValueError,))
 
 
-@given(selection=device_selections(), statics=st.lists(st.integers(-3, 3), min_size=1, max_size=4))
+@given(selection=device_selections(DEVICES), statics=st.lists(st.integers(-3, 3), min_size=1, max_size=4))
 @settings(max_examples=FRESH_COMPILE_EXAMPLES)
 def test_static_broadcasted_argnums(selection, statics):
     """A static argument reaches every device as the Python value; each distinct value is traced
@@ -151,20 +145,20 @@ def test_static_broadcasted_argnums(selection, statics):
         traces.append(k)
         return a * k
 
-    f = pmapped(scale, selection, static_broadcasted_argnums=1)
-    check = lax_case(f"pmap(scale, static_broadcasted_argnums=1) called with k in {statics}",
-                      ["f = jax.pmap(lambda a, k: a * k, static_broadcasted_argnums=1)",
-                       f"print([f(x, k) for k in {statics}])"], arrays={"x": x})
+    f = bridge.pmapped(scale, selection, static_broadcasted_argnums=1)
+    case = scripted_case(f"pmap(scale, static_broadcasted_argnums=1) called with k in {statics}",
+                         ["f = jax.pmap(lambda a, k: a * k, static_broadcasted_argnums=1)",
+                          f"print([f(x, k) for k in {statics}])"], arrays={"x": x})
     for k in statics:
-        check.same_bits(f"f(x, {k})", np.asarray(check.accepts("pmap", lambda: f(x, k))),
-                        x * np.int32(k))
-    check.equal("traces (static values seen)", sorted(traces), sorted(set(statics)))
+        case.same_bits(f"f(x, {k})", np.asarray(case.accepts("pmap", lambda: f(x, k))),
+                       x * np.int32(k))
+    case.equal("traces (static values seen)", sorted(traces), sorted(set(statics)))
 
 
 SIGNATURES = [((1,), "int32"), ((1, 2), "int32"), ((1,), "float32"), ((1, 2), "float32")]
 
 
-@given(selection=device_selections(), calls=st.lists(st.integers(0, len(SIGNATURES) - 1),
+@given(selection=device_selections(DEVICES), calls=st.lists(st.integers(0, len(SIGNATURES) - 1),
                                                      min_size=1, max_size=6))
 @settings(max_examples=FRESH_COMPILE_EXAMPLES)
 def test_traced_once_per_input_signature(selection, calls):
@@ -176,76 +170,76 @@ def test_traced_once_per_input_signature(selection, calls):
         traces.append(a.shape)
         return a * 2
 
-    f = pmapped(body, selection)
+    f = bridge.pmapped(body, selection)
     inputs = []
     for i in calls:
         shape, dtype = SIGNATURES[i]
         inputs.append(np.ones((selection.size,) + shape[1:], dtype_of(dtype)))
         f(inputs[-1])
-    check = lax_case(f"pmap(body) called on signatures {[SIGNATURES[i] for i in calls]}",
-                      ["traces = []", "f = jax.pmap(lambda a: traces.append(a.shape) or a * 2)",
-                       "# call f on the listed signatures, then print(len(traces))"])
-    check.equal("number of traces", len(traces), len(set(calls)))
+    case = scripted_case(f"pmap(body) called on signatures {[SIGNATURES[i] for i in calls]}",
+                         ["traces = []", "f = jax.pmap(lambda a: traces.append(a.shape) or a * 2)",
+                          "# call f on the listed signatures, then print(len(traces))"])
+    case.equal("number of traces", len(traces), len(set(calls)))
 
 
 @given(extra=st.integers(1, 4))
 def test_mapped_axis_larger_than_the_device_count_is_rejected(extra):
     """A mapped axis longer than the number of devices raises ValueError naming both sizes."""
-    n = len(live_device_ids())
+    n = len(DEVICES)
     x = np.zeros((n + extra, 2), np.float32)
-    check = lax_case(f"jax.pmap(lambda a: a)(np.zeros(({n + extra}, 2)))",
-                      [f"jax.pmap(lambda a: a)(np.zeros(({n + extra}, 2)))"])
-    error = check.rejects("pmap of an oversized axis", lambda: jax.pmap(lambda a: a)(x), (ValueError,))
-    check.true(f"the message names the axis size {n + extra} and the {n} devices",
-               str(n + extra) in str(error) and str(n) in str(error))
+    case = scripted_case(f"jax.pmap(lambda a: a)(np.zeros(({n + extra}, 2)))",
+                         [f"jax.pmap(lambda a: a)(np.zeros(({n + extra}, 2)))"])
+    error = case.rejects("pmap of an oversized axis", lambda: jax.pmap(lambda a: a)(x), (ValueError,))
+    case.true(f"the message names the axis size {n + extra} and the {n} devices",
+              str(n + extra) in str(error) and str(n) in str(error))
 
 
-@needs_devices(2, "to pass fewer devices than the axis size")
+@bridge.needs_devices(2, "to pass fewer devices than the axis size")
 @given(data=st.data())
 def test_devices_must_match_the_mapped_axis(data):
     """With devices=[...], a mapped axis whose size is not the number of devices given raises
     ValueError."""
-    ids = live_device_ids()
+    ids = DEVICES
     m = data.draw(st.integers(1, len(ids)), label="devices given")
     size = data.draw(st.integers(1, len(ids)).filter(lambda s: s != m), label="axis size")
-    devices = [devices_by_id()[i] for i in ids[:m]]
+    devices = [bridge.devices_by_id()[i] for i in ids[:m]]
     x = np.zeros((size, 2), np.float32)
-    check = lax_case(f"jax.pmap(lambda a: a, devices=<{m} devices>)(np.zeros(({size}, 2)))",
-                      [f"jax.pmap(lambda a: a, devices=jax.local_devices()[:{m}])(np.zeros(({size}, 2)))"])
-    check.rejects("pmap with devices= of another count",
-                  lambda: jax.pmap(lambda a: a, devices=devices)(x), (ValueError,))
+    case = scripted_case(f"jax.pmap(lambda a: a, devices=<{m} devices>)(np.zeros(({size}, 2)))",
+                         [f"jax.pmap(lambda a: a, devices=jax.local_devices()[:{m}])(np.zeros(({size}, 2)))"])
+    case.rejects("pmap with devices= of another count",
+                 lambda: jax.pmap(lambda a: a, devices=devices)(x), (ValueError,))
 
 
 @given(sizes=st.tuples(st.integers(1, 4), st.integers(1, 4)).filter(lambda s: s[0] != s[1]))
 def test_inconsistent_mapped_sizes_are_rejected(sizes):
     """Two mapped arguments of different sizes raise ValueError naming both sizes."""
     a, b = (np.zeros((s, 2), np.float32) for s in sizes)
-    check = lax_case(f"jax.pmap(lambda a, b: a + b)(np.zeros(({sizes[0]}, 2)), np.zeros(({sizes[1]}, 2)))",
-                      [f"jax.pmap(lambda a, b: a + b)(np.zeros(({sizes[0]}, 2)), np.zeros(({sizes[1]}, 2)))"])
-    error = check.rejects("pmap of inconsistent sizes", lambda: jax.pmap(lambda p, q: p + q)(a, b),
-                          (ValueError,))
-    check.true(f"the message names both sizes {sizes}",
-               all(str(s) in str(error) for s in sizes))
+    case = scripted_case(f"jax.pmap(lambda a, b: a + b)(np.zeros(({sizes[0]}, 2)), np.zeros(({sizes[1]}, 2)))",
+                         [f"jax.pmap(lambda a, b: a + b)(np.zeros(({sizes[0]}, 2)), np.zeros(({sizes[1]}, 2)))"])
+    error = case.rejects("pmap of inconsistent sizes", lambda: jax.pmap(lambda p, q: p + q)(a, b),
+                         (ValueError,))
+    case.true(f"the message names both sizes {sizes}",
+              all(str(s) in str(error) for s in sizes))
 
 
-@needs_devices(4, "for a 4x4 array")
+@bridge.needs_devices(4, "for a 4x4 array")
 @pytest.mark.parametrize("in_axes, out_axes", [(-1, 0), (0, -1)], ids=["in_axes=-1", "out_axes=-1"])
 def test_negative_axes_count_from_the_end_or_are_refused(in_axes, out_axes):
     """pmap documents in_axes/out_axes as non-negative; a negative one either counts from the end,
     as in numpy and vmap, or raises ValueError. It never maps or stacks along another axis."""
     x = np.arange(16, dtype=np.int32).reshape(4, 4)
-    check = lax_case(f"jax.pmap(lambda a: a * 2, in_axes={in_axes}, out_axes={out_axes})(x)",
-                      [f"print(jax.pmap(lambda a: a * 2, in_axes={in_axes}, out_axes={out_axes})(x))"],
-                      arrays={"x": x})
+    case = scripted_case(f"jax.pmap(lambda a: a * 2, in_axes={in_axes}, out_axes={out_axes})(x)",
+                         [f"print(jax.pmap(lambda a: a * 2, in_axes={in_axes}, out_axes={out_axes})(x))"],
+                         arrays={"x": x})
     try:
         got = jax.pmap(lambda a: a * 2, in_axes=in_axes, out_axes=out_axes)(x)
     except ValueError:
         return
     except Exception as e:  # noqa: BLE001
-        check.fail(f"pmap raised {type(e).__name__}: {e}, but should raise ValueError or count "
-                   f"from the end [{check.call}]")
+        case.fail(f"pmap raised {type(e).__name__}: {e}, but should raise ValueError or count "
+                  f"from the end [{case.call}]")
     expected = spmd.pmap_reference(lambda a: a * 2, (x,), in_axes, out_axes)
-    check.same_bits("pmap result", np.asarray(got), expected)
+    case.same_bits("pmap result", np.asarray(got), expected)
 
 
 # --- the seed's examples -------------------------------------------------------------------------
@@ -270,8 +264,8 @@ def test_seed_examples(example, n, capsys):
     """The seed's scale_by_two, scale_and_add (in_axes=(0, None)) and scale_and_sum (psum over
     'devices') print what the seed says for 2 and 8 devices, and print their tracing message once
     over two calls."""
-    if len(live_device_ids()) < n:
-        pytest.skip(f"needs {n} devices; this backend has {len(live_device_ids())}")
+    if len(DEVICES) < n:
+        pytest.skip(f"needs {n} devices; this backend has {len(DEVICES)}")
     sharded = np.arange(n * 4).reshape(n, 4)
     bodies = {
         "scale_by_two": (lambda x: print("Compiling and running scale_by_two...") or x * 2, {}, ()),
@@ -283,31 +277,31 @@ def test_seed_examples(example, n, capsys):
     }
     body, kwargs, extra = bodies[example]
     f = jax.pmap(body, **kwargs)
-    check = lax_case(f"{example} on {n} devices", [f"# the seed's {example}, with num_devices = {n}"])
+    case = scripted_case(f"{example} on {n} devices", [f"# the seed's {example}, with num_devices = {n}"])
     first, second = f(sharded, *extra), f(sharded, *extra)
     expected = seed_expectations(n)[example]
     if example == "scale_and_sum":
-        check.equal("scaled data", np.asarray(first[0]).tolist(), expected[0])
-        check.equal("global sum on every device", np.asarray(first[1]).tolist(), expected[1])
+        case.equal("scaled data", np.asarray(first[0]).tolist(), expected[0])
+        case.equal("global sum on every device", np.asarray(first[1]).tolist(), expected[1])
     else:
-        check.equal("output", np.asarray(first).tolist(), expected)
-    check.equal("second call", spmd.tree_map(lambda a: np.asarray(a).tolist(), second),
-                spmd.tree_map(lambda a: np.asarray(a).tolist(), first))
-    check.equal("tracing messages printed over two calls", capsys.readouterr().out.count("Compiling"), 1)
+        case.equal("output", np.asarray(first).tolist(), expected)
+    case.equal("second call", spmd.tree_map(lambda a: np.asarray(a).tolist(), second),
+               spmd.tree_map(lambda a: np.asarray(a).tolist(), first))
+    case.equal("tracing messages printed over two calls", capsys.readouterr().out.count("Compiling"), 1)
 
 
 @compat.requires("set_mesh")
-@needs_devices(2, "for a mesh of two devices")
+@bridge.needs_devices(2, "for a mesh of two devices")
 def test_pmap_inside_a_set_mesh_context():
     """pmap works inside a `with jax.set_mesh(mesh):` block as outside it (set_mesh governs jit's
     sharding in context; pmap names its own devices)."""
-    mesh = MeshModel(live_device_ids()[:2], (2,), ("x",))
+    mesh = MeshModel(DEVICES[:2], (2,), ("x",))
     x = np.arange(4, dtype=np.int32).reshape(2, 2)
 
     def run():
-        with compat.feature("set_mesh")(jax_mesh(mesh)):
+        with compat.feature("set_mesh")(bridge.jax_mesh(mesh)):
             return jax.pmap(lambda a: a + 1)(x)
-    check = Case("with jax.set_mesh(mesh): jax.pmap(lambda a: a + 1)(x)",
-                 script(["with jax.set_mesh(mesh):", "    print(jax.pmap(lambda a: a + 1)(x))"],
-                        meshes={"mesh": mesh}, arrays={"x": x}))
-    check.same_bits("pmap result", np.asarray(check.accepts("pmap inside set_mesh", run)), x + 1)
+    case = scripted_case("with jax.set_mesh(mesh): jax.pmap(lambda a: a + 1)(x)",
+                         ["with jax.set_mesh(mesh):", "    print(jax.pmap(lambda a: a + 1)(x))"],
+                         meshes={"mesh": mesh}, arrays={"x": x})
+    case.same_bits("pmap result", np.asarray(case.accepts("pmap inside set_mesh", run)), x + 1)

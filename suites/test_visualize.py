@@ -8,18 +8,19 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from conformance import compat, tutorial
-from conformance.cases import layout_case
-from conformance.jaxbridge import (layout_sharding, line_mesh, needs_devices, picture_options,
-                                   positional_sharding, render_picture)
-from conformance.model import Layout, MeshModel, block_grid
-from conformance.picture import PictureError, device_grid, parse_picture
-from conformance.positional import translate
+from conformance.checking.layouts import layout_case
+from conformance.jaxside import bridge, compat
+from conformance.model import tutorial
+from conformance.model.layout import Layout, MeshModel, block_grid
+from conformance.model.picture import PictureError, device_grid, parse_picture
+from conformance.model.positional import describe_operations, translate
 from strategies import layouts
-from strategies.positional import describe_operations
-from strategies.tutorial import tutorial_examples, tutorial_positional_cases
+from strategies.tutorial import tutorial_examples, tutorial_layouts, tutorial_positional_chains
 
 pytestmark = pytest.mark.visualize
+DEVICES = bridge.live_device_ids()
+TUTORIAL_LAYOUTS = tutorial_layouts(bridge.tutorial_mesh_ids((4, 2)))
+TUTORIAL_CHAINS = tutorial_positional_chains(bridge.tutorial_mesh_ids((8,)))
 
 
 def check_picture(layout: Layout, options=None, sharding=None):
@@ -27,14 +28,14 @@ def check_picture(layout: Layout, options=None, sharding=None):
     NamedSharding), draw them (with arguments under which every label shows whole, unless
     ``options`` says otherwise), and compare the picture with the model's grid for ``layout``."""
     x = np.zeros(layout.shape, np.float32)
-    y = jax.device_put(x, layout_sharding(layout) if sharding is None else sharding)
+    y = jax.device_put(x, bridge.layout_sharding(layout) if sharding is None else sharding)
     platform = next(iter(y.sharding.device_set)).platform.upper()
-    options = picture_options(layout, platform) if options is None else options
+    options = bridge.picture_options(layout, platform) if options is None else options
     arguments = ", ".join(f"{k}={v!r}" for k, v in {"use_color": False, **options}.items())
     case = layout_case(layout, f"jax.debug.visualize_array_sharding(y, {arguments})",
                        ["y = jax.device_put(x, sharding)",
                         f"jax.debug.visualize_array_sharding(y, {arguments})"], x=x)
-    text = case.accepts("visualize_array_sharding", lambda: render_picture(y, **options))
+    text = case.accepts("visualize_array_sharding", lambda: bridge.render_picture(y, **options))
     try:
         picture = parse_picture(text)
     except PictureError as e:
@@ -48,8 +49,8 @@ def single_device_layout():
     return Layout(MeshModel((jax.local_devices()[0].id,), (1,), ("a",)), (), tutorial.SMALL_SHAPE)
 
 
-@given(layout=layouts(min_rank=1, max_rank=2, zero_size=False))
-@tutorial_examples()
+@given(layout=layouts(DEVICES, min_rank=1, max_rank=2, zero_size=False))
+@tutorial_examples(TUTORIAL_LAYOUTS)
 @example(layout=single_device_layout())
 def test_picture_is_the_models_block_grid(layout):
     """For 1-d and 2-d arrays the picture has one cell per distinct block, in array order, each
@@ -60,24 +61,24 @@ def test_picture_is_the_models_block_grid(layout):
 POSITIONAL_IDS = [describe_operations(ops) for ops, _ in tutorial.POSITIONAL_PICTURES]
 
 
-@needs_devices(8, "for the tutorial's pictures")
+@bridge.needs_devices(8, "for the tutorial's pictures")
 @pytest.mark.parametrize("index", range(len(POSITIONAL_IDS)), ids=POSITIONAL_IDS)
 def test_tutorial_positional_pictures_via_named_sharding(index):
     """On every JAX: each PositionalSharding picture of the tutorial, drawn for the NamedSharding
     translation, is the positional model's grid."""
-    model = tutorial_positional_cases()[index].model
+    model = TUTORIAL_CHAINS[index].model
     check_picture(translate(model).layout(tutorial.SMALL_SHAPE))
 
 
 @compat.requires("PositionalSharding")
-@needs_devices(8, "for the tutorial's pictures")
+@bridge.needs_devices(8, "for the tutorial's pictures")
 @pytest.mark.parametrize("index", range(len(POSITIONAL_IDS)), ids=POSITIONAL_IDS)
 def test_tutorial_positional_pictures(index):
     """Each PositionalSharding picture of the tutorial (reshape(8, 1), (4, 2), (1, 8),
     replicate(0), replicate(1)), drawn for the positional sharding itself, is the model's grid."""
-    case = tutorial_positional_cases()[index]
-    check_picture(translate(case.model).layout(tutorial.SMALL_SHAPE),
-                  sharding=positional_sharding(case))
+    chain = TUTORIAL_CHAINS[index]
+    check_picture(translate(chain.model).layout(tutorial.SMALL_SHAPE),
+                  sharding=bridge.positional_sharding(chain))
 
 
 @given(shape=st.one_of(st.just(()), hnp.array_shapes(min_dims=3, max_dims=4, max_side=2)))
@@ -88,20 +89,20 @@ def test_other_ranks_are_rejected(shape):
     layout = Layout(MeshModel((jax.local_devices()[0].id,), (1,), ("a",)), (), shape)
     case = layout_case(layout, "jax.debug.visualize_array_sharding(x)",
                        ["jax.debug.visualize_array_sharding(jax.numpy.asarray(x))"], x=x)
-    case.rejects("visualize_array_sharding", lambda: render_picture(y), (ValueError,))
+    case.rejects("visualize_array_sharding", lambda: bridge.render_picture(y), (ValueError,))
 
 
-@needs_devices(2, "to cut an array")
+@bridge.needs_devices(2, "to cut an array")
 def test_zero_size_arrays_are_drawn():
     """A zero-size 2-d array sharded over every device is drawn like any other: one cell per
     column block, each labelled with its device."""
-    mesh = line_mesh()
+    mesh = bridge.line_mesh()
     check_picture(Layout(mesh, (None, "a"), (0, mesh.size)))
 
 
-@needs_devices(4, "for a picture wider than 80 columns")
+@bridge.needs_devices(4, "for a picture wider than 80 columns")
 def test_default_arguments_label_every_cell():
     """Drawn with its default arguments, a (1, n) array cut into n columns still shows every
     device's label (the tutorial's 1x8 picture did, for its 8192x8192 array)."""
-    mesh = line_mesh()
+    mesh = bridge.line_mesh()
     check_picture(Layout(mesh, (None, "a"), (1, mesh.size)), options={})

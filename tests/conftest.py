@@ -5,10 +5,12 @@ import os
 
 import pytest
 
+from conformance.runner import environment
+
 
 @pytest.fixture(autouse=True, scope="session")
 def suite_runs_report_elsewhere(tmp_path_factory):
-    os.environ["CONFORMANCE_REPORT_DIR"] = str(tmp_path_factory.mktemp("suite-run-reports"))
+    os.environ[environment.REPORT_DIR] = str(tmp_path_factory.mktemp("suite-run-reports"))
     yield
 
 

@@ -10,9 +10,10 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from conformance.checks import Case, ConformanceFailure, error_names_dimension
-from conformance.model import Layout, MeshModel
-from conformance.repro import array_literal, script
+from conformance.checking.case import Case, ConformanceFailure, error_names_dimension
+from conformance.checking.repro import array_literal, script
+from conformance.jaxside import compat
+from conformance.model.layout import Layout, MeshModel
 
 ROOT = Path(__file__).resolve().parents[1]
 CASE = Case("f(x)", "    print('repro')")
@@ -123,9 +124,30 @@ def test_repro_script_runs_on_its_own():
                    "print(sorted((d.id, idx[0].start) for d, idx in y.sharding.devices_indices_map(x.shape).items()))",
                    "print(np.asarray(y).sum())"],
                   meshes={"mesh": mesh}, arrays={"x": x})
-    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAX_PLATFORMS")}
-    result = subprocess.run([sys.executable, "-c", "\n".join(l[4:] for l in code.splitlines())],
-                            capture_output=True, text=True, env=env, cwd="/", timeout=120)
+    result = run_script(code)
     assert result.returncode == 0, result.stderr
     expected = sorted((d, start) for d, ((start, _), _) in layout.blocks.items())
     assert result.stdout.split("\n")[:2] == [str(expected), str(x.sum())]
+
+
+def run_script(code: str) -> subprocess.CompletedProcess:
+    """A reproduction script (as a failure message indents it) in a fresh Python, outside the
+    checkout, without the platform and device count this run set."""
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAX_PLATFORMS")}
+    return subprocess.run([sys.executable, "-c", "\n".join(line[4:] for line in code.splitlines())],
+                          capture_output=True, text=True, env=env, cwd="/", timeout=120)
+
+
+@compat.requires("explicit_sharding")
+def test_repro_script_expresses_an_explicit_mesh():
+    """A script over a mesh with Explicit axes builds it with those axis types, commits ``placed``
+    arrays to it, and runs ``in_context`` lines inside the mesh context JAX asks for."""
+    mesh = MeshModel(tuple(range(2)), (2,), ("a",))
+    x = np.arange(4, dtype=np.float32)
+    code = script(["print(x.sharding.spec)"], meshes={"mesh": mesh}, axis_type="Explicit",
+                  placed={"x": (x, ("a",))},
+                  in_context=["print(mesh.axis_types, (x * 2).sum())"])
+    assert "AxisType.Explicit" in code and compat.MESH_CONTEXT_SOURCE in code
+    result = run_script(code)
+    assert result.returncode == 0, result.stderr
+    assert "Explicit" in result.stdout and "12.0" in result.stdout, result.stdout

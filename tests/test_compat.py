@@ -9,15 +9,16 @@ import numpy as np
 import pytest
 from jax.sharding import Mesh, NamedSharding
 
-from conformance import compat
+from conformance.jaxside import compat
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_no_version_checks_outside_compat():
-    """No suite, strategy or helper module looks at a version number itself."""
+    """No suite, strategy or helper module looks at a version number itself (the runner only to
+    print it and to pick the deviations in effect)."""
     pattern = re.compile(r"__version__|version_info|JAX_VERSION|version_in\(")
-    allowed = {ROOT / "conformance" / "compat.py", ROOT / "conftest.py"}
+    allowed = {ROOT / "conformance" / "jaxside" / "compat.py", ROOT / "conformance" / "runner" / "session.py"}
     offenders = [str(p.relative_to(ROOT)) for folder in ("suites", "strategies", "conformance")
                  for p in (ROOT / folder).rglob("*.py")
                  if p not in allowed and pattern.search(p.read_text())]
@@ -35,16 +36,26 @@ def test_missing_feature_reason_names_api_and_version(name):
 
 
 def test_feature_lookup_skips_when_missing():
-    """compat.feature() of a missing API skips the calling test with the version-naming reason."""
+    """compat.feature() of a missing API skips the calling test (FeatureMissing, a pytest skip)
+    with the version-naming reason and the kind the run report records; compat.requires marks a
+    test for the runner to do the same before its set-up."""
     missing = compat.Feature("jax.no_such_api", "jax.no_such_api", arrived="99.0")
     compat.FEATURES["_test_missing"] = missing
     try:
-        with pytest.raises(pytest.skip.Exception, match=r"jax.no_such_api arrived in JAX 99.0"):
+        with pytest.raises(pytest.skip.Exception, match=r"jax.no_such_api arrived in JAX 99.0") as info:
             compat.feature("_test_missing")
+        assert isinstance(info.value, compat.FeatureMissing)
+        assert info.value.feature.missing_kind == "api-arrived"
         mark = compat.requires("_test_missing")
-        assert mark.args == (True,) and "99.0" in mark.kwargs["reason"]
+        assert mark.name == compat.REQUIRES_MARK and mark.args == ("_test_missing",)
     finally:
         del compat.FEATURES["_test_missing"]
+
+
+@compat.requires("make_mesh")
+def test_a_required_feature_that_exists_runs():
+    """A test marked compat.requires(name) runs where the API exists (make_mesh: JAX 0.4.32+)."""
+    assert compat.FEATURES["make_mesh"].available
 
 
 def test_present_features_resolve_to_objects():

@@ -1,22 +1,22 @@
-"""The suites have teeth: with a planted fault (tests/faults.py) the suites it targets fail.
+"""The suites have teeth: with a planted fault (tests/faults/) the suites it targets fail.
 
 ``pytest tests/`` runs a quick subset (one fault per area, marked ``quick_fault``);
 ``pytest tests/ --faults all`` runs every fault of the catalogue (2 min 16 s with ``-n 2`` on 2
 cores), each against its target suites in a subprocess with ``-x``. Which properties each fault
 kills, and the time to the first failure of ``pytest suites/ -x``, are measured by
-``python -m tests.killmap`` into ``tests/kill_maps/``; the last test here checks that the maps
-cover every property.
+``python -m tests.faults.killmap`` into ``tests/faults/kill_maps/``; the last test here checks that
+the maps cover every property.
 """
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.faults import FAULTS, UNKILLED
-from tests.killmap import MAPS, USAGE_ERROR, multiprocess_args, suite_paths
+from conformance.jaxside import compat
+from conformance.runner.pytest_process import run_pytest
+from tests.faults import FAULTS, unkilled
+from tests.faults.killmap import MAPS, USAGE_ERROR, multiprocess_args, suite_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICK = {  # one fault per area, each with what its failure message must say
@@ -34,10 +34,9 @@ QUICK = {  # one fault per area, each with what its failure message must say
 def run_suites(paths, fault=None, extra=()):
     """The suites in a subprocess with ``-x``, the default profile's examples, no shrinking (a
     fault is caught or not all the same; shrinking a broad fault's failure costs minutes)."""
-    args = [sys.executable, "-m", "pytest", "-p", "tests.faults", "-p", "no:cacheprovider", "-x",
-            "--hypothesis-profile", "default-no-shrink", *paths, *extra]
+    args = ["-p", "tests.faults", "-x", "--hypothesis-profile", "default-no-shrink", *paths, *extra]
     args += ["--plant-fault", fault] if fault else []
-    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    return run_pytest(args, timeout=900)
 
 
 def fault_params():
@@ -52,7 +51,6 @@ def test_planted_fault_is_caught_by_its_suites(fault):
     reproduction script; a fault whose API this JAX lacks skips, saying so."""
     targets = FAULTS[fault].suites
     if "multiprocess" in targets:
-        from conformance import compat
         if not compat.MULTIPROCESS_CPU:
             pytest.skip(compat.MULTIPROCESS_CPU_REASON)
     result = run_suites(suite_paths(targets), fault,
@@ -67,11 +65,24 @@ def test_planted_fault_is_caught_by_its_suites(fault):
 
 def test_catalogue_entries_are_described():
     """Every fault has a one-line description, a function that plants it, and target suites that
-    exist."""
+    exist; every explanation of an unkilled property names a property that exists."""
     for name, fault in FAULTS.items():
-        assert fault.description and "\n" not in fault.description and callable(fault.plant), name
+        assert fault.name == name and fault.description and "\n" not in fault.description, name
+        assert callable(fault.plant), name
         for stem in fault.suites:
             assert (ROOT / "suites" / f"test_{stem}.py").exists(), (name, stem)
+    for test_id, reason in unkilled().items():
+        path, _, name = test_id.partition("::")
+        assert reason and f"def {name.split('[')[0]}(" in (ROOT / path).read_text(), test_id
+
+
+def test_a_fault_is_registered_once_with_one_line():
+    """The registry refuses a second fault of the same name, and a description over two lines."""
+    from tests.faults.registry import fault
+    with pytest.raises(ValueError, match="registered twice"):
+        fault("swap-index-map", "again", suites=("named_sharding",))
+    with pytest.raises(ValueError, match="one-line description"):
+        fault("new-fault", "two\nlines", suites=("named_sharding",))
 
 
 def kill_maps():
@@ -81,18 +92,18 @@ def kill_maps():
 def test_every_property_is_killed_by_a_fault_or_explained():
     """Across the measured kill maps (one per JAX version), every property of suites/ that passes
     unfaulted on some version is killed by at least one fault there, or fails on a measured JAX
-    release itself (a known deviation, xfailed there), or is listed in faults.UNKILLED with the
+    release itself (a known deviation, xfailed there), or is listed in unkilled.toml with the
     reason; one that skips on every version measured is explained by its skip reason."""
     maps = kill_maps()
     if not maps:
-        pytest.skip("no kill map measured yet: python -m tests.killmap")
-    collected = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-                                "suites/"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+        pytest.skip("no kill map measured yet: python -m tests.faults.killmap")
+    explained = unkilled()
+    collected = run_pytest(["--collect-only", "-q", "suites/"], timeout=300)
     ids = [line.strip() for line in collected.stdout.splitlines() if line.startswith("suites/")]
     assert ids, collected.stdout[-2000:]
-    unmeasured, unkilled = [], []
+    unmeasured, not_killed = [], []
     for test_id in ids:
-        if any(test_id.startswith(pattern) for pattern in UNKILLED):
+        if any(test_id.startswith(pattern) for pattern in explained):
             continue
         outcomes = [m["baseline"].get(test_id) for m in maps]
         if all(o is None for o in outcomes):
@@ -102,8 +113,8 @@ def test_every_property_is_killed_by_a_fault_or_explained():
         elif "xfailed" in outcomes:  # a known deviation: a real JAX release fails it
             continue
         elif "passed" in outcomes:  # (skipped wherever measured: explained by the skip reason)
-            unkilled.append(test_id)
+            not_killed.append(test_id)
     assert not unmeasured, (f"{len(unmeasured)} properties are in no kill map (re-run python -m "
-                            f"tests.killmap): {unmeasured[:10]}")
-    assert not unkilled, (f"{len(unkilled)} passing properties are killed by no fault: give them one, "
-                          f"or explain them in faults.UNKILLED: {unkilled}")
+                            f"tests.faults.killmap): {unmeasured[:10]}")
+    assert not not_killed, (f"{len(not_killed)} passing properties are killed by no fault: give them one, "
+                            f"or explain them in tests/faults/unkilled.toml: {not_killed}")

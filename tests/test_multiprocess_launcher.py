@@ -3,37 +3,35 @@ watchdog for a stuck step, marking a broken run in its report; and, end to end, 
 multiprocess suite (JAX 0.4.38 or later)."""
 
 import json
-import os
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from conformance import multiprocess as mp
+from conformance.jaxside import compat
+from conformance.runner import environment
+from conformance.runner.multiprocess import launcher
+from conformance.runner.pytest_process import run_pytest
+from reports.plugin import mark_report_broken
 from reports.record import load
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_role_comes_from_the_launcher_or_the_option():
-    env = {mp.PROCESS_ID_ENV: "1", mp.PROCESS_COUNT_ENV: "4", mp.COORDINATOR_ENV: "127.0.0.1:9"}
-    assert mp.role_from_env(None, env) == (1, 4, "127.0.0.1:9")
-    assert mp.role_from_env("platform", {}) == mp.PLATFORM
-    assert mp.role_from_env("2", {}) is None  # the launcher itself
-    assert mp.role_from_env(None, {}) is None
+    env = {environment.PROCESS_ID: "1", environment.PROCESS_COUNT: "4", environment.COORDINATOR: "127.0.0.1:9"}
+    assert launcher.role_from_env(None, env) == (1, 4, "127.0.0.1:9")
+    assert launcher.role_from_env("platform", {}) == launcher.PLATFORM
+    assert launcher.role_from_env("2", {}) is None  # the launcher itself
+    assert launcher.role_from_env(None, {}) is None
 
 
-def test_stuck_step_reports_only_after_twice_the_time_out(tmp_path, monkeypatch):
-    monkeypatch.setattr(mp, "STEP_TIMEOUT_S", 10.0)
-    assert mp.stuck_step(tmp_path) is None  # no step in progress
+def test_stuck_step_reports_only_after_twice_the_time_out(tmp_path):
+    assert launcher.stuck_step(tmp_path, 10.0) is None  # no step in progress
     step = {"n": 7, "name": "psum", "payload": {"seed": 3}, "started": time.time() - 5}
-    (tmp_path / mp.STEP_FILE).write_text(json.dumps(step))
-    assert mp.stuck_step(tmp_path) is None
+    (tmp_path / launcher.STEP_FILE).write_text(json.dumps(step))
+    assert launcher.stuck_step(tmp_path, 10.0) is None
     step["started"] = time.time() - 25
-    (tmp_path / mp.STEP_FILE).write_text(json.dumps(step))
-    message = mp.stuck_step(tmp_path)
+    (tmp_path / launcher.STEP_FILE).write_text(json.dumps(step))
+    message = launcher.stuck_step(tmp_path, 10.0)
     assert "step 7 (psum) did not finish within 20 s" in message and '"seed": 3' in message
 
 
@@ -44,7 +42,7 @@ def test_a_broken_run_fails_the_property_that_was_running(tmp_path):
                    "examples": 5, "invalid_examples": 0, "reason": None, "message": None,
                    "falsifying_example": None, "repro": None}]}
     (tmp_path / "report.json").write_text(json.dumps(record))
-    mp.mark_report_broken(tmp_path, "process 2 died (signal SIGKILL) before the run ended")
+    mark_report_broken(tmp_path, "process 2 died (signal SIGKILL) before the run ended")
     after = json.loads((tmp_path / "report.json").read_text())
     broken = [t for t in after["tests"] if t["id"] == "suites/t.py::test_b"]
     assert broken and broken[0]["outcome"] == "failed" and "process 2 died" in broken[0]["message"]
@@ -54,14 +52,11 @@ def test_a_broken_run_fails_the_property_that_was_running(tmp_path):
 def test_two_processes_run_the_multiprocess_suite(tmp_path):
     """pytest suites/ --processes 2 --devices 4: the multiprocess properties pass, the report says
     2 processes and 8 devices, and no copy is left running."""
-    from conformance import compat
     if not compat.MULTIPROCESS_CPU:
         pytest.skip(compat.MULTIPROCESS_CPU_REASON)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CONFORMANCE_", "XLA_FLAGS"))}
     run_dir = tmp_path / "run"
-    result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "suites/",
-                             "--processes", "2", "--devices", "4", "--report-dir", str(run_dir)],
-                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    result = run_pytest(["suites/", "--processes", "2", "--devices", "4", "--report-dir", str(run_dir)],
+                        timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     report = load(run_dir)
     assert report["environment"]["process_count"] == 2 and report["environment"]["device_count"] == 8
@@ -74,7 +69,6 @@ def test_a_coordinator_that_cannot_start_is_a_clear_error(tmp_path):
     """With the coordinator's port taken, the run ends at once with exit status 4 (a usage error)
     and a message naming the port and what to do; no copy is left. (The launcher checks the port:
     JAX 0.10.2 may segfault on a taken port instead of raising.)"""
-    from conformance import compat
     if not compat.MULTIPROCESS_CPU:
         pytest.skip(compat.MULTIPROCESS_CPU_REASON)
     import socket
@@ -82,13 +76,11 @@ def test_a_coordinator_that_cannot_start_is_a_clear_error(tmp_path):
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CONFORMANCE_", "XLA_FLAGS"))}
-        env.update({mp.COORDINATOR_PORT_ENV: str(port), "CONFORMANCE_INIT_TIMEOUT": "10"})
         run_dir = tmp_path / "run"
         started = time.monotonic()
-        result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "suites/",
-                                 "--processes", "2", "--devices", "2", "--report-dir", str(run_dir)],
-                                cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        result = run_pytest(["suites/", "--processes", "2", "--devices", "2", "--report-dir", str(run_dir)],
+                            env={environment.COORDINATOR_PORT: str(port), environment.INIT_TIMEOUT: "10"},
+                            timeout=300)
         took = time.monotonic() - started
     assert result.returncode == 4, result.stdout[-2000:] + result.stderr[-2000:]
     assert f"the coordination service cannot start on port {port}: Address already in use" in result.stderr
@@ -100,13 +92,10 @@ def test_a_coordinator_that_cannot_start_is_a_clear_error(tmp_path):
 def test_processes_on_a_jax_without_multi_process_cpu_skip_naming_the_version(tmp_path):
     """Where this JAX cannot run processes over gloo on CPU (0.4.30), --processes runs the
     multiprocess suite in one process and every property skips with a reason naming the version."""
-    from conformance import compat
     if compat.MULTIPROCESS_CPU:
         pytest.skip(f"JAX {compat.JAX_VERSION} runs several processes on CPU (the end-to-end test covers it)")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CONFORMANCE_", "XLA_FLAGS"))}
-    result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "suites/", "-rs",
-                             "--processes", "2", "--devices", "2", "--report-dir", str(tmp_path / "run")],
-                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    result = run_pytest(["suites/", "-rs", "--processes", "2", "--devices", "2",
+                         "--report-dir", str(tmp_path / "run")], timeout=300)
     assert result.returncode == 0, result.stdout[-3000:]
     assert f"need JAX 0.4.38 or later with gloo (installed: {compat.JAX_VERSION})" in result.stdout
     assert " passed" not in result.stdout.splitlines()[-1], result.stdout.splitlines()[-1]

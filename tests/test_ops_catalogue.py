@@ -9,11 +9,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.model import MeshModel, check_spec, spec_tiling
+from conformance.model.layout import MeshModel, check_spec, spec_tiling
 from strategies import dividing_specs
-from strategies.ops import (BY_NAME, CATALOGUE, clamped_starts, dynamic_slice_reference,
-                            dynamic_update_slice_reference, lax_pad_reference, shifted_ranges,
-                            slice_length, static_index)
+from strategies.ops import BY_NAME, CATALOGUE
+from strategies.ops.inputs import index_statics, slice_length
+from strategies.ops.references import (clamped_starts, dynamic_slice_reference, dynamic_update_slice_reference,
+                                       lax_pad_reference, shifted_ranges)
 
 FAMILIES = {"elementwise", "broadcasting", "reduction", "scan", "joining", "shape", "padding",
             "slicing", "dynamic", "at", "gather", "permuting", "sorting", "contraction",
@@ -91,7 +92,7 @@ def test_static_index_kinds_keep_their_promise(shape, data):
     """In-range, strided and out-of-range indices select something; empty ones select nothing;
     out-of-range ones have a bound past an end."""
     for kind in ("in-range", "strided", "out-of-range", "empty"):
-        index = data.draw(static_index(kind)(shape))["index"]
+        index = data.draw(index_statics(kind)(shape))["index"]
         size = math.prod(slice_length(s, n) for s, n in zip(index, shape))
         assert (size == 0) == (kind == "empty"), (kind, index)
         if kind == "out-of-range":

@@ -3,7 +3,7 @@ labels included."""
 
 import pytest
 
-from conformance.picture import PictureError, device_grid, parse_label, parse_picture
+from conformance.model.picture import PictureError, device_grid, parse_label, parse_picture
 
 FOUR_BY_TWO = """
 ┌───────┬───────┐

@@ -5,11 +5,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance import tutorial
-from conformance.model import block_grid
-from conformance.positional import (PositionalModel, apply_operations, ordered_factorizations,
-                                    translate)
-from strategies.positional import positional_cases
+from conformance.model import tutorial
+from conformance.model.layout import block_grid
+from conformance.model.positional import (PositionalModel, apply_operations, ordered_factorizations,
+                                          translate)
+from strategies.positional import positional_chains
 
 TORUS = PositionalModel.of(tutorial.TPU_DEVICE_ORDER)
 
@@ -78,11 +78,11 @@ def test_ordered_factorizations():
     assert ordered_factorizations(8) == [(8,), (2, 4), (4, 2), (2, 2, 2)]
 
 
-@given(case=positional_cases(tuple(range(12))), data=st.data())
-def test_translation_places_every_tile_as_the_positional_sharding(case, data):
+@given(chain=positional_chains(tuple(range(12))), data=st.data())
+def test_translation_places_every_tile_as_the_positional_sharding(chain, data):
     """For any chain of reshape/replicate, the translation's layout puts every tile on the
     positional sharding's devices, and keeps_order says whether the device order survived."""
-    positional = case.model
+    positional = chain.model
     tile = data.draw(st.tuples(*[st.integers(1, 2) for _ in positional.shape]))
     x_shape = tuple(s * t for s, t in zip(positional.shape, tile))
     t = translate(positional)

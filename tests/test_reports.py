@@ -7,26 +7,24 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
+from conformance.jaxside import compat
+from conformance.runner.pytest_process import run_pytest, start_pytest
 from reports import compare as cmp
 from reports.__main__ import main
 from reports.html import run_page
 from reports.record import FORMAT, SCHEMA_PATH, ReportError, load, summary
 from reports.schema import SchemaError, validate
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 def entry(test_id, outcome="passed", **extra):
     suite = test_id.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
     base = {"id": test_id, "suite": suite, "area": "mesh", "outcome": outcome, "duration": 0.5,
-            "examples": 100, "invalid_examples": 0, "reason": None, "message": None,
-            "falsifying_example": None, "repro": None}
+            "examples": 100, "invalid_examples": 0, "random": True, "skip_kind": None, "deviation": None,
+            "reason": None, "message": None, "falsifying_example": None, "repro": None}
     return {**base, **extra}
 
 
@@ -56,7 +54,8 @@ BASE_TESTS = [entry("suites/test_a.py::test_kept"), entry("suites/test_a.py::tes
 def new_tests():
     tests = copy.deepcopy(BASE_TESTS)
     tests[1].update(outcome="failed", message="got 3, but should be 4 [call]", repro="import jax")
-    tests[2].update(outcome="skipped", reason="PositionalSharding removed in JAX 0.7.0 (installed: 0.10.2)")
+    tests[2].update(outcome="skipped", skip_kind="api-removed",
+                    reason="PositionalSharding removed in JAX 0.7.0 (installed: 0.10.2)")
     tests[4].update(outcome="passed", message=None)
     del tests[3]
     return tests + [entry("suites/test_b.py::test_new")]
@@ -102,12 +101,38 @@ def test_load_gives_clear_errors(tmp_path):
 
 # --- compare ------------------------------------------------------------------------------------
 def test_compare_lists_every_kind_of_change():
-    """pass -> fail is a regression; fail -> pass fixed; a skip naming a removed API is 'API went
+    """pass -> fail is a regression; fail -> pass fixed; a skip of kind api-removed is 'API went
     away'; new and removed properties are listed."""
     changes = {c.test.split("::")[1]: c.kind for c in cmp.compare(record(BASE_TESTS), record(new_tests()))}
     assert changes == {"test_breaks": "regression", "test_fixed": "fixed", "test_api": "api-gone",
                        "test_gone": "removed", "test_new": "added"}
     assert cmp.has_regressions(cmp.compare(record(BASE_TESTS), record(new_tests())))
+
+
+def test_compare_reads_the_structured_fields_not_the_reasons():
+    """What a skip or an xfail means comes from the report's fields: a skip whose reason reads
+    like a removed API but whose kind is "other" is only newly skipped; an xfail <-> xpass flip is a
+    random known deviation's draw only when the entry says its deviation is not strict."""
+    base = [entry("suites/t.py::test_s"), entry("suites/t.py::test_r", outcome="xfailed"),
+            entry("suites/t.py::test_d", outcome="xfailed")]
+    new = copy.deepcopy(base)
+    new[0].update(outcome="skipped", skip_kind="other", reason="needs 8 devices: removed in JAX 9 (not an API)")
+    new[1].update(outcome="xpassed", reason="random property",
+                  deviation={"jax": ">=0.4.30", "strict": False, "reproduced_by": "suites/t.py::test_x"})
+    new[2].update(outcome="xpassed", reason="random property (the words alone do not make it one)",
+                  deviation={"jax": ">=0.4.30", "strict": True, "reproduced_by": None})
+    changes = {c.test.split("::")[1]: c.kind for c in cmp.compare(record(base), record(new))}
+    assert changes == {"test_s": "newly-skipped", "test_r": "deviation-draw", "test_d": "xpassed"}
+
+
+def test_a_report_of_the_first_format_is_still_read(tmp_path, capsys):
+    """A report written before the structured fields (format /1) loads and compares; its tests'
+    fields are unknown."""
+    old = record([{k: v for k, v in t.items() if k not in ("random", "skip_kind", "deviation")}
+                  for t in BASE_TESTS])
+    old["format"] = "jax-conformance-report/1"
+    assert main(["compare", str(save(tmp_path, "old", old)), str(save(tmp_path, "new", record(BASE_TESTS)))]) == 0
+    assert "no change" in capsys.readouterr().out
 
 
 def test_compare_of_a_run_with_itself_reports_no_change(tmp_path, capsys):
@@ -120,9 +145,10 @@ def test_a_random_known_deviation_drawing_differently_is_not_a_change(tmp_path, 
     """A non-strict catalogue entry that xfails in one run and xpasses in the next (it drew its
     failing case only once) is listed, but the runs still have no change."""
     reason = "known deviation (JAX >=0.4.30): wrong values (random property; reproduced by suites/t.py::test_r)"
-    first = [entry("suites/t.py::test_p[op]", outcome="xfailed", reason="known deviation, random property "
-                   "(reproduced by test_r): got 1, but should be 2")]
-    second = [entry("suites/t.py::test_p[op]", outcome="xpassed", reason=reason)]
+    deviation = {"jax": ">=0.4.30", "strict": False, "reproduced_by": "suites/t.py::test_r"}
+    first = [entry("suites/t.py::test_p[op]", outcome="xfailed", deviation=deviation,
+                   reason="known deviation, random property (reproduced by test_r): got 1, but should be 2")]
+    second = [entry("suites/t.py::test_p[op]", outcome="xpassed", reason=reason, deviation=deviation)]
     assert main(["compare", str(save(tmp_path, "a", record(first))), str(save(tmp_path, "b", record(second)))]) == 0
     out = capsys.readouterr().out
     assert "no change" in out and "drew its failing case in one run only" in out
@@ -178,23 +204,17 @@ def test_run_page_shows_failures_with_their_reproduction_and_groups_skips():
 
 
 # --- the writer, end to end ---------------------------------------------------------------------
-def run_suites(*args, **kwargs):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CONFORMANCE_"))}
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
-                          cwd=ROOT, env=env, capture_output=True, text=True, **kwargs)
-
-
 def test_writer_merges_xdist_workers_into_one_report(tmp_path):
     """With -n 2, the controller writes one complete report holding every test of the run, with
     its area, outcome, duration and Hypothesis example count, valid against the schema."""
     run_dir = tmp_path / "run"
-    result = run_suites("-n", "2", "suites/test_mesh.py", "--report-dir", str(run_dir), timeout=600)
+    result = run_pytest(["-n", "2", "suites/test_mesh.py", "--report-dir", str(run_dir)], timeout=600)
     assert result.returncode == 0, result.stdout[-3000:]
     report = load(run_dir)
     assert report["status"] == "complete" and report["environment"]["workers"] == 2
     ids = [t["id"] for t in report["tests"]]
     assert len(ids) == len(set(ids)) and all(i.startswith("suites/test_mesh.py::") for i in ids)
-    collected = run_suites("--collect-only", "-q", "suites/test_mesh.py", "--report-dir", str(tmp_path / "c"))
+    collected = run_pytest(["--collect-only", "-q", "suites/test_mesh.py", "--report-dir", str(tmp_path / "c")])
     assert len(ids) == sum(1 for line in collected.stdout.splitlines() if "::" in line)
     assert all(t["area"] == "mesh" for t in report["tests"])
     assert any(t["examples"] for t in report["tests"])
@@ -206,10 +226,8 @@ def test_a_killed_run_leaves_a_readable_incomplete_report(tmp_path):
     """SIGKILL half-way through: report.json still loads, says incomplete, and holds the tests
     that finished."""
     run_dir = tmp_path / "run"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CONFORMANCE_"))}
-    process = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
-                                "suites/test_collectives.py", "--report-dir", str(run_dir)],
-                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = start_pytest(["suites/test_collectives.py", "--report-dir", str(run_dir)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
@@ -228,8 +246,8 @@ def test_a_failure_keeps_its_finding_falsifying_example_and_reproduction(tmp_pat
     """Under a planted fault, the failing property's entry holds the one-line finding, Hypothesis'
     falsifying example and the stand-alone reproduction script."""
     run_dir = tmp_path / "run"
-    result = run_suites("-p", "tests.faults", "--plant-fault", "pmin-is-pmax", "suites/test_collectives.py",
-                        "-k", "test_collective_under_pmap and pmin", "--report-dir", str(run_dir), timeout=600)
+    result = run_pytest(["-p", "tests.faults", "--plant-fault", "pmin-is-pmax", "suites/test_collectives.py",
+                         "-k", "test_collective_under_pmap and pmin", "--report-dir", str(run_dir)], timeout=600)
     assert result.returncode == 1, result.stdout[-3000:]
     (failed,) = [t for t in load(run_dir)["tests"] if t["outcome"] == "failed"]
     assert "but should be" in failed["message"]
@@ -269,8 +287,27 @@ def test_bench_growth_table_compares_device_counts():
 def test_runs_record_compilations_per_property(tmp_path):
     """A suite run's report counts each property's JAX compilations (jax.monitoring events)."""
     run_dir = tmp_path / "run"
-    result = run_suites("suites/test_device_put.py", "-k", "test_jit_in_and_out_shardings",
-                        "--report-dir", str(run_dir))
+    result = run_pytest(["suites/test_device_put.py", "-k", "test_jit_in_and_out_shardings",
+                         "--report-dir", str(run_dir)])
     assert result.returncode == 0, result.stdout[-2000:]
     test = next(t for t in load(run_dir)["tests"] if "test_jit_in_and_out_shardings" in t["id"])
     assert test["compilations"] >= 1 and test["compile_seconds"] > 0
+
+
+def test_a_run_records_why_a_property_skipped_and_its_known_deviation(tmp_path):
+    """Each test's entry says whether it is random (Hypothesis-driven), why it skipped (here
+    "api-removed" where PositionalSharding is gone) and the known deviation in effect for it."""
+    run_dir = tmp_path / "run"
+    result = run_pytest(["suites/test_positional_sharding.py", "-k", "rank_zero or reshape_and_replicate",
+                         "--report-dir", str(run_dir)], timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:]
+    tests = {t["id"].split("::")[1]: t for t in load(run_dir)["tests"]}
+    random_test = tests["test_reshape_and_replicate_give_the_models_sets"]
+    deterministic = tests["test_replicate_to_rank_zero"]
+    assert random_test["random"] is True and deterministic["random"] is False
+    if compat.FEATURES["PositionalSharding"].available:
+        assert random_test["outcome"] == "passed" and random_test["skip_kind"] is None
+        assert deterministic["outcome"] == "xfailed" and deterministic["deviation"]["strict"] is True
+    else:
+        assert {t["outcome"] for t in tests.values()} == {"skipped"}
+        assert {t["skip_kind"] for t in tests.values()} == {"api-removed"}

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from conformance import spmd
+from conformance.model import spmd
 
 
 def rows(values):

@@ -1,4 +1,4 @@
-"""Run only by tests/test_harness.py, in a subprocess: each pytest process (xdist workers too)
+"""Run only by tests/test_runner.py, in a subprocess: each pytest process (xdist workers too)
 logs what the harness gave it, then checks it. Not collected by `pytest tests/` (its name is not
 test_*)."""
 

@@ -20,7 +20,7 @@ from typing import FrozenSet, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .model import Layout, MeshModel, Spec, is_congruent
+from .layout import Layout, MeshModel, Spec, is_congruent
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,11 @@ class PositionalModel:
         return out
 
 
-def apply_operations(sharding, operations):
+# An operation is ("reshape", shape) or ("replicate", axis[, keepdims]); axis None means all axes.
+Operation = tuple
+
+
+def apply_operations(sharding, operations: Sequence[Operation]):
     """Apply ``("reshape", shape)`` and ``("replicate", axis[, keepdims])`` operations, in order,
     to a PositionalModel or a JAX PositionalSharding alike."""
     for op in operations:
@@ -95,6 +99,39 @@ def apply_operations(sharding, operations):
             axis, keepdims = op[1], (op[2] if len(op) > 2 else True)
             sharding = sharding.replicate(axis, keepdims=keepdims)
     return sharding
+
+
+def describe_operations(operations: Sequence[Operation]) -> str:
+    """The chain as Python: ``.reshape(4, 2).replicate(0, keepdims=True)``."""
+    parts = []
+    for op in operations:
+        if op[0] == "reshape":
+            parts.append(f".reshape{tuple(op[1])}")
+        else:
+            keepdims = op[2] if len(op) > 2 else True
+            parts.append(f".replicate({op[1]}, keepdims={keepdims})")
+    return "".join(parts)
+
+
+@dataclass(frozen=True)
+class PositionalChain:
+    """How the tutorial builds a positional sharding:
+    ``PositionalSharding(np.array(devices).reshape(initial_shape))`` followed by ``operations``."""
+
+    devices: Tuple[int, ...]
+    initial_shape: Tuple[int, ...]
+    operations: Tuple[Operation, ...]
+
+    @property
+    def model(self) -> PositionalModel:
+        start = PositionalModel.of([*self.devices]).reshape(*self.initial_shape)
+        return apply_operations(start, self.operations)
+
+    @property
+    def code(self) -> str:
+        """The chain as Python, over a ``devices`` dict of the backend's devices by id."""
+        return (f"PositionalSharding(np.array([devices[i] for i in {list(self.devices)}])"
+                f".reshape({self.initial_shape})){describe_operations(self.operations)}")
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,14 @@
-"""Build a ``Case`` (call description + reproduction script) for a layout under test."""
+"""Layout checks: an array is laid out as a model ``Layout`` says; and the Case of a layout under
+test, whose script builds its mesh and sharding."""
 
 from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from .checks import Case
-from .model import Layout, block_slices
+from conformance.jaxside import bridge
+from conformance.model.layout import Layout, block_slices
+
+from .case import Case
 from .repro import describe_layout, script, spec_literal
 
 
@@ -24,21 +27,13 @@ def layout_case(layout: Layout, call: str, lines: Sequence[str] = (), *, x=None,
     return Case(f"{call}; {'; '.join(described)}", code)
 
 
-def lax_case(call: str, lines: Sequence[str], *, meshes: Optional[dict] = None,
-             arrays: Optional[dict] = None) -> Case:
-    """A Case whose script imports ``jax.lax``, builds ``meshes`` and ``arrays``, then runs ``lines``."""
-    return Case(call, script(["from jax import lax", *lines], meshes=meshes, arrays=arrays))
-
-
 def check_layout(case: Case, array, layout: Layout, x=None, what: str = "shard") -> None:
     """``array`` is laid out as ``layout`` says: its sharding's index map is the model's; each
     addressable shard sits on a mesh device, covers that device's block, lives on that device and
     has the model's shard shape; and, given ``x``, holds ``x[block]`` bit for bit."""
-    from .jaxbridge import index_map, shards
-
-    case.index_map(f"{what} sharding devices_indices_map", index_map(array.sharding, layout.shape),
-                   layout.blocks)
-    views = shards(array)
+    case.index_map(f"{what} sharding devices_indices_map",
+                   bridge.index_map(array.sharding, layout.shape), layout.blocks)
+    views = bridge.shards(array)
     case.equal(f"{what} devices", sorted(v.device_id for v in views), sorted(layout.device_ids))
     case.index_map(f"{what} indices", {v.device_id: v.block for v in views}, layout.blocks)
     for view in views:

@@ -1,15 +1,16 @@
-"""The harness: device planning (pure functions) and, end to end in subprocesses, usage errors,
-forced device counts in every xdist worker, the shared seed, and the report header."""
+"""The runner: device planning (pure functions), the seed, known deviations, and, end to end in
+subprocesses, usage errors, forced device counts in every xdist worker, the shared seed, and the
+report header."""
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conformance import harness
-from conformance.harness import DevicePlan, UsageError, environment_for, plan_devices
+from conformance.runner import areas, environment, profiles
+from conformance.runner.deviations import load_deviations
+from conformance.runner.devices import DevicePlan, UsageError, environment_for, plan_devices
+from conformance.runner.pytest_process import fresh_environment
+from conformance.runner.pytest_process import run_pytest as run_a_pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBE = "tests/probes/probe_devices.py"
@@ -58,16 +59,16 @@ def test_environment_replaces_only_the_device_count_flag():
 
 def test_choose_seed():
     """--hypothesis-seed wins, then the controller's $CONFORMANCE_SEED, then a fresh one."""
-    assert harness.choose_seed(5, {"CONFORMANCE_SEED": "7"}) == "5"
-    assert harness.choose_seed(None, {"CONFORMANCE_SEED": "7"}) == "7"
-    assert harness.choose_seed(None, {}).isdigit()
+    assert profiles.choose_seed(5, {"CONFORMANCE_SEED": "7"}) == "5"
+    assert profiles.choose_seed(None, {"CONFORMANCE_SEED": "7"}) == "7"
+    assert profiles.choose_seed(None, {}).isdigit()
 
 
 def test_load_deviations(tmp_path):
     """Entries need test, jax and reason; a bad range or missing field is a UsageError."""
     good = tmp_path / "good.toml"
     good.write_text('[[deviation]]\ntest = "suites/t.py::test_a"\njax = ">=0.5"\nreason = "r"\n')
-    (entry,) = harness.load_deviations(good)
+    (entry,) = load_deviations(good)
     assert entry.matches("suites/t.py::test_a") and entry.matches("suites/t.py::test_a[x]")
     assert not entry.matches("suites/t.py::test_ab")
     for text, message in [('[[deviation]]\ntest = "t"\njax = ">=0.5"\n', "lacks reason"),
@@ -80,12 +81,12 @@ def test_load_deviations(tmp_path):
         bad = tmp_path / "bad.toml"
         bad.write_text(text)
         with pytest.raises(UsageError, match=message):
-            harness.load_deviations(bad)
-    assert harness.load_deviations(tmp_path / "absent.toml") == []
+            load_deviations(bad)
+    assert load_deviations(tmp_path / "absent.toml") == []
     loose = tmp_path / "loose.toml"
     loose.write_text('[[deviation]]\ntest = "t"\njax = ">=0.5"\nreason = "r"\nstrict = false\n'
                      'reproduced_by = "suites/t.py::test_b"\n')
-    (entry,) = harness.load_deviations(loose)
+    (entry,) = load_deviations(loose)
     assert not entry.strict and entry.reproduced_by == "suites/t.py::test_b"
 
 
@@ -95,12 +96,12 @@ def test_shipped_deviations_name_existing_tests():
     entry for the same versions or wider."""
     from packaging.specifiers import SpecifierSet
 
-    entries = harness.load_deviations(ROOT / "suites" / "known_deviations.toml")
+    entries = load_deviations(ROOT / "suites" / "known_deviations.toml")
     for entry in entries:
         path, _, name = entry.test.partition("::")
         assert f"def {name.split('[')[0]}(" in (ROOT / path).read_text(), entry.test
         if "[" in name:  # a parameter id: an op of the catalogue, or a literal id in the file
-            from strategies.ops import BY_NAME
+            from strategies.ops import BY_NAME  # (imports no JAX)
             param = name.split("[", 1)[1][:-1]
             assert param in BY_NAME or param in (ROOT / path).read_text(), entry.test
         if not entry.strict:
@@ -112,18 +113,20 @@ def test_shipped_deviations_name_existing_tests():
 
 
 # --- end to end -----------------------------------------------------------------------------
-def clean_env(**extra):
-    """The environment of a fresh shell: none of the variables this harness sets."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("XLA_FLAGS", "JAX_PLATFORMS", "JAX_NUM_CPU_DEVICES", "JAX_ENABLE_X64",
-                        harness.SEED_ENV, harness.DEVICES_ENV) and not k.startswith("PYTEST_")}
-    env.update(extra)
-    return env
-
-
 def run_pytest(*args, **env):
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
-                          cwd=ROOT, env=clean_env(**env), capture_output=True, text=True, timeout=300)
+    """pytest in a fresh shell: no platform or device count of this run (``env`` sets more)."""
+    return run_a_pytest(args, env={"JAX_PLATFORMS": None, environment.DEVICES: None, **env}, timeout=300)
+
+
+def test_a_fresh_environment_drops_what_a_run_sets():
+    """A run started from another keeps the person's variables, but not pytest's own, the seed,
+    a copy's role or the device-count flag (other XLA flags stay)."""
+    env = fresh_environment({"EXTRA": "1", "GONE": None}, base={
+        "PATH": "/bin", "GONE": "x", "PYTEST_XDIST_WORKER": "gw0", environment.SEED: "3",
+        environment.PROCESS_ID: "1", "JAX_NUM_CPU_DEVICES": "8", environment.REPORT_DIR: "/tmp/r",
+        "XLA_FLAGS": "--xla_cpu_foo=1 --xla_force_host_platform_device_count=8"})
+    assert env == {"PATH": "/bin", environment.REPORT_DIR: "/tmp/r", "XLA_FLAGS": "--xla_cpu_foo=1",
+                   "EXTRA": "1"}
 
 
 @pytest.mark.parametrize("args, env, message", [
@@ -187,8 +190,7 @@ def test_report_header_names_the_environment():
 
 
 def test_every_suite_has_a_place_in_the_run_order():
-    """conftest.SUITE_ORDER names every suite file once, so a new suite's place (cheap checks
-    first, for a fast first failure) is a decision, not an accident of its name."""
-    import conftest
+    """areas.SUITE_ORDER names every suite file once, so a new suite's place (cheap checks first,
+    for a fast first failure) is a decision, not an accident of its name."""
     stems = sorted(p.stem.removeprefix("test_") for p in (ROOT / "suites").glob("test_*.py"))
-    assert sorted(conftest.SUITE_ORDER) == stems
+    assert sorted(areas.SUITE_ORDER) == stems

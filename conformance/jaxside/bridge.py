@@ -1,25 +1,36 @@
 """Turn model objects into JAX objects, and JAX answers into model terms.
 
 This is plumbing, not rules: it builds a ``Mesh``/``NamedSharding`` from a ``MeshModel`` and a spec,
+a pmap over a ``DeviceSelection``, a PositionalSharding from a ``PositionalChain``, draws pictures,
 and reads back what JAX says (index maps, shards) as plain tuples the model can be compared with.
 Meshes and shardings are cached so that equal draws reuse the same objects (and compiled code).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import math
 from dataclasses import dataclass
-from typing import Dict, Tuple
+from typing import Callable, Dict, Optional, Tuple
 
 import jax
+import jax.numpy as jnp
 import numpy as np
+import pytest
+from jax import lax
+from jax.experimental import mesh_utils
 from jax.sharding import Mesh, NamedSharding
 
+from conformance.model.layout import Block, Layout, MeshModel, block_grid, normalize_index
+from conformance.model.positional import PositionalChain, apply_operations
+from conformance.model.spmd import DeviceSelection
+
 from . import compat
-from .model import Block, Layout, MeshModel, normalize_index
 
 
+# --- devices ------------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=None)
 def devices_by_id() -> Dict[int, "jax.Device"]:
     """Every device of the backend, by id (all processes)."""
@@ -31,19 +42,41 @@ def live_device_ids() -> Tuple[int, ...]:
     return tuple(d.id for d in jax.local_devices())
 
 
+def platform() -> str:
+    """The platform the devices run on ("cpu", "gpu", "tpu")."""
+    return jax.local_devices()[0].platform
+
+
 def line_mesh(axis: str = "a", *, reverse: bool = False) -> MeshModel:
     """Every local device on one mesh axis, in ``jax.local_devices()`` order or reversed."""
     ids = live_device_ids()
     return MeshModel(ids[::-1] if reverse else ids, (len(ids),), (axis,))
 
 
+def first_devices_mesh(*names_and_sizes) -> MeshModel:
+    """The first local devices on axes named and sized as given (e.g. ("a", 2), ("y", 1))."""
+    names = tuple(n for n, _ in names_and_sizes)
+    shape = tuple(s for _, s in names_and_sizes)
+    return MeshModel(live_device_ids()[:math.prod(shape)], shape, names)
+
+
 def needs_devices(n: int, why: str):
     """A mark that skips a test, saying why, when fewer than ``n`` local devices exist."""
-    import pytest
     have = len(live_device_ids())
     return pytest.mark.skipif(have < n, reason=f"needs {n} devices {why}; this backend has {have}")
 
 
+@functools.lru_cache(maxsize=None)
+def tutorial_mesh_ids(shape: Tuple[int, ...]) -> Optional[Tuple[int, ...]]:
+    """Device ids in the order ``mesh_utils.create_device_mesh(shape)`` gives on this backend, over
+    its first ``prod(shape)`` devices; None when there are fewer devices than that."""
+    devices = jax.local_devices()[:math.prod(shape)]
+    if len(devices) < math.prod(shape):
+        return None
+    return tuple(d.id for d in mesh_utils.create_device_mesh(shape, devices=devices).flat)
+
+
+# --- meshes and shardings ----------------------------------------------------------------------
 @functools.lru_cache(maxsize=None)
 def jax_mesh(mesh: MeshModel, axis_type: str = "Auto") -> Mesh:
     """The ``jax.sharding.Mesh`` with the model's devices, shape and names; every axis of
@@ -60,6 +93,10 @@ def named_sharding(mesh: MeshModel, spec: tuple, axis_type: str = "Auto") -> Nam
     return NamedSharding(jax_mesh(mesh, axis_type), compat.partition_spec(spec))
 
 
+def layout_sharding(layout: Layout) -> NamedSharding:
+    return named_sharding(layout.mesh, layout.spec)
+
+
 def layout_of(sharding, shape) -> "Layout | None":
     """The model ``Layout`` a NamedSharding describes for ``shape``; None for other shardings."""
     if not isinstance(sharding, NamedSharding):
@@ -68,10 +105,6 @@ def layout_of(sharding, shape) -> "Layout | None":
     model = MeshModel(tuple(d.id for d in mesh.devices.flat), tuple(mesh.devices.shape),
                       tuple(mesh.axis_names))
     return Layout(model, compat.spec_entries(sharding.spec), tuple(shape))
-
-
-def layout_sharding(layout: Layout) -> NamedSharding:
-    return named_sharding(layout.mesh, layout.spec)
 
 
 def index_map(sharding, shape) -> Dict[int, Block]:
@@ -105,33 +138,38 @@ def shards(array) -> Tuple[ShardView, ...]:
     return tuple(out)
 
 
-def positional_sharding(case):
-    """The JAX PositionalSharding of a PositionalCase: ``PositionalSharding`` of its devices in its
-    initial shape, then its operations (skips, naming the version, where PositionalSharding is
-    gone)."""
-    from .positional import apply_operations
+def positional_sharding(chain: PositionalChain):
+    """The JAX PositionalSharding of a chain: ``PositionalSharding`` of its devices in its initial
+    shape, then its operations (skips, naming the version, where PositionalSharding is gone)."""
     by_id = devices_by_id()
-    devices = np.array([by_id[i] for i in case.devices], dtype=object).reshape(case.initial_shape)
-    return apply_operations(compat.feature("PositionalSharding")(devices), case.operations)
+    devices = np.array([by_id[i] for i in chain.devices], dtype=object).reshape(chain.initial_shape)
+    return apply_operations(compat.feature("PositionalSharding")(devices), chain.operations)
 
 
+# --- functions ----------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=None)
-def tutorial_mesh_ids(shape: Tuple[int, ...]) -> Tuple[int, ...]:
-    """Device ids in the order ``mesh_utils.create_device_mesh(shape)`` gives on this backend, over
-    its first ``prod(shape)`` devices."""
-    from jax.experimental import mesh_utils
-    devices = jax.local_devices()[:math.prod(shape)]
-    return tuple(d.id for d in mesh_utils.create_device_mesh(shape, devices=devices).flat)
+def function_of(source: str) -> Callable:
+    """The JAX function that ``source`` (a lambda over ``jax``, ``jnp``, ``lax`` and ``np``, as the
+    operation catalogue writes it) evaluates to; once per source, so its compilations are reused."""
+    return eval(source, {"jax": jax, "jnp": jnp, "lax": lax, "np": np})
 
 
-def picture_options(layout: Layout, platform: str) -> dict:
+def pmapped(fun: Callable, selection: DeviceSelection, **kwargs):
+    """``jax.pmap(fun, **kwargs)`` over the selection's devices (``devices=`` only when explicit)."""
+    if selection.explicit:
+        by_id = devices_by_id()
+        kwargs["devices"] = [by_id[i] for i in selection.ids]
+    return jax.pmap(fun, **kwargs)
+
+
+# --- pictures -----------------------------------------------------------------------------------
+def picture_options(layout: Layout, platform_label: str) -> dict:
     """visualize_array_sharding arguments under which every label of the layout's picture shows
     whole: a small scale (cells no wider than their labels need), cells at least as wide as the
     longest label, and a console wide enough for all the columns. At the default max_width=80, a
     wide array's cells are padded past the console and lose their labels."""
-    from .model import block_grid
     grid = block_grid(layout)
-    longest = max(len(platform) + 1 + len(",".join(map(str, sorted(cell)))) for row in grid
+    longest = max(len(platform_label) + 1 + len(",".join(map(str, sorted(cell)))) for row in grid
                   for cell in row)
     return {"scale": 0.1, "min_width": longest + 2,
             "max_width": max(100, len(grid[0]) * (longest + 3) + 2)}
@@ -139,8 +177,6 @@ def picture_options(layout: Layout, platform: str) -> dict:
 
 def render_picture(array, **kwargs) -> str:
     """What ``jax.debug.visualize_array_sharding(array, use_color=False, **kwargs)`` prints."""
-    import contextlib
-    import io
     buffer = io.StringIO()
     with contextlib.redirect_stdout(buffer):
         jax.debug.visualize_array_sharding(array, use_color=False, **kwargs)

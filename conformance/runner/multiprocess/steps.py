@@ -1,4 +1,4 @@
-"""The steps every process of a multi-process run executes in lockstep (see ``multiprocess``).
+"""The steps every process of a multi-process run executes in lockstep (see ``protocol``).
 
 A step takes a JSON description (a mesh as global device ids, shape and axis names; a spec; a global
 shape; a seed for the values) and answers with what this process can see: its addressable shards
@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from typing import List
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
-from .model import Layout, MeshModel, normalize_index
-from .multiprocess import step
+from conformance.jaxside import bridge, compat
+from conformance.model.layout import Layout, MeshModel, normalize_index
 
 
 def values(shape, seed: int) -> np.ndarray:
@@ -31,8 +34,7 @@ def describe(mesh: MeshModel) -> dict:
 
 
 def sharding_of(payload):
-    from .jaxbridge import named_sharding
-    return named_sharding(mesh_of(payload), tuple(tuple(e) if isinstance(e, list) else e
+    return bridge.named_sharding(mesh_of(payload), tuple(tuple(e) if isinstance(e, list) else e
                                                   for e in payload["spec"]))
 
 
@@ -42,21 +44,17 @@ def shard_answer(array) -> List:
              np.asarray(s.data).tolist()] for s in array.addressable_shards]
 
 
-@step
 def layout(payload):
     """make_array_from_callback of the global values; the shards this process addresses."""
-    from . import compat
     shape = tuple(payload["shape"])
     x = values(shape, payload["seed"])
     array = compat.make_array_from_callback(shape, sharding_of(payload), lambda index: x[index], x.dtype)
     return {"fully_addressable": bool(array.is_fully_addressable), "shards": shard_answer(array)}
 
 
-@step
 def from_process_local_data(payload):
     """make_array_from_process_local_data with this process's rows (dimension 0 split by
     process, as the model's blocks of this process's devices say)."""
-    import jax
     shape = tuple(payload["shape"])
     x = values(shape, payload["seed"])
     start, stop = payload["rows"][jax.process_index()]
@@ -64,10 +62,8 @@ def from_process_local_data(payload):
     return {"shards": shard_answer(array)}
 
 
-@step
 def allgather(payload):
     """process_allgather of the global array: the whole value, on this process."""
-    from . import compat
     shape = tuple(payload["shape"])
     x = values(shape, payload["seed"])
     array = compat.make_array_from_callback(shape, sharding_of(payload), lambda index: x[index], x.dtype)
@@ -76,26 +72,20 @@ def allgather(payload):
     return {"gathered": gathered}
 
 
-@step
 def collectives(payload):
     """Over the mesh's axis ``axis`` (spanning processes): psum and tiled all_gather under
     shard_map (jit), and jnp.sum under jit with a replicated output; each process's shards.
     Each result is waited for before the next is dispatched, unless ``in_flight`` (all three
     dispatched back to back, then read)."""
-    import jax
-    import jax.numpy as jnp
-    from jax import lax
-    from . import compat
-    from .jaxbridge import jax_mesh
     shape = tuple(payload["shape"])
     x = values(shape, payload["seed"])
     mesh, axis, spec = mesh_of(payload), payload["axis"], tuple(payload["spec"])
     array = jax.make_array_from_callback(shape, sharding_of(payload), lambda index: x[index])
     programs = {
-        "psum": jax.jit(compat.shard_map(lambda a: lax.psum(a, axis), jax_mesh(mesh), (spec,), spec,
+        "psum": jax.jit(compat.shard_map(lambda a: lax.psum(a, axis), bridge.jax_mesh(mesh), (spec,), spec,
                                          check=False)),
         "all_gather": jax.jit(compat.shard_map(lambda a: lax.all_gather(a, axis, tiled=True),
-                                               jax_mesh(mesh), (spec,), (), check=False)),
+                                               bridge.jax_mesh(mesh), (spec,), (), check=False)),
         "sum": jax.jit(lambda a: jnp.sum(a, axis=0), out_shardings=sharding_of(dict(payload, spec=[]))),
     }
     results = {}
@@ -106,12 +96,9 @@ def collectives(payload):
     return {name: shard_answer(result) for name, result in results.items()}
 
 
-@step
 def pmap_psum(payload):
     """pmap over this process's devices of psum over the pmapped axis, which spans every process:
     row i of the local input is ``values`` row (process offset + i)."""
-    import jax
-    from jax import lax
     n_local, width = jax.local_device_count(), payload["width"]
     x = values((jax.device_count(), width), payload["seed"])
     offset = jax.process_index() * n_local
@@ -132,14 +119,11 @@ def process_rows(mesh: MeshModel, spec, shape, owner) -> dict:
     return rows
 
 
-@step
 def device_put(payload):
     """jax.device_put onto a sharding over devices of several processes, from ``payload["source"]``:
     "host" (the same numpy value on every process), "local" (an array committed to this process's
     first device), or a layout {"mesh", "spec"} of the same global values (a global array to
     reshard). Answers this process's shards, or the error device_put raised."""
-    import jax
-    from . import compat
     shape = tuple(payload["shape"])
     x = values(shape, payload["seed"])
     source = payload["source"]
@@ -156,3 +140,8 @@ def device_put(payload):
     except Exception as e:  # noqa: BLE001 - which error, if any, is what the property checks
         return {"raised": type(e).__name__, "message": " ".join(str(e).split())[:300]}
     return answer
+
+
+# What the protocol runs, by the name the leader publishes.
+STEPS = {step.__name__: step for step in (layout, from_process_local_data, allgather, collectives,
+                                          pmap_psum, device_put)}

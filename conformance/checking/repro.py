@@ -1,32 +1,35 @@
 """Write a few lines of plain Python that reproduce a case without Hypothesis.
 
 Every failure message ends with such a script: it sets the same platform and device count, builds
-the same mesh and sharding, and recreates the input bit for bit.
+the same meshes (Auto or Explicit axes) and shardings, recreates the inputs bit for bit, and runs
+the call, inside the mesh context where Explicit axes need one.
 """
 
 from __future__ import annotations
 
-import os
-import re
 from typing import Iterable, Optional
 
 import numpy as np
 
-from .model import Layout, MeshModel
+from conformance.jaxside import bridge, compat
+from conformance.model.layout import Layout, MeshModel
+
+from .case import Case
 
 
 def preamble() -> list:
-    """Imports, and the platform/device-count environment this run used."""
+    """Imports, and the platform and (on CPU) the device count of this run."""
     lines = ["import os"]
-    platforms = os.environ.get("JAX_PLATFORMS", "")
+    platforms = compat.platforms_setting()
     if platforms:
         lines.append(f"os.environ['JAX_PLATFORMS'] = {platforms!r}")
-    match = re.search(r"--xla_force_host_platform_device_count=(\d+)", os.environ.get("XLA_FLAGS", ""))
-    if match and platforms.split(",")[0] in ("", "cpu"):
-        lines.append(f"os.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count={match[1]}'")
+    if bridge.platform() == "cpu":
+        lines.append(f"os.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count="
+                     f"{len(bridge.live_device_ids())}'")
     lines += [
         "import numpy as np",
         "import jax, jax.numpy as jnp",
+        "from jax import lax",
         "from jax.sharding import Mesh, NamedSharding, PartitionSpec as P",
         "devices = {d.id: d for d in jax.devices()}",
     ]
@@ -82,13 +85,38 @@ def describe_mesh(mesh: MeshModel) -> str:
     return f"mesh({names}; devices {list(mesh.device_ids)})"
 
 
-def script(lines: Iterable[str], *, meshes: Optional[dict] = None, arrays: Optional[dict] = None) -> str:
-    """The preamble, then ``name = Mesh(...)`` for each mesh, ``name = array`` for each array, then
-    ``lines``; indented for a failure message."""
+def script(lines: Iterable[str] = (), *, meshes: Optional[dict] = None, axis_type: str = "Auto",
+           arrays: Optional[dict] = None, placed: Optional[dict] = None,
+           in_context: Iterable[str] = ()) -> str:
+    """A stand-alone script, indented for a failure message:
+
+    * the preamble (platform, device count, imports);
+    * ``name = Mesh(...)`` for each of ``meshes`` ({name: MeshModel}), every axis ``axis_type``;
+    * ``name = <array>`` for each of ``arrays`` ({name: numpy array}, rebuilt bit for bit);
+    * ``name = jax.device_put(<array>, NamedSharding(mesh, P(...)))`` for each of ``placed``
+      ({name: (array, spec)}, on the first mesh);
+    * ``lines``;
+    * ``in_context``: more lines, inside the first mesh's context when its axes are Explicit
+      (``jax.set_mesh``, or ``jax.sharding.use_mesh`` before it), else as they are.
+    """
     body = preamble()
     for name, mesh in (meshes or {}).items():
-        body.append(f"{name} = {mesh_literal(mesh)}")
+        body.append(f"{name} = {mesh_literal(mesh, axis_type)}")
     for name, x in (arrays or {}).items():
         body.append(f"{name} = {array_literal(np.asarray(x))}")
+    first_mesh = next(iter(meshes or {"mesh": None}))
+    for name, (x, spec) in (placed or {}).items():
+        body.append(f"{name} = jax.device_put({array_literal(np.asarray(x))}, "
+                    f"{sharding_literal(first_mesh, spec)})")
     body += list(lines)
+    in_context = list(in_context)
+    if in_context and axis_type != "Auto":
+        body += [f"with {compat.MESH_CONTEXT_SOURCE}({first_mesh}):"] + ["    " + line for line in in_context]
+    else:
+        body += in_context
     return "\n".join("    " + line for line in body)
+
+
+def scripted_case(call: str, lines: Iterable[str] = (), **script_parts) -> Case:
+    """A Case for ``call`` whose reproduction is ``script(lines, **script_parts)``."""
+    return Case(call, script(lines, **script_parts))

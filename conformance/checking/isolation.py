@@ -11,13 +11,10 @@ from typing import Sequence
 from .repro import preamble
 
 
-PRELUDE_ENV = "CONFORMANCE_SUBPROCESS_PRELUDE"  # code run after the preamble (tests/faults.py sets it)
-
-
-def run_isolated(lines: Sequence[str], timeout: float = 300) -> subprocess.CompletedProcess:
-    """Run the repro preamble (this run's platform and device count) plus ``lines`` in a new
+def run_isolated(lines: Sequence[str], *, prelude: str = "", timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run the repro preamble (this run's platform and device count), ``prelude`` (code the run
+    adds to every isolated process: a planted fault, in the self-tests) and ``lines`` in a new
     interpreter; returns the completed process (a crash shows as a negative return code)."""
-    prelude = os.environ.get(PRELUDE_ENV, "")  # a planted fault (self-tests only) reaches here too
     code = "\n".join(preamble() + ([prelude] if prelude else []) + list(lines))
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=timeout, env=dict(os.environ))

@@ -13,7 +13,8 @@ positions inside a group follow the group's order.
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -64,6 +65,25 @@ def normalize_axis(axis: int, ndim: int) -> int:
 
 
 # --- pmap ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DeviceSelection:
+    """The devices a pmap runs on: ``explicit`` ones are passed as ``devices=``, otherwise pmap
+    picks the first ``len(ids)`` local devices itself."""
+
+    ids: Tuple[int, ...]
+    explicit: bool
+
+    @property
+    def size(self) -> int:
+        return len(self.ids)
+
+    @property
+    def code(self) -> str:
+        """The ``devices=`` argument as a reproduction script writes it ('' when implicit)."""
+        return f", devices=[devices[i] for i in {list(self.ids)}]" if self.explicit else ""
+
 
 
 def arg_axes(args: tuple, in_axes):

@@ -1,4 +1,5 @@
-"""What the pytest harness decides before JAX starts: platform, device count, seed, deviations.
+"""Device planning: which platform to run on and how many CPU devices to force, decided before JAX
+starts its backend.
 
 Nothing here imports JAX at module level: the device count can only be forced before the backend
 starts, so ``plan_devices`` and ``environment_for`` are pure, and ``start_backend`` is the single
@@ -7,16 +8,13 @@ place that imports JAX and starts it.
 
 from __future__ import annotations
 
-import random
 import re
-import sys
 from dataclasses import dataclass
-from pathlib import Path
-from typing import List, Mapping, Optional
+from typing import Mapping, Optional
+
+from . import environment
 
 DEFAULT_CPU_DEVICES = 8
-DEVICES_ENV = "CONFORMANCE_DEVICES"
-SEED_ENV = "CONFORMANCE_SEED"
 FORCE_FLAG = "--xla_force_host_platform_device_count"
 
 
@@ -59,8 +57,9 @@ def plan_devices(option: Optional[str], backend: Optional[str], env: Mapping[str
     requested, origin = None, None
     if option is not None:
         requested, origin = _parse_count(option, "--devices"), "--devices"
-    elif env.get(DEVICES_ENV):
-        requested, origin = _parse_count(env[DEVICES_ENV], f"${DEVICES_ENV}"), f"${DEVICES_ENV}"
+    elif env.get(environment.DEVICES):
+        origin = f"${environment.DEVICES}"
+        requested = _parse_count(env[environment.DEVICES], origin)
     if platform != "cpu":
         if requested is not None:
             raise UsageError(
@@ -89,17 +88,18 @@ def environment_for(plan: DevicePlan, env: Mapping[str, str]) -> dict:
     return changes
 
 
-def start_backend(plan: DevicePlan, x64: bool):
-    """Import JAX, start the planned backend and check it has the planned devices.
+def start_backend(plan: DevicePlan, x64: bool, jax_was_imported: bool):
+    """Start the planned backend and check it has the planned devices. ``jax_was_imported``: JAX
+    was imported before the environment was set, so it read another one.
 
     Raises UsageError when the backend was already started by something else with another device
     count or platform, or does not come up.
     """
-    already_imported = "jax" in sys.modules
-    import jax
-    from conformance import compat
+    import jax  # (only here: the environment above must be in place before JAX starts)
 
-    if already_imported and not compat.backend_initialized():
+    from conformance.jaxside import compat
+
+    if jax_was_imported and not compat.backend_initialized():
         # JAX read its environment before we set it: tell its config directly.
         jax.config.update("jax_platforms", plan.platforms)
         if plan.forced is not None:
@@ -121,68 +121,3 @@ def start_backend(plan: DevicePlan, x64: bool):
             f"{jax.local_device_count()}: it was started before the harness could set the device "
             f"count (something imported JAX and used it first)")
     return devices
-
-
-def choose_seed(option_seed, env: Mapping[str, str]) -> str:
-    """The Hypothesis seed for this run: ``--hypothesis-seed``, else ``$CONFORMANCE_SEED`` (so every
-    xdist worker shares the controller's), else a fresh random one."""
-    if option_seed is not None:
-        return str(option_seed)
-    return env.get(SEED_ENV) or str(random.randrange(2**32))
-
-
-@dataclass(frozen=True)
-class Deviation:
-    """A behaviour a JAX version is known to get wrong: the test, the versions, a one-line reason."""
-
-    test: str
-    jax: str
-    reason: str
-    strict: bool = True
-    reproduced_by: str = ""
-
-    def matches(self, nodeid: str) -> bool:
-        return nodeid == self.test or nodeid.endswith("/" + self.test) or \
-            nodeid.split("[")[0] == self.test
-
-
-# The deviations in effect for the installed JAX, set by the conftest at configure time (in every
-# xdist worker): a random property asks deviation_in_effect() whether a deterministic test that
-# pins a known deviation is expected to fail on this version.
-ACTIVE_DEVIATIONS: List[Deviation] = []
-
-
-def deviation_in_effect(test: str) -> Optional["Deviation"]:
-    """The known deviation of the installed JAX for ``test`` (path::name[param]), or None."""
-    return next((d for d in ACTIVE_DEVIATIONS if d.test == test), None)
-
-
-def load_deviations(path: Path) -> List[Deviation]:
-    """Read the known-deviation list; a malformed entry is a usage error naming it."""
-    import tomllib
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-    if not path.exists():
-        return []
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as e:
-        raise UsageError(f"{path}: {e}") from None
-    out = []
-    for i, entry in enumerate(data.get("deviation", [])):
-        missing = [k for k in ("test", "jax", "reason") if not entry.get(k)]
-        if missing:
-            raise UsageError(f"{path}: deviation #{i + 1} lacks {', '.join(missing)}")
-        try:
-            SpecifierSet(entry["jax"])
-        except InvalidSpecifier:
-            raise UsageError(f"{path}: deviation #{i + 1} has an invalid jax range {entry['jax']!r}") from None
-        strict = entry.get("strict", True)
-        if not isinstance(strict, bool):
-            raise UsageError(f"{path}: deviation #{i + 1} has strict = {strict!r}, not true or false")
-        if not strict and not entry.get("reproduced_by"):
-            raise UsageError(f"{path}: deviation #{i + 1} is not strict, so it must name the strict "
-                             "deterministic test that reproduces it (reproduced_by)")
-        out.append(Deviation(entry["test"], entry["jax"], entry["reason"], strict,
-                             entry.get("reproduced_by", "")))
-    return out

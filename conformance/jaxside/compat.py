@@ -1,17 +1,21 @@
 """The one place that knows how JAX versions differ (facts in ../shared/JAX-VERSIONS.md).
 
 Suites never look at ``jax.__version__``: they ask this module which error a rejection raises,
-whether an API exists, and how to spell a call. An API that a version lacks becomes a skip whose
-reason names the API and the version it arrived in or went away in.
+whether an API exists, and how to spell a call. An API that a version lacks becomes a skip
+(``FeatureMissing``) whose reason names the API and the version it arrived in or went away in,
+and whose kind the run report records.
 
-Importing this module imports JAX, so the harness imports it only after it has set the platform
-and device-count environment (see ``conformance.harness``).
+Importing this module imports JAX, so the runner imports it only after it has set the platform
+and device-count environment (see ``conformance.runner.devices``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import inspect
 import os
+import time
 import warnings
 from dataclasses import dataclass
 from typing import Optional
@@ -19,7 +23,8 @@ from typing import Optional
 import jax
 import jaxlib
 import pytest
-from jax.sharding import PartitionSpec
+from jax.experimental import multihost_utils
+from jax.sharding import Mesh, PartitionSpec
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
@@ -79,10 +84,24 @@ class Feature:
         return self.obj is not None
 
     @property
+    def missing_kind(self) -> str:
+        """"api-removed" (this JAX is too new for it) or "api-arrived" (too old)."""
+        return "api-removed" if self.removed else "api-arrived"
+
+    @property
     def missing_reason(self) -> str:
         if self.removed:
             return f"{self.api} removed in JAX {self.removed} (installed: {JAX_VERSION})"
         return f"{self.api} arrived in JAX {self.arrived} (installed: {JAX_VERSION})"
+
+
+class FeatureMissing(pytest.skip.Exception):
+    """The skip of a test whose API this JAX lacks; ``feature`` says which API and why, and the run
+    report records ``feature.missing_kind``."""
+
+    def __init__(self, feature: Feature):
+        super().__init__(feature.missing_reason, _use_item_location=True)
+        self.feature = feature
 
 
 FEATURES = {
@@ -103,24 +122,29 @@ FEATURES = {
 
 
 def feature(name: str):
-    """The API behind ``name``; skips the calling test, naming the version, when it is missing."""
+    """The API behind ``name``; skips the calling test (``FeatureMissing``, naming the version) when
+    it is missing."""
     f = FEATURES[name]
     obj = f.obj
     if obj is None:
-        pytest.skip(f.missing_reason)
+        raise FeatureMissing(f)
     return obj
 
 
+REQUIRES_MARK = "requires_feature"  # evaluated by the runner before a test's set-up
+
+
 def requires(name: str):
-    """A mark that skips a test when the API ``name`` is missing, with a reason naming the version."""
-    f = FEATURES[name]
-    return pytest.mark.skipif(not f.available, reason=f.missing_reason)
+    """A mark that skips a test when the API ``name`` is missing (``FeatureMissing``, with a reason
+    naming the version)."""
+    FEATURES[name]  # a KeyError now, not at run time, for a name that is not a feature
+    return getattr(pytest.mark, REQUIRES_MARK)(name)
 
 
 # --- Backend start-up ----------------------------------------------------------------------
 def backend_initialized() -> bool:
     """True once any JAX backend has been created (after which device counts are fixed)."""
-    from jax._src import xla_bridge
+    xla_bridge = importlib.import_module("jax._src.xla_bridge")
     probe = getattr(xla_bridge, "backends_are_initialized", None)
     if probe is not None:
         return bool(probe())
@@ -193,7 +217,6 @@ def make_mesh(shape, names, *, devices=None, axis_types: Optional[str] = None):
 
 def mesh_with_axis_types(devices, names, axis_types: str):
     """``Mesh(devices, names, axis_types=...)`` with every axis of the named type."""
-    from jax.sharding import Mesh
     return Mesh(devices, tuple(names), axis_types=(axis_type(axis_types),) * len(names))
 
 
@@ -215,7 +238,6 @@ def mesh_context(mesh, axis_type: str = "Auto"):
     """The context an Explicit mesh's computations run in (JAX asks for it: eager ops and jit on
     Explicit axes need a context mesh): ``jax.set_mesh`` from 0.7.1, ``jax.sharding.use_mesh``
     before. Auto meshes run with no context, as in the tutorial."""
-    import contextlib
     if axis_type == "Auto":
         return contextlib.nullcontext()
     enter = FEATURES["set_mesh"].obj or _lookup("jax.sharding.use_mesh")
@@ -268,18 +290,12 @@ def settle_after_partial_read() -> None:
     (``process_allgather`` reads one device's shard; the program may still run on the other local
     devices), give those devices time to finish before the next collective is dispatched."""
     if CONCURRENT_COLLECTIVES_HANG:
-        import time
         time.sleep(PARTIAL_READ_SETTLE_S)
-
-
-def _takes_dtype() -> bool:
-    import inspect
-    return "dtype" in inspect.signature(jax.make_array_from_callback).parameters
 
 
 # make_array_from_callback(..., dtype=) arrived in 0.5.x (absent in 0.4.38, present in 0.5.3). Without
 # it a process that addresses no shard of the array cannot build its part of it.
-CALLBACK_TAKES_DTYPE = _takes_dtype()
+CALLBACK_TAKES_DTYPE = "dtype" in inspect.signature(jax.make_array_from_callback).parameters
 
 
 def make_array_from_callback(shape, sharding, callback, dtype):
@@ -292,7 +308,6 @@ def make_array_from_callback(shape, sharding, callback, dtype):
 def process_allgather(x):
     """``multihost_utils.process_allgather`` of a global array: the whole value on every process
     (``tiled=True``, which non-fully-addressable arrays require)."""
-    from jax.experimental import multihost_utils
     return multihost_utils.process_allgather(x, tiled=True)
 
 
@@ -306,7 +321,7 @@ def shard_map(f, mesh, in_specs, out_specs, check: bool = True):
     new = FEATURES["jax.shard_map"].obj
     if new is not None:
         return new(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=check)
-    from jax.experimental.shard_map import shard_map as old
+    old = _lookup("jax.experimental.shard_map.shard_map")
     return old(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_rep=check)
 
 
@@ -316,35 +331,7 @@ def index_position(entry) -> int:
     return entry if isinstance(entry, int) else (entry.start or 0)
 
 
-# --- Compilations (counted per property for the benchmark) -------------------------------------
+# --- Compilations ---------------------------------------------------------------------------
 # jax.monitoring reports every backend compilation as this duration event, under the same name
-# from 0.4.30 to 0.10.2 (jax/_src/dispatch.py BACKEND_COMPILE_EVENT).
+# from 0.4.30 to 0.10.2 (jax/_src/dispatch.py BACKEND_COMPILE_EVENT). The runner counts them.
 BACKEND_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
-
-
-class CompileCounter:
-    """Backend compilations seen in this process since it started: a count and their seconds."""
-
-    def __init__(self):
-        self.count, self.seconds = 0, 0.0
-
-    def __call__(self, event: str, duration: float, **_metadata) -> None:
-        if event == BACKEND_COMPILE_EVENT:
-            self.count += 1
-            self.seconds += duration
-
-    def snapshot(self) -> tuple:
-        return self.count, self.seconds
-
-
-_COMPILES: "CompileCounter | None" = None
-
-
-def compile_counter() -> CompileCounter:
-    """This process's compile counter, listening to jax.monitoring from the first call on."""
-    global _COMPILES
-    if _COMPILES is None:
-        _COMPILES = CompileCounter()
-        jax.monitoring.register_event_duration_secs_listener(_COMPILES)
-    return _COMPILES
-

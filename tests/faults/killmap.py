@@ -1,4 +1,4 @@
-"""Which properties each planted fault kills: ``python -m tests.killmap`` (one command, ~1 hour).
+"""Which properties each planted fault kills: ``python -m tests.faults.killmap`` (one command, ~1 hour).
 
 For the installed JAX it runs, each in a fresh interpreter, with the default profile:
 
@@ -10,12 +10,13 @@ For the installed JAX it runs, each in a fresh interpreter, with the default pro
    property that passed unfaulted and fails with the fault), with the default profile's examples
    but no shrinking (``default-no-shrink``: a property fails or not all the same).
 
-and writes ``tests/kill_maps/jax-<version>.json``, which ``tests/test_faults.py`` reads to check
-that every property of suites/ is killed by some fault, or is explained in ``faults.UNKILLED``.
+and writes ``tests/faults/kill_maps/jax-<version>.json``, which ``tests/test_faults.py`` reads to
+check that every property of suites/ is killed by some fault, or is explained in
+``tests/faults/unkilled.toml``.
 Faults whose API this JAX lacks are recorded as not plantable (another version's map covers them).
 
-    python -m tests.killmap [--jobs 2] [--faults NAME ...] [--devices 8]
-    python -m tests.killmap show        the measured maps as text (fault -> first failure, kills)
+    python -m tests.faults.killmap [--jobs 2] [--faults NAME ...] [--devices 8]
+    python -m tests.faults.killmap show      the measured maps as text (fault -> first failure, kills)
 """
 
 from __future__ import annotations
@@ -27,11 +28,15 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from importlib.metadata import version
 from pathlib import Path
 from typing import List, Optional, Sequence
 
-ROOT = Path(__file__).resolve().parent.parent
-MAPS = ROOT / "tests" / "kill_maps"
+from conformance.runner.pytest_process import run_pytest
+
+from . import FAULTS
+
+MAPS = Path(__file__).resolve().with_name("kill_maps")
 USAGE_ERROR = 4  # pytest's exit status when the fault cannot be planted on this JAX
 
 
@@ -42,9 +47,10 @@ def suite_paths(stems: Sequence[str]) -> List[str]:
 def run(args: Sequence[str], report_dir: Path, fault: Optional[str] = None, devices: int = 8) -> dict:
     """One pytest run of the suites (with the faults plugin, and ``fault`` planted): exit status,
     wall time, the report's tests by id."""
-    from reports.bench import run_pytest
-    result, wall = run_pytest(["-p", "tests.faults", *args, *(["--plant-fault", fault] if fault else [])],
-                              report_dir, devices)
+    started = time.monotonic()
+    result = run_pytest(["-q", "-p", "tests.faults", *args, *(["--plant-fault", fault] if fault else []),
+                         "--devices", str(devices), "--report-dir", str(report_dir)])
+    wall = time.monotonic() - started
     tests = {}
     report = report_dir / "report.json"
     if report.exists():
@@ -103,12 +109,10 @@ def show(maps: Sequence[dict]) -> str:
 
 
 def main(argv=None) -> int:
-    from tests.faults import FAULTS
-
     if argv is None and sys.argv[1:2] == ["show"]:
         print(show([json.loads(p.read_text()) for p in sorted(MAPS.glob("jax-*.json"))]))
         return 0
-    parser = argparse.ArgumentParser(prog="python -m tests.killmap", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tests.faults.killmap", description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=1, help="faults measured at once (default 1)")
     parser.add_argument("--faults", nargs="+", choices=sorted(FAULTS), help="only these faults")
     parser.add_argument("--devices", type=int, default=8)
@@ -116,10 +120,9 @@ def main(argv=None) -> int:
     parser.add_argument("--update", action="store_true",
                         help="keep the other faults' results already in the map (with --faults)")
     args = parser.parse_args(argv)
-    import jax
-
+    jax_version = version("jax")  # (names the map; the runs import JAX, not this process)
     work = Path(tempfile.mkdtemp(prefix="killmap-"))
-    print(f"jax {jax.__version__}: unfaulted run of suites/ ...", flush=True)
+    print(f"jax {jax_version}: unfaulted run of suites/ ...", flush=True)
     base = run(["suites/"], work / "baseline", devices=args.devices)
     if base["status"] != 0:
         print(f"the unfaulted suites do not pass (exit {base['status']}): {base['tail']}; no map", file=sys.stderr)
@@ -140,14 +143,14 @@ def main(argv=None) -> int:
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         for name, result in pool.map(one, names):
             results[name] = result
-    out = Path(args.output) if args.output else MAPS / f"jax-{jax.__version__}.json"
+    out = Path(args.output) if args.output else MAPS / f"jax-{jax_version}.json"
     if args.update and out.exists():  # re-measured faults replace theirs; the others are kept
         results = {**json.loads(out.read_text())["faults"], **results}
     properties = {i: sorted(n for n, r in results.items() if i in r.get("killed", ())) for i in sorted(baseline)}
     plantable = [r for r in results.values() if r["plantable"]]
     times = [r["seconds_to_first_failure"] for r in plantable]
     record = {
-        "jax": jax.__version__, "devices": args.devices, "measured": time.strftime("%Y-%m-%d"),
+        "jax": jax_version, "devices": args.devices, "measured": time.strftime("%Y-%m-%d"),
         "unfaulted_seconds": base["wall"],
         "median_seconds_to_first_failure": statistics.median(times) if times else None,
         "baseline": {i: t["outcome"] for i, t in sorted(baseline.items())},

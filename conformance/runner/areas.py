@@ -1,0 +1,42 @@
+"""The suite areas: one pytest marker per file of ``suites/`` (every property carries exactly
+one), and the order the areas run in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+AREAS = {
+    "congruence": "a sharding is accepted exactly when every tiled dimension divides",
+    "named_sharding": "NamedSharding / Mesh / PartitionSpec layouts against the model",
+    "device_put": "device_put round trips, shard placement, resharding, computation follows sharding",
+    "positional_sharding": "PositionalSharding reshape/replicate, and its NamedSharding translation",
+    "mesh": "create_device_mesh, make_mesh and Mesh against the model",
+    "visualize": "visualize_array_sharding's pictures against the model's block grid",
+    "pmap": "pmap in_axes/out_axes, static arguments, tracing and size errors against the model",
+    "collectives": "psum and the other collectives under pmap and shard_map against the model",
+    "sharding_invariance": "an operation catalogue on sharded inputs equals unsharded execution",
+    "multiprocess": "arrays and collectives across processes (--processes N), against the model",
+}
+
+# The order suite files run in: cheap checks that a broken JAX fails first (layouts and their
+# congruence, meshes, device_put), then the costlier ones (collectives and pmap compile per
+# example, the operation catalogue most of all). Measured by python -m tests.faults.killmap: the
+# median time to the first failure with -x across the fault catalogue. A file of deterministic
+# reproductions runs just before the property it explains.
+SUITE_ORDER = ("congruence", "named_sharding", "mesh", "device_put", "visualize", "positional_sharding",
+               "collectives", "pmap", "sharding_invariance_reproductions", "sharding_invariance",
+               "multiprocess")
+
+
+def in_suites(nodeid: str) -> bool:
+    """Whether a test id is a property of suites/ (the rest are self-tests)."""
+    return nodeid.startswith("suites/")
+
+
+def suite_rank(item) -> int:
+    """Where an item's suite file comes in SUITE_ORDER (tests outside suites/ keep their place
+    first)."""
+    if not in_suites(item.nodeid):
+        return -1
+    stem = Path(str(item.path)).stem.removeprefix("test_")
+    return SUITE_ORDER.index(stem) if stem in SUITE_ORDER else len(SUITE_ORDER)

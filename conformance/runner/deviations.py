@@ -1,0 +1,134 @@
+"""Known deviations: what a JAX version is known to get wrong against a property, read from
+``suites/known_deviations.toml``.
+
+The runner turns each entry in effect for the installed JAX into an xfail of its test (strict, or,
+for a random property, not strict), and hands the suites two fixtures: ``known_deviations`` (which
+entries are in effect, asked by test function) and ``known_deviation`` (this random property's
+entry, which ends the property as an xfail at its first failing example, without shrinking).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, List, Optional, Sequence
+
+import pytest
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+from .devices import UsageError
+
+
+@dataclass(frozen=True)
+class Deviation:
+    """A behaviour a JAX version is known to get wrong: the test, the versions, a one-line reason;
+    a random property's entry is not ``strict`` and names the deterministic test that
+    ``reproduced_by`` shows it every time."""
+
+    test: str
+    jax: str
+    reason: str
+    strict: bool = True
+    reproduced_by: str = ""
+
+    def matches(self, nodeid: str) -> bool:
+        return nodeid == self.test or nodeid.endswith("/" + self.test) or \
+            nodeid.split("[")[0] == self.test
+
+    @property
+    def xfail_reason(self) -> str:
+        seen = "" if self.strict else f" (random property; reproduced by {self.reproduced_by})"
+        return f"known deviation (JAX {self.jax}): {self.reason}{seen}"
+
+
+def load_deviations(path: Path) -> List[Deviation]:
+    """Read the known-deviation list; a malformed entry is a usage error naming it."""
+    if not path.exists():
+        return []
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"{path}: {e}") from None
+    out = []
+    for i, entry in enumerate(data.get("deviation", [])):
+        missing = [k for k in ("test", "jax", "reason") if not entry.get(k)]
+        if missing:
+            raise UsageError(f"{path}: deviation #{i + 1} lacks {', '.join(missing)}")
+        try:
+            SpecifierSet(entry["jax"])
+        except InvalidSpecifier:
+            raise UsageError(f"{path}: deviation #{i + 1} has an invalid jax range {entry['jax']!r}") from None
+        strict = entry.get("strict", True)
+        if not isinstance(strict, bool):
+            raise UsageError(f"{path}: deviation #{i + 1} has strict = {strict!r}, not true or false")
+        if not strict and not entry.get("reproduced_by"):
+            raise UsageError(f"{path}: deviation #{i + 1} is not strict, so it must name the strict "
+                             "deterministic test that reproduces it (reproduced_by)")
+        out.append(Deviation(entry["test"], entry["jax"], entry["reason"], strict,
+                             entry.get("reproduced_by", "")))
+    return out
+
+
+def nodeid_of(function: Callable, root: Path) -> str:
+    """``suites/<file>.py::<name>``: a test function's id, as deviation entries name it."""
+    path = Path(inspect.getsourcefile(function)).resolve().relative_to(root)
+    return f"{path.as_posix()}::{function.__name__}"
+
+
+class DeviationsInEffect:
+    """The known deviations of the installed JAX (the ``known_deviations`` fixture)."""
+
+    def __init__(self, deviations: Sequence[Deviation], root: Path):
+        self.deviations = tuple(deviations)
+        self.root = root
+
+    def __len__(self) -> int:
+        return len(self.deviations)
+
+    def for_test(self, nodeid: str) -> Optional[Deviation]:
+        """The entry that applies to the test ``nodeid`` (path::name[param]), or None."""
+        return next((d for d in self.deviations if d.matches(nodeid)), None)
+
+    def covers(self, test_function: Callable) -> Optional[Deviation]:
+        """The entry for ``test_function`` (a deterministic reproduction), or None: whether this JAX
+        is known to get that test wrong."""
+        return self.for_test(nodeid_of(test_function, self.root))
+
+
+class FirstFailureEnds:
+    """A random property's known deviation (the ``known_deviation`` fixture). A random property
+    does not draw its failing case in every run, so its entry is not strict; when it does fail, the
+    first failing example ends the property as an xfail, unshrunk (shrinking recompiles at every
+    step, for a failure that a deterministic reproduction already shows).
+
+    Use: after drawing the example, ``if known_deviation.seen: return`` (the rest of the examples
+    are drawn, as Hypothesis requires, but not run), then
+    ``with known_deviation.first_failure_ends_the_property(): ...``. The runner turns a seen failure
+    into the xfail after the property returns."""
+
+    def __init__(self, deviation: Optional[Deviation]):
+        self.deviation = deviation
+        self.finding: Optional[str] = None
+
+    @property
+    def seen(self) -> bool:
+        return self.finding is not None
+
+    @contextlib.contextmanager
+    def first_failure_ends_the_property(self):
+        if self.deviation is None or self.deviation.strict:
+            yield
+            return
+        try:
+            yield
+        except Exception as failure:  # noqa: BLE001 - any failure of this property is the deviation's
+            self.finding = getattr(failure, "finding", None) or f"{type(failure).__name__}: {failure}"
+
+    def xfail_if_seen(self) -> None:
+        """After the property: an xfail naming the reproduction and the finding, if it failed."""
+        if self.seen:
+            pytest.xfail(f"known deviation, random property (reproduced by "
+                         f"{self.deviation.reproduced_by.split('::')[-1]}): {self.finding}")

@@ -1,0 +1,131 @@
+"""The runner's pytest plugin (listed by the root ``conftest.py``, which also declares the options).
+
+Every pytest process (xdist workers and multi-process copies included) configures itself here
+before JAX starts its backend: it plans the devices and sets JAX's environment; then ``session``
+(which imports JAX, so only now) starts a multi-process run or joins one, starts the backend and
+loads the known deviations. This plugin then orders and marks the suites' tests, counts
+compilations, and hands the suites the fixtures that need no JAX.
+
+State lives in pytest's stash (keys in ``state``), never in module globals.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from . import areas, devices, hookspecs, state
+from .deviations import DeviationsInEffect, FirstFailureEnds
+from .state import leader_of
+
+
+def pytest_addhooks(pluginmanager):
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    for name, doc in areas.AREAS.items():
+        config.addinivalue_line("markers", f"{name}: {doc}")
+    jax_was_imported = "jax" in sys.modules  # by something before us: JAX read its environment
+    try:
+        plan = plan_the_devices(config)
+        x64 = x64_asked(config)
+    except devices.UsageError as e:
+        raise pytest.UsageError(str(e)) from None
+    from . import session  # imports JAX: only now that its environment is set
+
+    session.start(config, plan, x64, jax_was_imported)
+
+
+def plan_the_devices(config) -> devices.DevicePlan:
+    """The platform and device count, set in the environment for JAX and every worker."""
+    plan = devices.plan_devices(config.getoption("--devices"), config.getoption("--backend"), os.environ)
+    os.environ.update(devices.environment_for(plan, os.environ))
+    config.stash[state.PLAN] = plan
+    return plan
+
+
+def x64_asked(config) -> bool:
+    x64 = config.getoption("--x64") or os.environ.get("JAX_ENABLE_X64", "").lower() in ("1", "true")
+    if x64:
+        os.environ["JAX_ENABLE_X64"] = "1"
+    return x64
+
+
+def pytest_sessionfinish(session, exitstatus):
+    leader = leader_of(session.config)
+    if leader is not None:
+        leader.stop()
+
+
+# --- collection -----------------------------------------------------------------------------
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=areas.suite_rank)  # stable: tests keep their order within a suite
+    if leader_of(config) is not None or config.stash.get(state.MULTIPROCESS_SKIP, None):
+        # a multi-process run (or one asked for): only the multiprocess suite
+        kept = [i for i in items if i.get_closest_marker("multiprocess") or not areas.in_suites(i.nodeid)]
+        dropped = [i for i in items if i not in kept]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = kept
+    deviations = config.stash[state.DEVIATIONS]
+    for item in items:
+        if not areas.in_suites(item.nodeid):
+            continue
+        named = [m.name for m in item.iter_markers() if m.name in areas.AREAS]
+        if len(named) != 1:
+            raise pytest.UsageError(f"{item.nodeid} must carry exactly one suite-area marker "
+                                    f"({', '.join(areas.AREAS)}), has {named or 'none'}")
+        deviation = deviations.for_test(item.nodeid)
+        if deviation is not None:
+            item.stash[state.ITEM_DEVIATION] = deviation
+            item.add_marker(pytest.mark.xfail(strict=deviation.strict, reason=deviation.xfail_reason))
+
+
+# --- running --------------------------------------------------------------------------------
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """Count the JAX compilations a property's run caused (for the run report and the benchmark);
+    end a random property whose known deviation showed up as an xfail."""
+    counter = item.config.stash.get(state.COMPILES, None) if areas.in_suites(item.nodeid) else None
+    before = counter.snapshot() if counter else None
+    try:
+        result = yield
+    finally:
+        if counter is not None:
+            after = counter.snapshot()
+            item.user_properties.append((state.COMPILATIONS, (after[0] - before[0], after[1] - before[1])))
+    guard = item.stash.get(state.FIRST_FAILURE, None)
+    if guard is not None:
+        guard.xfail_if_seen()
+    return result
+
+
+# --- fixtures -------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def known_deviations(pytestconfig) -> DeviationsInEffect:
+    """The known deviations in effect for the installed JAX."""
+    return pytestconfig.stash[state.DEVIATIONS]
+
+
+@pytest.fixture
+def known_deviation(request) -> FirstFailureEnds:
+    """This random property's known deviation on the installed JAX (or none): its first failing
+    example ends the property as an xfail."""
+    guard = FirstFailureEnds(request.node.stash.get(state.ITEM_DEVIATION, None))
+    request.node.stash[state.FIRST_FAILURE] = guard
+    return guard
+
+
+@pytest.fixture(scope="session")
+def multiprocess_leader(pytestconfig):
+    """The leader of this multi-process run; the test skips, saying how to run it, elsewhere."""
+    leader = leader_of(pytestconfig)
+    if leader is None:
+        pytest.skip(pytestconfig.stash.get(state.MULTIPROCESS_SKIP, None) or
+                    "multi-process properties run with --processes N "
+                    "(e.g. pytest suites/ --processes 2 --devices 4)")
+    return leader

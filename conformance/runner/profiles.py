@@ -1,0 +1,42 @@
+"""Hypothesis profiles and the run's seed.
+
+Profiles: a quick ``default`` for every change, ``nightly`` with 10x the examples, and
+``default-no-shrink`` (the default's examples without shrinking: what the fault kill maps use, since
+a property fails under a fault or not all the same, and shrinking only costs time). Compilation
+dominates, so timing deadlines would only measure the compiler: they are off.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Mapping
+
+from hypothesis import Phase, settings
+
+from . import environment
+
+settings.register_profile("default", max_examples=100, deadline=None, print_blob=True)
+settings.register_profile("nightly", max_examples=1000, deadline=None, print_blob=True)
+settings.register_profile("default-no-shrink", settings.get_profile("default"),
+                          phases=[Phase.explicit, Phase.reuse, Phase.generate])
+settings.load_profile("default")
+
+
+def profile_name(config) -> str:
+    """The Hypothesis profile in effect (Hypothesis' own plugin has loaded it by the session's
+    start)."""
+    if hasattr(settings, "get_current_profile_name"):
+        return settings.get_current_profile_name()
+    return config.getoption("hypothesis_profile") or "default"
+
+
+def max_examples() -> int:
+    return settings().max_examples
+
+
+def choose_seed(option_seed, env: Mapping[str, str]) -> str:
+    """The Hypothesis seed for this run: ``--hypothesis-seed``, else ``$CONFORMANCE_SEED`` (so every
+    xdist worker shares the controller's), else a fresh random one."""
+    if option_seed is not None:
+        return str(option_seed)
+    return env.get(environment.SEED) or str(random.randrange(2**32))

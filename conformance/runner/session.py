@@ -1,0 +1,139 @@
+"""The runner's part that needs JAX: imported (and registered as a plugin) by ``plugin`` once JAX's
+environment is set. ``start`` launches or joins a multi-process run, starts the backend, counts
+compilations and loads the known deviations; the hooks print the header, skip tests whose API this
+JAX lacks, and give the suites an isolated interpreter.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+
+import hypothesis
+import jax
+import numpy as np
+import pytest
+
+from conformance.checking import isolation
+from conformance.jaxside import compat
+
+from . import devices, environment, profiles, run_folder, state
+from .compilations import start_counting
+from .deviations import DeviationsInEffect, load_deviations
+from .multiprocess import launcher, protocol, steps
+
+DEVIATIONS_FILE = run_folder.ROOT / "suites" / "known_deviations.toml"
+
+
+def start(config, plan: devices.DevicePlan, x64: bool, jax_was_imported: bool) -> None:
+    """After planning: launch the copies of a multi-process run (this process then ends) or join
+    one, start the backend, then hand this module's hooks to pytest."""
+    role = launcher.role_from_env(config.getoption("--processes"))
+    try:
+        if config.getoption("--processes") and role is None:  # (a number: start the copies here)
+            launch_processes(config, plan)  # ends this pytest, unless this JAX cannot
+        if role is not None:
+            role = join_the_run(role)  # (process id, count) from here on
+        devices.start_backend(plan, x64, jax_was_imported)
+    except devices.UsageError as e:
+        raise pytest.UsageError(str(e)) from None
+    config.stash[state.COMPILES] = start_counting()
+    config.stash[state.DEVIATIONS] = DeviationsInEffect(
+        [d for d in load_deviations(DEVIATIONS_FILE) if compat.version_in(d.jax)], run_folder.ROOT)
+    share_the_seed(config)
+    if role is not None:
+        take_part(config, *role)  # a follower ends here; the leader goes on
+    config.pluginmanager.register(sys.modules[__name__], "conformance-runner-session")
+
+
+def share_the_seed(config) -> None:
+    """One seed for the controller and every worker, printed in the header."""
+    seed = profiles.choose_seed(config.getoption("hypothesis_seed", None), os.environ)
+    os.environ[environment.SEED] = seed
+    config.option.hypothesis_seed = seed  # read by Hypothesis' own plugin, which runs after us
+
+
+def launch_processes(config, plan: devices.DevicePlan) -> None:
+    """``--processes N``: start N copies of this command (run report and the followers' logs in one
+    run folder) and end with the leader's exit status. Where this JAX cannot run several processes
+    on CPU, go on in this one process: the multiprocess suite skips, naming the version."""
+    try:
+        count = int(config.getoption("--processes"))
+    except ValueError:
+        raise pytest.UsageError(f"--processes={config.getoption('--processes')!r} is not a number") from None
+    if count < 1:
+        raise pytest.UsageError(f"--processes={count}: at least one process is needed")
+    if getattr(config.option, "numprocesses", None):
+        raise pytest.UsageError("--processes and pytest-xdist's -n cannot be combined: the copies "
+                                "must run the same tests in the same order")
+    if plan.platform == "cpu" and not compat.MULTIPROCESS_CPU:
+        config.stash[state.MULTIPROCESS_SKIP] = compat.MULTIPROCESS_CPU_REASON
+        print(f"not launching {count} processes: {compat.MULTIPROCESS_CPU_REASON}", flush=True)
+        return
+    folder = (run_folder.chosen(config.getoption("--report-dir"))
+              or run_folder.default(str(compat.JAX_VERSION), plan.platform)).resolve()
+    seed = profiles.choose_seed(config.getoption("hypothesis_seed", None), os.environ)
+    env = dict(os.environ, **{environment.REPORT_DIR: str(folder), environment.SEED: seed})
+    print(f"launching {count} processes x {plan.forced} devices; run folder {folder}", flush=True)
+    try:
+        rc = launcher.launch(count, sys.argv, folder, env, on_broken=lambda message:
+                             config.hook.pytest_conformance_run_broken(run_folder=folder, message=message))
+    except launcher.CoordinatorError as e:
+        raise pytest.UsageError(str(e)) from None
+    pytest.exit(f"{count} processes ended", returncode=rc)
+
+
+def join_the_run(role) -> tuple:
+    """``jax.distributed.initialize`` in a copy of a multi-process run: (process id, count)."""
+    try:
+        return protocol.initialize(role)
+    except launcher.CoordinatorError as e:
+        raise devices.UsageError(str(e)) from None
+
+
+def take_part(config, process_id: int, count: int) -> None:
+    """Process 0 of a multi-process run leads; every other process follows its steps, then ends."""
+    if process_id > 0:
+        pytest.exit(f"process {process_id}: followed the leader's steps",
+                    returncode=protocol.follow(process_id, steps.STEPS))
+    config.stash[state.LEADER] = protocol.Leader(count, steps.STEPS,
+                                                 run_folder.chosen(config.getoption("--report-dir")))
+
+
+# --- hooks and fixtures (registered by ``start``) -------------------------------------------------
+def pytest_configure(config):
+    config.addinivalue_line("markers", f"{compat.REQUIRES_MARK}(name): skip where this JAX lacks the "
+                                       "API (compat.requires)")
+
+
+def pytest_report_header(config):
+    plan = config.stash[state.PLAN]
+    devices_present = jax.devices()
+    forced = f"forced by {plan.source}" if plan.forced is not None else plan.source
+    return [
+        f"jax {compat.JAX_VERSION}, jaxlib {compat.JAXLIB_VERSION}, numpy {np.__version__}, "
+        f"hypothesis {hypothesis.__version__}",
+        f"backend: {jax.default_backend()} (JAX_PLATFORMS={os.environ.get('JAX_PLATFORMS')}), "
+        f"devices: {len(devices_present)} x {devices_present[0].device_kind} ({forced}), "
+        f"processes: {jax.process_count()}, x64: {'on' if compat.x64_enabled() else 'off'}",
+        f"hypothesis profile: {profiles.profile_name(config)} (max_examples={profiles.max_examples()}), "
+        f"seed: {config.option.hypothesis_seed} (rerun with --hypothesis-seed="
+        f"{config.option.hypothesis_seed})",
+        f"known deviations in effect for this JAX: {len(config.stash[state.DEVIATIONS])} "
+        f"(from {DEVIATIONS_FILE.name})",
+    ]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """A test marked ``compat.requires(name)`` skips (``FeatureMissing``) where this JAX lacks the
+    API."""
+    for mark in item.iter_markers(compat.REQUIRES_MARK):
+        compat.feature(mark.args[0])
+
+
+@pytest.fixture(scope="session")
+def run_isolated(pytestconfig):
+    """``isolation.run_isolated``, with the prelude this run adds to every isolated process."""
+    return functools.partial(isolation.run_isolated, prelude=pytestconfig.stash.get(state.ISOLATED_PRELUDE, ""))

@@ -1,0 +1,439 @@
+"""What the catalogue's operations are called with: a builder ``*_inputs`` per kind of operation,
+a strategy of ``(operands, static)``; the static keyword arguments of one operand come from a
+``*_statics(shape)`` function.
+
+Shapes take sides from ``SIDES``, so most of them divide over the mesh axes; a bounded space keeps
+the number of compiled programs small. Sums, products and contractions draw integer-valued floats
+(or integers, which wrap modulo 2**32 in any order), so that the answer does not depend on the
+order a partitioned program adds in, and stays exact.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Optional, Tuple
+
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+# Array sides, in shrinking order: small, and mostly products of 2 so that mesh axes divide them.
+SIDES = (2, 4, 1, 8, 6, 3)
+
+Statics = Callable[[tuple], st.SearchStrategy]  # shape -> strategy of the static keyword arguments
+
+
+# --- building blocks ----------------------------------------------------------------------------
+def shapes(min_rank: int = 0, max_rank: int = 3) -> st.SearchStrategy:
+    """Shapes of ``min_rank``..``max_rank`` dimensions with sides from ``SIDES``."""
+    return hnp.array_shapes(min_dims=min_rank, max_dims=max_rank, min_side=1,
+                            max_side=len(SIDES)).map(lambda s: tuple(SIDES[i - 1] for i in s))
+
+
+def values(dtype: str, shape, kind: str = "any") -> st.SearchStrategy:
+    """Arrays of ``dtype`` and ``shape``. ``kind``: "any" (every integer; finite floats of
+    magnitude <= 10 without subnormals), "small" (integers, or integer-valued floats, in -8..8:
+    exact in every summation order), "tiny" (integer-valued -2..2, for products)."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return hnp.arrays(dtype, shape)
+    bound = {"small": 8, "tiny": 2}.get(kind)
+    if bound is not None:
+        return hnp.arrays(dtype, shape, elements=st.integers(-bound, bound).map(dtype.type))
+    if dtype.kind == "f":
+        return hnp.arrays(dtype, shape, elements=st.floats(-10, 10, width=dtype.itemsize * 8,
+                                                            allow_subnormal=False))
+    return hnp.arrays(dtype, shape)
+
+
+def axes_of(rank: int) -> st.SearchStrategy:
+    """One axis (negative ones included), None, or a tuple of distinct axes, for a reduction."""
+    if rank == 0:
+        return st.none()
+    return st.one_of(st.integers(-rank, rank - 1), st.none(),
+                     st.lists(st.integers(0, rank - 1), unique=True).map(tuple))
+
+
+def one_axis(rank: int) -> st.SearchStrategy:
+    return st.integers(-rank, rank - 1)
+
+
+def inputs_from(build: Callable) -> st.SearchStrategy:
+    """A strategy from ``build(draw) -> (operands, static)``."""
+    return st.composite(build)()
+
+
+@st.composite
+def broadcasting_to(draw, shape):
+    """A shape that broadcasts to ``shape``: its trailing dimensions, each the same side or 1.
+    (``hnp.broadcastable_shapes`` would also give a size-1 side of ``shape`` any other size.)"""
+    kept = shape[draw(st.integers(0, len(shape))):]
+    return tuple(1 if draw(st.booleans()) else n for n in kept)
+
+
+def index_arrays(shape_side: int, *, low: int = 0, high=None):
+    """Strategy for int32 index arrays of rank 0..2 with values in ``low..high`` (default: the
+    valid non-negative indices into a side ``shape_side``)."""
+    high = shape_side - 1 if high is None else high
+    return shapes(0, 2).flatmap(lambda s: hnp.arrays(np.int32, s, elements=st.integers(low, high)))
+
+
+def prime_factors(n: int) -> list:
+    factors, p = [], 2
+    while n > 1:
+        while n % p == 0:
+            factors.append(p)
+            n //= p
+        p += 1
+    return factors
+
+
+# --- one operand --------------------------------------------------------------------------------
+def unary_inputs(dtype: str, kind: str = "any", statics: Optional[Statics] = None, *,
+                 min_rank: int = 0, max_rank: int = 3):
+    """One operand of ``dtype`` (values of ``kind``, see ``values``), and the static arguments
+    ``statics(shape)`` draws (none without it)."""
+    def build(draw):
+        shape = draw(shapes(min_rank, max_rank))
+        operand = draw(values(dtype, shape, kind))
+        return (operand,), (draw(statics(shape)) if statics else {})
+    return inputs_from(build)
+
+
+def reduction_inputs(dtype: str, kind: str = "any", *, keepdims: bool = True, single_axis: bool = False):
+    """One operand and the axes to reduce over (one axis or None when ``single_axis``), with
+    ``keepdims`` either way when asked."""
+    def statics(shape):
+        axis = st.one_of(st.none(), one_axis(len(shape))) if single_axis and shape else axes_of(len(shape))
+        return st.fixed_dictionaries({"axis": axis, **({"keepdims": st.booleans()} if keepdims else {})})
+    return unary_inputs(dtype, kind, statics)
+
+
+def scan_inputs(dtype: str, kind: str = "any", *, negative_axis: bool = True):
+    """One operand of rank >= 1 and the axis to scan along (negative ones when asked)."""
+    def statics(shape):
+        low = -len(shape) if negative_axis else 0
+        return st.fixed_dictionaries({"axis": st.integers(low, len(shape) - 1)})
+    return unary_inputs(dtype, kind, statics, min_rank=1)
+
+
+def axis_statics(shape):
+    """``axis``: any axis, negative ones included."""
+    return st.fixed_dictionaries({"axis": st.integers(-len(shape), len(shape) - 1)})
+
+
+def axes_statics(shape):
+    """``axis``: None, one axis, or a tuple of distinct axes."""
+    return st.fixed_dictionaries({"axis": axes_of(len(shape))})
+
+
+def permutation_statics(shape):
+    """``axes``: a permutation of the dimensions."""
+    return st.fixed_dictionaries({"axes": st.permutations(range(len(shape))).map(tuple)})
+
+
+def two_axes_statics(shape):
+    """``a``, ``b``: two axes, negative ones included, possibly equal."""
+    return st.fixed_dictionaries({"a": one_axis(len(shape)), "b": one_axis(len(shape))})
+
+
+def new_axis_statics(shape):
+    """``axis``: where a new dimension goes, counted from either end."""
+    return st.fixed_dictionaries({"axis": st.integers(-len(shape) - 1, len(shape))})
+
+
+def leading_shape_statics(shape):
+    """``shape``: ``shape`` with 0 or 1 leading dimensions added (a broadcast target)."""
+    return shapes(0, 1).map(lambda lead: {"shape": lead + shape})
+
+
+def dimension_statics(shape):
+    """``dim``: one dimension."""
+    return st.fixed_dictionaries({"dim": st.integers(0, len(shape) - 1)})
+
+
+def diagonal_statics(shape):
+    """``k``: a diagonal offset -3..3."""
+    return st.fixed_dictionaries({"k": st.integers(-3, 3)})
+
+
+def reshape_statics(shape):
+    """``shape``: as many elements as ``shape``, its prime factors shuffled and regrouped into 1..4
+    dimensions (size-1 dimensions included)."""
+    @st.composite
+    def build(draw):
+        factors = draw(st.permutations(prime_factors(math.prod(shape))))
+        rank = draw(st.integers(1, 4))
+        cuts = sorted(draw(st.lists(st.integers(0, len(factors)), min_size=rank - 1, max_size=rank - 1)))
+        bounds = [0, *cuts, len(factors)]
+        return {"shape": tuple(math.prod(factors[a:b]) for a, b in zip(bounds, bounds[1:]))}
+    return build()
+
+
+def roll_statics(shape):
+    """``shift`` (up to twice the rolled size either way) and ``axis`` (one, or None: flattened)."""
+    @st.composite
+    def build(draw):
+        axis = draw(st.one_of(st.none(), st.integers(0, len(shape) - 1)))
+        n = math.prod(shape) if axis is None else shape[axis]
+        return {"shift": draw(st.integers(-2 * n, 2 * n)), "axis": axis}
+    return build()
+
+
+def pad_statics(shape):
+    """``widths``: 0..3 before and after each dimension; ``mode``: constant, edge, wrap or
+    symmetric."""
+    @st.composite
+    def build(draw):
+        widths = tuple((draw(st.integers(0, 3)), draw(st.integers(0, 3))) for _ in shape)
+        return {"widths": widths, "mode": draw(st.sampled_from(("constant", "edge", "wrap", "symmetric")))}
+    return build()
+
+
+def lax_pad_statics(shape):
+    """``config``: ``(low, high, interior)`` per dimension, low and high -3..3, interior 0..2,
+    leaving at least one element. A negative ``low`` that would start the result on an interior
+    padding element is left out: with the dimension sharded, XLA's SPMD partitioner aborts the
+    process on it (a CHECK failure, every version; see test_lax_pad_starting_inside_interior_padding),
+    which would end the whole run."""
+    @st.composite
+    def build(draw):
+        config = []
+        for n in shape:
+            interior = draw(st.integers(0, 2))
+            dilated = n + (n - 1) * interior
+            low = draw(st.integers(-min(dilated - 1, 3), 3).filter(lambda low: low >= 0 or low % (interior + 1) == 0))
+            high = draw(st.integers(-min(dilated - 1 + min(low, 0), 3), 3))
+            config.append((low, high, interior))
+        return {"config": tuple(config)}
+    return build()
+
+
+# --- slices -----------------------------------------------------------------------------------
+def slice_length(s: slice, n: int) -> int:
+    return len(range(*s.indices(n)))
+
+
+def slices(n: int, *, steps=(1,), reach: int = 0) -> st.SearchStrategy:
+    """``slice(start, stop, step)`` over a side ``n``: bounds in ``-n - reach .. n + reach`` or
+    None, a step from ``steps``."""
+    bound = st.one_of(st.none(), st.integers(-n - reach, n + reach))
+    return st.builds(slice, bound, bound, st.sampled_from(steps))
+
+
+def out_of_range(s: slice, n: int) -> bool:
+    return any(b is not None and not -n <= b <= n for b in (s.start, s.stop))
+
+
+def index_statics(kind: str) -> Statics:
+    """``index``: a tuple of slices, one per leading dimension: "in-range" non-empty unit-step
+    ones, "strided" non-empty ones of step -3..3, "out-of-range" non-empty ones with a bound past
+    the ends, "empty" ones where some slice selects nothing."""
+    def statics(shape):
+        @st.composite
+        def index(draw):
+            picked = []
+            for n in shape[:draw(st.integers(1, len(shape)))]:
+                if kind == "in-range":
+                    s = draw(slices(n).filter(lambda s: slice_length(s, n) > 0))
+                elif kind == "strided":
+                    s = draw(slices(n, steps=(2, 3, -1, -2, -3, 1)).filter(lambda s: slice_length(s, n) > 0))
+                elif kind == "out-of-range":
+                    s = draw(slices(n, steps=(1, 2, -1), reach=n + 3).filter(lambda s: slice_length(s, n) > 0))
+                else:
+                    s = draw(slices(n, reach=2))
+                picked.append(s)
+            if kind == "out-of-range" and not any(out_of_range(s, n) for s, n in zip(picked, shape)):
+                start = draw(st.integers(shape[0] + 1, shape[0] + 4))
+                picked[0] = slice(-start, None, 1)
+            if kind == "empty" and all(slice_length(s, n) for s, n in zip(picked, shape)):
+                start = draw(st.integers(0, shape[0]))
+                picked[0] = slice(start, draw(st.integers(0, start)), 1)  # stop <= start: nothing
+            return {"index": tuple(picked)}
+        return index()
+    return statics
+
+
+# --- several operands ---------------------------------------------------------------------------
+def broadcasting_inputs(dtypes: Tuple[str, ...], kind: str = "any"):
+    """One operand per dtype, shapes broadcasting together (trailing-aligned, sides equal or 1)."""
+    def build(draw):
+        result = draw(shapes(0, 3))
+        return tuple(draw(values(dtype, draw(broadcasting_to(result)), kind)) for dtype in dtypes), {}
+    return inputs_from(build)
+
+
+def at_shifted_inputs(dtype: str, kind: str = "any"):
+    """One operand of rank >= 1, and ``axis`` and ``shift`` for ``x.at[dst].<method>(x[src])``
+    with ranges ``shift`` apart along the axis (they overlap when ``|shift|`` is less than half the
+    side)."""
+    def statics(shape):
+        @st.composite
+        def build(draw):
+            axis = draw(st.integers(0, len(shape) - 1))
+            n = shape[axis]
+            return {"axis": axis, "shift": draw(st.integers(-(n - 1), n - 1))}
+        return build()
+    return unary_inputs(dtype, kind, statics, min_rank=1)
+
+
+def at_range_inputs(dtype: str):
+    """``x``, a strided static range ``index`` of it, and ``u`` of that range's shape."""
+    def build(draw):
+        shape = draw(shapes(1, 3))
+        index = draw(index_statics("strided")(shape))["index"]
+        x = draw(values(dtype, shape))
+        u = draw(values(dtype, x[index].shape))
+        return (x, u), {"index": index}
+    return inputs_from(build)
+
+
+def scatter_add_inputs():
+    """``x``, indices into its first dimension (repeated ones add up) and the updates."""
+    def build(draw):
+        shape = draw(shapes(1, 3))
+        idx = draw(hnp.arrays(np.int32, (draw(st.sampled_from(SIDES)),),
+                              elements=st.integers(0, shape[0] - 1)))
+        u = draw(values("int32", idx.shape + shape[1:]))
+        return (draw(values("int32", shape)), idx, u), {}
+    return inputs_from(build)
+
+
+def take_inputs(mode: str):
+    """``x``, an index array and ``axis``: valid indices, or (``mode="clip"``) ones past either
+    end."""
+    def build(draw):
+        shape = draw(shapes(1, 3))
+        axis = draw(st.integers(0, len(shape) - 1))
+        n = shape[axis]
+        low, high = (-n - 3, 2 * n + 2) if mode == "clip" else (0, n - 1)
+        idx = draw(index_arrays(n, low=low, high=high))
+        return (draw(values("int32", shape)), idx), {"axis": axis}
+    return inputs_from(build)
+
+
+def fancy_index_inputs():
+    """``x`` and an index array into its first dimension, negative indices included."""
+    def build(draw):
+        shape = draw(shapes(1, 3))
+        idx = draw(index_arrays(shape[0], low=-shape[0], high=shape[0] - 1))
+        return (draw(values("float32", shape)), idx), {}
+    return inputs_from(build)
+
+
+def take_along_axis_inputs():
+    """``x``, an index array of its rank (another side along ``axis``) and ``axis``."""
+    def build(draw):
+        shape = draw(shapes(1, 3))
+        axis = draw(st.integers(0, len(shape) - 1))
+        idx_shape = list(shape)
+        idx_shape[axis] = draw(st.sampled_from(SIDES))
+        idx = draw(hnp.arrays(np.int32, tuple(idx_shape), elements=st.integers(0, shape[axis] - 1)))
+        return (draw(values("int32", shape)), idx), {"axis": axis}
+    return inputs_from(build)
+
+
+def concatenate_inputs():
+    """2 or 3 operands that differ only along ``axis``."""
+    def build(draw):
+        shape = draw(shapes(1, 3))
+        axis = draw(st.integers(0, len(shape) - 1))
+        operands = []
+        for _ in range(draw(st.integers(2, 3))):
+            piece = list(shape)
+            piece[axis] = draw(st.sampled_from(SIDES))
+            operands.append(draw(values("int32", tuple(piece))))
+        return tuple(operands), {"axis": axis}
+    return inputs_from(build)
+
+
+def stack_inputs():
+    """2 or 3 operands of one shape, and where the new ``axis`` goes."""
+    def build(draw):
+        shape = draw(shapes(0, 2))
+        count = draw(st.integers(2, 3))
+        return (tuple(draw(values("float32", shape)) for _ in range(count)),
+                {"axis": draw(st.integers(0, len(shape)))})
+    return inputs_from(build)
+
+
+def squeeze_inputs():
+    """An operand with 1 or 2 size-1 dimensions inserted, and some of its size-1 ``axis`` to
+    squeeze."""
+    def build(draw):
+        shape = list(draw(shapes(0, 3)))
+        for _ in range(draw(st.integers(1, 2))):
+            shape.insert(draw(st.integers(0, len(shape))), 1)
+        ones = [i for i, n in enumerate(shape) if n == 1]
+        axis = tuple(draw(st.lists(st.sampled_from(ones), min_size=1, unique=True)))
+        return (draw(values("int32", tuple(shape))),), {"axis": axis}
+    return inputs_from(build)
+
+
+def lax_pad_inputs():
+    """``x`` of rank >= 1, a padding value, and a ``config`` (see ``lax_pad_statics``)."""
+    def build(draw):
+        shape = draw(shapes(1, 3))
+        x, static = draw(values("float32", shape)), draw(lax_pad_statics(shape))
+        return (x, np.float32(draw(st.integers(-5, 5)))), static
+    return inputs_from(build)
+
+
+def dynamic_slice_inputs():
+    """``x``, one start per dimension up to 3 past either end (traced, so clamped at run time),
+    and the slice ``sizes``."""
+    def build(draw):
+        shape = draw(shapes(1, 3))
+        starts = tuple(np.int32(draw(st.integers(-n - 3, n + 3))) for n in shape)
+        sizes = tuple(draw(st.integers(1, n)) for n in shape)
+        return (draw(values("int32", shape)), *starts), {"sizes": sizes}
+    return inputs_from(build)
+
+
+def dynamic_update_slice_inputs():
+    """``x``, an update no larger than it, and one start per dimension up to 3 past either end."""
+    def build(draw):
+        shape = draw(shapes(1, 3))
+        update_shape = tuple(draw(st.integers(1, n)) for n in shape)
+        starts = tuple(np.int32(draw(st.integers(-n - 3, n + 3))) for n in shape)
+        return (draw(values("float32", shape)), draw(values("float32", update_shape)), *starts), {}
+    return inputs_from(build)
+
+
+EINSUM_SUBSCRIPTS = {
+    "ij,jk->ik": ("ij", "jk"), "bij,bjk->bik": ("bij", "bjk"), "ijk,jk->i": ("ijk", "jk"),
+    "ij,ij->": ("ij", "ij"), "i,j->ij": ("i", "j"), "ij->ji": ("ij",), "bij,jk->bk": ("bij", "jk"),
+}
+
+
+def einsum_inputs():
+    """``subscripts`` from ``EINSUM_SUBSCRIPTS`` and operands whose sides agree letter by letter."""
+    def build(draw):
+        subscripts = draw(st.sampled_from(sorted(EINSUM_SUBSCRIPTS)))
+        letters = sorted(set("".join(EINSUM_SUBSCRIPTS[subscripts])))
+        side = {letter: draw(st.sampled_from(SIDES)) for letter in letters}
+        operands = tuple(draw(values("float32", tuple(side[c] for c in term), "small"))
+                         for term in EINSUM_SUBSCRIPTS[subscripts])
+        return operands, {"subscripts": subscripts}
+    return inputs_from(build)
+
+
+def matmul_inputs(dtype: str, kind: str):
+    """(x, y) for matmul: ``x`` of rank 1..3, ``y`` of rank 1..3, batch dimensions broadcasting."""
+    def build(draw):
+        m, k, n = (draw(st.sampled_from(SIDES)) for _ in range(3))
+        batch = draw(shapes(0, 1))
+        x_shape = draw(st.sampled_from([(k,), (m, k), batch + (m, k)]))
+        y_shape = draw(st.sampled_from([(k,), (k, n), batch + (k, n)]))
+        return (draw(values(dtype, x_shape, kind)), draw(values(dtype, y_shape, kind))), {}
+    return inputs_from(build)
+
+
+def selection_inputs(same_shapes: bool):
+    """A bool condition and two int32 operands: of one shape, or (not ``same_shapes``) shapes
+    broadcasting together."""
+    def build(draw):
+        shape = draw(shapes(0, 3))
+        pick = (lambda: shape) if same_shapes else (lambda: draw(broadcasting_to(shape)))
+        return (draw(values("bool", pick())), draw(values("int32", pick())), draw(values("int32", pick()))), {}
+    return inputs_from(build)

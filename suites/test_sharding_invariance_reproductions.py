@@ -1,0 +1,237 @@
+"""The smallest reproductions of what the sharding-invariance catalogue found
+(``test_sharding_invariance.py``), one deterministic test each; ``known_deviations.toml`` lists the
+versions each one fails on. Each states the rule the random property checks, for one case.
+"""
+
+import jax
+import numpy as np
+import pytest
+
+from conformance.checking.layouts import check_layout
+from conformance.checking.repro import scripted_case, spec_literal
+from conformance.jaxside import bridge, compat
+from conformance.model.layout import Layout, MeshModel
+
+pytestmark = pytest.mark.sharding_invariance
+explicit_only = compat.requires("explicit_sharding")
+
+
+def explicit_outcome(title: str, mesh: MeshModel, arrays: dict, expression: str, expected) -> None:
+    """On an Explicit mesh over ``mesh`` (inside its mesh context), with ``arrays`` = {name: (value,
+    spec)} committed, ``expression`` is either accepted with numpy's ``expected`` values or rejected
+    with a ShardingTypeError: a well-typed operation runs, an ill-typed one says so in the
+    documented way."""
+    case = scripted_case(f"{title}: {expression}", meshes={"mesh": mesh}, axis_type="Explicit",
+                         placed=arrays, in_context=[f"print({expression})"])
+    jmesh = bridge.jax_mesh(mesh, "Explicit")
+    namespace = {"jnp": jax.numpy, "lax": jax.lax, "np": np}
+    namespace.update({name: jax.device_put(value, bridge.named_sharding(mesh, spec, "Explicit"))
+                      for name, (value, spec) in arrays.items()})
+    with compat.mesh_context(jmesh, "Explicit"):
+        try:
+            result = eval(expression, namespace)
+        except compat.SHARDING_TYPE_ERRORS:
+            return
+        except Exception as e:  # noqa: BLE001 - the finding
+            case.fail(f"{expression} raised {type(e).__name__}: {' '.join(str(e).split())[:300]}, "
+                      f"but should return {expected.tolist()} or raise ShardingTypeError [{case.call}]")
+    case.close(expression, np.asarray(result), expected, rtol=0, atol=0)
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+@explicit_only
+def test_explicit_broadcast_conflict_is_a_sharding_type_error():
+    """jnp.where broadcasting x (2,1,1) and y (2,1), both sharded on 'a' along their first
+    dimension, would put 'a' on two output dimensions: an ill-typed program, so ShardingTypeError
+    (or a correct answer), not an internal error."""
+    x, y = np.arange(2, dtype=np.int32).reshape(2, 1, 1), np.arange(2, dtype=np.int32).reshape(2, 1) + 5
+    explicit_outcome("broadcast conflict", bridge.first_devices_mesh(("a", 2)),
+                     {"x": (x, ("a",)), "y": (y, ("a",))}, "jnp.where(True, x, y)",
+                     np.where(True, x, y))
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+@explicit_only
+def test_explicit_gather_conflict_is_a_sharding_type_error():
+    """x[idx] with x (2,4) sharded on 'a' along dimension 1 and idx (2,) sharded on 'a' would put
+    'a' on two output dimensions: ShardingTypeError (or a correct answer), not an internal error."""
+    x, idx = np.arange(8, dtype=np.float32).reshape(2, 4), np.array([1, 0], np.int32)
+    explicit_outcome("gather conflict", bridge.first_devices_mesh(("a", 2)),
+                     {"x": (x, (None, "a")), "idx": (idx, ("a",))}, "x[idx]", x[idx])
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+@explicit_only
+def test_explicit_scatter_update_conflict_is_a_sharding_type_error():
+    """x.at[0:2].set(u) with x (4,) replicated and u (2,) sharded on 'a': the update's sharding
+    differs from the target's, so ShardingTypeError (or a correct answer), not a ValueError."""
+    x, u = np.arange(4, dtype=np.float32), np.array([7, 8], np.float32)
+    expected = x.copy()
+    expected[0:2] = u
+    explicit_outcome("scatter update conflict", bridge.first_devices_mesh(("a", 2)),
+                     {"x": (x, ()), "u": (u, ("a",))}, "x.at[0:2].set(u)", expected)
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+@explicit_only
+def test_explicit_batched_matmul_with_one_operand_sharded_on_the_batch_dimension():
+    """x @ y with x (2,3,2) replicated and y (2,2,1) sharded on 'a' along the batch dimension: the
+    batch shardings differ, so ShardingTypeError (or a correct answer), not a ValueError. (Found by
+    the catalogue's matmul entry in a 64-device run, over a size-1 axis; any axis size shows it.)"""
+    x = np.arange(12, dtype=np.float32).reshape(2, 3, 2)
+    y = np.arange(4, dtype=np.float32).reshape(2, 2, 1)
+    explicit_outcome("batched matmul, batch dimension sharded on one side", bridge.first_devices_mesh(("a", 2)),
+                     {"x": (x, ()), "y": (y, ("a",))}, "x @ y", x @ y)
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+@explicit_only
+def test_explicit_empty_slice_of_sharded_array():
+    """x[0:0, :1] of x (2,4) sharded on 'a' along dimension 1 is an empty (0,1) array, or a
+    ShardingTypeError as for the non-empty x[:, :1]; not a divisibility ValueError."""
+    x = np.arange(8, dtype=np.int32).reshape(2, 4)
+    explicit_outcome("empty slice", bridge.first_devices_mesh(("a", 2)), {"x": (x, (None, "a"))},
+                     "x[0:0, :1]", x[0:0, :1])
+
+
+@bridge.needs_devices(2, "for a two-axis mesh")
+@explicit_only
+def test_explicit_edge_pad_over_size_one_axis():
+    """jnp.pad(x, ((0, 0),), mode='edge') of x (1,) sharded over a size-1 axis (which cuts
+    nothing) returns x, as for a replicated x."""
+    x = np.array([3.0], np.float32)
+    explicit_outcome("edge pad", bridge.first_devices_mesh(("a", 2), ("y", 1)), {"x": (x, ("y",))},
+                     "jnp.pad(x, ((0, 0),), mode='edge')", np.pad(x, ((0, 0),), mode="edge"))
+
+
+@bridge.needs_devices(2, "for a two-axis mesh")
+@explicit_only
+def test_explicit_argmax_over_size_one_axis():
+    """jnp.argmax(x) over all axes of x (6, 3) sharded over a size-1 axis (which cuts nothing)
+    returns the flat index of the maximum, as for a replicated x."""
+    x = (np.arange(18, dtype=np.int32) * 7 % 18).reshape(6, 3)
+    explicit_outcome("argmax", bridge.first_devices_mesh(("a", 2), ("b", 1)), {"x": (x, (None, "b"))},
+                     "jnp.argmax(x)", np.argmax(x))
+
+
+@bridge.needs_devices(2, "for a two-axis mesh")
+@explicit_only
+def test_explicit_reshape_over_size_one_axis():
+    """jnp.reshape(x, (4, 1)) of x (2, 1, 2) sharded over a size-1 axis (which cuts nothing)
+    returns numpy's reshape, as for a replicated x, or a ShardingTypeError."""
+    x = np.arange(4, dtype=np.int32).reshape(2, 1, 2)
+    explicit_outcome("reshape", bridge.first_devices_mesh(("a", 2), ("b", 1)), {"x": (x, ("b",))},
+                     "jnp.reshape(x, (4, 1))", x.reshape(4, 1))
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+def test_lax_pad_starting_inside_interior_padding(run_isolated):
+    """lax.pad(x, 0, [(-1, 0, 1)]) of x = [0, 1, 2, 3] sharded over two devices drops the first
+    element of [0, 0, 1, 0, 2, 0, 3] and returns [0, 1, 0, 2, 0, 3], as unsharded; run in a
+    subprocess because XLA's SPMD partitioner aborts the process on it."""
+    lines = ["mesh = Mesh(np.array([devices[i] for i in sorted(devices)[:2]]), ('a',))",
+             "x = jax.device_put(np.arange(4, dtype=np.float32), NamedSharding(mesh, P('a')))",
+             "f = jax.jit(lambda a: lax.pad(a, np.float32(0), [(-1, 0, 1)]), out_shardings=NamedSharding(mesh, P()))",
+             "print(np.asarray(f(x)).tolist())"]
+    case = scripted_case("jit(lambda a: lax.pad(a, 0, [(-1, 0, 1)]))(x sharded on 'a')", lines)
+    result = run_isolated(lines)
+    case.equal("exit status of the subprocess (negative: killed by a signal)", result.returncode, 0)
+    case.equal("result", result.stdout.strip().splitlines()[-1], str([0.0, 1.0, 0.0, 2.0, 0.0, 3.0]))
+
+
+def auto_case(title: str, mesh: MeshModel, arrays: dict, expression: str, out_spec, expected, *,
+              eager: bool = False) -> None:
+    """On an Auto mesh over ``mesh``, with ``arrays`` = {name: (value, spec)} committed,
+    ``expression`` (eager, or under jit with ``out_shardings`` = ``out_spec``) returns numpy's
+    ``expected``, and under jit is laid out as ``out_spec`` says."""
+    names = list(arrays)
+    call = expression if eager else \
+        f"jax.jit(lambda {', '.join(names)}: {expression}, out_shardings=out)({', '.join(names)})"
+    lines = [] if eager else [f"out = NamedSharding(mesh, {spec_literal(out_spec)})"]
+    lines.append(f"print(np.asarray({call}).tolist(), '# should be {np.asarray(expected).tolist()}')")
+    case = scripted_case(f"{title}: {call}", lines, meshes={"mesh": mesh}, placed=arrays)
+    namespace = {"jnp": jax.numpy, "lax": jax.lax, "np": np}
+    committed = {name: jax.device_put(value, bridge.named_sharding(mesh, spec))
+                 for name, (value, spec) in arrays.items()}
+    fn = eval(f"lambda {', '.join(names)}: {expression}", namespace)
+    if eager:
+        result = case.accepts(expression, lambda: fn(**committed))
+    else:
+        jitted = jax.jit(fn, out_shardings=bridge.named_sharding(mesh, out_spec))
+        result = case.accepts("jit", lambda: jitted(**committed))
+    case.close(call, np.asarray(result), np.asarray(expected), rtol=0, atol=0)
+    if not eager:
+        check_layout(case, result, Layout(mesh, out_spec, np.shape(expected)), np.asarray(expected),
+                     what="result")
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+def test_dynamic_slice_clamps_its_start_once_with_a_sharded_output():
+    """lax.dynamic_slice(x, (start,), (2,)) of x = [0, 1, 2, 3] with a traced start of 3 clamps
+    it to 2 and returns [2, 3], with the output sharded over two devices as unsharded."""
+    x = np.arange(4, dtype=np.int32)
+    auto_case("dynamic_slice", bridge.first_devices_mesh(("a", 2)), {"x": (x, ()), "start": (np.int32(3), ())},
+              "lax.dynamic_slice(x, (start,), (2,))", ("a",), x[2:4])
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+def test_dynamic_update_slice_normalizes_a_negative_start_with_a_sharded_output():
+    """lax.dynamic_update_slice(x, [[9]], (start, start)) of a 2x2 x with a traced start of -3
+    counts it from the end (-3 + 2 = -1) and clamps it to 0, updating x[0, 0], with the output
+    sharded as unsharded."""
+    x = np.arange(4, dtype=np.float32).reshape(2, 2)
+    expected = x.copy()
+    expected[0, 0] = 9
+    auto_case("dynamic_update_slice", bridge.first_devices_mesh(("a", 2)),
+              {"x": (x, ()), "start": (np.int32(-3), ())},
+              "lax.dynamic_update_slice(x, np.full((1, 1), 9, np.float32), (start, start))",
+              (None, "a"), expected)
+
+
+@bridge.needs_devices(8, "for a 4x2 mesh")
+def test_concatenate_into_a_partially_replicated_output():
+    """jnp.concatenate of two replicated [1, 2], [3, 4] with out_shardings P('a') on a 4x2 mesh
+    (each block held by two devices) is [1, 2, 3, 4]."""
+    mesh = bridge.first_devices_mesh(("a", 4), ("b", 2))
+    v = np.array([1, 2], np.int32)
+    auto_case("concatenate", mesh, {"x": (v, ()), "y": (v + 2, ())}, "jnp.concatenate([x, y])", ("a",),
+              np.array([1, 2, 3, 4], np.int32))
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+def test_take_clip_of_a_sharded_array():
+    """jnp.take(x, 3, axis=0, mode='clip') of a 2x2 x sharded on its rows clamps the index to 1 and
+    returns x[1]."""
+    x = np.arange(4, dtype=np.int32).reshape(2, 2)
+    auto_case("take clip", bridge.first_devices_mesh(("a", 2)), {"x": (x, ("a",))},
+              "jnp.take(x, np.int32(3), axis=0, mode='clip')", None, x[1], eager=True)
+
+
+@bridge.needs_devices(8, "for a 4x2 mesh")
+def test_constraint_applies_to_a_returned_input():
+    """jit(lambda a: with_sharding_constraint(a, P())) of an array sharded P('b') returns it
+    replicated, as the constraint asks, even though the function returns its input."""
+    mesh = bridge.first_devices_mesh(("a", 4), ("b", 2))
+    x = np.array([1, 2], np.int32)
+    case = scripted_case("jax.jit(lambda a: with_sharding_constraint(a, NamedSharding(mesh, P())))(x on P('b'))",
+                         ["y = jax.jit(lambda a: jax.lax.with_sharding_constraint(a, NamedSharding(mesh, P())))(x)",
+                          "print(y.sharding)"], meshes={"mesh": mesh}, placed={"x": (x, ("b",))})
+    y = jax.jit(lambda a: jax.lax.with_sharding_constraint(a, bridge.named_sharding(mesh, ())))(
+        jax.device_put(x, bridge.named_sharding(mesh, ("b",))))
+    check_layout(case, y, Layout(mesh, (), x.shape), x, what="result")
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+def test_lax_pad_interior_with_a_sharded_output():
+    """lax.pad([1, 2, 3], 0, [(0, 1, 1)]) is [1, 0, 2, 0, 3, 0], with the output sharded over two
+    devices as unsharded."""
+    auto_case("lax.pad", bridge.first_devices_mesh(("a", 2)), {"x": (np.array([1, 2, 3], np.float32), ())},
+              "lax.pad(x, np.float32(0), [(0, 1, 1)])", ("a",), np.array([1, 0, 2, 0, 3, 0], np.float32))
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+def test_lax_pad_interior_of_a_single_element_with_a_sharded_output():
+    """lax.pad([5], 0, [(0, 1, 1)]) is [5, 0] (interior padding of one element adds none), with
+    the output sharded over two devices as unsharded."""
+    auto_case("lax.pad", bridge.first_devices_mesh(("a", 2)), {"x": (np.array([5.0], np.float32), ())},
+              "lax.pad(x, np.float32(0), [(0, 1, 1)])", ("a",), np.array([5.0, 0.0], np.float32))
