@@ -56,12 +56,12 @@ def conformance_failure(error: BaseException):
 
 
 def skip_kind(call) -> str:
-    """Why a test skipped: "api-removed" or "api-arrived" (this JAX lacks the API, see
-    ``compat.FeatureMissing``), or "other"."""
-    from conformance.jaxside.compat import FeatureMissing
+    """Why a test skipped: "api-removed" or "api-arrived" (this JAX lacks the API: the skip carries
+    the feature, see ``compat.feature_missing``), or "other"."""
+    from conformance.jaxside.compat import Feature
 
-    error = call.excinfo.value if call.excinfo is not None else None
-    return error.feature.missing_kind if isinstance(error, FeatureMissing) else "other"
+    missing = getattr(call.excinfo.value, "feature", None) if call.excinfo is not None else None
+    return missing.missing_kind if isinstance(missing, Feature) else "other"
 
 
 def deviation_fields(item) -> Optional[dict]:

@@ -194,3 +194,25 @@ def test_every_suite_has_a_place_in_the_run_order():
     for a fast first failure) is a decision, not an accident of its name."""
     stems = sorted(p.stem.removeprefix("test_") for p in (ROOT / "suites").glob("test_*.py"))
     assert sorted(areas.SUITE_ORDER) == stems
+
+
+def test_a_random_propertys_known_deviation_ends_it_at_the_first_failure():
+    """Under a non-strict deviation the first failure is kept (not raised, so Hypothesis neither
+    shrinks nor goes on running) and becomes an xfail naming the reproduction and the finding;
+    without a deviation, or with a strict one, a failure goes through as it is."""
+    from conformance.checking.case import ConformanceFailure
+    from conformance.runner.deviations import Deviation, FirstFailureEnds
+
+    random = Deviation("suites/t.py::test_p[op]", ">=0.4.30", "wrong values", strict=False,
+                       reproduced_by="suites/t_reproductions.py::test_r")
+    guard = FirstFailureEnds(random)
+    guard.xfail_if_seen()  # nothing seen: no xfail
+    with guard.first_failure_ends_the_property():
+        raise ConformanceFailure("long text", finding="got 1, but should be 2 [f(x)]")
+    assert guard.seen
+    with pytest.raises(pytest.xfail.Exception, match=r"reproduced by test_r\): got 1, but should be 2 \[f\(x\)\]"):
+        guard.xfail_if_seen()
+    for deviation in (None, Deviation("suites/t.py::test_d", ">=0.4.30", "wrong", strict=True)):
+        with pytest.raises(ConformanceFailure):
+            with FirstFailureEnds(deviation).first_failure_ends_the_property():
+                raise ConformanceFailure("got 1, but should be 2")

@@ -2,7 +2,7 @@
 
 Suites never look at ``jax.__version__``: they ask this module which error a rejection raises,
 whether an API exists, and how to spell a call. An API that a version lacks becomes a skip
-(``FeatureMissing``) whose reason names the API and the version it arrived in or went away in,
+(``feature_missing``) whose reason names the API and the version it arrived in or went away in,
 and whose kind the run report records.
 
 Importing this module imports JAX, so the runner imports it only after it has set the platform
@@ -95,13 +95,12 @@ class Feature:
         return f"{self.api} arrived in JAX {self.arrived} (installed: {JAX_VERSION})"
 
 
-class FeatureMissing(pytest.skip.Exception):
-    """The skip of a test whose API this JAX lacks; ``feature`` says which API and why, and the run
-    report records ``feature.missing_kind``."""
-
-    def __init__(self, feature: Feature):
-        super().__init__(feature.missing_reason, _use_item_location=True)
-        self.feature = feature
+def feature_missing(missing: Feature) -> BaseException:
+    """The skip of a test whose API this JAX lacks: pytest's own skip, its reason naming the API and
+    the version, carrying ``feature`` (the run report records its ``missing_kind``)."""
+    skip = pytest.skip.Exception(missing.missing_reason, _use_item_location=True)
+    skip.feature = missing
+    return skip
 
 
 FEATURES = {
@@ -122,12 +121,12 @@ FEATURES = {
 
 
 def feature(name: str):
-    """The API behind ``name``; skips the calling test (``FeatureMissing``, naming the version) when
-    it is missing."""
+    """The API behind ``name``; skips the calling test (``feature_missing``, naming the version)
+    when it is missing."""
     f = FEATURES[name]
     obj = f.obj
     if obj is None:
-        raise FeatureMissing(f)
+        raise feature_missing(f)
     return obj
 
 
@@ -135,7 +134,7 @@ REQUIRES_MARK = "requires_feature"  # evaluated by the runner before a test's se
 
 
 def requires(name: str):
-    """A mark that skips a test when the API ``name`` is missing (``FeatureMissing``, with a reason
+    """A mark that skips a test when the API ``name`` is missing (``feature_missing``, with a reason
     naming the version)."""
     FEATURES[name]  # a KeyError now, not at run time, for a name that is not a feature
     return getattr(pytest.mark, REQUIRES_MARK)(name)

@@ -127,8 +127,8 @@ def pytest_report_header(config):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    """A test marked ``compat.requires(name)`` skips (``FeatureMissing``) where this JAX lacks the
-    API."""
+    """A test marked ``compat.requires(name)`` skips (``compat.feature_missing``) where this JAX
+    lacks the API."""
     for mark in item.iter_markers(compat.REQUIRES_MARK):
         compat.feature(mark.args[0])
 
