@@ -7,6 +7,8 @@ import html
 from collections import defaultdict
 from typing import List
 
+from packaging.version import Version
+
 from .record import OUTCOMES, run_label
 
 COLOURS = {"passed": "#c8e6c9", "failed": "#ef9a9a", "error": "#f48fb1", "skipped": "#e0e0e0",
@@ -102,8 +104,6 @@ def run_page(record: dict) -> str:
 def matrix_page(records: List[dict]) -> str:
     """Properties x runs (ordered by JAX version, then backend), each cell coloured by outcome,
     its reason or finding on hover."""
-    from packaging.version import Version
-
     records = sorted(records, key=lambda r: (Version(r["environment"]["jax"]), r["environment"]["backend"],
                                              r["environment"]["device_count"]))
     cells = [{t["id"]: t for t in r["tests"]} for r in records]

@@ -24,12 +24,15 @@ import time
 from pathlib import Path
 from typing import Callable, Dict, Optional
 
+import hypothesis
+import numpy
 import pytest
 
 from conformance.checking.case import ConformanceFailure
 from conformance.runner import areas, profiles, run_folder, state
 
 from . import record as rec
+from .html import run_page
 
 DETAILS = "conformance_details"
 WRITE_INTERVAL_S = 0.5  # rewrite the interim report at most this often
@@ -197,7 +200,6 @@ class ReportWriter:
         interrupted = exitstatus in (2,)  # pytest's INTERRUPTED: a Ctrl-C leaves an incomplete run
         self.environment["finished"] = iso_now()
         self.write("incomplete" if interrupted else "complete")
-        from .html import run_page
         run_folder.write_atomically(self.run_dir / "report.html", run_page(self.record("complete")))
 
     def pytest_terminal_summary(self, terminalreporter):
@@ -255,9 +257,7 @@ def xdist_workers(config) -> int:
 
 def environment(config) -> dict:
     """What a reader needs to know about the run: versions, backend and devices, profile, seed."""
-    import hypothesis
     import jax
-    import numpy
 
     from conformance.jaxside import compat
 

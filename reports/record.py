@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Dict, List
 
+from .schema import SchemaError, validate
+
 # /2 added each test's "random", "skip_kind" and "deviation" (structured fields that compare reads);
 # a /1 record, written before them, is still read: those fields are then unknown (null).
 FORMAT = "jax-conformance-report/2"
@@ -45,8 +47,6 @@ def resolve(path) -> Path:
 
 def load(path) -> dict:
     """Read and check a run record (a ``report.json``, or a run folder holding one)."""
-    from .schema import SchemaError, validate
-
     file = resolve(path)
     if not file.exists():
         raise ReportError(f"{path}: no such report (expected a run folder or a {REPORT_NAME})")

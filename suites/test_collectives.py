@@ -1,6 +1,7 @@
 """The collectives (psum, pmean, pmax, pmin, all_gather, psum_scatter, ppermute, all_to_all,
-axis_index), under pmap and under shard_map, against conformance/model/spmd.py. Integer and bool results
-are exact; float sums and means are compared within a stated tolerance; data movement is exact."""
+axis_index), under pmap and under shard_map, against conformance/model/spmd.py. Integer and bool
+results are exact; float sums and means are compared within a stated tolerance; data movement is
+exact."""
 
 import functools
 from dataclasses import dataclass
@@ -197,7 +198,7 @@ def shard_mapped(collective: Collective, mesh: MeshModel, axis: str, spec: tuple
 @st.composite
 def shard_map_examples(draw, name: str):
     """A mesh of one or two axes over all devices (or a leading subset), the axis the collective
-    runs over, and a collective case for that axis's size."""
+    runs over, and a collective example for that axis's size."""
     ids = DEVICES
     k = len(ids) if draw(st.booleans()) else draw(st.integers(1, len(ids)))
     shape = draw(mesh_shapes(k, min_axes=1, max_axes=2))

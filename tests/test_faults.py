@@ -16,7 +16,8 @@ import pytest
 from conformance.jaxside import compat
 from conformance.runner.pytest_process import run_pytest
 from tests.faults import FAULTS, unkilled
-from tests.faults.killmap import MAPS, USAGE_ERROR, multiprocess_args, suite_paths
+from conformance.runner.areas import AREAS
+from tests.faults.killmap import MAPS, USAGE_ERROR, multiprocess_args, suite_selection
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICK = {  # one fault per area, each with what its failure message must say
@@ -31,10 +32,10 @@ QUICK = {  # one fault per area, each with what its failure message must say
 }
 
 
-def run_suites(paths, fault=None, extra=()):
+def run_suites(selection, fault=None, extra=()):
     """The suites in a subprocess with ``-x``, the default profile's examples, no shrinking (a
     fault is caught or not all the same; shrinking a broad fault's failure costs minutes)."""
-    args = ["-p", "tests.faults", "-x", "--hypothesis-profile", "default-no-shrink", *paths, *extra]
+    args = ["-p", "tests.faults", "-x", "--hypothesis-profile", "default-no-shrink", *selection, *extra]
     args += ["--plant-fault", fault] if fault else []
     return run_pytest(args, timeout=900)
 
@@ -53,7 +54,7 @@ def test_planted_fault_is_caught_by_its_suites(fault):
     if "multiprocess" in targets:
         if not compat.MULTIPROCESS_CPU:
             pytest.skip(compat.MULTIPROCESS_CPU_REASON)
-    result = run_suites(suite_paths(targets), fault,
+    result = run_suites(suite_selection(targets), fault,
                         [*multiprocess_args(targets), "--devices", "4"] if "multiprocess" in targets else ())
     if result.returncode == USAGE_ERROR and "cannot be planted on this JAX" in result.stderr:
         pytest.skip(result.stderr.strip().splitlines()[-1])
@@ -64,25 +65,27 @@ def test_planted_fault_is_caught_by_its_suites(fault):
 
 
 def test_catalogue_entries_are_described():
-    """Every fault has a one-line description, a function that plants it, and target suites that
-    exist; every explanation of an unkilled property names a property that exists."""
+    """Every fault has a one-line description, a function that plants it, and target suite areas
+    that exist; every explanation of an unkilled property names a property that exists."""
     for name, fault in FAULTS.items():
         assert fault.name == name and fault.description and "\n" not in fault.description, name
         assert callable(fault.plant), name
-        for stem in fault.suites:
-            assert (ROOT / "suites" / f"test_{stem}.py").exists(), (name, stem)
+        assert fault.suites and set(fault.suites) <= set(AREAS), (name, fault.suites)
     for test_id, reason in unkilled().items():
         path, _, name = test_id.partition("::")
         assert reason and f"def {name.split('[')[0]}(" in (ROOT / path).read_text(), test_id
 
 
 def test_a_fault_is_registered_once_with_one_line():
-    """The registry refuses a second fault of the same name, and a description over two lines."""
+    """The registry refuses a second fault of the same name, a description over two lines, and a
+    target that is not a suite area."""
     from tests.faults.registry import fault
     with pytest.raises(ValueError, match="registered twice"):
         fault("swap-index-map", "again", suites=("named_sharding",))
     with pytest.raises(ValueError, match="one-line description"):
         fault("new-fault", "two\nlines", suites=("named_sharding",))
+    with pytest.raises(ValueError, match="not suite areas"):
+        fault("new-fault", "one line", suites=("test_named_sharding.py",))
 
 
 def kill_maps():

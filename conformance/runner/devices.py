@@ -1,9 +1,6 @@
 """Device planning: which platform to run on and how many CPU devices to force, decided before JAX
-starts its backend.
-
-Nothing here imports JAX at module level: the device count can only be forced before the backend
-starts, so ``plan_devices`` and ``environment_for`` are pure, and ``start_backend`` is the single
-place that imports JAX and starts it.
+starts its backend (the device count can only be forced before then). Pure functions: nothing here
+imports JAX; ``session.start_backend`` starts it as planned.
 """
 
 from __future__ import annotations
@@ -86,38 +83,3 @@ def environment_for(plan: DevicePlan, env: Mapping[str, str]) -> dict:
         # Tiny arrays; without this every xdist worker on a GPU would grab most of its memory.
         changes["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
     return changes
-
-
-def start_backend(plan: DevicePlan, x64: bool, jax_was_imported: bool):
-    """Start the planned backend and check it has the planned devices. ``jax_was_imported``: JAX
-    was imported before the environment was set, so it read another one.
-
-    Raises UsageError when the backend was already started by something else with another device
-    count or platform, or does not come up.
-    """
-    import jax  # (only here: the environment above must be in place before JAX starts)
-
-    from conformance.jaxside import compat
-
-    if jax_was_imported and not compat.backend_initialized():
-        # JAX read its environment before we set it: tell its config directly.
-        jax.config.update("jax_platforms", plan.platforms)
-        if plan.forced is not None:
-            compat.set_cpu_device_count(plan.forced)
-    if x64:
-        jax.config.update("jax_enable_x64", True)
-    try:
-        devices = jax.devices()
-    except RuntimeError as e:
-        raise UsageError(f"the {plan.platform!r} backend did not start: {e}") from None
-    platform = devices[0].platform
-    gpu = ("gpu", "cuda", "rocm")
-    if platform != plan.platform and not (plan.platform in gpu and platform in gpu):
-        raise UsageError(f"asked for the {plan.platform!r} backend, but JAX started {platform!r} "
-                         f"(the backend was already started before the harness ran)")
-    if plan.forced is not None and jax.local_device_count() != plan.forced:
-        raise UsageError(
-            f"{plan.source} asked for {plan.forced} CPU devices, but the JAX backend has "
-            f"{jax.local_device_count()}: it was started before the harness could set the device "
-            f"count (something imported JAX and used it first)")
-    return devices

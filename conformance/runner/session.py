@@ -1,7 +1,7 @@
 """The runner's part that needs JAX: imported (and registered as a plugin) by ``plugin`` once JAX's
-environment is set. ``start`` launches or joins a multi-process run, starts the backend, counts
-compilations and loads the known deviations; the hooks print the header, skip tests whose API this
-JAX lacks, and give the suites an isolated interpreter.
+environment is set. ``start`` launches or joins a multi-process run, starts the backend as planned
+(``start_backend``), counts compilations and loads the known deviations; the hooks print the
+header, skip tests whose API this JAX lacks, and give the suites an isolated interpreter.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def start(config, plan: devices.DevicePlan, x64: bool, jax_was_imported: bool) -
             launch_processes(config, plan)  # ends this pytest, unless this JAX cannot
         if role is not None:
             role = join_the_run(role)  # (process id, count) from here on
-        devices.start_backend(plan, x64, jax_was_imported)
+        start_backend(plan, x64, jax_was_imported)
     except devices.UsageError as e:
         raise pytest.UsageError(str(e)) from None
     config.stash[state.COMPILES] = start_counting()
@@ -45,6 +45,36 @@ def start(config, plan: devices.DevicePlan, x64: bool, jax_was_imported: bool) -
     if role is not None:
         take_part(config, *role)  # a follower ends here; the leader goes on
     config.pluginmanager.register(sys.modules[__name__], "conformance-runner-session")
+
+
+def start_backend(plan: devices.DevicePlan, x64: bool, jax_was_imported: bool) -> None:
+    """Start the planned backend and check it has the planned devices. ``jax_was_imported``: JAX
+    was imported before the environment was set, so it read another one.
+
+    Raises UsageError when the backend was already started by something else with another device
+    count or platform, or does not come up.
+    """
+    if jax_was_imported and not compat.backend_initialized():
+        # JAX read its environment before we set it: tell its config directly.
+        jax.config.update("jax_platforms", plan.platforms)
+        if plan.forced is not None:
+            compat.set_cpu_device_count(plan.forced)
+    if x64:
+        jax.config.update("jax_enable_x64", True)
+    try:
+        present = jax.devices()
+    except RuntimeError as e:
+        raise devices.UsageError(f"the {plan.platform!r} backend did not start: {e}") from None
+    platform = present[0].platform
+    gpu = ("gpu", "cuda", "rocm")
+    if platform != plan.platform and not (plan.platform in gpu and platform in gpu):
+        raise devices.UsageError(f"asked for the {plan.platform!r} backend, but JAX started {platform!r} "
+                                 f"(the backend was already started before the harness ran)")
+    if plan.forced is not None and jax.local_device_count() != plan.forced:
+        raise devices.UsageError(
+            f"{plan.source} asked for {plan.forced} CPU devices, but the JAX backend has "
+            f"{jax.local_device_count()}: it was started before the harness could set the device "
+            f"count (something imported JAX and used it first)")
 
 
 def share_the_seed(config) -> None:

@@ -6,7 +6,7 @@ For the installed JAX it runs, each in a fresh interpreter, with the default pro
    or skip naming why), else the map is not measured;
 2. per fault, ``pytest suites/ -x`` with the fault planted, the way a person meets a broken JAX:
    the first failing property and the wall time until the run stopped;
-3. per fault, its target suites (``Fault.suites``) without ``-x``: every property it kills (a
+3. per fault, its target suite areas (``Fault.suites``) without ``-x``: every property it kills (a
    property that passed unfaulted and fails with the fault), with the default profile's examples
    but no shrinking (``default-no-shrink``: a property fails or not all the same).
 
@@ -40,8 +40,9 @@ MAPS = Path(__file__).resolve().with_name("kill_maps")
 USAGE_ERROR = 4  # pytest's exit status when the fault cannot be planted on this JAX
 
 
-def suite_paths(stems: Sequence[str]) -> List[str]:
-    return [f"suites/test_{stem}.py" for stem in stems]
+def suite_selection(areas: Sequence[str]) -> List[str]:
+    """The pytest arguments that select the properties of suite ``areas`` (by their markers)."""
+    return ["suites/", "-m", " or ".join(areas)]
 
 
 def run(args: Sequence[str], report_dir: Path, fault: Optional[str] = None, devices: int = 8) -> dict:
@@ -70,7 +71,7 @@ def measure_fault(name: str, fault, baseline: dict, work: Path, devices: int) ->
     if first["status"] == USAGE_ERROR:
         return {"plantable": False, "why": " ".join(first["tail"])[-300:]}
     failed = sorted(i for i, t in first["tests"].items() if t["outcome"] in ("failed", "error"))
-    full = run([*suite_paths(fault.suites), *mp, "--hypothesis-profile", "default-no-shrink"],
+    full = run([*suite_selection(fault.suites), *mp, "--hypothesis-profile", "default-no-shrink"],
                work / f"{name}-targets", name, devices // 2 if mp else devices)
     killed = sorted(i for i, t in full["tests"].items()
                     if t["outcome"] in ("failed", "error")

@@ -11,12 +11,15 @@ from typing import Callable, Dict, NamedTuple, Tuple
 
 import numpy as np
 
+from conformance.runner.areas import AREAS
+
 UNKILLED_FILE = Path(__file__).with_name("unkilled.toml")
 
 
 class Fault(NamedTuple):
     """A simulated regression: its name, what it breaks (one line), how to plant it, and the
-    suites (file stems under suites/) that must fail under it."""
+    suite areas (the markers of suites/, a property file with its reproductions) that must fail
+    under it."""
 
     name: str
     description: str
@@ -31,13 +34,16 @@ def fault(name: str, description: str, *, suites: Tuple[str, ...]):
     """Register the decorated function as the fault ``name``, which plants it:
 
     * ``description``: one line, what the simulated regression breaks;
-    * ``suites``: the suite files (stems under suites/, e.g. "named_sharding") that must fail
-      under it.
+    * ``suites``: the suite areas (markers of suites/, e.g. "named_sharding") whose properties
+      must fail under it.
     """
     if name in FAULTS:
         raise ValueError(f"fault {name!r} is registered twice")
     if not description or "\n" in description:
         raise ValueError(f"fault {name!r} needs a one-line description")
+    unknown = [area for area in suites if area not in AREAS]
+    if unknown:
+        raise ValueError(f"fault {name!r} targets {unknown}, which are not suite areas ({', '.join(AREAS)})")
 
     def register(plant: Callable[[], None]) -> Callable[[], None]:
         FAULTS[name] = Fault(name, description, plant, tuple(suites))
