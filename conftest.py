@@ -22,6 +22,8 @@ def pytest_addoption(parser):
                     help="run the multi-process suite over N local processes (each with --devices "
                          "CPU devices), coordinated by jax.distributed on 127.0.0.1; 'platform' "
                          "when a pod or cluster launcher started this command on every host")
+    group.addoption("--known-deviations", default=None, metavar="FILE",
+                    help="the known-deviation list to apply (default suites/known_deviations.toml)")
     group.addoption("--report-dir", default=None, metavar="DIR",
                     help="where a run of suites/ writes report.json and report.html (default "
                          f"${environment.REPORT_DIR} or reports/runs/<time>-jax-<version>-<backend>)")

@@ -1,27 +1,81 @@
 """``python -m reports``: turn run reports into answers.
 
-    python -m reports compare BASE NEW [--markdown FILE]   what changed; exit 1 on regressions
+    python -m reports compare BASE NEW [--markdown FILE] [--replay | --replay-with PYTHON]
+                                                           what changed; exit 1 on regressions
     python -m reports matrix RUN... [-o FILE]              properties x runs, as one HTML page
     python -m reports html RUN                             (re)write a run's report.html
     python -m reports bench [--devices N...] [-- ARGS]     time pytest suites/ per suite (and growth)
     python -m reports table RUN                            a run's time, examples and compilations
+    python -m reports deviations [--reports DIR]           the known deviations: kind, range, upstream;
+                                                           with DIR, a report to file per unfiled bug
 
-BASE, NEW and RUN are run folders (holding report.json) or report.json files. Exit status: 0 fine,
-1 regressions found, 2 a bad argument or a malformed report.
+BASE, NEW and RUN are run folders (holding report.json), report.json files, or JAX versions
+(``0.10.2`` or ``jax-0.10.2``: the tox run folder reports/runs/jax-0.10.2). ``matrix --all`` takes
+every tox run folder present, oldest release first. Exit status: 0 fine, 1 regressions found, 2 a
+bad argument or a malformed report.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
+import re
 import sys
 from pathlib import Path
 
-from conformance.runner.run_folder import write_atomically
+from packaging.version import InvalidVersion, Version
+
+from conformance.runner.deviations import load_deviations
+from conformance.runner.devices import UsageError
+from conformance.runner.release_envs import python_of
+from conformance.runner.releases import release
+from conformance.runner.run_folder import ROOT, write_atomically
 
 from . import bench as bench_
 from . import compare as cmp
+from . import deviations as dev
 from .html import matrix_page, run_page
-from .record import ReportError, load, resolve
+from .record import REPORT_NAME, ReportError, load, resolve
+from .replay import replay_regressions
+
+
+RUNS = ROOT / "reports" / "runs"
+
+
+def locate(run: str) -> str:
+    """A run named on the command line: a path as is, else a JAX version's tox run folder."""
+    if Path(run).exists() or not re.fullmatch(r"(jax-)?\d+(\.\d+)+", run):
+        return run
+    folder = RUNS / f"jax-{run.removeprefix('jax-')}"
+    if folder.is_dir():
+        return str(folder)
+    raise ReportError(f"{run}: no tox run folder {folder} (run tox -e jax-{run.removeprefix('jax-')} first)")
+
+
+def tox_runs() -> list:
+    """Every tox run folder (reports/runs/jax-<version>) holding a report, oldest release first."""
+    def order(folder: Path):
+        try:
+            return (0, Version(folder.name.removeprefix("jax-")))
+        except InvalidVersion:
+            return (1, folder.name)
+    return [str(f) for f in sorted((f for f in RUNS.glob("jax-*") if (f / REPORT_NAME).exists()), key=order)]
+
+
+def base_interpreter(base: dict) -> str:
+    """The interpreter of the base run's release environment (made on first use)."""
+    try:
+        return str(python_of(release(base["environment"]["jax"])))
+    except UsageError as e:
+        raise ReportError(f"cannot replay on the base: {e}") from None
+
+
+def installed_jax() -> str:
+    """The installed JAX's version (its distribution's metadata: JAX itself is not imported)."""
+    try:
+        return importlib.metadata.version("jax")
+    except importlib.metadata.PackageNotFoundError:
+        raise ReportError("no JAX installed here to reproduce the deviations with") from None
 
 
 def main(argv=None) -> int:
@@ -31,8 +85,14 @@ def main(argv=None) -> int:
     c.add_argument("base")
     c.add_argument("new")
     c.add_argument("--markdown", metavar="FILE", help="also write the comparison as Markdown")
+    c.add_argument("--replay-with", metavar="PYTHON",
+                   help="the base environment's interpreter: replay each regression there with the new "
+                        "run's seed, and call it pre-existing if the base fails it too")
+    c.add_argument("--replay", action="store_true",
+                   help="as --replay-with, with the base release's environment (release_envs)")
     m = commands.add_parser("matrix", help="one HTML table of properties x runs")
-    m.add_argument("runs", nargs="+")
+    m.add_argument("runs", nargs="*")
+    m.add_argument("--all", action="store_true", help="every tox run folder in reports/runs, oldest first")
     m.add_argument("-o", "--output", default="matrix.html", help="where to write (default matrix.html)")
     h = commands.add_parser("html", help="write a run's report.html from its report.json")
     h.add_argument("run")
@@ -41,24 +101,42 @@ def main(argv=None) -> int:
                    help="forced CPU device counts, one run each (default 8)")
     b.add_argument("--keep", metavar="DIR", help="keep the runs' reports here (default a temp folder)")
     b.add_argument("pytest_args", nargs="*", help="more pytest arguments, after -- (e.g. -- -n 2)")
+    d = commands.add_parser("deviations", help="the known deviations (kind, range, upstream) and reports to file")
+    d.add_argument("--file", type=Path, default=ROOT / "suites" / "known_deviations.toml")
+    d.add_argument("--reports", metavar="DIR", type=Path,
+                   help="write a report a person could file for each bug with no upstream issue (runs "
+                        "its test on the installed JAX)")
     t = commands.add_parser("table", help="a run's seconds, examples/s and compilations per suite")
     t.add_argument("run")
     args = parser.parse_args(argv)
     try:
         if args.command == "bench":
             return bench_.bench(args.devices, args.keep, args.pytest_args)
+        if args.command == "deviations":
+            entries = load_deviations(args.file)
+            print(dev.table(entries))
+            if args.reports:
+                for path in dev.write_filing_reports(entries, args.reports, installed_jax()):
+                    print(f"wrote {path}")
+            return 0
         if args.command == "table":
             print(bench_.table(load(args.run)))
             return 0
         if args.command == "compare":
-            base, new = load(args.base), load(args.new)
+            base, new = load(locate(args.base)), load(locate(args.new))
             changes = cmp.compare(base, new)
+            base_python = args.replay_with or (base_interpreter(base) if args.replay else None)
+            if base_python:
+                changes = cmp.with_replays(changes, replay_regressions(changes, new, base_python))
             print(cmp.text_table(base, new, changes))
             if args.markdown:
                 write_atomically(Path(args.markdown), cmp.markdown(base, new, changes))
             return 1 if cmp.has_regressions(changes) else 0
         if args.command == "matrix":
-            records = [load(run) for run in args.runs]
+            runs = [locate(run) for run in args.runs] + (tox_runs() if args.all else [])
+            if not runs:
+                raise ReportError("no runs to show: name run folders, or --all for the tox runs present")
+            records = [load(run) for run in runs]
             write_atomically(Path(args.output), matrix_page(records))
             print(f"wrote {args.output}: {len(records)} runs")
             return 0
@@ -67,7 +145,7 @@ def main(argv=None) -> int:
         write_atomically(out, run_page(record))
         print(f"wrote {out}")
         return 0
-    except ReportError as e:
+    except (ReportError, UsageError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Optional
 
-from .record import ReportError, run_label
+from .record import ReportError, deviation_fixed, run_label
 
 # Change kinds, in the order they are listed; REGRESSIONS make `compare` exit non-zero.
 KINDS = (
     ("regression", "pass -> fail (regression)"),
+    ("pre-existing", "pass -> fail, but the base JAX fails it too when replayed (a pre-existing bug drawn late)"),
     ("new-failure", "new property that fails"),
+    ("fixed-in-jax", "FIXED IN THIS JAX: a strict known deviation did not reproduce (narrow its entry's range)"),
     ("fixed", "fail -> pass"),
     ("api-gone", "newly skipped: API went away"),
     ("newly-skipped", "newly skipped"),
@@ -46,6 +48,8 @@ def random_deviation(test: dict) -> bool:
 
 
 def classify(base: Optional[dict], new: Optional[dict]) -> Optional[str]:
+    if new is not None and deviation_fixed(new) and not (base is not None and deviation_fixed(base)):
+        return "fixed-in-jax"
     if base is None:
         return "new-failure" if new["outcome"] in FAILING else "added"
     if new is None:
@@ -137,6 +141,22 @@ def markdown(base: dict, new: dict, changes: List[Change]) -> str:
         detail = c.detail.replace("|", "\\|")
         lines.append(f"| {titles[c.kind]} | `{c.test}` | {c.base or '-'} | {c.new or '-'} | {detail} |")
     return "\n".join(lines + [""])
+
+
+def with_replays(changes: List[Change], verdicts: dict) -> List[Change]:
+    """``changes`` after replaying regressions on the base JAX (``verdicts``: test id -> an outcome
+    with ``verdict`` and ``detail``): one the base fails too is pre-existing, not a regression."""
+    out = []
+    for c in changes:
+        verdict = verdicts.get(c.test)
+        if c.kind == "regression" and verdict is not None:
+            if verdict.verdict == "fails":
+                c = Change("pre-existing", c.test, c.base, c.new, f"{c.detail} | on the base: {verdict.detail}")
+            else:
+                c = Change(c.kind, c.test, c.base, c.new, f"{c.detail} | replayed on the base: {verdict.verdict}")
+        out.append(c)
+    order = {kind: i for i, (kind, _) in enumerate(KINDS)}
+    return sorted(out, key=lambda c: (order[c.kind], c.test))
 
 
 def has_regressions(changes: List[Change]) -> bool:

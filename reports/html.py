@@ -9,10 +9,10 @@ from typing import List
 
 from packaging.version import Version
 
-from .record import OUTCOMES, run_label
+from .record import OUTCOMES, deviation_fixed, run_label
 
 COLOURS = {"passed": "#c8e6c9", "failed": "#ef9a9a", "error": "#f48fb1", "skipped": "#e0e0e0",
-           "xfailed": "#fff59d", "xpassed": "#ffcc80", "absent": "#ffffff"}
+           "xfailed": "#fff59d", "xpassed": "#ffcc80", "fixed": "#b3e5fc", "absent": "#ffffff"}
 STYLE = """
 body { font-family: sans-serif; margin: 1.5em; color: #222; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
@@ -35,6 +35,12 @@ def page(title: str, body: List[str]) -> str:
             + "\n".join(body) + "\n</body></html>\n")
 
 
+def shown_outcome(test: dict) -> str:
+    """A test's outcome as the pages show it: "fixed" for a strict known deviation that did not
+    reproduce (pytest counts it failed, so the run fails and the entry gets narrowed)."""
+    return "fixed" if deviation_fixed(test) else test["outcome"]
+
+
 def counts(summary: dict) -> str:
     return "".join(f'<span class="count" style="background:{COLOURS[o]}">{o}: {summary.get(o, 0)}</span>'
                    for o in OUTCOMES)
@@ -55,7 +61,15 @@ def run_page(record: dict) -> str:
     by_suite = defaultdict(list)
     for test in record["tests"]:
         by_suite[test["suite"]].append(test)
-    failures = [t for t in record["tests"] if t["outcome"] in ("failed", "error")]
+    fixed = [t for t in record["tests"] if deviation_fixed(t)]
+    if fixed:
+        body.append(f"<h2>Fixed in this JAX ({len(fixed)})</h2><p>Strict known deviations that did not "
+                    "reproduce: this JAX fixed them. They count as failures (so the run fails) until "
+                    "each entry's range in suites/known_deviations.toml is narrowed to end before "
+                    "this release; they are not regressions.</p><ul>")
+        body += [f"<li class=\"mono\">{esc(t['id'])}: {esc(t.get('message'))}</li>" for t in fixed]
+        body.append("</ul>")
+    failures = [t for t in record["tests"] if t["outcome"] in ("failed", "error") and not deviation_fixed(t)]
     if failures:
         body.append(f"<h2>Failures ({len(failures)})</h2>")
         for test in failures:
@@ -94,7 +108,7 @@ def run_page(record: dict) -> str:
         for t in tests:
             note = t.get("reason") or (t.get("message") or "").split("\n")[0][:300]
             body.append(f"<tr><td class=\"mono\">{esc(t['id'].split('::', 1)[-1])}</td>"
-                        f"<td style=\"background:{COLOURS[t['outcome']]}\">{t['outcome']}</td>"
+                        f"<td style=\"background:{COLOURS[shown_outcome(t)]}\">{shown_outcome(t)}</td>"
                         f"<td>{t['duration']:.2f}</td><td>{esc(t.get('examples') if t.get('examples') is not None else '')}</td>"
                         f"<td>{esc(note)}</td></tr>")
         body.append("</table>")
@@ -109,12 +123,13 @@ def matrix_page(records: List[dict]) -> str:
     cells = [{t["id"]: t for t in r["tests"]} for r in records]
     ids = sorted(set().union(*cells)) if cells else []
     differing = {test_id for test_id in ids
-                 if len({by_id[test_id]["outcome"] if test_id in by_id else "absent" for by_id in cells}) > 1}
+                 if len({shown_outcome(by_id[test_id]) if test_id in by_id else "absent" for by_id in cells}) > 1}
     body = [f"<h1>Conformance matrix: {len(ids)} properties x {len(records)} runs</h1>",
             f"<p>{len(differing)} properties change outcome across these runs (marked ◆, name in bold). "
             "Runs are ordered by JAX version.</p>",
             "<p>" + " ".join(f'<span class="count" style="background:{COLOURS[o]}">{o}</span>'
-                             for o in (*OUTCOMES, "absent")) + " (hover a cell for its reason)</p>",
+                             for o in (*OUTCOMES, "fixed", "absent")) +
+            " (fixed: a known deviation that did not reproduce; hover a cell for its reason)</p>",
             "<table><tr><th>property</th>" + "".join(
                 f"<th>{esc(run_label(r))}</th>" for r in records) + "</tr>",
             "<tr><td><em>summary</em></td>" + "".join(
@@ -125,7 +140,7 @@ def matrix_page(records: List[dict]) -> str:
         row = [f"<tr><td class=\"mono\">{name}</td>"]
         for by_id in cells:
             test = by_id.get(test_id)
-            outcome = test["outcome"] if test else "absent"
+            outcome = shown_outcome(test) if test else "absent"
             hover = "not in this run" if not test else \
                 (test.get("reason") or (test.get("message") or "").split("\n")[0][:500] or outcome)
             row.append(f"<td class=\"cell\" style=\"background:{COLOURS[outcome]}\" title=\"{esc(hover)}\">"

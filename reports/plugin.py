@@ -29,7 +29,7 @@ import numpy
 import pytest
 
 from conformance.checking.case import ConformanceFailure
-from conformance.runner import areas, profiles, run_folder, state
+from conformance.runner import areas, deviations, profiles, run_folder, state
 
 from . import record as rec
 from .html import run_page
@@ -67,12 +67,14 @@ def skip_kind(call) -> str:
     return missing.missing_kind if isinstance(missing, Feature) else "other"
 
 
-def deviation_fields(item) -> Optional[dict]:
-    """The test's known deviation on this JAX, as the report records it (None without one)."""
+def deviation_fields(item, call, report) -> Optional[dict]:
+    """The test's known deviation on this JAX, as the report records it (None without one);
+    ``fixed``: a strict one that did not reproduce (its call passed), so JAX fixed it here."""
     deviation = item.stash.get(state.ITEM_DEVIATION, None)
     if deviation is None:
         return None
-    return {"jax": deviation.jax, "strict": deviation.strict, "reproduced_by": deviation.reproduced_by or None}
+    return {"jax": deviation.jax, "strict": deviation.strict, "reproduced_by": deviation.reproduced_by or None,
+            "fixed": deviations.is_unexpected_pass(deviation, call, report)}
 
 
 def attach_details(item, call, report) -> None:
@@ -80,8 +82,9 @@ def attach_details(item, call, report) -> None:
     (every phase) and, to a call-phase report, the examples run, the falsifying example, the
     finding and the reproduction."""
     details = {"area": next((m.name for m in item.iter_markers() if m.name in areas.AREAS), None),
-               "random": bool(getattr(getattr(item, "obj", None), "is_hypothesis_test", False)),
-               "deviation": deviation_fields(item)}
+               "random": bool(getattr(getattr(item, "obj", None), "is_hypothesis_test", False))}
+    if report.when != "teardown":  # (a teardown would hide what the call said of the deviation)
+        details["deviation"] = deviation_fields(item, call, report)
     if report.skipped and not hasattr(report, "wasxfail"):
         details["skip_kind"] = skip_kind(call)
     if report.when != "call":
@@ -219,8 +222,6 @@ class ReportWriter:
                 entry["outcome"], entry["reason"] = "xpassed", wasxfail or None
             elif report.failed:
                 entry["outcome"] = "failed"
-                if "[XPASS(strict)]" in str(report.longrepr):
-                    entry["message"] = entry["message"] or str(report.longrepr)
             elif report.skipped:
                 entry["outcome"], entry["reason"] = "skipped", skip_reason(report)
         elif report.failed:  # setup or teardown

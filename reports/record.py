@@ -16,8 +16,9 @@ from .schema import SchemaError, validate
 
 # /2 added each test's "random", "skip_kind" and "deviation" (structured fields that compare reads);
 # a /1 record, written before them, is still read: those fields are then unknown (null).
-FORMAT = "jax-conformance-report/2"
-READABLE_FORMATS = (FORMAT, "jax-conformance-report/1")
+# /3 added "fixed" to a deviation: a strict known deviation that did not reproduce (JAX fixed it).
+FORMAT = "jax-conformance-report/3"
+READABLE_FORMATS = (FORMAT, "jax-conformance-report/2", "jax-conformance-report/1")
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 REPORT_NAME = "report.json"
@@ -63,6 +64,12 @@ def load(path) -> dict:
     except SchemaError as e:
         raise ReportError(f"{file}: {e}") from None
     return record
+
+
+def deviation_fixed(test: dict) -> bool:
+    """A strict known deviation that did not reproduce in this run: JAX fixed it (its run failed,
+    so that the entry's range gets narrowed, but it is not a regression)."""
+    return bool((test.get("deviation") or {}).get("fixed"))
 
 
 def run_label(record: dict) -> str:

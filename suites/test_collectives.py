@@ -246,8 +246,41 @@ def test_collective_under_shard_map(name, data):
         compare(case, f"pmap({collective.name}) vs shard_map", np.asarray(by_pmap), got, collective)
 
 
+NESTED_AXES = [("i", "j"), ("j",), ("i",)]
+
+
+def psum_over_grid_model(x: np.ndarray, names: tuple) -> np.ndarray:
+    """Each device of a grid ('i', 'j') holding x[i, j]: the sum over its group along ``names``."""
+    expected = np.zeros_like(x)
+    for group in spmd.mesh_groups(x.shape, ("i", "j"), names):
+        total = sum(int(x.flat[d]) for d in group)
+        for d in group:
+            expected.flat[d] = total
+    return expected
+
+
+@bridge.needs_devices(4, "for a 2 x n/2 mesh")
+@pytest.mark.parametrize("names", NESTED_AXES, ids=str)
+def test_shard_map_collectives_over_several_mesh_axes(names):
+    """psum inside shard_map over a mesh ('i', 'j') of 2 x n/2 devices, over 'i', 'j' or both,
+    sums over exactly those axes (what nested pmaps did, and what replaced them)."""
+    n = len(DEVICES)
+    mesh = MeshModel(tuple(DEVICES), (2, n // 2), ("i", "j"))
+    x = np.arange(n, dtype=np.int32).reshape(2, n // 2)
+    case = scripted_case(f"shard_map(lambda b: lax.psum(b, {names}), mesh (2, {n // 2}) ('i', 'j'), P('i', 'j'))(x)",
+                         ["# jax.shard_map from 0.6.1; before it, jax.experimental.shard_map.shard_map",
+                          f"print(jax.jit(jax.shard_map(lambda b: lax.psum(b, {names}), mesh=mesh, "
+                          "in_specs=(P('i', 'j'),), out_specs=P('i', 'j'), check_vma=False))(x))"],
+                         meshes={"mesh": mesh}, arrays={"x": x})
+    spec = ("i", "j")
+    f = jax.jit(compat.shard_map(lambda b: lax.psum(b, names), bridge.jax_mesh(mesh), (spec,), spec, check=False))
+    got = case.accepts("shard_map", lambda: f(x))
+    case.same_bits("shard_map psum", np.asarray(got), psum_over_grid_model(x, names))
+
+
+@compat.requires("nested_pmap")
 @bridge.needs_devices(4, "for a 2x2 nested pmap")
-@pytest.mark.parametrize("names", [("i", "j"), ("j",), ("i",)], ids=str)
+@pytest.mark.parametrize("names", NESTED_AXES, ids=str)
 def test_nested_pmap_collectives_over_named_axes(names):
     """psum inside a nested pmap over the outer axis 'i', the inner axis 'j', or both, sums over
     exactly those axes."""
@@ -259,12 +292,7 @@ def test_nested_pmap_collectives_over_named_axes(names):
                          arrays={"x": x})
     f = jax.pmap(jax.pmap(lambda a: lax.psum(a, names), axis_name="j"), axis_name="i")
     got = case.accepts("nested pmap", lambda: f(x))
-    expected = np.zeros_like(x)
-    for group in spmd.mesh_groups((outer, inner), ("i", "j"), names):
-        total = sum(int(x.flat[d]) for d in group)
-        for d in group:
-            expected.flat[d] = total
-    case.same_bits("nested pmap psum", np.asarray(got), expected)
+    case.same_bits("nested pmap psum", np.asarray(got), psum_over_grid_model(x, names))
 
 
 @bridge.needs_devices(2, "to permute")

@@ -212,14 +212,12 @@ def test_devices_must_match_the_mapped_axis(data):
 
 @given(sizes=st.tuples(st.integers(1, 4), st.integers(1, 4)).filter(lambda s: s[0] != s[1]))
 def test_inconsistent_mapped_sizes_are_rejected(sizes):
-    """Two mapped arguments of different sizes raise ValueError naming both sizes."""
+    """Two mapped arguments of different sizes raise ValueError (whose message JAX does not fix:
+    since pmap became jit(shard_map) its own tests accept any ValueError)."""
     a, b = (np.zeros((s, 2), np.float32) for s in sizes)
     case = scripted_case(f"jax.pmap(lambda a, b: a + b)(np.zeros(({sizes[0]}, 2)), np.zeros(({sizes[1]}, 2)))",
                          [f"jax.pmap(lambda a, b: a + b)(np.zeros(({sizes[0]}, 2)), np.zeros(({sizes[1]}, 2)))"])
-    error = case.rejects("pmap of inconsistent sizes", lambda: jax.pmap(lambda p, q: p + q)(a, b),
-                         (ValueError,))
-    case.true(f"the message names both sizes {sizes}",
-              all(str(s) in str(error) for s in sizes))
+    case.rejects("pmap of inconsistent sizes", lambda: jax.pmap(lambda p, q: p + q)(a, b), (ValueError,))
 
 
 @bridge.needs_devices(4, "for a 4x4 array")

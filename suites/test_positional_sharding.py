@@ -69,7 +69,8 @@ def test_reshape_and_replicate_give_the_models_sets(chain):
 def positional_puts(draw, congruent=None, other_ranks=True):
     """A positional chain and an int32 array: of a congruent shape (tiles of 1-2 elements per dim)
     or not (a remainder in a cut dimension, or, with ``other_ranks``, another rank), the latter
-    only where the sharding cuts some dimension."""
+    only where the sharding cuts some dimension (a fully replicated one takes any rank: see
+    test_fully_replicated_positional_accepts_any_rank)."""
     chain = draw(positional_chains(DEVICES))
     shape = chain.model.shape
     x_shape = tuple(s * draw(st.integers(1, 2)) for s in shape)
@@ -92,12 +93,13 @@ def positional_puts(draw, congruent=None, other_ranks=True):
 @tutorial_examples(TUTORIAL_CHAINS, lambda chain: {"put": (chain, TUTORIAL_ARRAY)})
 def test_device_put_with_positional_sharding(put):
     """device_put(x, positional) lays tile i of x on every device of set i and round-trips x when
-    the shapes are congruent (the tutorial's is_congruent), and raises ValueError otherwise."""
+    the sharding accepts the shape (congruent: the tutorial's is_congruent), and raises ValueError
+    otherwise."""
     chain, x = put
     model = chain.model
     case = positional_case(chain, "jax.device_put(x, sharding)", ["y = jax.device_put(x, sharding)"], x=x)
     sharding = bridge.positional_sharding(chain)
-    if model.is_congruent(x.shape):
+    if model.accepts(x.shape):
         y = case.accepts("device_put", lambda: jax.device_put(x, sharding))
         check_layout(case, y, translate(model).layout(x.shape), x)
     else:
@@ -168,16 +170,20 @@ def test_translated_layouts_place_tiles_as_the_positional_model(put):
 
 @requires_positional
 @bridge.needs_devices(2, "to replicate")
-def test_fully_replicated_positional_requires_the_same_rank():
-    """The tutorial's rule holds for a fully replicated positional sharding too: shape (1, 1)
-    accepts only 2-d arrays."""
+def test_fully_replicated_positional_accepts_any_rank():
+    """A fully replicated positional sharding (shape (1, 1): one set of every device) lays an
+    array of any rank, a scalar too, whole on every device: JAX made it so on purpose
+    (jax-ml/jax#22073), and the tutorial puts 1-d biases on a (1, 1) sharding.replicate()."""
     ids = DEVICES
     chain = PositionalChain(ids, (len(ids),), (("reshape", (len(ids), 1)), ("replicate", None, True)))
-    x = np.zeros((len(ids),), np.int32)
-    case = positional_case(chain, "jax.device_put(1-d x, (1, 1) fully replicated sharding)",
-                           ["jax.device_put(x, sharding)"], x=x)
-    case.rejects("device_put of a 1-d array", lambda: jax.device_put(x, bridge.positional_sharding(chain)),
-                 (ValueError,))
+    model = chain.model
+    for x in (np.arange(len(ids), dtype=np.int32), np.array(7, np.int32)):
+        case = positional_case(chain, f"jax.device_put({x.ndim}-d x, (1, 1) fully replicated sharding)",
+                               ["y = jax.device_put(x, sharding)", "print(y.sharding.devices_indices_map(x.shape))"],
+                               x=x)
+        y = case.accepts(f"device_put of a {x.ndim}-d array", lambda: jax.device_put(x, bridge.positional_sharding(chain)))
+        case.equal("values", np.asarray(y).tolist(), x.tolist())
+        case.index_map("devices_indices_map", bridge.index_map(y.sharding, x.shape), model.blocks(x.shape))
 
 
 @requires_positional

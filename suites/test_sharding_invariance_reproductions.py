@@ -235,3 +235,19 @@ def test_lax_pad_interior_of_a_single_element_with_a_sharded_output():
     the output sharded over two devices as unsharded."""
     auto_case("lax.pad", bridge.first_devices_mesh(("a", 2)), {"x": (np.array([5.0], np.float32), ())},
               "lax.pad(x, np.float32(0), [(0, 1, 1)])", ("a",), np.array([5.0, 0.0], np.float32))
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+def test_slice_with_a_stride_beyond_the_dimension_of_a_sharded_array():
+    """jit(lambda x: lax.slice(x, (1,), (2,), (3,))) of x = [0, 1] sharded over two devices (a
+    stride longer than the dimension: one element) returns [1], as numpy's x[1:2:3]."""
+    x = np.array([0, 1], np.float32)
+    auto_case("lax.slice", bridge.first_devices_mesh(("a", 2)), {"x": (x, ("a",))},
+              "lax.slice(x, (1,), (2,), (3,))", (), x[1:2:3])
+
+
+@bridge.needs_devices(8, "to shard over eight devices")
+def test_reversed_strided_slice_of_an_array_sharded_eight_ways():
+    """jit(lambda x: x[:-2:-3]) of x = arange(8) sharded over eight devices returns [7], as numpy."""
+    x = np.arange(8, dtype=np.float32)
+    auto_case("x[:-2:-3]", bridge.first_devices_mesh(("a", 8)), {"x": (x, ("a",))}, "x[:-2:-3]", (), x[:-2:-3])

@@ -94,3 +94,15 @@ def test_model_cells_are_a_partition():
     """Every device is in exactly one set after any reshape/replicate."""
     s = PositionalModel.of(np.arange(6).reshape(2, 3)).replicate(1).reshape(1, 2)
     assert sorted(d for cell in s.cells for d in cell) == list(range(6))
+
+
+def test_a_fully_replicated_sharding_accepts_any_rank_and_every_device_holds_all():
+    """The tutorial's (1, 1) replicate() takes its 1-d biases, and a scalar (jax-ml/jax#22073):
+    every device holds the whole array; a sharding that cuts keeps the tutorial's rule."""
+    replicated = TORUS.reshape(4, 2).replicate()
+    assert replicated.shape == (1, 1) and replicated.is_fully_replicated
+    assert replicated.accepts((8,)) and replicated.accepts(()) and replicated.accepts((4, 2, 3))
+    assert replicated.blocks((8,)) == {d: ((0, 8),) for d in range(8)}
+    assert replicated.blocks(()) == {d: () for d in range(8)}
+    cut = TORUS.reshape(4, 2).replicate(0)
+    assert not cut.is_fully_replicated and cut.accepts((2, 4)) and not cut.accepts((4,))

@@ -125,6 +125,65 @@ def test_compare_reads_the_structured_fields_not_the_reasons():
     assert changes == {"test_s": "newly-skipped", "test_r": "deviation-draw", "test_d": "xpassed"}
 
 
+def test_a_known_deviation_fixed_in_the_new_jax_is_not_a_regression(tmp_path, capsys):
+    """A strict known deviation that passes in the new run (pytest fails it: XPASS(strict)) is listed
+    as fixed in this JAX, apart from regressions: compare exits 0 for it, and the run page shows it
+    in its own section, not among the failures."""
+    deviation = {"jax": ">=0.6", "strict": True, "reproduced_by": None}
+    base = [entry("suites/t.py::test_clamp", outcome="xfailed", deviation=deviation, random=False)]
+    new = [entry("suites/t.py::test_clamp", outcome="failed", random=False, deviation={**deviation, "fixed": True},
+                 message="[XPASS(strict)] FIXED IN THIS JAX (0.12.0): ...")]
+    changes = cmp.compare(record(base), record(new, jax="0.12.0"))
+    assert [c.kind for c in changes] == ["fixed-in-jax"] and not cmp.has_regressions(changes)
+    assert main(["compare", str(save(tmp_path, "a", record(base))), str(save(tmp_path, "b", record(new)))]) == 0
+    assert "FIXED IN THIS JAX" in capsys.readouterr().out
+    page = run_page(record(new))
+    assert "Fixed in this JAX (1)" in page and "Failures (" not in page
+
+
+def test_compare_and_matrix_take_versions_of_the_tox_runs(tmp_path, monkeypatch, capsys):
+    """A JAX version names its tox run folder (reports/runs/jax-<version>); matrix --all takes every
+    tox run present, oldest release first."""
+    import reports.__main__ as cli
+    monkeypatch.setattr(cli, "RUNS", tmp_path)
+    save(tmp_path, "jax-0.10.2", record(BASE_TESTS, jax="0.10.2"))
+    save(tmp_path, "jax-0.9.0.1", record(BASE_TESTS, jax="0.9.0.1"))
+    assert main(["compare", "0.9.0.1", "jax-0.10.2"]) == 0
+    assert "no change" in capsys.readouterr().out
+    assert [p.rsplit("/", 1)[-1] for p in cli.tox_runs()] == ["jax-0.9.0.1", "jax-0.10.2"]
+    assert main(["matrix", "--all", "-o", str(tmp_path / "m.html")]) == 0
+    assert main(["compare", "0.4.30", "0.10.2"]) == 2
+    assert "no tox run folder" in capsys.readouterr().err
+
+
+def test_a_regression_the_base_jax_also_fails_when_replayed_is_pre_existing():
+    """After replaying on the base JAX: a regression it fails too is pre-existing (not counted as a
+    regression); one it passes stays a regression, saying so."""
+    from conformance.runner.release_envs import ReleaseOutcome
+    changes = cmp.compare(record(BASE_TESTS), record(new_tests()))
+    replayed = cmp.with_replays(changes, {"suites/test_a.py::test_breaks": ReleaseOutcome(None, "fails", "got 3")})
+    assert [c.kind for c in replayed if c.test.endswith("test_breaks")] == ["pre-existing"]
+    assert not cmp.has_regressions(replayed)
+    kept = cmp.with_replays(changes, {"suites/test_a.py::test_breaks": ReleaseOutcome(None, "behaves", "passed")})
+    (change,) = [c for c in kept if c.test.endswith("test_breaks")]
+    assert change.kind == "regression" and "replayed on the base: behaves" in change.detail
+
+
+def test_compare_replays_a_regression_on_the_base_interpreter(tmp_path, capsys):
+    """End to end, with this interpreter as the base: a "regression" on a property this JAX gets
+    wrong is pre-existing; one on a property it gets right stays a regression (exit 1)."""
+    import sys
+    wrong = "suites/test_named_sharding.py::test_shard_shape_rejects_spec_longer_than_rank"  # a known deviation
+    right = "suites/test_named_sharding.py::test_tutorial_mesh_holds_each_device_once"
+    base = record([entry(wrong, random=False), entry(right, random=False)])
+    new = record([entry(wrong, "failed", random=False), entry(right, "failed", random=False)])
+    args = ["compare", str(save(tmp_path, "a", base)), str(save(tmp_path, "b", new)), "--replay-with", sys.executable]
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    assert "a pre-existing bug drawn late) (1)" in out and "pass -> fail (regression) (1)" in out
+    assert "replayed on the base: behaves" in out
+
+
 def test_a_report_of_the_first_format_is_still_read(tmp_path, capsys):
     """A report written before the structured fields (format /1) loads and compares; its tests'
     fields are unknown."""
@@ -311,3 +370,47 @@ def test_a_run_records_why_a_property_skipped_and_its_known_deviation(tmp_path):
     else:
         assert {t["outcome"] for t in tests.values()} == {"skipped"}
         assert {t["skip_kind"] for t in tests.values()} == {"api-removed"}
+
+
+def test_a_strict_known_deviation_that_passes_is_reported_fixed(tmp_path):
+    """A run with a strict entry for a property that passes: pytest fails it (the list must be
+    updated), its message says it is fixed in this JAX and to narrow the range, and the report
+    records the deviation as fixed."""
+    test = "suites/test_named_sharding.py::test_tutorial_mesh_holds_each_device_once"
+    deviations = tmp_path / "deviations.toml"
+    deviations.write_text(f'[[deviation]]\ntest = "{test}"\njax = ">=0.1"\nreason = "planted: passes everywhere"\n')
+    run_dir = tmp_path / "run"
+    result = run_pytest([test, "--known-deviations", str(deviations), "--report-dir", str(run_dir)])
+    assert result.returncode == 1, result.stdout[-3000:]
+    assert "FIXED IN THIS JAX" in result.stdout and "Narrow the range" in result.stdout
+    (entry_,) = load(run_dir)["tests"]
+    assert entry_["outcome"] == "failed" and entry_["deviation"]["fixed"] is True
+    assert main(["compare", str(run_dir), str(run_dir)]) == 0
+
+
+def test_a_known_deviation_file_that_does_not_exist_is_a_usage_error(tmp_path):
+    result = run_pytest(["suites/test_named_sharding.py", "--co", "--known-deviations", str(tmp_path / "no.toml")])
+    assert result.returncode == 4 and "no such file" in result.stdout + result.stderr
+
+
+def test_deviations_table_and_the_bugs_left_to_file():
+    """`python -m reports deviations` lists every entry with kind, range and upstream; the bugs to
+    file are those with no upstream issue, one per deterministic test (a random property's entry
+    goes with its reproduction); the rule in a report is the test's docstring."""
+    from conformance.runner.deviations import Deviation
+    from reports import deviations as dev
+    reproduction = "suites/test_sharding_invariance_reproductions.py::test_take_clip_of_a_sharded_array"
+    entries = [Deviation(reproduction, "<0.4.38", "clip ignored", kind="bug", upstream="none found"),
+               Deviation("suites/t.py::test_p[take_clip]", "<0.4.38", "clip ignored", strict=False,
+                         reproduced_by=reproduction, kind="bug", upstream="none found"),
+               Deviation("suites/t.py::test_q", ">=0.7", "known", kind="bug", upstream="https://github.com/x/y/issues/1"),
+               Deviation("suites/t.py::test_r", ">=0.7", "our reading", kind="unspecified", upstream="none found")]
+    assert [d.test for d in dev.unfiled_bugs(entries)] == [reproduction]
+    table = dev.table(entries)
+    assert "4 entries: 3 bug, 1 unspecified; 1 bugs with no upstream issue" in table
+    assert "https://github.com/x/y/issues/1" in table
+    assert dev.rule_of(reproduction).startswith("jnp.take(x, 3, axis=0, mode='clip')")
+    report = dev.filing_report(entries[0], {"outcome": "failed", "message": "got [0, 1], but should be [2, 3] [take]",
+                                             "repro": "import jax\nprint(1)\n"}, "0.4.30")
+    assert report.startswith("# clip ignored") and "JAX <0.4.38" in report and "```python\nimport jax" in report
+    assert "**Actual**: got [0, 1], but should be [2, 3]" in report

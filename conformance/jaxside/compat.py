@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.util
 import inspect
 import os
 import time
 import warnings
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 import jax
 import jaxlib
@@ -74,10 +75,12 @@ class Feature:
     path: str
     arrived: Optional[str] = None
     removed: Optional[str] = None
+    present: Optional[Callable[[], bool]] = None  # a behaviour, not an attribute: whether it is there
 
     @property
     def obj(self):
-        return _lookup(self.path)
+        found = _lookup(self.path)
+        return found if self.present is None or (found is not None and self.present()) else None
 
     @property
     def available(self) -> bool:
@@ -103,20 +106,34 @@ def feature_missing(missing: Feature) -> BaseException:
     return skip
 
 
+def pmap_is_shard_map() -> bool:
+    """Whether jax.pmap runs as jit(shard_map): the default from 0.8.0 (the flag
+    jax_pmap_shmap_merge, which a user may turn off), the only pmap from 0.10.0 (the flag is gone
+    and jax._src.pmap holds it). Measured: flag False on 0.7.x, True on 0.8.0-0.9.2, absent with
+    jax._src.pmap from 0.10.0, absent without it before 0.7."""
+    merged = getattr(jax.config, "jax_pmap_shmap_merge", None)
+    return bool(merged) if merged is not None else importlib.util.find_spec("jax._src.pmap") is not None
+
+
 FEATURES = {
     "PositionalSharding": Feature("PositionalSharding", "jax.sharding.PositionalSharding",
                                   removed="0.7.0"),
     "make_mesh": Feature("jax.make_mesh", "jax.make_mesh", arrived="0.4.32"),
     "num_cpu_devices": Feature("jax_num_cpu_devices", "jax._src.xla_bridge.num_cpu_devices",
                                arrived="0.5.0"),
-    # AxisTypes (plural) in 0.5.0-0.5.2, which no supported run uses.
+    # 0.5.0-0.5.2 have an enum AxisTypes (plural; 0.5.0 names its members Hidden, Visible and
+    # Collective): what needs AxisType by name skips there.
     "AxisType": Feature("jax.sharding.AxisType", "jax.sharding.AxisType", arrived="0.5.3"),
     "jax.shard_map": Feature("jax.shard_map", "jax.shard_map", arrived="0.6.1"),
     "set_mesh": Feature("jax.set_mesh", "jax.set_mesh", arrived="0.7.1"),
+    # JAX's pmap migration guide: nesting pmaps "is no longer supported" once pmap is
+    # jit(shard_map); shard_map over a mesh of several axes does what nested pmaps did.
+    "nested_pmap": Feature("nested jax.pmap (replaced by shard_map over a multi-axis mesh)", "jax.pmap",
+                           removed="0.8.0", present=lambda: not pmap_is_shard_map()),
     # Explicit axes as sharding in types, whose rejections raise ShardingTypeError. 0.5.3 has
-    # AxisType.Explicit but not this error class (measured: absent in 0.5.3, present in 0.6.2).
+    # AxisType.Explicit but not this error class (measured over the releases: present from 0.6.0).
     "explicit_sharding": Feature("Explicit-axis sharding in types (core.ShardingTypeError)",
-                                 "jax._src.core.ShardingTypeError", arrived="0.6 (absent in 0.5.3)"),
+                                 "jax._src.core.ShardingTypeError", arrived="0.6.0"),
 }
 
 
@@ -190,17 +207,28 @@ def axis_type(name: str):
     return getattr(feature("AxisType"), name)
 
 
+# The axis types' first names: JAX 0.5.0 called them Hidden, Visible and Collective, 0.5.1 renamed
+# them Auto, Explicit and Manual, with the same meanings (measured: 0.5.0 and 0.5.1 side by side).
+AXIS_TYPE_RENAMES = {"Hidden": "Auto", "Visible": "Explicit", "Collective": "Manual"}
+
+
+def axis_type_name(axis_type) -> str:
+    """An axis type's name as the suite speaks of it ("Auto", "Explicit", "Manual")."""
+    name = getattr(axis_type, "name", str(axis_type))
+    return AXIS_TYPE_RENAMES.get(name, name)
+
+
 def axis_type_names(mesh) -> tuple:
     """A mesh's axis types as names ("Auto", "Explicit", ...), one per axis. Before axis types
-    existed every axis is "Auto"; 0.4.38 reports a dict {type: axis names}, later a tuple."""
+    existed every axis is "Auto"; 0.4.38 to 0.5.2 report a dict {type: axis names}, later a tuple."""
     types = getattr(mesh, "axis_types", None)
     if types is None:
         return ("Auto",) * len(mesh.axis_names)
     if isinstance(types, dict):
-        by_axis = {axis: getattr(t, "name", str(t)) for t, axes in types.items()
+        by_axis = {axis: axis_type_name(t) for t, axes in types.items()
                    for axis in (axes if isinstance(axes, tuple) else (axes,))}
         return tuple(by_axis[name] for name in mesh.axis_names)
-    return tuple(getattr(t, "name", str(t)) for t in types)
+    return tuple(axis_type_name(t) for t in types)
 
 
 def make_mesh(shape, names, *, devices=None, axis_types: Optional[str] = None):

@@ -71,8 +71,22 @@ class PositionalModel:
         """The tutorial's rule: same rank, and each sharding dimension divides the array's."""
         return is_congruent(tuple(x_shape), self.shape)
 
+    @property
+    def is_fully_replicated(self) -> bool:
+        """One set (every dimension of size 1): each of its devices holds the whole array."""
+        return all(s == 1 for s in self.shape)
+
+    def accepts(self, x_shape: Sequence[int]) -> bool:
+        """Whether an array of ``x_shape`` may be laid out: congruent shapes, and any shape (any
+        rank, a scalar too) for a fully replicated sharding, as JAX 0.4.31 made it on purpose
+        (jax-ml/jax#22073; the tutorial puts 1-d biases on a (1, 1) ``replicate()``)."""
+        return self.is_fully_replicated or self.is_congruent(x_shape)
+
     def blocks(self, x_shape: Sequence[int]) -> dict:
-        """``{device id: block}``: every device of set ``i`` holds tile ``i`` of ``x_shape``."""
+        """``{device id: block}``: every device of set ``i`` holds tile ``i`` of ``x_shape`` (the
+        whole array when the sharding is fully replicated)."""
+        if self.is_fully_replicated:
+            return {device: tuple((0, d) for d in x_shape) for cell in self.cells for device in cell}
         if not self.is_congruent(x_shape):
             raise ValueError(f"shape {tuple(x_shape)} is not congruent with {self.shape}")
         tile = tuple(d // s for d, s in zip(x_shape, self.shape))

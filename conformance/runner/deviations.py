@@ -22,6 +22,12 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from .devices import UsageError
 
 
+# What a deviation is: a bug (JAX gets wrong what it means to do), a documented change (JAX changed
+# the behaviour on purpose: the model follows the newer intent, the entry covers the releases
+# before), or unspecified (JAX never said; the rule is the suite's reading).
+KINDS = ("bug", "documented change", "unspecified")
+
+
 @dataclass(frozen=True)
 class Deviation:
     """A behaviour a JAX version is known to get wrong: the test, the versions, a one-line reason;
@@ -33,10 +39,19 @@ class Deviation:
     reason: str
     strict: bool = True
     reproduced_by: str = ""
+    kind: str = ""  # one of KINDS
+    upstream: str = ""  # the JAX/XLA issue or fix it matches, or "none found"
 
     def matches(self, nodeid: str) -> bool:
         return nodeid == self.test or nodeid.endswith("/" + self.test) or \
             nodeid.split("[")[0] == self.test
+
+    def did_not_reproduce(self, jax_version: str) -> str:
+        """What a strict entry that passed on ``jax_version`` says: JAX fixed it there, and the entry's
+        range should be narrowed to end before that release (the run still fails, so it is)."""
+        return (f"[XPASS(strict)] FIXED IN THIS JAX ({jax_version}): the known deviation did not "
+                f"reproduce. Narrow the range of its entry in suites/known_deviations.toml "
+                f"(jax = \"{self.jax}\") so that it ends before {jax_version}; its reason: {self.reason}")
 
     @property
     def xfail_reason(self) -> str:
@@ -67,9 +82,19 @@ def load_deviations(path: Path) -> List[Deviation]:
         if not strict and not entry.get("reproduced_by"):
             raise UsageError(f"{path}: deviation #{i + 1} is not strict, so it must name the strict "
                              "deterministic test that reproduces it (reproduced_by)")
+        kind = entry.get("kind", "")
+        if kind and kind not in KINDS:
+            raise UsageError(f"{path}: deviation #{i + 1} has kind = {kind!r}, not one of {', '.join(KINDS)}")
         out.append(Deviation(entry["test"], entry["jax"], entry["reason"], strict,
-                             entry.get("reproduced_by", "")))
+                             entry.get("reproduced_by", ""), kind, entry.get("upstream", "")))
     return out
+
+
+def is_unexpected_pass(deviation: Optional[Deviation], call, report) -> bool:
+    """Whether ``report`` (a test phase's) is a strict known deviation's call that passed, which
+    pytest turns into a failure with no exception."""
+    return (deviation is not None and deviation.strict and report.when == "call" and report.failed
+            and call.excinfo is None)
 
 
 def nodeid_of(function: Callable, root: Path) -> str:

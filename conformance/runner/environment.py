@@ -15,6 +15,7 @@ REPORT_DIR = "CONFORMANCE_REPORT_DIR"  # the run folder, as --report-dir
 STEP_TIMEOUT = "CONFORMANCE_STEP_TIMEOUT"  # seconds a multi-process step may wait (default 60)
 INIT_TIMEOUT = "CONFORMANCE_INIT_TIMEOUT"  # seconds to join the coordination service (default 60)
 COORDINATOR_PORT = "CONFORMANCE_COORDINATOR_PORT"  # the launcher's port (default: a free one)
+VENVS = "CONFORMANCE_VENVS"  # where the per-release environments live (release_envs)
 
 # --- set by the runner for the processes it starts -------------------------------------------
 SEED = "CONFORMANCE_SEED"  # the controller's Hypothesis seed, shared by every xdist worker
@@ -23,7 +24,7 @@ PROCESS_COUNT = "CONFORMANCE_PROCESS_COUNT"  # ... the number of processes
 COORDINATOR = "CONFORMANCE_COORDINATOR"  # ... the coordination service's address
 LAUNCHER_PID = "CONFORMANCE_LAUNCHER_PID"  # ... the launcher, whose end ends the copy
 
-ALL = (DEVICES, REPORT_DIR, STEP_TIMEOUT, INIT_TIMEOUT, COORDINATOR_PORT, SEED, PROCESS_ID,
+ALL = (DEVICES, REPORT_DIR, STEP_TIMEOUT, INIT_TIMEOUT, COORDINATOR_PORT, VENVS, SEED, PROCESS_ID,
        PROCESS_COUNT, COORDINATOR, LAUNCHER_PID)
 
 

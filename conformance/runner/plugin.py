@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from . import areas, devices, hookspecs, state
-from .deviations import DeviationsInEffect, FirstFailureEnds
+from .deviations import DeviationsInEffect, FirstFailureEnds, is_unexpected_pass
 from .state import leader_of
 
 
@@ -102,6 +102,16 @@ def pytest_runtest_call(item):
     if guard is not None:
         guard.xfail_if_seen()
     return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A strict known deviation that passed says so: fixed in this JAX, narrow the entry's range."""
+    report = yield
+    deviation = item.stash.get(state.ITEM_DEVIATION, None)
+    if is_unexpected_pass(deviation, call, report):
+        report.longrepr = deviation.did_not_reproduce(item.config.stash[state.JAX_VERSION])
+    return report
 
 
 # --- fixtures -------------------------------------------------------------------------------

@@ -18,9 +18,9 @@ RUN_SET = ("JAX_NUM_CPU_DEVICES", "JAX_ENABLE_X64", environment.SEED, environmen
            environment.PROCESS_COUNT, environment.COORDINATOR, environment.LAUNCHER_PID)
 
 
-def command(args: Sequence[str]) -> list:
-    """``python -m pytest ARGS`` with this interpreter."""
-    return [sys.executable, "-m", "pytest", *args]
+def command(args: Sequence[str], python: Optional[str] = None) -> list:
+    """``python -m pytest ARGS`` with this interpreter (or ``python``: another environment's)."""
+    return [python or sys.executable, "-m", "pytest", *args]
 
 
 def fresh_environment(overrides: Optional[Mapping[str, Optional[str]]] = None,
@@ -43,10 +43,11 @@ def fresh_environment(overrides: Optional[Mapping[str, Optional[str]]] = None,
 
 
 def run_pytest(args: Sequence[str], *, env: Optional[Mapping[str, Optional[str]]] = None,
-               timeout: Optional[float] = None) -> subprocess.CompletedProcess:
+               timeout: Optional[float] = None, python: Optional[str] = None) -> subprocess.CompletedProcess:
     """Run ``pytest -p no:cacheprovider ARGS`` to the end in the fresh environment (``env``:
-    overrides), from the checkout's root; its output captured as text."""
-    return subprocess.run(command(["-p", "no:cacheprovider", *args]), cwd=ROOT,
+    overrides), from the checkout's root, with this interpreter or ``python``; its output captured
+    as text."""
+    return subprocess.run(command(["-p", "no:cacheprovider", *args], python), cwd=ROOT,
                           env=fresh_environment(env), capture_output=True, text=True, timeout=timeout)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from pathlib import Path
 
 import hypothesis
 import jax
@@ -38,13 +39,24 @@ def start(config, plan: devices.DevicePlan, x64: bool, jax_was_imported: bool) -
         start_backend(plan, x64, jax_was_imported)
     except devices.UsageError as e:
         raise pytest.UsageError(str(e)) from None
+    config.stash[state.JAX_VERSION] = jax.__version__
     config.stash[state.COMPILES] = start_counting()
     config.stash[state.DEVIATIONS] = DeviationsInEffect(
-        [d for d in load_deviations(DEVIATIONS_FILE) if compat.version_in(d.jax)], run_folder.ROOT)
+        [d for d in load_deviations(deviations_file(config)) if compat.version_in(d.jax)], run_folder.ROOT)
     share_the_seed(config)
     if role is not None:
         take_part(config, *role)  # a follower ends here; the leader goes on
     config.pluginmanager.register(sys.modules[__name__], "conformance-runner-session")
+
+
+def deviations_file(config) -> Path:
+    """The known-deviation list: ``--known-deviations FILE``, else suites/known_deviations.toml."""
+    chosen = config.getoption("--known-deviations")
+    if chosen is None:
+        return DEVIATIONS_FILE
+    if not Path(chosen).is_file():
+        raise pytest.UsageError(f"--known-deviations {chosen}: no such file")
+    return Path(chosen)
 
 
 def start_backend(plan: devices.DevicePlan, x64: bool, jax_was_imported: bool) -> None:
@@ -151,7 +163,7 @@ def pytest_report_header(config):
         f"seed: {config.option.hypothesis_seed} (rerun with --hypothesis-seed="
         f"{config.option.hypothesis_seed})",
         f"known deviations in effect for this JAX: {len(config.stash[state.DEVIATIONS])} "
-        f"(from {DEVIATIONS_FILE.name})",
+        f"(from {deviations_file(config)})",
     ]
 
 

@@ -9,6 +9,7 @@ from .deviations import Deviation, DeviationsInEffect, FirstFailureEnds
 from .devices import DevicePlan
 
 PLAN = pytest.StashKey[DevicePlan]()  # the platform and device count
+JAX_VERSION = pytest.StashKey[str]()  # the installed JAX's version
 DEVIATIONS = pytest.StashKey[DeviationsInEffect]()  # the known deviations of the installed JAX
 COMPILES = pytest.StashKey[object]()  # this process's compilations.CompileCounter
 LEADER = pytest.StashKey[object]()  # the multi-process run's protocol.Leader, in its process 0

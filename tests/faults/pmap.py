@@ -81,3 +81,20 @@ def pmap_truncates_mapped_axes(original):
             return compiled(*[x[:size] if np.ndim(x) > 0 else x for x in a])
         return call
     return pmap
+
+
+@fault("pmap-truncates-inconsistent-sizes",
+       "jax.pmap maps arguments of different sizes along axis 0 over the smallest size, instead of refusing",
+       suites=("pmap",))
+@replacing(jax_module, "pmap")
+def pmap_truncates_inconsistent_sizes(original):
+    def pmap(fun, *args, **kwargs):
+        mapped = original(fun, *args, **kwargs)
+
+        def call(*xs):
+            sizes = [np.shape(x)[0] for x in xs if np.ndim(x) > 0]
+            if kwargs.get("in_axes", 0) != 0 or len(set(sizes)) < 2:
+                return mapped(*xs)
+            return mapped(*(x[:min(sizes)] if np.ndim(x) > 0 else x for x in xs))
+        return call
+    return pmap

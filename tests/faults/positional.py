@@ -1,6 +1,8 @@
 """PositionalSharding (JAX up to 0.6.x)."""
 
-from .registry import fault, replacing
+import numpy as np
+
+from .registry import fault, jax_module, replacing
 
 
 def positional_sharding_class():
@@ -27,3 +29,19 @@ def positional_reshape_column_major(original):
     def reshape(self, *shape):
         return original(self, *shape[::-1]).transpose() if len(shape) > 1 else original(self, *shape)
     return reshape
+
+
+@fault("replicated-positional-needs-the-same-rank",
+       "device_put refuses an array whose rank differs from a fully replicated PositionalSharding's (the "
+       "0.4.29 regression of jax-ml/jax#22073)",
+       suites=("positional_sharding",))
+@replacing(jax_module, "device_put")
+def replicated_positional_needs_the_same_rank(original):
+    positional = positional_sharding_class()
+
+    def device_put(x, device=None, *args, **kwargs):
+        if isinstance(device, positional) and device.is_fully_replicated and np.ndim(x) != len(device.shape):
+            raise ValueError(f"One of device_put args was given the sharding of {device}, which implies that the "
+                             f"rank of the value should be {len(device.shape)}, but it is {np.ndim(x)}")
+        return original(x, device, *args, **kwargs)
+    return device_put

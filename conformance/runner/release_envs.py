@@ -1,0 +1,350 @@
+"""One virtual environment per supported JAX release (the suite's requirements, with that release's
+jax and jaxlib pinned), and running a script or the suites in them: the all-release tooling that
+bisects a known deviation's range and runs the release matrix.
+
+    python -m conformance.runner.release_envs run SCRIPT [--releases A..B | V ...]
+        run a stand-alone reproduction on each release: exit 0 means JAX behaves as intended
+        there, anything else (an exception, a failed assert, a crash) that it does not; prints one
+        line per release and the ranges where it fails, as a known-deviation entry's jax range
+    python -m conformance.runner.release_envs test TEST_ID [--releases ...]
+        the same for one test of suites/, run with no known deviations applied (so a release where
+        it fails shows as failing, not xfailed); a release where it skips is left out of the ranges
+    python -m conformance.runner.release_envs suites [--releases ...] [-- PYTEST_ARGS]
+        the release matrix: `pytest suites/` on each release (with its known deviations), each
+        writing its run report to reports/runs/jax-<version>/ (what tox does, without tox); prints
+        each release's outcome counts and wall time
+    python -m conformance.runner.release_envs python VERSION
+        the interpreter of a release's environment (made on first use), e.g. for pytest suites/
+
+Environments live in $CONFORMANCE_VENVS (default ~/.cache/jax-conformance/venvs), one folder per
+release named as its tox environment (jax-0.4.30), made on first use: `python3.11` for releases up to
+0.10.x, Python 3.13 from 0.11 (`python3.13` on PATH, else ../shared/tools/python3.13 builds one).
+Scripts run on CPU with 8 forced devices unless XLA_FLAGS or JAX_PLATFORMS say otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import List, Mapping, Optional, Sequence
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from . import environment
+from .deviations import load_deviations
+from .devices import UsageError
+from .pytest_process import run_pytest
+from .releases import RELEASES, Release, release
+from .run_folder import ROOT, write_atomically
+
+SHARED_PYTHON_313 = ROOT.parent / "shared" / "tools" / "python3.13"
+READY = ".conformance-release"  # written in an environment once its install succeeded: its pins
+
+
+def venvs_folder(env: Mapping[str, str] = os.environ) -> Path:
+    return Path(env.get(environment.VENVS) or Path.home() / ".cache" / "jax-conformance" / "venvs")
+
+
+def interpreter_for(python: str) -> str:
+    """A Python ``python`` (major.minor) interpreter to make environments with."""
+    if f"{sys.version_info.major}.{sys.version_info.minor}" == python:
+        return sys.executable
+    found = shutil.which(f"python{python}")
+    if found and works(found):  # (a pyenv shim of an inactive version is on PATH but fails)
+        return found
+    if python == "3.13" and SHARED_PYTHON_313.exists():
+        built = subprocess.run([str(SHARED_PYTHON_313)], capture_output=True, text=True)
+        if built.returncode == 0 and built.stdout.strip():
+            return built.stdout.strip().splitlines()[-1]
+        raise UsageError(f"{SHARED_PYTHON_313} could not provide Python 3.13: {built.stderr.strip()[-500:]}")
+    raise UsageError(f"no python{python} found on PATH (JAX releases that need it cannot be run)")
+
+
+def works(interpreter: str) -> bool:
+    """Whether ``interpreter`` runs and can make virtual environments."""
+    try:
+        return subprocess.run([interpreter, "-c", "import venv, ensurepip"], capture_output=True,
+                              timeout=60).returncode == 0
+    except OSError:
+        return False
+
+
+def python_of(r: Release, env: Mapping[str, str] = os.environ) -> Path:
+    """The interpreter of ``r``'s environment, made (and its requirements installed) on first use."""
+    folder = venvs_folder(env) / r.env
+    python = folder / "bin" / "python"
+    pins = " ".join(r.pins)
+    if (folder / READY).exists() and (folder / READY).read_text().strip() == pins:
+        return python
+    if not python.exists():
+        subprocess.run([interpreter_for(r.python), "-m", "venv", str(folder)], check=True)
+    print(f"[{r.env}] installing the suite's requirements with {pins} ...", file=sys.stderr, flush=True)
+    installed = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                                str(ROOT), *r.pins], capture_output=True, text=True)
+    if installed.returncode != 0:
+        raise UsageError(f"[{r.env}] pip install failed: {installed.stderr.strip()[-1500:]}")
+    (folder / READY).write_text(pins + "\n")
+    return python
+
+
+def script_environment(env: Mapping[str, str] = os.environ) -> dict:
+    """The environment a script runs in: CPU with 8 forced devices unless the caller chose."""
+    out = dict(env)
+    out.setdefault("JAX_PLATFORMS", "cpu")
+    if "xla_force_host_platform_device_count" not in out.get("XLA_FLAGS", ""):
+        out["XLA_FLAGS"] = (out.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8").strip()
+    return out
+
+
+@dataclass(frozen=True)
+class ReleaseOutcome:
+    """How a script or a test ended on one release: ``verdict`` "behaves", "fails" or "skipped"
+    (a test whose API this release lacks: no evidence either way), and its last words."""
+
+    release: Optional[Release]
+    verdict: str
+    detail: str
+
+    @property
+    def behaves(self) -> bool:
+        return self.verdict == "behaves"
+
+
+def run_script(script: Path, r: Release, timeout: float = 600) -> ReleaseOutcome:
+    """Run ``script`` on release ``r``: exit status 0 is "behaves", anything else "fails"."""
+    python = python_of(r)
+    try:
+        done = subprocess.run([str(python), str(script)], capture_output=True, text=True, timeout=timeout,
+                              env=script_environment(), cwd=script.parent)
+    except subprocess.TimeoutExpired:
+        return ReleaseOutcome(r, "fails", f"timed out after {timeout:.0f} s")
+    words = (done.stderr.strip() or done.stdout.strip()).splitlines()
+    last = words[-1][:300] if words else ""
+    return ReleaseOutcome(r, "behaves" if done.returncode == 0 else "fails", f"exit {done.returncode}: {last}")
+
+
+def run_test(test_id: str, r: Release, timeout: float = 600) -> ReleaseOutcome:
+    """Run one test of suites/ on release ``r`` with no known deviations applied: its outcome."""
+    return test_outcome(r, *run_test_with(str(python_of(r)), test_id, [], timeout))
+
+
+def run_test_with(python: str, test_id, args: Sequence[str], timeout: float = 600):
+    """Run a test of suites/ (or a list of them) with the interpreter ``python`` (and more pytest
+    ``args``), no known deviations applied: (the report's tests, the last words of the run)."""
+    test_ids = [test_id] if isinstance(test_id, str) else list(test_id)
+    with tempfile.TemporaryDirectory() as work:
+        none = Path(work) / "no-deviations.toml"
+        none.write_text("")
+        try:
+            done = run_pytest(["-q", *test_ids, "--known-deviations", str(none), "--report-dir", work, *args],
+                              python=python, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None, f"timed out after {timeout:.0f} s"
+        report = Path(work) / "report.json"
+        tests = json.loads(report.read_text())["tests"] if report.exists() else []
+    words = (done.stdout.strip() + "\n" + done.stderr.strip()).strip().splitlines()
+    return tests, f"exit {done.returncode}: {words[-1][:300] if words else ''}"
+
+
+def test_outcome(r: Optional[Release], tests, last_words: str) -> ReleaseOutcome:
+    """A test's outcome from its report's entries: skipped (all skipped), fails (any failed), or
+    behaves; no report at all (a crash, a time-out, a usage error) fails."""
+    if not tests:
+        return ReleaseOutcome(r, "fails", f"no report ({last_words})")
+    if {t["outcome"] for t in tests} <= {"skipped"}:
+        return ReleaseOutcome(r, "skipped", tests[0].get("reason") or "")
+    failed = [t for t in tests if t["outcome"] in ("failed", "error")]
+    if failed:
+        return ReleaseOutcome(r, "fails", (failed[0].get("message") or "").split("\n")[0][:300])
+    return ReleaseOutcome(r, "behaves", f"{len(tests)} passed" if len(tests) > 1 else "passed")
+
+
+def bisect_deviations(chosen: Sequence[Release], deviations_file: Path, timeout: float = 1800,
+                      jobs: int = 1) -> dict:
+    """Every strict known deviation's test, run on each release in ``chosen`` with no deviations
+    applied: {test: {release: [verdict, detail]}}, with each test's measured failing ranges. (A
+    random property's entry follows the strict test named by its reproduced_by.)"""
+    tests = sorted({d.test for d in load_deviations(deviations_file) if d.strict})
+    measured: dict = {test: {} for test in tests}
+
+    def one(r: Release):
+        print(f"[{r.env}] running {len(tests)} tests ...", file=sys.stderr, flush=True)
+        return r, run_test_with(str(python_of(r)), tests, [], timeout)
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for r, (entries, words) in pool.map(one, chosen):
+            for test in tests:
+                mine = [e for e in (entries or []) if e["id"] == test or e["id"].startswith(test + "[")]
+                outcome = test_outcome(r, mine, words)
+                measured[test][r.jax] = [outcome.verdict, outcome.detail]
+    return {"releases": [r.jax for r in chosen],
+            "tests": {test: {"ranges": failing_ranges([ReleaseOutcome(release(v), *measured[test][v])
+                                                       for v in measured[test]]),
+                             "by_release": measured[test]} for test in tests}}
+
+
+def run_suites(r: Release, pytest_args: Sequence[str]) -> str:
+    """``pytest suites/`` on release ``r`` into its tox run folder: "green"/"RED", the outcome
+    counts and the wall time."""
+    folder = ROOT / "reports" / "runs" / r.env
+    started = time.monotonic()
+    done = run_pytest(["suites/", "--report-dir", str(folder), *pytest_args], python=str(python_of(r)))
+    wall = time.monotonic() - started
+    report = folder / "report.json"
+    counts = json.loads(report.read_text())["summary"] if report.exists() else {}
+    summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n and k != "total") or "no report"
+    return f"{'green' if done.returncode == 0 else 'RED (exit %d)' % done.returncode}  {summary}  ({wall:.0f} s)"
+
+
+def measured_file(deviations_file: Path) -> Path:
+    """Where the bisection's verdicts for a deviation list are kept: beside it."""
+    return deviations_file.with_name(deviations_file.stem + ".measured.json")
+
+
+def verdicts(measured: dict) -> dict:
+    """The bisection as kept in the data file: per test and release, only the verdict."""
+    return {"measured": time.strftime("%Y-%m-%d"),
+            "how": "python -m conformance.runner.release_envs deviations --record (no deviations applied, "
+                   "CPU, 8 devices)",
+            "releases": measured["releases"],
+            "tests": {test: {v: verdict for v, (verdict, _) in result["by_release"].items()}
+                      for test, result in measured["tests"].items()}}
+
+
+def deviation_table(measured: dict, deviations: Sequence) -> str:
+    """Per strict entry: its range, the range measured, and whether they agree on the releases
+    measured (a release where the test skipped says nothing; a test with several entries agrees
+    when their ranges together cover exactly the failing releases)."""
+    lines = [f"measured on {len(measured['releases'])} releases: {', '.join(measured['releases'])}"]
+    for d in deviations:
+        if not d.strict:
+            continue
+        result = measured["tests"][d.test]
+        failing = {v for v, (verdict, _) in result["by_release"].items() if verdict == "fails"}
+        same_test = [e for e in deviations if e.strict and e.test == d.test]
+        claimed_all = {v for e in same_test for v in claimed_by(e, result)}
+        agree = "ok" if claimed_all == failing else "DIFFERS"
+        lines.append(f"{agree:<8} {d.test.replace('suites/', '')}\n         entry: {d.jax:<22} measured: "
+                     f"{' | '.join(result['ranges']) or 'never fails'}"
+                     + ("" if agree == "ok" else f"  (entry only: {sorted(claimed_all - failing, key=Version)}, "
+                        f"measured only: {sorted(failing - claimed_all, key=Version)})"))
+    return "\n".join(lines)
+
+
+def claimed_by(deviation, result: dict) -> set:
+    """The measured releases (not skipped) that ``deviation``'s range covers."""
+    return {v for v, (verdict, _) in result["by_release"].items()
+            if verdict != "skipped" and SpecifierSet(deviation.jax).contains(v, prereleases=True)}
+
+
+def select(spec: Sequence[str]) -> List[Release]:
+    """Releases named on the command line: versions, or ranges ``A..B`` (inclusive; either end
+    may be left out); every release when nothing is named."""
+    if not spec:
+        return list(RELEASES)
+    chosen: List[Release] = []
+    for item in spec:
+        if ".." in item:
+            low, high = item.split("..", 1)
+            low_v = Version(release(low).jax) if low else None
+            high_v = Version(release(high).jax) if high else None
+            chosen += [r for r in RELEASES if (low_v is None or Version(r.jax) >= low_v)
+                       and (high_v is None or Version(r.jax) <= high_v)]
+        else:
+            chosen.append(release(item))
+    return sorted(set(chosen), key=lambda r: Version(r.jax))
+
+
+def failing_ranges(outcomes: Sequence[ReleaseOutcome]) -> List[str]:
+    """The runs of consecutive releases (in the list measured, skips left out) where the script or
+    test misbehaves, each as a known-deviation range: ``>=A,<B`` (B the next measured release,
+    where it behaves again), or ``>=A`` when it still misbehaves on the newest measured; ``==A``
+    for a single release."""
+    ranges, start = [], None
+    ordered = sorted(outcomes, key=lambda o: Version(o.release.jax))
+    for i, outcome in enumerate(ordered):
+        if outcome.verdict == "fails" and start is None:
+            start = outcome.release.jax
+        if outcome.behaves and start is not None:
+            previous = ordered[i - 1].release.jax  # (a skip in between widens "==" to a range)
+            ranges.append(f"=={start}" if previous == start else f">={start},<{outcome.release.jax}")
+            start = None
+    if start is not None:
+        ranges.append(f">={start}")
+    return ranges
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m conformance.runner.release_envs",
+                                     description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    r = commands.add_parser("run", help="run a reproduction script on each release")
+    r.add_argument("script", type=Path)
+    r.add_argument("--releases", nargs="*", default=[], metavar="V|A..B")
+    r.add_argument("--timeout", type=float, default=600)
+    s = commands.add_parser("test", help="run one test of suites/ on each release, no deviations applied")
+    s.add_argument("test_id")
+    s.add_argument("--releases", nargs="*", default=[], metavar="V|A..B")
+    s.add_argument("--timeout", type=float, default=600)
+    d = commands.add_parser("deviations", help="bisect every known deviation's range over the releases")
+    d.add_argument("--releases", nargs="*", default=[], metavar="V|A..B")
+    d.add_argument("--file", type=Path, default=ROOT / "suites" / "known_deviations.toml")
+    d.add_argument("-o", "--output", type=Path, help="also write the measurement as JSON")
+    d.add_argument("--jobs", type=int, default=1, help="releases measured at once (default 1)")
+    d.add_argument("--record", action="store_true",
+                   help="write the verdicts to known_deviations.measured.json beside the list (the data "
+                        "tests/test_releases.py checks each range against)")
+    m = commands.add_parser("suites", help="pytest suites/ on each release (the release matrix)")
+    m.add_argument("--releases", nargs="*", default=[], metavar="V|A..B")
+    m.add_argument("pytest_args", nargs="*", help="more pytest arguments, after -- (e.g. -- -n 2)")
+    p = commands.add_parser("python", help="a release's interpreter (its environment made on first use)")
+    p.add_argument("version")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "python":
+            print(python_of(release(args.version)))
+            return 0
+        if args.command == "suites":
+            failed = 0
+            for rel in select(args.releases):
+                line = run_suites(rel, args.pytest_args)
+                failed += not line.startswith("green")
+                print(f"{rel.env:<16} {line}", flush=True)
+            return 1 if failed else 0
+        if args.command == "deviations":
+            measured = bisect_deviations(select(args.releases), args.file, jobs=args.jobs)
+            if args.output:
+                write_atomically(args.output, json.dumps(measured, indent=1) + "\n")
+            if args.record:
+                record = measured_file(args.file)
+                write_atomically(record, json.dumps(verdicts(measured), indent=1) + "\n")
+                print(f"wrote {record}")
+            print(deviation_table(measured, load_deviations(args.file)))
+            return 0
+        outcomes = []
+        for rel in select(args.releases):
+            outcome = run_script(args.script.resolve(), rel, args.timeout) if args.command == "run" \
+                else run_test(args.test_id, rel, args.timeout)
+            outcomes.append(outcome)
+            print(f"{rel.env:<16} {outcome.verdict.upper() if outcome.verdict == 'fails' else outcome.verdict:<8} "
+                  f"{outcome.detail}", flush=True)
+        ranges = failing_ranges(outcomes)
+        print(f"fails on: {' | '.join(ranges) if ranges else 'no release measured'}")
+        return 0
+    except UsageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""The supported JAX releases (one list), what is generated from it (tox.ini), and the all-release
+tooling's pure parts: choosing releases and turning per-release outcomes into a deviation range."""
+
+import configparser
+import json
+
+import pytest
+from packaging.specifiers import SpecifierSet
+
+from conformance.runner import release_envs as envs
+from conformance.runner import releases as rel
+from conformance.runner.deviations import load_deviations
+from conformance.runner.devices import UsageError
+from conformance.runner.run_folder import ROOT
+
+
+def test_the_list_holds_every_release_from_0_4_30_to_the_newest_once_oldest_first():
+    names = [r.jax for r in rel.RELEASES]
+    assert len(names) == 34 and names[0] == "0.4.30" and rel.newest().jax == "0.12.0.1"
+    assert "0.4.32" not in names  # yanked
+    assert {r.jax: r.jaxlib for r in rel.RELEASES if r.jax != r.jaxlib} == {"0.4.37": "0.4.36", "0.5.2": "0.5.1"}
+    assert {r.python for r in rel.RELEASES if r.jax.startswith(("0.11", "0.12"))} == {"3.13"}
+    assert {r.python for r in rel.RELEASES if not r.jax.startswith(("0.11", "0.12"))} == {"3.11"}
+
+
+def test_tox_ini_is_generated_from_the_list():
+    """tox.ini is what `python -m conformance.runner.releases tox` writes: regenerate it after
+    editing releases.toml."""
+    assert rel.TOX_INI.read_text() == rel.tox_ini(), "tox.ini is stale: python -m conformance.runner.releases tox"
+
+
+def test_tox_environments_name_their_python_pins_and_pass_extra_arguments_to_the_suites_only():
+    ini = configparser.ConfigParser(interpolation=None)
+    ini.read_string(rel.tox_ini())
+    assert ini["tox"]["envlist"].split(", ") == [r.env for r in rel.RELEASES] + ["matrix"]
+    for r in rel.RELEASES:
+        env = ini[f"testenv:{r.env}"]
+        assert env["basepython"] == f"python{r.python}"
+        assert env["deps"].split() == [".", f"jax=={r.jax}", f"jaxlib=={r.jaxlib}"]
+    commands = ini["testenv"]["commands"].strip().splitlines()
+    assert commands[0].strip() == "pytest tests/" and "{posargs}" in commands[1]
+    for name in ("compare", "matrix"):  # they read reports: no JAX installed
+        assert ini[f"testenv:{name}"]["skip_install"] == "true" and ini[f"testenv:{name}"]["deps"].split() == ["packaging", "pytest"]
+        assert "{posargs" in ini[f"testenv:{name}"]["commands"]
+
+
+def test_a_release_is_named_by_version_or_environment_and_an_unknown_one_is_refused():
+    assert rel.release("jax-0.9.0.1") == rel.release("0.9.0.1")
+    with pytest.raises(UsageError, match="not a supported release"):
+        rel.release("0.4.32")
+
+
+def test_releases_are_selected_by_version_and_inclusive_range():
+    chosen = [r.jax for r in envs.select(["0.5.2..0.6.0", "0.4.30"])]
+    assert chosen == ["0.4.30", "0.5.2", "0.5.3", "0.6.0"]
+    assert [r.jax for r in envs.select(["0.12.0.."])] == ["0.12.0", "0.12.0.1"]
+    assert len(envs.select([])) == len(rel.RELEASES)
+
+
+def outcomes(verdicts):
+    return [envs.ReleaseOutcome(rel.release(v), verdict, "") for v, verdict in verdicts]
+
+
+@pytest.mark.parametrize("verdicts, ranges", [
+    ([("0.4.30", "behaves"), ("0.6.0", "fails"), ("0.6.1", "fails"), ("0.6.2", "behaves")], [">=0.6.0,<0.6.2"]),
+    ([("0.4.30", "fails"), ("0.4.31", "behaves"), ("0.10.2", "fails")], ["==0.4.30", ">=0.10.2"]),
+    ([("0.4.30", "skipped"), ("0.5.0", "fails"), ("0.6.0", "skipped"), ("0.7.0", "behaves")], [">=0.5.0,<0.7.0"]),
+    ([("0.4.30", "behaves"), ("0.10.2", "behaves")], []),
+])
+def test_failing_releases_become_deviation_ranges(verdicts, ranges):
+    """Consecutive failing releases form one range, ending before the next measured release that
+    behaves; a skip is no evidence either way."""
+    assert envs.failing_ranges(outcomes(verdicts)) == ranges
+
+
+def test_scripts_run_on_cpu_with_eight_devices_unless_told_otherwise():
+    assert envs.script_environment({})["XLA_FLAGS"] == "--xla_force_host_platform_device_count=8"
+    chosen = {"XLA_FLAGS": "--xla_force_host_platform_device_count=2", "JAX_PLATFORMS": "cuda"}
+    assert envs.script_environment(chosen) == chosen
+
+
+def releases_in(jax_range: str) -> set:
+    return {r.jax for r in rel.RELEASES if SpecifierSet(jax_range).contains(r.jax, prereleases=True)}
+
+
+def test_a_random_propertys_entry_covers_the_releases_of_its_reproduction():
+    """A random property's (non-strict) entry and the strict entries of the test it names in
+    reproduced_by hold on the same releases: the reproduction is what bisects the range."""
+    deviations = load_deviations(ROOT / "suites" / "known_deviations.toml")
+    for d in deviations:
+        if d.strict:
+            continue
+        reproduction = set().union(*(releases_in(e.jax) for e in deviations if e.strict and e.test == d.reproduced_by))
+        assert releases_in(d.jax) == reproduction, (
+            f"{d.test} (jax {d.jax!r}) should hold on the releases of {d.reproduced_by}: "
+            f"only the entry: {sorted(releases_in(d.jax) - reproduction)}, "
+            f"only the reproduction: {sorted(reproduction - releases_in(d.jax))}")
+
+
+def test_every_strict_entry_covers_exactly_the_releases_measured_failing():
+    """The ranges are bisected, not guessed: over the releases measured (known_deviations.measured.json,
+    written by `python -m conformance.runner.release_envs deviations --record`), the entries of a
+    test cover exactly the releases where it fails (a release where it skips says nothing)."""
+    deviations = load_deviations(ROOT / "suites" / "known_deviations.toml")
+    measured = json.loads(envs.measured_file(ROOT / "suites" / "known_deviations.toml").read_text())
+    for test in sorted({d.test for d in deviations if d.strict}):
+        assert test in measured["tests"], f"{test} was never bisected: run release_envs deviations --record"
+        by_release = measured["tests"][test]
+        failing = {v for v, verdict in by_release.items() if verdict == "fails"}
+        covered = {v for d in deviations if d.strict and d.test == test for v in releases_in(d.jax)
+                   if by_release.get(v, "skipped") != "skipped"}
+        assert covered == failing, (f"{test}: the entries cover {sorted(covered - failing)} where it passes, "
+                                    f"and miss {sorted(failing - covered)} where it fails")
+
+
+def test_every_entry_says_what_it_is_and_where_upstream_stands():
+    for d in load_deviations(ROOT / "suites" / "known_deviations.toml"):
+        assert d.kind in ("bug", "documented change", "unspecified"), d.test
+        assert d.upstream == "none found" or d.upstream.startswith("https://github.com/"), d.test
