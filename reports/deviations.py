@@ -10,6 +10,7 @@ applied; the rule is that test's docstring.
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
@@ -89,7 +90,7 @@ def write_filing_reports(deviations: Sequence[Deviation], folder: Path, jax_vers
     for d, test in zip(bugs, tests):
         entry = entries.get(test) or next((e for i, e in entries.items() if i.startswith(test + "[")
                                            and e["outcome"] in ("failed", "error")), None)
-        path = folder / f"{test.split('::')[1].split('[')[0]}.md"
+        path = folder / (re.sub(r"[^A-Za-z0-9_.=-]+", "_", test.split("::")[1]).strip("_") + ".md")
         write_atomically(path, filing_report(d, entry, jax_version))
         written.append(path)
     return written

@@ -124,9 +124,10 @@ def matrix_page(records: List[dict]) -> str:
     ids = sorted(set().union(*cells)) if cells else []
     differing = {test_id for test_id in ids
                  if len({shown_outcome(by_id[test_id]) if test_id in by_id else "absent" for by_id in cells}) > 1}
+    ids = sorted(ids, key=lambda test_id: test_id not in differing)  # (stable: by name within each)
     body = [f"<h1>Conformance matrix: {len(ids)} properties x {len(records)} runs</h1>",
-            f"<p>{len(differing)} properties change outcome across these runs (marked ◆, name in bold). "
-            "Runs are ordered by JAX version.</p>",
+            f"<p>{len(differing)} properties change outcome across these runs (marked ◆, name in bold; "
+            "listed first). Runs are ordered by JAX version.</p>",
             "<p>" + " ".join(f'<span class="count" style="background:{COLOURS[o]}">{o}</span>'
                              for o in (*OUTCOMES, "fixed", "absent")) +
             " (fixed: a known deviation that did not reproduce; hover a cell for its reason)</p>",
