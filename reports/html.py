@@ -137,7 +137,8 @@ def matrix_page(records: List[dict]) -> str:
                 "<td class=\"cell\">" + "<br>".join(f"{o} {r['summary'][o]}" for o in OUTCOMES if r["summary"][o])
                 + "</td>" for r in records) + "</tr>"]
     for test_id in ids:
-        name = f"<b>◆ {esc(test_id)}</b>" if test_id in differing else esc(test_id)
+        shown = test_id.removeprefix("suites/")
+        name = f"<b>◆ {esc(shown)}</b>" if test_id in differing else esc(shown)
         row = [f"<tr><td class=\"mono\">{name}</td>"]
         for by_id in cells:
             test = by_id.get(test_id)
