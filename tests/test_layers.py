@@ -63,8 +63,8 @@ def imports_of(name: str, path: Path, modules: Dict[str, Path]) -> Set[str]:
             if node.level:
                 anchor = package.split(".")[:len(package.split(".")) - (node.level - 1)]
                 base = ".".join(anchor + ([node.module] if node.module else []))
-            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
-                       for alias in node.names]
+            # `from package import module` runs the package's __init__ too: an edge to both
+            targets = [base] + [f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in modules]
         else:
             continue
         for target in targets:
@@ -161,8 +161,9 @@ def test_no_import_cycle():
 
 
 def test_the_checks_catch_what_they_look_for(tmp_path):
-    """On a planted tree: an upward import, a forbidden library in the model, and a cycle are each
-    found; a module in no layer is an error."""
+    """On a planted tree: an upward import, a forbidden library in the model, and cycles (one
+    through a package's __init__, which `from . import module` runs) are each found; a module in no
+    layer is an error."""
     files = {
         "conformance/__init__.py": "",
         "conformance/model/__init__.py": "",
@@ -170,6 +171,9 @@ def test_the_checks_catch_what_they_look_for(tmp_path):
         "conformance/runner/__init__.py": "",
         "conformance/runner/plugin.py": "from . import devices\n",
         "conformance/runner/devices.py": "def f():\n    from .plugin import x\n",
+        "conformance/checking/__init__.py": "from .case import Case\n",
+        "conformance/checking/case.py": "from . import repro\n",  # (runs the package's __init__: a cycle)
+        "conformance/checking/repro.py": "",
         "strategies/__init__.py": "", "reports/__init__.py": "", "suites/__init__.py": "",
         "tests/__init__.py": "", "conftest.py": "",
     }
@@ -178,10 +182,12 @@ def test_the_checks_catch_what_they_look_for(tmp_path):
         (tmp_path / relative).write_text(text)
     own, others = import_graph(tmp_path)
     assert layering_violations(own, others) == [
+        "conformance.model.layout (model) imports conformance.runner (runner), a layer above it",
         "conformance.model.layout (model) imports conformance.runner.plugin (runner), a layer above it",
         "conformance.model.layout (model) imports jax",
     ]
-    assert cycles(own) == [["conformance.runner.devices", "conformance.runner.plugin"]]
+    assert cycles(own) == [["conformance.checking", "conformance.checking.case"],
+                           ["conformance.runner.devices", "conformance.runner.plugin"]]
     with pytest.raises(LookupError, match="in no layer"):
         layer_of("elsewhere.module")
 

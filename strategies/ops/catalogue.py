@@ -7,8 +7,9 @@ from typing import Dict, Tuple
 
 import numpy as np
 
-from . import inputs as i
-from . import references as r
+import strategies.ops.inputs as i
+import strategies.ops.references as r
+
 from .op import Op
 
 TINY32 = float(np.finfo(np.float32).tiny)  # XLA's CPU backend flushes subnormal results to zero
