@@ -25,7 +25,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from conformance.runner.deviations import load_deviations
+from conformance.runner.deviations import DEVIATIONS_FILE, load_deviations
 from conformance.runner.devices import UsageError
 from conformance.runner.release_envs import python_of
 from conformance.runner.releases import release
@@ -102,7 +102,7 @@ def main(argv=None) -> int:
     b.add_argument("--keep", metavar="DIR", help="keep the runs' reports here (default a temp folder)")
     b.add_argument("pytest_args", nargs="*", help="more pytest arguments, after -- (e.g. -- -n 2)")
     d = commands.add_parser("deviations", help="the known deviations (kind, range, upstream) and reports to file")
-    d.add_argument("--file", type=Path, default=ROOT / "suites" / "known_deviations.toml")
+    d.add_argument("--file", type=Path, default=DEVIATIONS_FILE)
     d.add_argument("--reports", metavar="DIR", type=Path,
                    help="write a report a person could file for each bug with no upstream issue (runs "
                         "its test on the installed JAX)")

@@ -95,6 +95,11 @@ def compare(base: dict, new: dict) -> List[Change]:
         elif b is not None and b.get("reason"):
             detail = b["reason"][:200]
         changes.append(Change(kind, test_id, b and b["outcome"], n and n["outcome"], detail))
+    return ordered(changes)
+
+
+def ordered(changes: List[Change]) -> List[Change]:
+    """Changes in the order of KINDS, then by test."""
     order = {kind: i for i, (kind, _) in enumerate(KINDS)}
     return sorted(changes, key=lambda c: (order[c.kind], c.test))
 
@@ -155,8 +160,7 @@ def with_replays(changes: List[Change], verdicts: dict) -> List[Change]:
             else:
                 c = Change(c.kind, c.test, c.base, c.new, f"{c.detail} | replayed on the base: {verdict.verdict}")
         out.append(c)
-    order = {kind: i for i, (kind, _) in enumerate(KINDS)}
-    return sorted(out, key=lambda c: (order[c.kind], c.test))
+    return ordered(out)
 
 
 def has_regressions(changes: List[Change]) -> bool:

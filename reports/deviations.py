@@ -13,10 +13,10 @@ import ast
 import re
 import sys
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import List, Optional, Sequence
 
 from conformance.runner.deviations import Deviation
-from conformance.runner.release_envs import run_test_with
+from conformance.runner.release_envs import entries_of, run_test_with
 from conformance.runner.run_folder import ROOT, write_atomically
 
 UNFILED = ("", "none found")
@@ -82,14 +82,11 @@ def write_filing_reports(deviations: Sequence[Deviation], folder: Path, jax_vers
     """Run each unfiled bug's test on this JAX and write its report to ``folder/<test>.md``."""
     bugs = unfiled_bugs(deviations)
     tests = [d.test if d.strict else d.reproduced_by for d in bugs]
-    entries: Dict[str, dict] = {}
-    if tests:
-        ran, _ = run_test_with(python, tests, [])
-        entries = {e["id"]: e for e in ran or []}
+    ran = (run_test_with(python, tests, [])[0] or []) if tests else []
     written = []
     for d, test in zip(bugs, tests):
-        entry = entries.get(test) or next((e for i, e in entries.items() if i.startswith(test + "[")
-                                           and e["outcome"] in ("failed", "error")), None)
+        mine = entries_of(test, ran)  # (a parametrized test: the case that failed, if one did)
+        entry = next((e for e in mine if e["outcome"] in ("failed", "error")), mine[0] if mine else None)
         path = folder / (re.sub(r"[^A-Za-z0-9_.=-]+", "_", test.split("::")[1]).strip("_") + ".md")
         write_atomically(path, filing_report(d, entry, jax_version))
         written.append(path)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Dict, List
 
-from conformance.runner.release_envs import ReleaseOutcome, run_test_with, test_outcome
+from conformance.runner.release_envs import ReleaseOutcome, outcomes_of
 
 from .compare import Change
 
@@ -28,11 +28,7 @@ def replay_arguments(new: dict) -> List[str]:
 
 def replay_regressions(changes: List[Change], new: dict, base_python: str,
                        timeout: float = 900) -> Dict[str, ReleaseOutcome]:
-    """Each regression's property, run by ``base_python`` as the new run drew it: test id ->
-    outcome ("fails" on the base too, "behaves", or "skipped")."""
-    verdicts = {}
-    for change in changes:
-        if change.kind == "regression":
-            tests, words = run_test_with(base_python, change.test, replay_arguments(new), timeout)
-            verdicts[change.test] = test_outcome(None, tests, words)
-    return verdicts
+    """The regressions' properties, run together by ``base_python`` as the new run drew them: test
+    id -> outcome ("fails" on the base too, "behaves", or "skipped")."""
+    regressions = [change.test for change in changes if change.kind == "regression"]
+    return outcomes_of(regressions, base_python, replay_arguments(new), timeout) if regressions else {}

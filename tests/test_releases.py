@@ -9,9 +9,8 @@ from packaging.specifiers import SpecifierSet
 
 from conformance.runner import release_envs as envs
 from conformance.runner import releases as rel
-from conformance.runner.deviations import load_deviations
+from conformance.runner.deviations import DEVIATIONS_FILE, load_deviations
 from conformance.runner.devices import UsageError
-from conformance.runner.run_folder import ROOT
 
 
 def test_the_list_holds_every_release_from_0_4_30_to_the_newest_once_oldest_first():
@@ -86,7 +85,7 @@ def releases_in(jax_range: str) -> set:
 def test_a_random_propertys_entry_covers_the_releases_of_its_reproduction():
     """A random property's (non-strict) entry and the strict entries of the test it names in
     reproduced_by hold on the same releases: the reproduction is what bisects the range."""
-    deviations = load_deviations(ROOT / "suites" / "known_deviations.toml")
+    deviations = load_deviations(DEVIATIONS_FILE)
     for d in deviations:
         if d.strict:
             continue
@@ -101,8 +100,8 @@ def test_every_strict_entry_covers_exactly_the_releases_measured_failing():
     """The ranges are bisected, not guessed: over the releases measured (known_deviations.measured.json,
     written by `python -m conformance.runner.release_envs deviations --record`), the entries of a
     test cover exactly the releases where it fails (a release where it skips says nothing)."""
-    deviations = load_deviations(ROOT / "suites" / "known_deviations.toml")
-    measured = json.loads(envs.measured_file(ROOT / "suites" / "known_deviations.toml").read_text())
+    deviations = load_deviations(DEVIATIONS_FILE)
+    measured = json.loads(envs.measured_file(DEVIATIONS_FILE).read_text())
     for test in sorted({d.test for d in deviations if d.strict}):
         assert test in measured["tests"], f"{test} was never bisected: run release_envs deviations --record"
         by_release = measured["tests"][test]
@@ -114,6 +113,6 @@ def test_every_strict_entry_covers_exactly_the_releases_measured_failing():
 
 
 def test_every_entry_says_what_it_is_and_where_upstream_stands():
-    for d in load_deviations(ROOT / "suites" / "known_deviations.toml"):
+    for d in load_deviations(DEVIATIONS_FILE):
         assert d.kind in ("bug", "documented change", "unspecified"), d.test
         assert d.upstream == "none found" or d.upstream.startswith("https://github.com/"), d.test

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from conformance.runner import areas, environment, profiles
-from conformance.runner.deviations import load_deviations
+from conformance.runner.deviations import DEVIATIONS_FILE, load_deviations
 from conformance.runner.devices import DevicePlan, UsageError, environment_for, plan_devices
 from conformance.runner.pytest_process import fresh_environment
 from conformance.runner.pytest_process import run_pytest as run_a_pytest
@@ -96,7 +96,7 @@ def test_shipped_deviations_name_existing_tests():
     entry for the same versions or wider."""
     from packaging.specifiers import SpecifierSet
 
-    entries = load_deviations(ROOT / "suites" / "known_deviations.toml")
+    entries = load_deviations(DEVIATIONS_FILE)
     for entry in entries:
         path, _, name = entry.test.partition("::")
         assert f"def {name.split('[')[0]}(" in (ROOT / path).read_text(), entry.test

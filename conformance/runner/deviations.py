@@ -20,6 +20,9 @@ import pytest
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from .devices import UsageError
+from .run_folder import ROOT
+
+DEVIATIONS_FILE = ROOT / "suites" / "known_deviations.toml"  # the list the runner applies by default
 
 
 # What a deviation is: a bug (JAX gets wrong what it means to do), a documented change (JAX changed

@@ -35,13 +35,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Mapping, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence
 
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from . import environment
-from .deviations import load_deviations
+from .deviations import DEVIATIONS_FILE, load_deviations
 from .devices import UsageError
 from .pytest_process import run_pytest
 from .releases import RELEASES, Release, release
@@ -135,7 +135,20 @@ def run_script(script: Path, r: Release, timeout: float = 600) -> ReleaseOutcome
 
 def run_test(test_id: str, r: Release, timeout: float = 600) -> ReleaseOutcome:
     """Run one test of suites/ on release ``r`` with no known deviations applied: its outcome."""
-    return test_outcome(r, *run_test_with(str(python_of(r)), test_id, [], timeout))
+    return outcomes_of([test_id], str(python_of(r)), [], timeout, r)[test_id]
+
+
+def entries_of(test: str, entries: Sequence[dict]) -> List[dict]:
+    """A test's entries in a run report: its own, or its parametrized cases'."""
+    return [e for e in entries if e["id"] == test or e["id"].startswith(test + "[")]
+
+
+def outcomes_of(tests: Sequence[str], python: str, args: Sequence[str], timeout: float = 600,
+                r: Optional[Release] = None) -> Dict[str, ReleaseOutcome]:
+    """Tests of suites/ run together (one pytest, one JAX start-up) by ``python``, no known
+    deviations applied: test id -> its outcome."""
+    entries, words = run_test_with(python, tests, args, timeout)
+    return {test: test_outcome(r, entries_of(test, entries or []), words) for test in tests}
 
 
 def run_test_with(python: str, test_id, args: Sequence[str], timeout: float = 600):
@@ -179,13 +192,11 @@ def bisect_deviations(chosen: Sequence[Release], deviations_file: Path, timeout:
 
     def one(r: Release):
         print(f"[{r.env}] running {len(tests)} tests ...", file=sys.stderr, flush=True)
-        return r, run_test_with(str(python_of(r)), tests, [], timeout)
+        return r, outcomes_of(tests, str(python_of(r)), [], timeout, r)
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for r, (entries, words) in pool.map(one, chosen):
-            for test in tests:
-                mine = [e for e in (entries or []) if e["id"] == test or e["id"].startswith(test + "[")]
-                outcome = test_outcome(r, mine, words)
+        for r, outcomes in pool.map(one, chosen):
+            for test, outcome in outcomes.items():
                 measured[test][r.jax] = [outcome.verdict, outcome.detail]
     return {"releases": [r.jax for r in chosen],
             "tests": {test: {"ranges": failing_ranges([ReleaseOutcome(release(v), *measured[test][v])
@@ -298,7 +309,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     s.add_argument("--timeout", type=float, default=600)
     d = commands.add_parser("deviations", help="bisect every known deviation's range over the releases")
     d.add_argument("--releases", nargs="*", default=[], metavar="V|A..B")
-    d.add_argument("--file", type=Path, default=ROOT / "suites" / "known_deviations.toml")
+    d.add_argument("--file", type=Path, default=DEVIATIONS_FILE)
     d.add_argument("-o", "--output", type=Path, help="also write the measurement as JSON")
     d.add_argument("--jobs", type=int, default=1, help="releases measured at once (default 1)")
     d.add_argument("--record", action="store_true",

@@ -21,10 +21,9 @@ from conformance.jaxside import compat
 
 from . import devices, environment, profiles, run_folder, state
 from .compilations import start_counting
-from .deviations import DeviationsInEffect, load_deviations
+from .deviations import DEVIATIONS_FILE, DeviationsInEffect, load_deviations
 from .multiprocess import launcher, protocol, steps
 
-DEVIATIONS_FILE = run_folder.ROOT / "suites" / "known_deviations.toml"
 
 
 def start(config, plan: devices.DevicePlan, x64: bool, jax_was_imported: bool) -> None:
