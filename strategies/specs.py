@@ -85,3 +85,31 @@ def invalid_partition_specs(draw, mesh: MeshModel, rank: int):
         for dim in ([] if used else [draw(st.integers(0, rank - 1))]) + [draw(st.integers(0, rank - 1))]:
             add(dim, name)
     return tuple(spec), kind
+
+
+def restricted_to(spec: Spec, axes) -> Spec:
+    """``spec`` naming only the mesh axes in ``axes`` (the others dropped from every entry), e.g.
+    the specs of a shard_map manual over those axes only. A dropped axis leaves its dimension
+    divided by the rest, so a dividing spec stays dividing."""
+    entries = []
+    for names in spec_axes(spec):
+        kept = tuple(n for n in names if n in axes)
+        entries.append(None if not kept else kept[0] if len(kept) == 1 else kept)
+    while entries and entries[-1] is None:
+        entries.pop()
+    return tuple(entries)
+
+
+def broadcast_operand_spec(result_spec: Spec, operand_shape, result_shape) -> Spec:
+    """The spec of an operand that broadcasts to ``result_shape``, matching ``result_spec``: the
+    dimensions are aligned from the right; one of the result's size becomes its entry, a broadcast
+    one (size 1 under a larger side) stays unsharded."""
+    entries = spec_axes(result_spec) + ((),) * (len(result_shape) - len(result_spec))
+    offset = len(result_shape) - len(operand_shape)
+    spec = []
+    for dim, side in enumerate(operand_shape):
+        names = entries[offset + dim] if side == result_shape[offset + dim] else ()
+        spec.append(None if not names else names[0] if len(names) == 1 else names)
+    while spec and spec[-1] is None:
+        spec.pop()
+    return tuple(spec)

@@ -29,6 +29,12 @@ QUICK = {  # one fault per area, each with what its failure message must say
     "pmap-ignores-out-axes": "",
     "create-device-mesh-repeats": "",
     "constraint-ignored": "",
+    "shard-map-skips-the-replication-check": "but should raise ValueError",
+    "reverse-mode-moves-cotangents": "",
+    "vmap-ignores-spmd-axis-name": "spmd_axis_name result",
+    "jit-ignores-donate-argnums": "donated input is_deleted()=False",
+    "compiled-call-reshards-arguments": "but should raise ValueError",
+    "inspect-array-sharding-reports-a-split": "inspect_array_sharding",
 }
 
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from conformance.model import spmd
+from conformance.model.layout import MeshModel
 
 
 def rows(values):
@@ -126,3 +127,19 @@ def test_mesh_groups():
     assert spmd.mesh_groups((2, 4), ("i", "j"), ("i",)) == [[0, 4], [1, 5], [2, 6], [3, 7]]
     assert spmd.mesh_groups((2, 4), ("i", "j"), ("j", "i")) == [[0, 4, 1, 5, 2, 6, 3, 7]]
     assert spmd.mesh_groups((2, 4), ("i", "j"), ("i", "j")) == [list(range(8))]
+
+
+def test_shard_map_blocks_and_assembly_worked_by_hand():
+    mesh = MeshModel((0, 1, 2, 3), (2, 2), ("a", "b"))
+    x = np.arange(8).reshape(2, 4)
+    blocks = spmd.shard_map_blocks(mesh, (None, "b"), x)
+    assert blocks[0].tolist() == [[0, 1], [4, 5]] and blocks[2].tolist() == [[0, 1], [4, 5]]
+    assert blocks[1].tolist() == [[2, 3], [6, 7]]
+    # each device sums its block's rows (keepdims): the result has one row per block, tiled by 'b'
+    sums = {d: b.sum(axis=0, keepdims=True) for d, b in blocks.items()}
+    assert spmd.shard_map_assemble(mesh, (None, "b"), sums).tolist() == [[4, 6, 8, 10]]
+    # out_specs naming 'a' too: devices (0, *) and (1, *) give the two row blocks
+    assert spmd.shard_map_assemble(mesh, ("a", "b"), sums).tolist() == [[4, 6, 8, 10], [4, 6, 8, 10]]
+    # a block the spec says is replicated over 'a' but whose replicas differ
+    with pytest.raises(spmd.ReplicaMismatch):
+        spmd.shard_map_assemble(mesh, (None, "b"), {d: np.array([[d]]) for d in range(4)})

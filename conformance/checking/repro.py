@@ -120,3 +120,15 @@ def script(lines: Iterable[str] = (), *, meshes: Optional[dict] = None, axis_typ
 def scripted_case(call: str, lines: Iterable[str] = (), **script_parts) -> Case:
     """A Case for ``call`` whose reproduction is ``script(lines, **script_parts)``."""
     return Case(call, script(lines, **script_parts))
+
+
+def shard_map_lines(body: str, in_specs, out_spec, *, check: bool = True, manual_axes=None):
+    """``(setup lines, expression)`` for a reproduction script: the import the installed JAX's
+    shard_map needs, and ``shard_map(<body>, mesh=mesh, ...)`` spelled as this version spells it
+    (``jax.shard_map``/``check_vma`` from 0.6.1, ``jax.experimental.shard_map``/``check_rep``
+    before; ``axis_names=`` for a body manual over some axes only)."""
+    setup = [] if compat.SHARD_MAP_SOURCE == "jax.shard_map" else ["import jax.experimental.shard_map"]
+    manual = "" if manual_axes is None else f", axis_names={set(manual_axes)!r}"
+    specs = "(" + "".join(spec_literal(s) + ", " for s in in_specs) + ")"
+    return setup, (f"{compat.SHARD_MAP_SOURCE}({body}, mesh=mesh, in_specs={specs}, "
+                   f"out_specs={spec_literal(out_spec)}, {compat.SHARD_MAP_CHECK}={check}{manual})")

@@ -132,6 +132,14 @@ FEATURES = {
                            removed="0.8.0", present=lambda: not pmap_is_shard_map()),
     # Explicit axes as sharding in types, whose rejections raise ShardingTypeError. 0.5.3 has
     # AxisType.Explicit but not this error class (measured over the releases: present from 0.6.0).
+    "typeof": Feature("jax.typeof", "jax.typeof", arrived="0.5.3"),
+    # The varying manual axes of a value in a shard_map body (jax.typeof(x).vma), which check_vma
+    # checks: with jax.shard_map (measured: absent on 0.6.0, present on 0.6.1).
+    "vma": Feature("the varying manual axes of a value (jax.typeof(x).vma)", "jax.shard_map", arrived="0.6.1"),
+    # shard_map manual over some mesh axes only (axis_names=...; the rest stay automatic). Before
+    # 0.6.1 the experimental shard_map's auto= did this, documented as experimental: not tested.
+    "partial_manual": Feature("jax.shard_map(axis_names=...) over a subset of the mesh axes",
+                              "jax.shard_map", arrived="0.6.1"),
     "explicit_sharding": Feature("Explicit-axis sharding in types (core.ShardingTypeError)",
                                  "jax._src.core.ShardingTypeError", arrived="0.6.0"),
 }
@@ -339,17 +347,42 @@ def process_allgather(x):
 
 
 # --- shard_map and pmap ------------------------------------------------------------------------
-def shard_map(f, mesh, in_specs, out_specs, check: bool = True):
+def shard_map(f, mesh, in_specs, out_specs, check: bool = True, manual_axes=None):
     """``jax.shard_map`` (0.6.1+, ``check_vma``) or ``jax.experimental.shard_map.shard_map``
-    (``check_rep``), with specs given as tuples of entries (or PartitionSpecs)."""
+    (``check_rep``), with specs given as tuples of entries (or PartitionSpecs); ``manual_axes``
+    (a subset of the mesh's axes, the rest automatic) needs the ``partial_manual`` feature."""
     to_spec = lambda s: s if isinstance(s, PartitionSpec) else partition_spec(s)  # noqa: E731
     in_specs = tuple(to_spec(s) for s in in_specs)
     out_specs = to_spec(out_specs)
+    if manual_axes is not None and set(manual_axes) != set(mesh.axis_names):
+        return feature("partial_manual")(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
+                                         check_vma=check, axis_names=set(manual_axes))
     new = FEATURES["jax.shard_map"].obj
     if new is not None:
         return new(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=check)
     old = _lookup("jax.experimental.shard_map.shard_map")
     return old(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_rep=check)
+
+
+def varying_axes(aval) -> frozenset:
+    """The manual mesh axes a value in a shard_map body varies over: ``jax.typeof(x).vma`` from
+    0.6.1, ``jax.typeof(x).manual_axis_type.varying`` from 0.10.0, which removed ``vma`` (measured
+    over the releases: vma on 0.6.1-0.9.2, manual_axis_type from 0.10.0)."""
+    vma = getattr(aval, "vma", None)
+    return frozenset(aval.manual_axis_type.varying if vma is None else vma)
+
+
+VARYING_AXES_SOURCE = ("jax.typeof({}).vma" if hasattr(_lookup("jax._src.core.ShapedArray"), "vma")
+                       else "jax.typeof({}).manual_axis_type.varying")
+
+
+SHARD_MAP_SOURCE = ("jax.shard_map" if FEATURES["jax.shard_map"].available
+                    else "jax.experimental.shard_map.shard_map")
+SHARD_MAP_CHECK = "check_vma" if FEATURES["jax.shard_map"].available else "check_rep"
+
+# out_specs that leave out a mesh axis the body's result varies over, with the replication check
+# on: ValueError when the body is traced (measured 0.4.30 to 0.10.2).
+UNPROVABLE_REPLICATION_ERRORS: tuple = (ValueError,)
 
 
 def index_position(entry) -> int:

@@ -9,6 +9,10 @@ once).
 Collectives act on the list of per-device values along one named axis (``values[i]`` is device
 ``i``'s value). ``axis_index_groups`` splits the devices into equal groups that act independently;
 positions inside a group follow the group's order.
+
+shard_map: each device's body sees its block of every input (the layout model's blocks for the
+input's spec), and the per-device results are assembled by ``out_specs`` the same way; collectives
+inside a body act over groups of devices that share every coordinate but those of the named axes.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
+
+from .layout import Layout, block_slices, spec_tiling
 
 # --- pytrees: dicts, lists and tuples are containers; anything else is a leaf ------------------
 
@@ -268,3 +274,43 @@ def mesh_groups(mesh_shape: Sequence[int], axis_names: Sequence[str], over: Sequ
             rank = rank * mesh_shape[a] + c[a]
         groups.setdefault(key, {})[rank] = flat
     return [[members[r] for r in sorted(members)] for members in groups.values()]
+
+
+# --- shard_map: blocks in, blocks out -----------------------------------------------------------
+
+
+def shard_map_blocks(mesh, spec, x: np.ndarray) -> dict:
+    """What the body of a ``shard_map`` sees on each device: ``{device id: x[its block]}``, the
+    blocks of ``x`` laid out by ``spec`` over ``mesh`` (mesh axes ``spec`` does not name give every
+    device along them the same block)."""
+    layout = Layout(mesh, spec, np.shape(x))
+    return {device: x[block_slices(layout.block(device))] for device in mesh.device_ids}
+
+
+class ReplicaMismatch(ValueError):
+    """Devices that ``out_specs`` declares replicas of one block returned different values."""
+
+
+def shard_map_assemble(mesh, spec, per_device: dict) -> np.ndarray:
+    """The global result of a ``shard_map`` whose body returned ``per_device`` ({device id: value},
+    every value of one shape and dtype) under ``out_specs=spec``: dimension ``i`` of the result holds
+    ``tiling[i]`` blocks, and each device's value is the block at its coordinates over the axes
+    ``spec`` names there (the layout model's blocks). Devices that differ only along axes ``spec``
+    does not name must agree (``ReplicaMismatch`` otherwise): that is what declaring an output
+    replicated over an axis means."""
+    first = np.asarray(next(iter(per_device.values())))
+    shape = tuple(b * t for b, t in zip(first.shape, spec_tiling(mesh, spec, first.ndim)))
+    layout = Layout(mesh, spec, shape)
+    out = np.zeros(shape, first.dtype)
+    written: dict = {}
+    for device in mesh.device_ids:
+        block = layout.block(device)
+        value = np.asarray(per_device[device])
+        if block in written:
+            if not np.array_equal(written[block], value, equal_nan=value.dtype.kind in "fc"):
+                raise ReplicaMismatch(f"device {device} and a replica holding block {block} returned "
+                                      f"different values")
+            continue
+        written[block] = value
+        out[block_slices(block)] = value
+    return out

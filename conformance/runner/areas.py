@@ -14,6 +14,12 @@ AREAS = {
     "visualize": "visualize_array_sharding's pictures against the model's block grid",
     "pmap": "pmap in_axes/out_axes, static arguments, tracing and size errors against the model",
     "collectives": "psum and the other collectives under pmap and shard_map against the model",
+    "traced_inspection": "inspect/visualize_array_sharding and jax.typeof inside jit and shard_map, against the model",
+    "aot": "lower().compile(): compiled shardings against the model, and calls with other layouts",
+    "shard_map_bodies": "catalogue operations and multi-axis collectives inside shard_map bodies, against the model",
+    "vmap": "vmap over sharded arrays and shard_map bodies, and spmd_axis_name, against per-example results",
+    "autodiff": "grad/value_and_grad/jvp/vjp of sharded jit and shard_map code equal the unsharded program's",
+    "control_flow": "scan/fori/while/cond, checkpoint and donation on sharded values equal the unsharded run",
     "sharding_invariance": "an operation catalogue on sharded inputs equals unsharded execution",
     "multiprocess": "arrays and collectives across processes (--processes N), against the model",
 }
@@ -24,7 +30,8 @@ AREAS = {
 # median time to the first failure with -x across the fault catalogue. A file of deterministic
 # reproductions runs just before the property it explains.
 SUITE_ORDER = ("congruence", "named_sharding", "mesh", "device_put", "visualize", "positional_sharding",
-               "collectives", "pmap", "sharding_invariance_reproductions", "sharding_invariance",
+               "collectives", "pmap", "traced_inspection", "aot", "shard_map_bodies", "vmap",
+               "autodiff", "control_flow", "sharding_invariance_reproductions", "sharding_invariance",
                "multiprocess")
 
 

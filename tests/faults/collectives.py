@@ -11,7 +11,7 @@ def multihost_utils_module():
 
 
 @fault("psum-divides-by-axis-size", "lax.psum returns the mean (divides by the axis size)",
-       suites=("collectives", "pmap"))
+       suites=("collectives", "pmap", "shard_map_bodies", "autodiff", "vmap"))
 @replacing(lax_module, "psum")
 def psum_divides_by_axis_size(original):
     def psum(x, axis_name, **kwargs):
@@ -30,7 +30,7 @@ def pmean_divides_twice(original):
 
 
 @fault("pmax-is-pmin", "lax.pmax returns the minimum",
-       suites=("collectives",))
+       suites=("collectives", "shard_map_bodies"))
 @replacing(lax_module, "pmax")
 def pmax_is_pmin(original):
     lax = lax_module()

@@ -1,0 +1,92 @@
+"""Ahead-of-time compilation of sharded code: ``jax.jit(f, in_shardings=..., out_shardings=...)
+.lower(...).compile()`` reports the model's input and output layouts, lowered from arrays or from
+``jax.ShapeDtypeStruct``s (or, with no in_shardings, from committed arguments, whose layouts it
+keeps); calling it with arguments laid out as lowered, or with host (numpy) arguments, gives the
+jitted result; an argument committed to another layout is refused with ValueError (the AOT
+documentation: compiled functions do not reshard their arguments), never answered wrongly."""
+
+import jax
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conformance.checking.case import Case
+from conformance.checking.repro import describe_mesh, script, spec_literal
+from conformance.jaxside import bridge
+from conformance.model.layout import Layout
+from strategies import dividing_specs, meshes
+from strategies.ops import CATALOGUE
+
+pytestmark = pytest.mark.aot
+DEVICES = bridge.live_device_ids()
+# Lowering and compiling one small program per example is cheap: a quarter of the profile's examples.
+EXAMPLES = max(10, settings().max_examples // 4)
+LOWERED_FROM = ("arrays", "ShapeDtypeStructs", "committed arrays, no in_shardings")
+SINGLE_OPERAND_OPS = tuple(op for op in CATALOGUE if op.family in ("elementwise", "reduction", "scan", "shape"))
+
+
+@st.composite
+def aot_examples(draw):
+    """A one-operand catalogue operation and its input; a mesh; a dividing spec for the input and
+    the output; what the lowering is given; and another dividing spec for the input, to call the
+    compiled function with."""
+    op = draw(st.sampled_from(SINGLE_OPERAND_OPS))
+    (x,), static = draw(op.inputs)
+    with np.errstate(all="ignore"):
+        expected = np.asarray(op.reference(x, **static))
+    mesh = draw(meshes(DEVICES, max_axes=2))
+    return (op, x, static, expected, mesh, draw(dividing_specs(mesh, x.shape)),
+            draw(dividing_specs(mesh, expected.shape)), draw(st.sampled_from(LOWERED_FROM)),
+            draw(dividing_specs(mesh, x.shape)))
+
+
+def layout_map(case: Case, what: str, sharding, layout: Layout) -> None:
+    case.index_map(what, bridge.index_map(sharding, layout.shape), layout.blocks)
+
+
+@settings(max_examples=EXAMPLES)
+@given(example=aot_examples())
+def test_compiled_function_shardings_and_calls(example):
+    """A compiled function's input_shardings and output_shardings are the model's layouts; called
+    with arguments laid out as lowered, or with a numpy argument, it gives numpy's answer; called
+    with an argument committed to a layout that places blocks otherwise, it raises ValueError."""
+    op, x0, static, expected, mesh, in_spec, out_spec, lowered_from, other_spec = example
+    s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"  # noqa: E731
+    explicit = lowered_from != "committed arrays, no in_shardings"
+    jit_args = f", in_shardings={s(in_spec)}" if explicit else ""
+    lower_arg = f"jax.ShapeDtypeStruct(x.shape, x.dtype, sharding={s(in_spec)})" if lowered_from == "ShapeDtypeStructs" else "x"
+    case = Case(f"jax.jit({op.source} with {static!r}, in_shardings={spec_literal(in_spec) if explicit else '(none)'}, out_shardings={spec_literal(out_spec)})"
+                f".lower(<{lowered_from}>).compile() on {describe_mesh(mesh)}, x {x0.dtype}{list(x0.shape)}; "
+                f"then called with x laid out as {spec_literal(other_spec)}",
+                script(["import functools", f"f = functools.partial({op.source}, **{static!r})",
+                        f"x = jax.device_put(x0, {s(in_spec)})",
+                        f"compiled = jax.jit(f{jit_args}, out_shardings={s(out_spec)}).lower({lower_arg}).compile()",
+                        "print(compiled.input_shardings, compiled.output_shardings)",
+                        "print(compiled(x), compiled(x0))",
+                        f"print(compiled(jax.device_put(x0, {s(other_spec)})))"],
+                       meshes={"mesh": mesh}, arrays={"x0": x0}))
+    sharding = lambda spec: bridge.named_sharding(mesh, spec)  # noqa: E731
+    f = bridge.function_of(op.source)
+    body = lambda x: f(x, **static)  # noqa: E731
+    x = jax.device_put(x0, sharding(in_spec))
+    jitted = jax.jit(body, in_shardings=sharding(in_spec), out_shardings=sharding(out_spec)) if explicit else \
+        jax.jit(body, out_shardings=sharding(out_spec))
+    argument = jax.ShapeDtypeStruct(x0.shape, x.dtype, sharding=sharding(in_spec)) if lowered_from == "ShapeDtypeStructs" else x
+    compiled = case.accepts("lower().compile()", lambda: jitted.lower(argument).compile())
+    in_layout, out_layout = Layout(mesh, in_spec, x0.shape), Layout(mesh, out_spec, expected.shape)
+    (in_shardings,), kwargs = compiled.input_shardings
+    case.equal("compiled.input_shardings keyword part", kwargs, {})
+    layout_map(case, "compiled.input_shardings[0][0]", in_shardings, in_layout)
+    layout_map(case, "compiled.output_shardings", compiled.output_shardings, out_layout)
+    for what, arg in (("compiled(x laid out as lowered)", x), ("compiled(numpy x)", x0)):
+        result = case.accepts(what, lambda: compiled(arg))
+        got = np.asarray(result)
+        case.close(f"{what} result", got, expected.astype(got.dtype), rtol=op.rtol, atol=op.atol)
+        layout_map(case, f"{what} result sharding", result.sharding, out_layout)
+    other = jax.device_put(x0, sharding(other_spec))
+    if Layout(mesh, other_spec, x0.shape).blocks == in_layout.blocks:
+        got = np.asarray(case.accepts("compiled(x laid out equivalently)", lambda: compiled(other)))
+        case.close("compiled(x laid out equivalently) result", got, expected.astype(got.dtype), rtol=op.rtol, atol=op.atol)
+    else:
+        case.rejects("compiled(x committed to another layout)", lambda: compiled(other), (ValueError,))

@@ -1,0 +1,285 @@
+"""Derivatives of sharded code: ``grad``, ``value_and_grad``, ``jvp`` and ``vjp`` of (a) functions
+jitted with drawn ``in_shardings``/``out_shardings`` and (b) ``shard_map`` bodies with collectives
+equal the derivatives of the same program unsharded on one device (and, for (a), numpy's analytic
+derivative); cotangents come back laid out as the primal inputs were, and tangents as the primal
+output, which is what the transpose and linearization of a jitted function with shardings give
+(and what Explicit sharding types state)."""
+
+from dataclasses import dataclass
+from typing import Callable, Tuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conformance.checking.case import Case
+from conformance.checking.layouts import check_layout
+from conformance.checking.repro import describe_mesh, script, shard_map_lines, spec_literal
+from conformance.jaxside import bridge, compat
+from conformance.model.layout import Layout, MeshModel, Spec
+from strategies import dividing_specs, meshes
+from strategies.spmd import sample_values
+
+pytestmark = pytest.mark.autodiff
+DEVICES = bridge.live_device_ids()
+EXAMPLES = max(8, settings().max_examples // 10)
+TRANSFORMS = ("grad", "value_and_grad", "jvp", "vjp")
+# float32 sums of a few dozen products of values <= 4 in magnitude, in any order, against float64
+TOLERANCE = dict(rtol=2e-5, atol=2e-5)
+
+
+@dataclass(frozen=True)
+class Differentiable:
+    """A function of two float32 arrays ``x`` and ``w`` of one shape, its JAX source, and numpy's
+    gradient of ``sum(f(x, w))`` with respect to both (``min_rank``: the rank it needs)."""
+
+    name: str
+    source: str
+    gradient: Callable[[np.ndarray, np.ndarray], Tuple[np.ndarray, np.ndarray]]
+    min_rank: int = 1
+
+
+def _tanh_square_gradient(x, w):
+    t = np.tanh(x * w)
+    d = 2 * t * (1 - t * t)
+    return d * w, d * x
+
+
+def _cumsum_gradient(x, w):
+    return np.flip(np.cumsum(np.flip(w, 0), 0), 0), np.cumsum(x, 0)
+
+
+def _gram_gradient(x, w):
+    # sum(x @ w.T @ w) = a . (w.T (w 1)) with a = x.T 1: d/dx = 1 (w.T w 1)^T, d/dw = b a^T + (w a) 1^T
+    ones_m, ones_k = np.ones(x.shape[0]), np.ones(x.shape[1])
+    a, b = x.sum(0), w @ ones_k
+    return np.outer(ones_m, w.T @ b), np.outer(b, a) + np.outer(w @ a, ones_k)
+
+
+FUNCTIONS = (
+    Differentiable("sin_times", "lambda x, w: jnp.sin(x) * w", lambda x, w: (np.cos(x) * w, np.sin(x))),
+    Differentiable("tanh_square", "lambda x, w: jnp.tanh(x * w) ** 2", _tanh_square_gradient),
+    Differentiable("cumsum_times", "lambda x, w: jnp.cumsum(x, axis=0) * w", _cumsum_gradient),
+    Differentiable("gram", "lambda x, w: x @ w.T @ w", _gram_gradient, min_rank=2),
+)
+
+
+def transformed(transform: str, f: Callable, tangents=None, cotangent=None):
+    """``transform`` of ``f(x, w)`` as one function of ``(x, w)``: grad and value_and_grad of
+    ``sum(f)``, jvp along ``tangents``, vjp pulling back ``cotangent``."""
+    if transform == "grad":
+        return lambda x, w: jax.grad(lambda x, w: jnp.sum(f(x, w)), argnums=(0, 1))(x, w)
+    if transform == "value_and_grad":
+        return lambda x, w: jax.value_and_grad(lambda x, w: jnp.sum(f(x, w)), argnums=(0, 1))(x, w)
+    if transform == "jvp":
+        return lambda x, w: jax.jvp(f, (x, w), tangents)
+    out = lambda x, w: jax.vjp(f, x, w)  # noqa: E731
+    return lambda x, w: (out(x, w)[0], out(x, w)[1](cotangent))
+
+
+def transform_source(transform: str, f: str) -> str:
+    return {"grad": f"jax.grad(lambda x, w: jnp.sum({f}(x, w)), argnums=(0, 1))(x, w)",
+            "value_and_grad": f"jax.value_and_grad(lambda x, w: jnp.sum({f}(x, w)), argnums=(0, 1))(x, w)",
+            "jvp": f"jax.jvp({f}, (x, w), (tx, tw))",
+            "vjp": f"(lambda out, pullback: (out, pullback(ct)))(*jax.vjp({f}, x, w))"}[transform]
+
+
+def compare_trees(case: Case, what: str, got, expected, **tolerance) -> None:
+    got_leaves, expected_leaves = jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(expected)
+    case.equal(f"{what}: number of results", len(got_leaves), len(expected_leaves))
+    for i, (g, e) in enumerate(zip(got_leaves, expected_leaves)):
+        g = case.accepts(f"np.asarray of {what} result {i}", lambda: np.asarray(g))
+        case.close(f"{what} result {i}", g, np.asarray(e).astype(g.dtype), **tolerance)
+
+
+# --- (a) jitted functions with shardings --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JitExample:
+    function: Differentiable
+    transform: str
+    mesh: MeshModel
+    x: np.ndarray
+    w: np.ndarray
+    extra: np.ndarray          # the tangent of x (jvp), or the output cotangent (vjp)
+    x_spec: Spec
+    w_spec: Spec
+    out_spec: Spec
+
+
+@st.composite
+def jit_examples(draw) -> JitExample:
+    """A function and transform; a mesh; x and w of one shape with sides from (1, 2, 4, 8); a
+    dividing spec for x, for w and for the output."""
+    function = draw(st.sampled_from(FUNCTIONS))
+    transform = draw(st.sampled_from(TRANSFORMS))
+    shape = tuple(draw(st.lists(st.sampled_from((2, 4, 1, 8)), min_size=function.min_rank, max_size=2)))
+    if function.name == "gram":
+        shape = shape[:2]
+    values = lambda: sample_values("float32", shape, subnormals=False).map(lambda v: v / 50)  # noqa: E731
+    mesh = draw(meshes(DEVICES, max_axes=2))
+    return JitExample(function, transform, mesh, draw(values()), draw(values()), draw(values()),
+                      draw(dividing_specs(mesh, shape)), draw(dividing_specs(mesh, shape)),
+                      draw(dividing_specs(mesh, shape)))
+
+
+def jit_case(example: JitExample) -> Case:
+    s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"  # noqa: E731
+    code = script([
+        f"f = {example.function.source}",
+        f"g = jax.jit(f, in_shardings=({s(example.x_spec)}, {s(example.w_spec)}), out_shardings={s(example.out_spec)})",
+        f"x, w = jax.device_put(x0, {s(example.x_spec)}), jax.device_put(w0, {s(example.w_spec)})",
+        "tx, tw, ct = extra, extra, extra",
+        f"sharded = {transform_source(example.transform, 'g')}",
+        "x, w = jnp.asarray(x0), jnp.asarray(w0)",
+        f"unsharded = {transform_source(example.transform, 'f')}",
+        "print(sharded, unsharded, sep='\\n')",
+        "print([getattr(leaf, 'sharding', None) for leaf in jax.tree_util.tree_leaves(sharded)])",
+    ], meshes={"mesh": example.mesh}, arrays={"x0": example.x, "w0": example.w, "extra": example.extra})
+    return Case(f"{example.transform} of jax.jit({example.function.source}, in_shardings=({spec_literal(example.x_spec)}, "
+                f"{spec_literal(example.w_spec)}), out_shardings={spec_literal(example.out_spec)}) on "
+                f"{describe_mesh(example.mesh)}, x and w float32{list(example.x.shape)}", code)
+
+
+@settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(example=jit_examples())
+def test_derivatives_of_a_jitted_function_with_shardings(example, known_deviation):
+    """grad, value_and_grad, jvp and vjp of a function jitted with in/out shardings equal those of
+    the unsharded function (grads also numpy's analytic ones); cotangents are laid out as the primal
+    inputs, tangents and outputs as the output sharding."""
+    if known_deviation.seen:  # this JAX's known deviation ended the property at its first failure
+        return
+    with known_deviation.first_failure_ends_the_property():
+        check_derivatives_of_a_jitted_function_with_shardings(example)
+
+
+def check_derivatives_of_a_jitted_function_with_shardings(example):
+    case = jit_case(example)
+    f = bridge.function_of(example.function.source)
+    sharding = lambda spec: bridge.named_sharding(example.mesh, spec)  # noqa: E731
+    g = jax.jit(f, in_shardings=(sharding(example.x_spec), sharding(example.w_spec)),
+                out_shardings=sharding(example.out_spec))
+    extra = jnp.asarray(example.extra)
+    derivative = lambda fn: transformed(example.transform, fn, (extra, extra), extra)  # noqa: E731
+    x, w = jax.device_put(example.x, sharding(example.x_spec)), jax.device_put(example.w, sharding(example.w_spec))
+    sharded = case.accepts(example.transform, lambda: derivative(g)(x, w))
+    unsharded = case.accepts(f"{example.transform} unsharded",
+                             lambda: derivative(f)(jnp.asarray(example.x), jnp.asarray(example.w)))
+    compare_trees(case, example.transform, sharded, unsharded, **TOLERANCE)
+    if example.transform in ("grad", "value_and_grad"):
+        gx, gw = example.function.gradient(example.x.astype(np.float64), example.w.astype(np.float64))
+        grads = sharded if example.transform == "grad" else sharded[1]
+        compare_trees(case, f"{example.transform} vs numpy's analytic gradient", grads, (gx, gw), rtol=1e-4, atol=1e-4)
+        expected_layouts = (example.x_spec, example.w_spec)
+    elif example.transform == "jvp":
+        grads, expected_layouts = sharded, (example.out_spec, example.out_spec)
+    else:
+        grads, expected_layouts = sharded[1], (example.x_spec, example.w_spec)
+        check_layout(case, sharded[0], Layout(example.mesh, example.out_spec, example.x.shape), what="vjp primal output")
+    for name, leaf, spec in zip(("first", "second"), grads, expected_layouts):
+        check_layout(case, leaf, Layout(example.mesh, spec, example.x.shape), what=f"{example.transform} {name} result")
+
+
+# --- (b) shard_map bodies with collectives ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CollectiveBody:
+    """A shard_map body of two blocks ``b``, ``v`` (split along dimension 0 over the axis ``a``)
+    with a collective over ``a``, its out_spec, and the same function written globally (``n``:
+    the axis size), which the unsharded program runs."""
+
+    name: str
+    body: str          # lambda b, v, *, a, n
+    out_spec: Spec     # with 'A' standing for the axis
+    global_source: str  # lambda x, w, *, n
+
+
+BODIES = (
+    CollectiveBody("psum", "lambda b, v, *, a, n: lax.psum(jnp.sin(b) * v, a)", (),
+                   "lambda x, w, *, n: jnp.sum((jnp.sin(x) * w).reshape(n, -1, *x.shape[1:]), axis=0)"),
+    CollectiveBody("pmean", "lambda b, v, *, a, n: lax.pmean(b * jnp.cos(v), a)", (),
+                   "lambda x, w, *, n: jnp.mean((x * jnp.cos(w)).reshape(n, -1, *x.shape[1:]), axis=0)"),
+    # all_gather's result is equal on every device but typed as varying (lax.all_gather_invariant is
+    # the invariant one), so out_specs name the axis: the global result is n copies.
+    CollectiveBody("all_gather", "lambda b, v, *, a, n: lax.all_gather(jnp.sin(b) * v, a, tiled=True)", ("A",),
+                   "lambda x, w, *, n: jnp.tile(jnp.sin(x) * w, (n, 1))"),
+    CollectiveBody("psum_scatter", "lambda b, v, *, a, n: lax.psum_scatter(b * v, a, scatter_dimension=0, tiled=True)",
+                   ("A",), "lambda x, w, *, n: jnp.sum((x * w).reshape(n, -1, *x.shape[1:]), axis=0)"),
+    CollectiveBody("ppermute", "lambda b, v, *, a, n: lax.ppermute(b * v, a, perm=[(i, (i + 1) % n) for i in range(n)])",
+                   ("A",), "lambda x, w, *, n: jnp.roll(x * w, x.shape[0] // n, axis=0)"),
+    CollectiveBody("axis_index", "lambda b, v, *, a, n: jnp.sin(b) * v * lax.axis_index(a)", ("A",),
+                   "lambda x, w, *, n: jnp.sin(x) * w * jnp.repeat(jnp.arange(n), x.shape[0] // n)"
+                   ".reshape(-1, *(1,) * (x.ndim - 1))"),
+)
+
+
+@st.composite
+def body_examples(draw):
+    """``(body, transform, mesh, axis, x, w, tangent, cotangent)``: a body, a transform, a mesh of
+    one or two axes over every device, the axis the body's collective runs over, float32 x and w
+    (and a tangent) whose first dimension is that axis's size squared times 1 or 2 (so
+    psum_scatter divides it again), and a cotangent of the output's shape."""
+    body = draw(st.sampled_from(BODIES))
+    transform = draw(st.sampled_from(TRANSFORMS))
+    mesh = draw(meshes(DEVICES, max_axes=2, subsets=False))
+    axis = draw(st.sampled_from(mesh.axis_names))
+    n = mesh.axis_sizes[axis]
+    shape = (n * n * draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    values = lambda shape: sample_values("float32", shape, subnormals=False).map(lambda v: v / 50)  # noqa: E731
+    out_shape = {"psum": (shape[0] // n, shape[1]), "pmean": (shape[0] // n, shape[1]),
+                 "psum_scatter": (shape[0] // n, shape[1]), "all_gather": (shape[0] * n, shape[1])}.get(body.name, shape)
+    return (body, transform, mesh, axis, draw(values(shape)), draw(values(shape)), draw(values(shape)),
+            draw(values(out_shape)))
+
+
+@settings(max_examples=EXAMPLES)
+@given(example=body_examples())
+def test_derivatives_through_collectives_in_shard_map(example):
+    """grad, value_and_grad, jvp and vjp through a shard_map body with a collective (replication
+    check on) equal those of the same function written without shard_map, unsharded."""
+    body, transform, mesh, axis, x, w, tangent, cotangent = example
+    n = mesh.axis_sizes[axis]
+    in_spec = ((axis,),)
+    out_spec = tuple((axis,) if e == "A" else e for e in body.out_spec)
+    setup, call = shard_map_lines(f"functools.partial({body.body}, a={axis!r}, n={n})", (in_spec, in_spec), out_spec)
+    code = script(["import functools", *setup, f"g = jax.jit({call})", f"f = functools.partial({body.global_source}, n={n})",
+                   "tx, tw = t, t",
+                   f"print({transform_source(transform, 'g')})",
+                   f"print({transform_source(transform, 'f')})"],
+                  meshes={"mesh": mesh}, arrays={"x": x, "w": w, "t": tangent, "ct": cotangent})
+    case = Case(f"{transform} of shard_map({body.body} with a={axis!r}) on {describe_mesh(mesh)}, in_specs "
+                f"{spec_literal(in_spec)} x2, out_specs {spec_literal(out_spec)}, x and w float32{list(x.shape)}", code)
+    local = bridge.function_of(body.body)
+    g = jax.jit(compat.shard_map(lambda b, v: local(b, v, a=axis, n=n), bridge.jax_mesh(mesh), (in_spec, in_spec),
+                                 out_spec, check=True))
+    f = lambda x, w: bridge.function_of(body.global_source)(x, w, n=n)  # noqa: E731
+    t = jnp.asarray(tangent)
+    derivative = lambda fn: transformed(transform, fn, (t, t), jnp.asarray(cotangent))  # noqa: E731
+    sharded = case.accepts(transform, lambda: derivative(g)(x, w))
+    unsharded = case.accepts(f"{transform} of the global function", lambda: derivative(f)(jnp.asarray(x), jnp.asarray(w)))
+    compare_trees(case, transform, sharded, unsharded, **TOLERANCE)
+
+
+# --- deterministic reproductions of what the properties above found -----------------------------
+
+
+@bridge.needs_devices(2, "to shard an output")
+def test_grad_of_a_jit_whose_out_shardings_split_what_its_in_shardings_replicate():
+    """grad of jax.jit(jnp.sin, in_shardings=P(), out_shardings=P('b')) over two devices is
+    cos(x), laid out as the input (replicated)."""
+    mesh = MeshModel(bridge.live_device_ids()[:2], (2,), ("b",))
+    x = np.ones((2, 2), np.float32)
+    code = script(["g = jax.jit(jnp.sin, in_shardings=NamedSharding(mesh, P()), out_shardings=NamedSharding(mesh, P('b')))",
+                   "print(jax.grad(lambda x: jnp.sum(g(x)))(jax.device_put(x, NamedSharding(mesh, P()))))"],
+                  meshes={"mesh": mesh}, arrays={"x": x})
+    case = Case(f"jax.grad(lambda x: jnp.sum(jax.jit(jnp.sin, in_shardings=P(), out_shardings=P('b'))(x)))(x) on "
+                f"{describe_mesh(mesh)}, x float32[2, 2]", code)
+    g = jax.jit(jnp.sin, in_shardings=bridge.named_sharding(mesh, ()), out_shardings=bridge.named_sharding(mesh, ("b",)))
+    got = case.accepts("grad", lambda: jax.grad(lambda x: jnp.sum(g(x)))(jax.device_put(x, bridge.named_sharding(mesh, ()))))
+    case.close("grad", np.asarray(got), np.cos(x), rtol=1e-6, atol=1e-6)
+    check_layout(case, got, Layout(mesh, (), x.shape), what="grad")

@@ -1,0 +1,324 @@
+"""Code inside ``shard_map``: each device's body sees its blocks of the inputs (the layout model's
+blocks for each ``in_specs`` entry) and the per-device results are assembled by ``out_specs``
+(``conformance/model/spmd.py``). Checked here: the operation catalogue run inside bodies (eager,
+under ``jit``, with ``jit`` inside the body, and manual over a subset of the mesh axes where the
+version has it), collectives over several mesh axes at once, and what the replication check
+(``check_vma``, ``check_rep`` before 0.6.1) accepts and refuses."""
+
+import functools
+from dataclasses import dataclass
+from typing import Tuple
+
+import jax
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from jax import lax
+
+from conformance.checking.case import Case
+from conformance.checking.layouts import check_layout
+from conformance.checking.repro import describe_mesh, script, shard_map_lines, spec_literal
+from conformance.jaxside import bridge, compat
+from conformance.model import spmd
+from conformance.model.layout import Layout, MeshModel, Spec
+from strategies import dividing_specs, meshes
+from strategies.ops import CATALOGUE, Op
+from strategies.specs import broadcast_operand_spec, restricted_to
+from strategies.spmd import permutations_pairs, sample_values
+from suites.test_collectives import Collective
+from suites.test_collectives import compare as compare_collective
+
+pytestmark = pytest.mark.shard_map_bodies
+DEVICES = bridge.live_device_ids()
+
+# Operations a body can apply block by block with a result of its operand's rank: elementwise,
+# broadcasting, scans, and reductions with keepdims (each block reduced on its own).
+BODY_OPS = tuple(op for op in CATALOGUE if op.family in ("elementwise", "broadcasting", "scan")
+                 or (op.family == "reduction" and "keepdims" in op.source))
+MODES = ("eager", "jit", "jit inside the body", "jit, manual over some axes")
+
+# Each example compiles one program or more: a tenth of the profile's examples (10 by default), or
+# three tenths for the properties whose examples compile small programs (measured: 40-200 ms each).
+EXAMPLES = max(8, settings().max_examples // 10)
+
+
+@dataclass(frozen=True)
+class BodyExample:
+    """A catalogue operation as a shard_map body: operands, static arguments, mesh, the manual axes,
+    one in_spec per operand, the out_spec, and how it is run."""
+
+    op: Op
+    operands: Tuple[np.ndarray, ...]
+    static: dict
+    mesh: MeshModel
+    manual_axes: Tuple[str, ...]
+    in_specs: Tuple[Spec, ...]
+    out_spec: Spec
+    mode: str
+
+    def expected(self) -> np.ndarray:
+        """The model: each device applies numpy's operation to its blocks; assembled by out_spec."""
+        blocks = [spmd.shard_map_blocks(self.mesh, s, x) for x, s in zip(self.operands, self.in_specs)]
+        with np.errstate(all="ignore"):
+            per_device = {d: np.asarray(self.op.reference(*(b[d] for b in blocks), **self.static))
+                          for d in self.mesh.device_ids}
+        return spmd.shard_map_assemble(self.mesh, self.out_spec, per_device)
+
+
+def modes() -> tuple:
+    return MODES if compat.FEATURES["partial_manual"].available else MODES[:-1]
+
+
+@st.composite
+def body_examples(draw) -> BodyExample:
+    """An operation from BODY_OPS with its inputs (reductions keep their dims); a mesh of up to
+    three axes; an out_spec dividing the result and, per operand, the same spec aligned from the
+    right (broadcast dimensions unsharded); for the partial-manual mode a proper subset of the axes
+    is manual and the specs name only those."""
+    op = draw(st.sampled_from(BODY_OPS))
+    operands, static = draw(op.inputs)
+    if "keepdims" in static:
+        static = {**static, "keepdims": True}
+    result_shape = np.broadcast_shapes(*(np.shape(x) for x in operands))
+    mesh = draw(meshes(DEVICES, max_axes=3))
+    mode = draw(st.sampled_from(modes()))
+    manual = mesh.axis_names
+    if mode == "jit, manual over some axes" and len(manual) > 1:
+        manual = tuple(draw(st.permutations(manual))[:draw(st.integers(1, len(manual) - 1))])
+    out_spec = restricted_to(draw(dividing_specs(mesh, result_shape)), manual)
+    in_specs = tuple(broadcast_operand_spec(out_spec, np.shape(x), result_shape) for x in operands)
+    return BodyExample(op, tuple(operands), static, mesh, manual, in_specs, out_spec, mode)
+
+
+def body_case(example: BodyExample) -> Case:
+    op = example.op
+    names = [f"x{i}" for i in range(len(example.operands))]
+    manual = None if example.manual_axes == example.mesh.axis_names else example.manual_axes
+    body = "jax.jit(f)" if example.mode == "jit inside the body" else "f"
+    setup, call = shard_map_lines(body, example.in_specs, example.out_spec, manual_axes=manual)
+    run = call if example.mode == "eager" else f"jax.jit({call})"
+    code = script([
+        "import functools",
+        f"f = functools.partial({op.source}, **{example.static!r})",
+        *setup,
+        "args = [jax.device_put(x, NamedSharding(mesh, s)) for x, s in zip(("
+        + "".join(f"{n}, " for n in names) + "), ("
+        + "".join(f"{spec_literal(s)}, " for s in example.in_specs) + "))]",
+        f"print({run}(*args))",
+    ], meshes={"mesh": example.mesh}, arrays=dict(zip(names, example.operands)))
+    inputs = "; ".join(f"{n}: {x.dtype}{list(np.shape(x))} {spec_literal(s)}"
+                       for n, x, s in zip(names, example.operands, example.in_specs))
+    manual_text = "" if manual is None else f", manual axes {manual}"
+    return Case(f"{op.name} inside shard_map ({example.mode}): {op.source} with {example.static!r}; "
+                f"{describe_mesh(example.mesh)}{manual_text}; inputs {inputs}; out_specs "
+                f"{spec_literal(example.out_spec)}", code)
+
+
+def split_arange_example(mode: str) -> BodyExample:
+    """Always run: negation of an arange split over every device along its rows (so that a block
+    out of place shows), in ``mode``."""
+    ids = tuple(DEVICES)
+    negative = next(op for op in CATALOGUE if op.name == "negative")
+    x = np.arange(4 * len(ids), dtype=np.int32).reshape(2 * len(ids), 2)
+    return BodyExample(negative, (x,), {}, MeshModel(ids, (len(ids),), ("a",)), ("a",), (("a",),), ("a",), mode)
+
+
+@settings(max_examples=3 * EXAMPLES)
+@given(example=body_examples())
+@example(example=split_arange_example("eager"))
+@example(example=split_arange_example("jit"))
+def test_catalogue_operation_inside_shard_map_applies_per_block(example):
+    """A catalogue operation as a shard_map body gives the model's assembly of the per-block
+    results, eager or jitted, with jit inside the body or manual over some axes, laid out by
+    out_specs."""
+    case = body_case(example)
+    expected = example.expected()
+    f = functools.partial(bridge.function_of(example.op.source), **example.static)
+    body = jax.jit(f) if example.mode == "jit inside the body" else f
+    manual = None if example.manual_axes == example.mesh.axis_names else example.manual_axes
+    mesh = bridge.jax_mesh(example.mesh)
+    mapped = case.accepts("shard_map", lambda: compat.shard_map(body, mesh, example.in_specs, example.out_spec,
+                                                                 check=True, manual_axes=manual))
+    run = mapped if example.mode == "eager" else jax.jit(mapped)
+    args = [jax.device_put(x, bridge.named_sharding(example.mesh, s))
+            for x, s in zip(example.operands, example.in_specs)]
+    result = case.accepts(example.mode, lambda: run(*args))
+    got = case.accepts("np.asarray of the result", lambda: np.asarray(result))
+    case.close("shard_map result", got, expected.astype(got.dtype), rtol=example.op.rtol, atol=example.op.atol)
+    if manual is None:
+        check_layout(case, result, Layout(example.mesh, example.out_spec, expected.shape),
+                     what="shard_map result")
+
+
+# --- collectives over several mesh axes at once -------------------------------------------------
+# Each distinct example compiles once (the programs are cached), most are cheap: thrice the examples.
+
+MULTI_AXIS_COLLECTIVES = ("psum", "pmax", "all_gather", "psum_scatter", "ppermute", "axis_index")
+
+
+@st.composite
+def multi_axis_examples(draw):
+    """``(mesh, over, collective, values)``: a mesh of two or three axes over every device, a
+    collective over two or more of its axes in a drawn order (ppermute: along one axis), and one
+    value per device, stacked in row-major mesh order."""
+    mesh = draw(meshes(DEVICES, min_axes=2, max_axes=3, subsets=False))
+    name = draw(st.sampled_from(MULTI_AXIS_COLLECTIVES))
+    order = draw(st.permutations(mesh.axis_names))
+    over = tuple(order[:1 if name == "ppermute" else draw(st.integers(2, len(order)))])
+    size = int(np.prod([mesh.axis_sizes[a] for a in over]))
+    rank = draw(st.integers(0 if name in ("psum", "pmax", "all_gather") else 1, 2))
+    shape = [draw(st.integers(1, 2)) for _ in range(rank)]
+    params = {}
+    if name == "all_gather":
+        tiled = rank > 0 and draw(st.booleans())
+        params = {"axis": draw(st.integers(0, rank - 1 if tiled else rank)), "tiled": tiled}
+    elif name == "psum_scatter":
+        tiled = draw(st.booleans())
+        dim = draw(st.integers(0, rank - 1))
+        shape[dim] = size * (draw(st.integers(1, 2)) if tiled else 1)
+        params = {"dim": dim, "tiled": tiled}
+    elif name == "ppermute":
+        params = {"perm": draw(permutations_pairs(size))}
+    dtype = "float32" if name == "pmax" else draw(st.sampled_from(("int32", "float32")))
+    values = draw(sample_values(dtype, (mesh.size, *shape), subnormals=name not in ("psum", "pmax", "psum_scatter")))
+    return mesh, over, Collective(name, tuple(sorted(params.items())), None), values
+
+
+@functools.lru_cache(maxsize=None)
+def multi_axis_program(collective: Collective, mesh: MeshModel, over: tuple):
+    spec = (mesh.axis_names,)
+    return jax.jit(compat.shard_map(lambda b: collective.call(b[0], over)[None], bridge.jax_mesh(mesh),
+                                    (spec,), spec, check=True))
+
+
+@settings(max_examples=3 * EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(example=multi_axis_examples())
+def test_collectives_over_several_mesh_axes_in_a_body(example, known_deviation):
+    """A collective over a tuple of mesh axes inside a shard_map body acts on the groups of devices
+    that share every other coordinate, ordered by their index over the tuple (first axis major),
+    with the replication check on."""
+    if known_deviation.seen:  # this JAX's known deviation ended the property at its first failure
+        return
+    with known_deviation.first_failure_ends_the_property():
+        check_collectives_over_several_mesh_axes_in_a_body(example)
+
+
+def check_collectives_over_several_mesh_axes_in_a_body(example):
+    mesh, over, collective, values = example
+    spec = (mesh.axis_names,)
+    setup, call = shard_map_lines(f"lambda b: {collective.describe(repr(over)).replace('(x,', '(b[0],')}[None]",
+                                  (spec,), spec)
+    case = Case(f"shard_map(lambda b: {collective.describe(repr(over))}) over {describe_mesh(mesh)}, "
+                f"in/out_specs {spec_literal(spec)}",
+                script([*setup, f"print(jax.jit({call})(x))"], meshes={"mesh": mesh}, arrays={"x": values}))
+    got = np.asarray(case.accepts("shard_map", lambda: multi_axis_program(collective, mesh, over)(values)))
+    expected = [None] * mesh.size
+    for group in spmd.mesh_groups(mesh.shape, mesh.axis_names, over):
+        for position, result in zip(group, collective.model([values[p] for p in group])):
+            expected[position] = result
+    compare_collective(case, f"shard_map({collective.name} over {over}) result", got, np.stack(expected),
+                       collective)
+
+
+# --- the replication check --------------------------------------------------------------------
+
+
+@st.composite
+def varying_examples(draw):
+    """A mesh over every device with an axis of size > 1, that axis, and an int32 input whose
+    first dimension it splits."""
+    mesh = draw(meshes(DEVICES, max_axes=3, subsets=False).filter(lambda m: max(m.shape) > 1))
+    axis = draw(st.sampled_from([a for a in mesh.axis_names if mesh.axis_sizes[a] > 1]))
+    x = draw(sample_values("int32", (mesh.axis_sizes[axis] * draw(st.integers(1, 2)), 2)))
+    return mesh, axis, x
+
+
+@bridge.needs_devices(2, "for an axis of size > 1")
+@settings(max_examples=max(4, EXAMPLES // 2))
+@given(example=varying_examples())
+def test_out_specs_must_cover_the_axes_a_body_varies_over(example):
+    """With the replication check on, out_specs that leave out an axis the body's result varies over
+    are refused; after psum over that axis the same out_specs are accepted and give the sum of the
+    blocks."""
+    mesh, axis, x = example
+    spec = ((axis,),)
+    setup, refused = shard_map_lines("lambda b: b * 2", (spec,), ())
+    _, summed = shard_map_lines(f"lambda b: lax.psum(b, {axis!r})", (spec,), ())
+    case = Case(f"shard_map over {describe_mesh(mesh)} with in_specs {spec_literal(spec)}, out_specs P(), "
+                f"{compat.SHARD_MAP_CHECK}=True: body b * 2 (varies over {axis!r}), and lax.psum(b, {axis!r})",
+                script([*setup, f"print(jax.jit({summed})(x))  # accepted",
+                        f"print(jax.jit({refused})(x))  # should raise ValueError"],
+                       meshes={"mesh": mesh}, arrays={"x": x}))
+    jmesh = bridge.jax_mesh(mesh)
+    case.rejects("out_specs P() for a body varying over the axis",
+                 lambda: jax.jit(compat.shard_map(lambda b: b * 2, jmesh, (spec,), (), check=True))(x),
+                 compat.UNPROVABLE_REPLICATION_ERRORS)
+    got = case.accepts("out_specs P() after psum",
+                       lambda: jax.jit(compat.shard_map(lambda b: lax.psum(b, axis), jmesh, (spec,), (),
+                                                        check=True))(x))
+    blocks = spmd.shard_map_blocks(mesh, spec, x)
+    groups = spmd.mesh_groups(mesh.shape, mesh.axis_names, (axis,))
+    with np.errstate(over="ignore"):
+        total = sum(blocks[mesh.device_ids[p]] for p in groups[0])
+    case.same_bits("psum result", np.asarray(got), total.astype(np.int32))
+
+
+@compat.requires("partial_manual")
+@bridge.needs_devices(4, "for a 2 x n/2 mesh")
+def test_a_body_manual_over_one_axis_sees_blocks_of_that_axis_only():
+    """shard_map manual over 'i' of a mesh ('i', 'j') under jit: the body sees x split over 'i' only
+    (whole along 'j', which stays automatic) and a psum over 'i' sums those blocks."""
+    n = len(DEVICES)
+    mesh = MeshModel(tuple(DEVICES), (2, n // 2), ("i", "j"))
+    x = np.arange(2 * n, dtype=np.int32).reshape(4, n // 2)
+    setup, call = shard_map_lines("lambda b: lax.psum(b, 'i') + b.shape[0]", ((("i",),),), (),
+                                  manual_axes=("i",))
+    case = Case(f"{call}(x) on {describe_mesh(mesh)}, x int32[4, {n // 2}]",
+                script([*setup, f"print(jax.jit({call})(x))"], meshes={"mesh": mesh}, arrays={"x": x}))
+    f = jax.jit(compat.shard_map(lambda b: lax.psum(b, "i") + b.shape[0], bridge.jax_mesh(mesh), ((("i",),),), (),
+                                 check=True, manual_axes=("i",)))
+    got = case.accepts("shard_map manual over 'i'", lambda: f(x))
+    case.same_bits("result", np.asarray(got), x[:2] + x[2:] + np.int32(2))
+
+
+@bridge.needs_devices(4, "for a 2 x n/2 mesh")
+@pytest.mark.parametrize("names", [("i",), ("i", "j")], ids=str)
+def test_psum_over_axes_a_value_is_invariant_over(names):
+    """psum (replication check on) over axes the value is replicated over sums every device's copy,
+    like any psum: over 'i' alone (the value split over 'j' only) it doubles the value, and over
+    ('i', 'j') it sums the 'j' blocks and doubles that. The model: the sum over each group of
+    devices that differ only along the named axes."""
+    n = len(DEVICES)
+    mesh = MeshModel(tuple(DEVICES), (2, n // 2), ("i", "j"))
+    x = np.arange(n, dtype=np.int32)
+    spec = (("j",),)
+    setup, call = shard_map_lines(f"lambda b: lax.psum(b, {names!r})", (spec,), spec if names == ("i",) else ())
+    case = Case(f"{call}(x) on {describe_mesh(mesh)}, x = arange({n})",
+                script([*setup, f"print(jax.jit({call})(x))"], meshes={"mesh": mesh}, arrays={"x": x}))
+    blocks = spmd.shard_map_blocks(mesh, spec, x)
+    per_device = {}
+    for group in spmd.mesh_groups(mesh.shape, mesh.axis_names, names):
+        total = sum(blocks[mesh.device_ids[p]] for p in group)
+        per_device.update({mesh.device_ids[p]: total for p in group})
+    expected = spmd.shard_map_assemble(mesh, spec if names == ("i",) else (), per_device)
+    f = jax.jit(compat.shard_map(lambda b: lax.psum(b, names), bridge.jax_mesh(mesh), (spec,),
+                                 spec if names == ("i",) else (), check=True))
+    got = case.accepts("shard_map", lambda: f(x))
+    case.same_bits("psum result", np.asarray(got), expected)
+
+
+# --- deterministic reproductions of what the properties above found -----------------------------
+
+
+def test_pmax_in_a_checked_body():
+    """pmax inside a shard_map body with the replication check on gives every device the maximum
+    (the check knows pmax's result is replicated)."""
+    mesh = bridge.line_mesh()
+    x = np.arange(mesh.size, dtype=np.float32)
+    setup, call = shard_map_lines("lambda b: lax.pmax(b, 'a')", ((("a",),),), ())
+    case = Case(f"{call}(x) with x = arange({mesh.size}) on {describe_mesh(mesh)}",
+                script([*setup, f"print(jax.jit({call})(x))"], meshes={"mesh": mesh}, arrays={"x": x}))
+    f = jax.jit(compat.shard_map(lambda b: lax.pmax(b, "a"), bridge.jax_mesh(mesh), ((("a",),),), (), check=True))
+    got = case.accepts("shard_map", lambda: f(x))
+    case.same_bits("pmax result", np.asarray(got), np.array([mesh.size - 1], np.float32))

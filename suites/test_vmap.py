@@ -1,0 +1,192 @@
+"""``vmap`` of sharded code equals the stacked per-example results: catalogue operations vmapped
+over sharded batches (the batch dimension sharded or not), vmap of shard_map bodies with
+collectives, and ``spmd_axis_name``, which shards the batch dimension of every sharding constraint
+inside over the named mesh axis (the model: that axis prepended to the constraint's spec)."""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from conformance.checking.case import Case
+from conformance.checking.layouts import check_layout
+from conformance.checking.repro import describe_mesh, script, shard_map_lines, spec_literal
+from conformance.jaxside import bridge, compat
+from conformance.model.layout import Layout, MeshModel, spec_axes
+from strategies import dividing_specs, meshes
+from strategies.ops import CATALOGUE
+from strategies.specs import restricted_to
+from strategies.spmd import sample_values
+from suites.test_autodiff import BODIES
+
+pytestmark = pytest.mark.vmap
+DEVICES = bridge.live_device_ids()
+EXAMPLES = max(8, settings().max_examples // 10)
+
+
+def batch_of(x: np.ndarray, size: int, *, shifted: bool) -> np.ndarray:
+    """``size`` examples made from one operand: its values rolled by 0, 1, ... places (same dtype,
+    shape and value set, so index operands stay in range); ``shifted`` (for an operation's first,
+    data operand) also adds the example's index (bools: flips odd examples), so that no two
+    examples are equal, even of a constant operand."""
+    x = np.asarray(x)
+    rolled = [np.roll(x.ravel(), i).reshape(x.shape) for i in range(size)]
+    if shifted:
+        with np.errstate(over="ignore"):
+            rolled = [r ^ bool(i % 2) if r.dtype == bool else (r + np.asarray(i).astype(r.dtype)).astype(r.dtype)
+                      for i, r in enumerate(rolled)]
+    return np.stack(rolled)
+
+
+@st.composite
+def vmap_examples(draw):
+    """``(op, batches, static, mesh, specs, jitted)``: a catalogue operation, its operands batched
+    by 1, 2 or 4 along a new leading dimension, a mesh, a dividing spec per batched operand (the
+    batch dimension sharded or not), and whether vmap runs under jit."""
+    op = draw(st.sampled_from(CATALOGUE))
+    operands, static = draw(op.inputs)
+    size = draw(st.sampled_from((2, 4, 1)))
+    batches = tuple(batch_of(x, size, shifted=i == 0) for i, x in enumerate(operands))
+    mesh = draw(meshes(DEVICES, max_axes=2))
+    specs = tuple(draw(batch_split_half_the_time(mesh, draw(dividing_specs(mesh, b.shape)), size)) for b in batches)
+    return op, batches, static, mesh, specs, draw(st.booleans())
+
+
+@st.composite
+def batch_split_half_the_time(draw, mesh, spec, size: int):
+    """``spec``, or, half the time when it leaves the batch dimension whole, that dimension split
+    over an unused mesh axis of size > 1 that divides the batch (a sharded batch is the case vmap
+    must get right, and dividing_specs alone seldom draws it)."""
+    used = {name for axes in spec_axes(spec) for name in axes}
+    fitting = [a for a in mesh.axis_names if a not in used and 1 < mesh.axis_sizes[a] and size % mesh.axis_sizes[a] == 0]
+    if (spec and spec[0] is not None) or not fitting or not draw(st.booleans()):
+        return spec
+    return (draw(st.sampled_from(fitting)),) + tuple(spec[1:])
+
+
+def split_batch_example():
+    """Always run: eager vmap of negation over a batch of rows split over every device."""
+    ids = tuple(DEVICES)
+    negative = next(op for op in CATALOGUE if op.name == "negative")
+    batch = np.arange(2 * len(ids), dtype=np.int32).reshape(len(ids), 2)
+    return negative, (batch,), {}, MeshModel(ids, (len(ids),), ("a",)), (("a",),), False
+
+
+@settings(max_examples=2 * EXAMPLES)
+@given(example=vmap_examples())
+@example(example=split_batch_example())
+def test_vmap_of_an_operation_over_a_sharded_batch(example):
+    """vmap of a catalogue operation over sharded batched operands, eager or under jit, equals numpy's
+    operation applied to each example and stacked."""
+    op, batches, static, mesh, specs, jitted = example
+    names = [f"x{i}" for i in range(len(batches))]
+    run = "jax.jit(jax.vmap(f))" if jitted else "jax.vmap(f)"
+    case = Case(f"{run} with f = {op.source} and {static!r}; {describe_mesh(mesh)}; batched inputs "
+                + "; ".join(f"{n}: {b.dtype}{list(b.shape)} {spec_literal(s)}" for n, b, s in zip(names, batches, specs)),
+                script(["import functools", f"f = functools.partial({op.source}, **{static!r})",
+                        f"args = [jax.device_put(x, NamedSharding(mesh, s)) for x, s in zip(({''.join(n + ', ' for n in names)}), "
+                        f"({''.join(spec_literal(s) + ', ' for s in specs)}))]",
+                        f"print({run}(*args))"], meshes={"mesh": mesh}, arrays=dict(zip(names, batches))))
+    with np.errstate(all="ignore"):
+        expected = np.stack([np.asarray(op.reference(*(b[i] for b in batches), **static))
+                             for i in range(batches[0].shape[0])])
+    f = jax.vmap(functools.partial(bridge.function_of(op.source), **static))
+    args = [jax.device_put(b, bridge.named_sharding(mesh, s)) for b, s in zip(batches, specs)]
+    result = case.accepts(run, lambda: (jax.jit(f) if jitted else f)(*args))
+    got = case.accepts("np.asarray of the result", lambda: np.asarray(result))
+    case.close("vmap result", got, expected.astype(got.dtype), rtol=op.rtol, atol=op.atol)
+
+
+@st.composite
+def vmapped_body_examples(draw):
+    """A shard_map body with a collective (from test_autodiff's table), a mesh of one or two axes
+    over every device, the collective's axis, and float32 batches of 1 or 2 examples."""
+    body = draw(st.sampled_from(BODIES))
+    mesh = draw(meshes(DEVICES, max_axes=2, subsets=False))
+    axis = draw(st.sampled_from(mesh.axis_names))
+    n = mesh.axis_sizes[axis]
+    shape = (draw(st.integers(1, 2)), n * n * draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    values = sample_values("float32", shape, subnormals=False).map(lambda v: v / 50)
+    return body, mesh, axis, draw(values), draw(values)
+
+
+@settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(example=vmapped_body_examples())
+def test_vmap_of_a_shard_map_body_with_collectives(example, known_deviation):
+    """vmap of a jitted shard_map whose body runs a collective equals the same function written
+    without shard_map, applied to each example and stacked."""
+    if known_deviation.seen:  # this JAX's known deviation ended the property at its first failure
+        return
+    with known_deviation.first_failure_ends_the_property():
+        check_vmap_of_a_shard_map_body_with_collectives(example)
+
+
+def check_vmap_of_a_shard_map_body_with_collectives(example):
+    body, mesh, axis, xs, ws = example
+    n = mesh.axis_sizes[axis]
+    in_spec = ((axis,),)
+    out_spec = tuple((axis,) if e == "A" else e for e in body.out_spec)
+    setup, call = shard_map_lines(f"functools.partial({body.body}, a={axis!r}, n={n})", (in_spec, in_spec), out_spec)
+    case = Case(f"jax.vmap(jax.jit(shard_map({body.body} with a={axis!r}, in_specs {spec_literal(in_spec)} x2, "
+                f"out_specs {spec_literal(out_spec)}))) on {describe_mesh(mesh)}, batches float32{list(xs.shape)}",
+                script(["import functools", *setup, f"print(jax.vmap(jax.jit({call}))(xs, ws))",
+                        f"print(jax.vmap(functools.partial({body.global_source}, n={n}))(xs, ws))"],
+                       meshes={"mesh": mesh}, arrays={"xs": xs, "ws": ws}))
+    local = bridge.function_of(body.body)
+    g = jax.jit(compat.shard_map(lambda b, v: local(b, v, a=axis, n=n), bridge.jax_mesh(mesh), (in_spec, in_spec),
+                                 out_spec, check=True))
+    reference = bridge.function_of(body.global_source)
+    got = case.accepts("vmap of the shard_map", lambda: np.asarray(jax.vmap(g)(xs, ws)))
+    expected = np.stack([np.asarray(reference(jnp.asarray(x), jnp.asarray(w), n=n)) for x, w in zip(xs, ws)])
+    case.close("vmap of the shard_map result", got, expected, rtol=2e-5, atol=2e-5)
+
+
+@st.composite
+def spmd_axis_examples(draw):
+    """A mesh of one or two axes, the axis to map the batch over, a batch (a multiple of that
+    axis's size) of int32 rows, and a constraint spec for each row over the other axes."""
+    mesh = draw(meshes(DEVICES, max_axes=2))
+    axis = draw(st.sampled_from(mesh.axis_names))
+    rows = (draw(st.sampled_from((2, 4, 1, 8))), draw(st.sampled_from((1, 2, 4))))
+    x = draw(sample_values("int32", (mesh.axis_sizes[axis] * draw(st.integers(1, 2)), *rows)))
+    others = tuple(a for a in mesh.axis_names if a != axis)
+    inner = restricted_to(draw(dividing_specs(mesh, rows)), others)
+    return mesh, axis, x, inner
+
+
+@settings(max_examples=EXAMPLES)
+@given(example=spmd_axis_examples())
+def test_spmd_axis_name_shards_the_batch_of_a_constraint(example):
+    """jit(vmap(f, spmd_axis_name=axis)) where f constrains each row to a spec lays the result out as
+    that spec with the axis prepended (the batch dimension split over it), with the right values."""
+    mesh, axis, x, inner = example
+    outer = ((axis,),) + inner
+    case = Case(f"jax.jit(jax.vmap(lambda r: with_sharding_constraint(r * 2, NamedSharding(mesh, {spec_literal(inner)})), "
+                f"spmd_axis_name={axis!r}))(x) on {describe_mesh(mesh)}, x int32{list(x.shape)}",
+                script([f"f = lambda r: jax.lax.with_sharding_constraint(r * 2, NamedSharding(mesh, {spec_literal(inner)}))",
+                        f"y = jax.jit(jax.vmap(f, spmd_axis_name={axis!r}))(x)",
+                        "print(y.sharding, y)"], meshes={"mesh": mesh}, arrays={"x": x}))
+    sharding = bridge.named_sharding(mesh, inner)
+    f = jax.jit(jax.vmap(lambda r: compat.constrain(r * 2, sharding), spmd_axis_name=axis))
+    result = case.accepts("spmd_axis_name vmap", lambda: f(x))
+    with np.errstate(over="ignore"):
+        case.same_bits("result", np.asarray(result), x * np.int32(2))
+    check_layout(case, result, Layout(mesh, outer, x.shape), what="spmd_axis_name result")
+
+
+def test_vmap_of_a_checked_shard_map_with_psum():
+    """vmap of a jitted shard_map whose body is psum (replication check on) sums each example's
+    blocks."""
+    mesh = bridge.line_mesh()
+    n = mesh.size
+    xs = np.arange(2 * n, dtype=np.float32).reshape(2, n)
+    setup, call = shard_map_lines("lambda b: jax.lax.psum(b, 'a')", ((("a",),),), ())
+    case = Case(f"jax.vmap(jax.jit({call}))(xs) on {describe_mesh(mesh)}, xs float32[2, {n}]",
+                script([*setup, f"print(jax.vmap(jax.jit({call}))(xs))"], meshes={"mesh": mesh}, arrays={"xs": xs}))
+    g = jax.jit(compat.shard_map(lambda b: jax.lax.psum(b, "a"), bridge.jax_mesh(mesh), ((("a",),),), (), check=True))
+    got = case.accepts("vmap of the shard_map", lambda: jax.vmap(g)(xs))
+    case.same_bits("result", np.asarray(got), xs.sum(axis=1, keepdims=True))
