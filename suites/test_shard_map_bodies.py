@@ -283,7 +283,7 @@ def test_a_body_manual_over_one_axis_sees_blocks_of_that_axis_only():
 
 
 @bridge.needs_devices(4, "for a 2 x n/2 mesh")
-@pytest.mark.parametrize("names", [("i",), ("i", "j")], ids=str)
+@pytest.mark.parametrize("names", [("i",), ("i", "j")], ids=["over-i", "over-i-and-j"])
 def test_psum_over_axes_a_value_is_invariant_over(names):
     """psum (replication check on) over axes the value is replicated over sums every device's copy,
     like any psum: over 'i' alone (the value split over 'j' only) it doubles the value, and over
