@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conformance.checking.case import Case
-from conformance.checking.repro import describe_mesh, script, spec_literal
+from conformance.checking.repro import describe_mesh, scripted_case, spec_literal
 from conformance.jaxside import bridge
 from conformance.model.layout import Layout
 from strategies import dividing_specs, meshes
@@ -56,16 +56,16 @@ def test_compiled_function_shardings_and_calls(example):
     explicit = lowered_from != "committed arrays, no in_shardings"
     jit_args = f", in_shardings={s(in_spec)}" if explicit else ""
     lower_arg = f"jax.ShapeDtypeStruct(x.shape, x.dtype, sharding={s(in_spec)})" if lowered_from == "ShapeDtypeStructs" else "x"
-    case = Case(f"jax.jit({op.source} with {static!r}, in_shardings={spec_literal(in_spec) if explicit else '(none)'}, out_shardings={spec_literal(out_spec)})"
+    case = scripted_case(f"jax.jit({op.source} with {static!r}, in_shardings={spec_literal(in_spec) if explicit else '(none)'}, out_shardings={spec_literal(out_spec)})"
                 f".lower(<{lowered_from}>).compile() on {describe_mesh(mesh)}, x {x0.dtype}{list(x0.shape)}; "
                 f"then called with x laid out as {spec_literal(other_spec)}",
-                script(["import functools", f"f = functools.partial({op.source}, **{static!r})",
+                ["import functools", f"f = functools.partial({op.source}, **{static!r})",
                         f"x = jax.device_put(x0, {s(in_spec)})",
                         f"compiled = jax.jit(f{jit_args}, out_shardings={s(out_spec)}).lower({lower_arg}).compile()",
                         "print(compiled.input_shardings, compiled.output_shardings)",
                         "print(compiled(x), compiled(x0))",
                         f"print(compiled(jax.device_put(x0, {s(other_spec)})))"],
-                       meshes={"mesh": mesh}, arrays={"x0": x0}))
+                       meshes={"mesh": mesh}, arrays={"x0": x0})
     sharding = lambda spec: bridge.named_sharding(mesh, spec)  # noqa: E731
     f = bridge.function_of(op.source)
     body = lambda x: f(x, **static)  # noqa: E731

@@ -16,9 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.checking.case import Case
 from conformance.checking.layouts import check_layout
-from conformance.checking.repro import describe_mesh, script, spec_literal
+from conformance.checking.repro import describe_mesh, scripted_case, spec_literal
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, Spec
 from strategies import dividing_specs, meshes
@@ -108,15 +107,15 @@ def test_control_flow_on_sharded_values(example):
     s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"  # noqa: E731
     constrain = "lambda v: v" if example.inner_spec is None else \
         f"lambda v: jax.lax.with_sharding_constraint(v, {s(example.inner_spec)})"
-    case = Case(f"jax.jit({carried.source}, in_shardings=({spec_literal(example.c_spec)}, {spec_literal(example.xs_spec)}), "
+    case = scripted_case(f"jax.jit({carried.source}, in_shardings=({spec_literal(example.c_spec)}, {spec_literal(example.xs_spec)}), "
                 f"out_shardings={spec_literal(example.out_spec)}) with constrain = {constrain}; {describe_mesh(example.mesh)}; "
                 f"c {example.c.dtype}{list(example.c.shape)}, xs {list(example.xs.shape)}",
-                script([f"f = lambda c, xs: ({carried.source})(c, xs, {constrain})",
+                [f"f = lambda c, xs: ({carried.source})(c, xs, {constrain})",
                         f"g = jax.jit(f, in_shardings=({s(example.c_spec)}, {s(example.xs_spec)}), "
                         f"out_shardings={s(example.out_spec)})",
                         "print('unsharded:', f(jnp.asarray(c), jnp.asarray(xs)))",
                         f"print('sharded:  ', g(jax.device_put(c, {s(example.c_spec)}), jax.device_put(xs, {s(example.xs_spec)})))"],
-                       meshes={"mesh": example.mesh}, arrays={"c": example.c, "xs": example.xs}))
+                       meshes={"mesh": example.mesh}, arrays={"c": example.c, "xs": example.xs})
     sharding = lambda spec: bridge.named_sharding(example.mesh, spec)  # noqa: E731
     inner = None if example.inner_spec is None else sharding(example.inner_spec)
     body = bridge.function_of(carried.source)
@@ -162,14 +161,14 @@ def test_donated_sharded_input_is_deleted_and_nothing_else_changes(example):
     warning."""
     mesh, x0, y0, x_spec, y_spec, out_spec = example
     s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"  # noqa: E731
-    case = Case(f"jax.jit(lambda x, y: x * 3 + y, donate_argnums=0, in_shardings=({spec_literal(x_spec)}, "
+    case = scripted_case(f"jax.jit(lambda x, y: x * 3 + y, donate_argnums=0, in_shardings=({spec_literal(x_spec)}, "
                 f"{spec_literal(y_spec)}), out_shardings={spec_literal(out_spec)}) on {describe_mesh(mesh)}, "
                 f"int32{list(x0.shape)}",
-                script([f"x, y = jax.device_put(x0, {s(x_spec)}), jax.device_put(y0, {s(y_spec)})",
+                [f"x, y = jax.device_put(x0, {s(x_spec)}), jax.device_put(y0, {s(y_spec)})",
                         f"f = jax.jit(lambda x, y: x * 3 + y, donate_argnums=0, in_shardings=({s(x_spec)}, {s(y_spec)}), "
                         f"out_shardings={s(out_spec)})",
                         "print(f(x, y), x.is_deleted(), np.array_equal(np.asarray(y), y0))"],
-                       meshes={"mesh": mesh}, arrays={"x0": x0, "y0": y0}))
+                       meshes={"mesh": mesh}, arrays={"x0": x0, "y0": y0})
     sharding = lambda spec: bridge.named_sharding(mesh, spec)  # noqa: E731
     x, y = jax.device_put(x0, sharding(x_spec)), jax.device_put(y0, sharding(y_spec))
     f = jax.jit(lambda x, y: x * 3 + y, donate_argnums=0, in_shardings=(sharding(x_spec), sharding(y_spec)),

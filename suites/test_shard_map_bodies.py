@@ -18,7 +18,7 @@ from jax import lax
 
 from conformance.checking.case import Case
 from conformance.checking.layouts import check_layout
-from conformance.checking.repro import describe_mesh, script, shard_map_lines, spec_literal
+from conformance.checking.repro import describe_mesh, script, scripted_case, shard_map_lines, spec_literal
 from conformance.jaxside import bridge, compat
 from conformance.model import spmd
 from conformance.model.layout import Layout, MeshModel, Spec
@@ -209,9 +209,9 @@ def check_collectives_over_several_mesh_axes_in_a_body(example):
     spec = (mesh.axis_names,)
     setup, call = shard_map_lines(f"lambda b: {collective.describe(repr(over)).replace('(x,', '(b[0],')}[None]",
                                   (spec,), spec)
-    case = Case(f"shard_map(lambda b: {collective.describe(repr(over))}) over {describe_mesh(mesh)}, "
+    case = scripted_case(f"shard_map(lambda b: {collective.describe(repr(over))}) over {describe_mesh(mesh)}, "
                 f"in/out_specs {spec_literal(spec)}",
-                script([*setup, f"print(jax.jit({call})(x))"], meshes={"mesh": mesh}, arrays={"x": values}))
+                [*setup, f"print(jax.jit({call})(x))"], meshes={"mesh": mesh}, arrays={"x": values})
     got = np.asarray(case.accepts("shard_map", lambda: multi_axis_program(collective, mesh, over)(values)))
     expected = [None] * mesh.size
     for group in spmd.mesh_groups(mesh.shape, mesh.axis_names, over):
@@ -245,11 +245,11 @@ def test_out_specs_must_cover_the_axes_a_body_varies_over(example):
     spec = ((axis,),)
     setup, refused = shard_map_lines("lambda b: b * 2", (spec,), ())
     _, summed = shard_map_lines(f"lambda b: lax.psum(b, {axis!r})", (spec,), ())
-    case = Case(f"shard_map over {describe_mesh(mesh)} with in_specs {spec_literal(spec)}, out_specs P(), "
+    case = scripted_case(f"shard_map over {describe_mesh(mesh)} with in_specs {spec_literal(spec)}, out_specs P(), "
                 f"{compat.SHARD_MAP_CHECK}=True: body b * 2 (varies over {axis!r}), and lax.psum(b, {axis!r})",
-                script([*setup, f"print(jax.jit({summed})(x))  # accepted",
+                [*setup, f"print(jax.jit({summed})(x))  # accepted",
                         f"print(jax.jit({refused})(x))  # should raise ValueError"],
-                       meshes={"mesh": mesh}, arrays={"x": x}))
+                       meshes={"mesh": mesh}, arrays={"x": x})
     jmesh = bridge.jax_mesh(mesh)
     case.rejects("out_specs P() for a body varying over the axis",
                  lambda: jax.jit(compat.shard_map(lambda b: b * 2, jmesh, (spec,), (), check=True))(x),
@@ -274,8 +274,8 @@ def test_a_body_manual_over_one_axis_sees_blocks_of_that_axis_only():
     x = np.arange(2 * n, dtype=np.int32).reshape(4, n // 2)
     setup, call = shard_map_lines("lambda b: lax.psum(b, 'i') + b.shape[0]", ((("i",),),), (),
                                   manual_axes=("i",))
-    case = Case(f"{call}(x) on {describe_mesh(mesh)}, x int32[4, {n // 2}]",
-                script([*setup, f"print(jax.jit({call})(x))"], meshes={"mesh": mesh}, arrays={"x": x}))
+    case = scripted_case(f"{call}(x) on {describe_mesh(mesh)}, x int32[4, {n // 2}]",
+                [*setup, f"print(jax.jit({call})(x))"], meshes={"mesh": mesh}, arrays={"x": x})
     f = jax.jit(compat.shard_map(lambda b: lax.psum(b, "i") + b.shape[0], bridge.jax_mesh(mesh), ((("i",),),), (),
                                  check=True, manual_axes=("i",)))
     got = case.accepts("shard_map manual over 'i'", lambda: f(x))
@@ -294,8 +294,8 @@ def test_psum_over_axes_a_value_is_invariant_over(names):
     x = np.arange(n, dtype=np.int32)
     spec = (("j",),)
     setup, call = shard_map_lines(f"lambda b: lax.psum(b, {names!r})", (spec,), spec if names == ("i",) else ())
-    case = Case(f"{call}(x) on {describe_mesh(mesh)}, x = arange({n})",
-                script([*setup, f"print(jax.jit({call})(x))"], meshes={"mesh": mesh}, arrays={"x": x}))
+    case = scripted_case(f"{call}(x) on {describe_mesh(mesh)}, x = arange({n})",
+                [*setup, f"print(jax.jit({call})(x))"], meshes={"mesh": mesh}, arrays={"x": x})
     blocks = spmd.shard_map_blocks(mesh, spec, x)
     per_device = {}
     for group in spmd.mesh_groups(mesh.shape, mesh.axis_names, names):
@@ -317,8 +317,8 @@ def test_pmax_in_a_checked_body():
     mesh = bridge.line_mesh()
     x = np.arange(mesh.size, dtype=np.float32)
     setup, call = shard_map_lines("lambda b: lax.pmax(b, 'a')", ((("a",),),), ())
-    case = Case(f"{call}(x) with x = arange({mesh.size}) on {describe_mesh(mesh)}",
-                script([*setup, f"print(jax.jit({call})(x))"], meshes={"mesh": mesh}, arrays={"x": x}))
+    case = scripted_case(f"{call}(x) with x = arange({mesh.size}) on {describe_mesh(mesh)}",
+                [*setup, f"print(jax.jit({call})(x))"], meshes={"mesh": mesh}, arrays={"x": x})
     f = jax.jit(compat.shard_map(lambda b: lax.pmax(b, "a"), bridge.jax_mesh(mesh), ((("a",),),), (), check=True))
     got = case.accepts("shard_map", lambda: f(x))
     case.same_bits("pmax result", np.asarray(got), np.array([mesh.size - 1], np.float32))

@@ -15,7 +15,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from conformance.checking.case import Case
-from conformance.checking.repro import describe_mesh, script, shard_map_lines, spec_literal
+from conformance.checking.repro import describe_mesh, scripted_case, shard_map_lines, spec_literal
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, MeshModel, block_grid, spec_axes
 from conformance.model.picture import PictureError, device_grid, parse_picture
@@ -53,16 +53,16 @@ def test_inspection_inside_jit_reports_the_compiled_layout(example):
     in_layout, inner_layout = Layout(mesh, in_spec, x.shape), Layout(mesh, inner_spec, x.shape)
     options = bridge.picture_options(inner_layout, bridge.platform().upper())
     s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"  # noqa: E731
-    case = Case(f"inside jax.jit(f, in_shardings={spec_literal(in_spec)}): inspect_array_sharding(x), and of "
+    case = scripted_case(f"inside jax.jit(f, in_shardings={spec_literal(in_spec)}): inspect_array_sharding(x), and of "
                 f"y = with_sharding_constraint(x + 1, {spec_literal(inner_spec)}), visualize_array_sharding(y) "
                 f"on {describe_mesh(mesh)}, x float32{list(x.shape)}",
-                script(["def f(x):",
+                ["def f(x):",
                         "    jax.debug.inspect_array_sharding(x, callback=lambda s: print('x:', s))",
                         f"    y = jax.lax.with_sharding_constraint(x + 1, {s(inner_spec)})",
                         "    jax.debug.inspect_array_sharding(y, callback=lambda s: print('y:', s))",
                         f"    jax.debug.visualize_array_sharding(y, use_color=False, **{options!r})",
                         "    return y",
-                        f"jax.jit(f, in_shardings={s(in_spec)})(x)"], meshes={"mesh": mesh}, arrays={"x": x}))
+                        f"jax.jit(f, in_shardings={s(in_spec)})(x)"], meshes={"mesh": mesh}, arrays={"x": x})
     seen = {}
     inner = bridge.named_sharding(mesh, inner_spec)
 
@@ -101,11 +101,11 @@ def test_inspection_inside_shard_map_reports_the_local_block(example):
     local = Layout(mesh, (), block_shape)
     options = bridge.picture_options(local, bridge.platform().upper())
     setup, call = shard_map_lines("body", (spec,), spec)
-    case = Case(f"inspect_array_sharding(b) and visualize_array_sharding(b) inside shard_map, in/out_specs "
+    case = scripted_case(f"inspect_array_sharding(b) and visualize_array_sharding(b) inside shard_map, in/out_specs "
                 f"{spec_literal(spec)}, on {describe_mesh(mesh)}, x float32{list(x.shape)}",
-                script([*setup, "def body(b):", "    jax.debug.inspect_array_sharding(b, callback=print)",
+                [*setup, "def body(b):", "    jax.debug.inspect_array_sharding(b, callback=print)",
                         f"    jax.debug.visualize_array_sharding(b, use_color=False, **{options!r})",
-                        "    return b", f"jax.jit({call})(x)"], meshes={"mesh": mesh}, arrays={"x": x}))
+                        "    return b", f"jax.jit({call})(x)"], meshes={"mesh": mesh}, arrays={"x": x})
     seen = []
 
     def body(b):
@@ -131,10 +131,10 @@ def test_typeof_in_a_body_names_the_varying_axes(example):
     mesh, x, spec = example
     named = frozenset(name for axes in spec_axes(spec) for name in axes)
     setup, call = shard_map_lines("body", (spec,), ())
-    case = Case(f"jax.typeof(b).vma inside shard_map, in_specs {spec_literal(spec)}, on {describe_mesh(mesh)}",
-                script([*setup, "def body(b):", f"    print({compat.VARYING_AXES_SOURCE.format('b')})",
+    case = scripted_case(f"jax.typeof(b).vma inside shard_map, in_specs {spec_literal(spec)}, on {describe_mesh(mesh)}",
+                [*setup, "def body(b):", f"    print({compat.VARYING_AXES_SOURCE.format('b')})",
                         f"    t = jax.lax.psum(b, {tuple(sorted(named))!r}); print({compat.VARYING_AXES_SOURCE.format('t')})",
-                        "    return t", f"jax.jit({call})(x)"], meshes={"mesh": mesh}, arrays={"x": x}))
+                        "    return t", f"jax.jit({call})(x)"], meshes={"mesh": mesh}, arrays={"x": x})
     seen = []
 
     def body(b):
@@ -157,11 +157,11 @@ def test_typeof_on_explicit_axes_carries_the_spec(example):
     mesh's axis names and sizes, and a spec that lays x out as the argument's does."""
     mesh, x, spec, _ = example
     layout = Layout(mesh, spec, x.shape)
-    case = Case(f"jax.typeof(x).sharding inside jit on an Explicit {describe_mesh(mesh)}, x float32{list(x.shape)} "
+    case = scripted_case(f"jax.typeof(x).sharding inside jit on an Explicit {describe_mesh(mesh)}, x float32{list(x.shape)} "
                 f"{spec_literal(spec)}",
-                script(["y = jax.device_put(x, NamedSharding(mesh, " + spec_literal(spec) + "))",
+                ["y = jax.device_put(x, NamedSharding(mesh, " + spec_literal(spec) + "))",
                         "jax.jit(lambda y: print(jax.typeof(y).sharding) or y)(y)"],
-                       meshes={"mesh": mesh}, axis_type="Explicit", arrays={"x": x}))
+                       meshes={"mesh": mesh}, axis_type="Explicit", arrays={"x": x})
     sharding = bridge.named_sharding(mesh, spec, "Explicit")
     y = jax.device_put(x, sharding)
     seen = []
@@ -182,9 +182,9 @@ def test_inspect_array_sharding_in_a_checked_body():
     n = mesh.size
     x = np.zeros((n * n,), np.float32)
     setup, call = shard_map_lines("body", ((("a",),),), (("a",),))
-    case = Case(f"inspect_array_sharding(b) inside {call} on {describe_mesh(mesh)}",
-                script([*setup, "def body(b):", "    jax.debug.inspect_array_sharding(b, callback=print)",
-                        "    return b", f"jax.jit({call})(x)"], meshes={"mesh": mesh}, arrays={"x": x}))
+    case = scripted_case(f"inspect_array_sharding(b) inside {call} on {describe_mesh(mesh)}",
+                [*setup, "def body(b):", "    jax.debug.inspect_array_sharding(b, callback=print)",
+                        "    return b", f"jax.jit({call})(x)"], meshes={"mesh": mesh}, arrays={"x": x})
     seen = []
 
     def body(b):

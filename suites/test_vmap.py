@@ -12,9 +12,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from conformance.checking.case import Case
 from conformance.checking.layouts import check_layout
-from conformance.checking.repro import describe_mesh, script, shard_map_lines, spec_literal
+from conformance.checking.repro import describe_mesh, scripted_case, shard_map_lines, spec_literal
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, MeshModel, spec_axes
 from strategies import dividing_specs, meshes
@@ -85,12 +84,12 @@ def test_vmap_of_an_operation_over_a_sharded_batch(example):
     op, batches, static, mesh, specs, jitted = example
     names = [f"x{i}" for i in range(len(batches))]
     run = "jax.jit(jax.vmap(f))" if jitted else "jax.vmap(f)"
-    case = Case(f"{run} with f = {op.source} and {static!r}; {describe_mesh(mesh)}; batched inputs "
+    case = scripted_case(f"{run} with f = {op.source} and {static!r}; {describe_mesh(mesh)}; batched inputs "
                 + "; ".join(f"{n}: {b.dtype}{list(b.shape)} {spec_literal(s)}" for n, b, s in zip(names, batches, specs)),
-                script(["import functools", f"f = functools.partial({op.source}, **{static!r})",
+                ["import functools", f"f = functools.partial({op.source}, **{static!r})",
                         f"args = [jax.device_put(x, NamedSharding(mesh, s)) for x, s in zip(({''.join(n + ', ' for n in names)}), "
                         f"({''.join(spec_literal(s) + ', ' for s in specs)}))]",
-                        f"print({run}(*args))"], meshes={"mesh": mesh}, arrays=dict(zip(names, batches))))
+                        f"print({run}(*args))"], meshes={"mesh": mesh}, arrays=dict(zip(names, batches)))
     with np.errstate(all="ignore"):
         expected = np.stack([np.asarray(op.reference(*(b[i] for b in batches), **static))
                              for i in range(batches[0].shape[0])])
@@ -131,11 +130,11 @@ def check_vmap_of_a_shard_map_body_with_collectives(example):
     in_spec = ((axis,),)
     out_spec = tuple((axis,) if e == "A" else e for e in body.out_spec)
     setup, call = shard_map_lines(f"functools.partial({body.body}, a={axis!r}, n={n})", (in_spec, in_spec), out_spec)
-    case = Case(f"jax.vmap(jax.jit(shard_map({body.body} with a={axis!r}, in_specs {spec_literal(in_spec)} x2, "
+    case = scripted_case(f"jax.vmap(jax.jit(shard_map({body.body} with a={axis!r}, in_specs {spec_literal(in_spec)} x2, "
                 f"out_specs {spec_literal(out_spec)}))) on {describe_mesh(mesh)}, batches float32{list(xs.shape)}",
-                script(["import functools", *setup, f"print(jax.vmap(jax.jit({call}))(xs, ws))",
+                ["import functools", *setup, f"print(jax.vmap(jax.jit({call}))(xs, ws))",
                         f"print(jax.vmap(functools.partial({body.global_source}, n={n}))(xs, ws))"],
-                       meshes={"mesh": mesh}, arrays={"xs": xs, "ws": ws}))
+                       meshes={"mesh": mesh}, arrays={"xs": xs, "ws": ws})
     local = bridge.function_of(body.body)
     g = jax.jit(compat.shard_map(lambda b, v: local(b, v, a=axis, n=n), bridge.jax_mesh(mesh), (in_spec, in_spec),
                                  out_spec, check=True))
@@ -165,11 +164,11 @@ def test_spmd_axis_name_shards_the_batch_of_a_constraint(example):
     that spec with the axis prepended (the batch dimension split over it), with the right values."""
     mesh, axis, x, inner = example
     outer = ((axis,),) + inner
-    case = Case(f"jax.jit(jax.vmap(lambda r: with_sharding_constraint(r * 2, NamedSharding(mesh, {spec_literal(inner)})), "
+    case = scripted_case(f"jax.jit(jax.vmap(lambda r: with_sharding_constraint(r * 2, NamedSharding(mesh, {spec_literal(inner)})), "
                 f"spmd_axis_name={axis!r}))(x) on {describe_mesh(mesh)}, x int32{list(x.shape)}",
-                script([f"f = lambda r: jax.lax.with_sharding_constraint(r * 2, NamedSharding(mesh, {spec_literal(inner)}))",
+                [f"f = lambda r: jax.lax.with_sharding_constraint(r * 2, NamedSharding(mesh, {spec_literal(inner)}))",
                         f"y = jax.jit(jax.vmap(f, spmd_axis_name={axis!r}))(x)",
-                        "print(y.sharding, y)"], meshes={"mesh": mesh}, arrays={"x": x}))
+                        "print(y.sharding, y)"], meshes={"mesh": mesh}, arrays={"x": x})
     sharding = bridge.named_sharding(mesh, inner)
     f = jax.jit(jax.vmap(lambda r: compat.constrain(r * 2, sharding), spmd_axis_name=axis))
     result = case.accepts("spmd_axis_name vmap", lambda: f(x))
@@ -185,8 +184,8 @@ def test_vmap_of_a_checked_shard_map_with_psum():
     n = mesh.size
     xs = np.arange(2 * n, dtype=np.float32).reshape(2, n)
     setup, call = shard_map_lines("lambda b: jax.lax.psum(b, 'a')", ((("a",),),), ())
-    case = Case(f"jax.vmap(jax.jit({call}))(xs) on {describe_mesh(mesh)}, xs float32[2, {n}]",
-                script([*setup, f"print(jax.vmap(jax.jit({call}))(xs))"], meshes={"mesh": mesh}, arrays={"xs": xs}))
+    case = scripted_case(f"jax.vmap(jax.jit({call}))(xs) on {describe_mesh(mesh)}, xs float32[2, {n}]",
+                [*setup, f"print(jax.vmap(jax.jit({call}))(xs))"], meshes={"mesh": mesh}, arrays={"xs": xs})
     g = jax.jit(compat.shard_map(lambda b: jax.lax.psum(b, "a"), bridge.jax_mesh(mesh), ((("a",),),), (), check=True))
     got = case.accepts("vmap of the shard_map", lambda: jax.vmap(g)(xs))
     case.same_bits("result", np.asarray(got), xs.sum(axis=1, keepdims=True))
