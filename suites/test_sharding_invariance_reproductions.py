@@ -251,3 +251,25 @@ def test_reversed_strided_slice_of_an_array_sharded_eight_ways():
     """jit(lambda x: x[:-2:-3]) of x = arange(8) sharded over eight devices returns [7], as numpy."""
     x = np.arange(8, dtype=np.float32)
     auto_case("x[:-2:-3]", bridge.first_devices_mesh(("a", 8)), {"x": (x, ("a",))}, "x[:-2:-3]", (), x[:-2:-3])
+
+
+@bridge.needs_devices(6, "for a (2, 1, 3, 1) mesh")
+def test_concatenate_constrained_across_two_differently_split_operands(run_isolated):
+    """jit of jnp.concatenate((x0, x1), axis=2) with x0 int32[1, 6, 3] constrained to
+    P(None, ('y', 'b', 'a')), x1 int32[1, 6, 6] to P('b', None, ('x', 'y')) and the result to
+    P(None, 'x', ('a', 'y', 'b')) on a (2, 1, 3, 1) mesh ('x', 'b', 'a', 'y') returns zeros[1, 6, 9];
+    run in a subprocess because XLA's SPMD partitioner aborts the process on it (found by the
+    catalogue's random concatenate property)."""
+    ids = list(bridge.live_device_ids()[:6])
+    lines = [f"mesh = Mesh(np.array([devices[i] for i in {ids[3:4] + ids[5:6] + ids[0:1] + ids[2:3] + ids[1:2] + ids[4:5]}])"
+             ".reshape((2, 1, 3, 1)), ('x', 'b', 'a', 'y'))",
+             "ins = (NamedSharding(mesh, P(None, ('y', 'b', 'a'))), NamedSharding(mesh, P('b', None, ('x', 'y'))))",
+             "out = NamedSharding(mesh, P(None, ('x',), ('a', 'y', 'b')))",
+             "args = [jax.device_put(np.zeros(s, np.int32), i) for s, i in zip(((1, 6, 3), (1, 6, 6)), ins)]",
+             "f = jax.jit(lambda *a: lax.with_sharding_constraint(jnp.concatenate("
+             "[lax.with_sharding_constraint(x, s) for x, s in zip(a, ins)], axis=2), out))",
+             "print(np.asarray(f(*args)).shape)"]
+    case = scripted_case("jit(concatenate of two differently constrained operands, constrained output)", lines)
+    result = run_isolated(lines)
+    case.equal("exit status of the subprocess (negative: killed by a signal)", result.returncode, 0)
+    case.equal("result shape", result.stdout.strip().splitlines()[-1], str((1, 6, 9)))
