@@ -24,6 +24,9 @@ def pytest_addoption(parser):
                          "when a pod or cluster launcher started this command on every host")
     group.addoption("--known-deviations", default=None, metavar="FILE",
                     help="the known-deviation list to apply (default suites/known_deviations.toml)")
+    group.addoption("--soak-minutes", default=10.0, type=float, metavar="MINUTES",
+                    help="how long the generated-program soak runs under --hypothesis-profile=soak "
+                         "(default 10)")
     group.addoption("--report-dir", default=None, metavar="DIR",
                     help="where a run of suites/ writes report.json and report.html (default "
                          f"${environment.REPORT_DIR} or reports/runs/<time>-jax-<version>-<backend>)")

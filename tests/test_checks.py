@@ -61,6 +61,11 @@ def test_same_bits_tells_apart_what_equality_hides(a, b):
     CASE.same_bits("y", a, a.copy())
 
 
+def test_same_bits_reports_a_zero_dimensional_difference():
+    message = failure(lambda: CASE.same_bits("r", np.int32(-5), np.int32(5)))
+    assert "r differs in 1 of 1 element(s); first at (): got np.int32(-5), but should be np.int32(5) [f(x)]" in message
+
+
 def test_same_bits_checks_dtype_and_shape_first():
     assert failure(lambda: CASE.same_bits("y", np.zeros(2, np.int32), np.zeros(2, np.int64))) \
         .startswith("y.dtype='int32', but should be 'int64'")

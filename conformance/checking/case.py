@@ -24,7 +24,7 @@ class ConformanceFailure(AssertionError):
 
 
 def _bits(x: np.ndarray) -> np.ndarray:
-    x = np.ascontiguousarray(x)
+    x = np.ascontiguousarray(x).reshape(np.shape(x))  # (ascontiguousarray makes a 0-d array 1-d)
     return x.view(f"u{x.dtype.itemsize}") if x.dtype.itemsize in (1, 2, 4, 8) else x.view(np.uint8)
 
 

@@ -21,6 +21,7 @@ AREAS = {
     "autodiff": "grad/value_and_grad/jvp/vjp of sharded jit and shard_map code equal the unsharded program's",
     "control_flow": "scan/fori/while/cond, checkpoint and donation on sharded values equal the unsharded run",
     "sharding_invariance": "an operation catalogue on sharded inputs equals unsharded execution",
+    "programs": "generated chains of catalogue operations and layout changes equal the unsharded run",
     "multiprocess": "arrays and collectives across processes (--processes N), against the model",
 }
 
@@ -32,7 +33,7 @@ AREAS = {
 SUITE_ORDER = ("congruence", "named_sharding", "mesh", "device_put", "visualize", "positional_sharding",
                "collectives", "pmap", "traced_inspection", "aot", "shard_map_bodies", "vmap",
                "autodiff", "control_flow", "sharding_invariance_reproductions", "sharding_invariance",
-               "multiprocess")
+               "programs_reproductions", "programs", "multiprocess")
 
 
 def in_suites(nodeid: str) -> bool:

@@ -23,9 +23,10 @@ PROCESS_ID = "CONFORMANCE_PROCESS_ID"  # a multi-process copy's process id
 PROCESS_COUNT = "CONFORMANCE_PROCESS_COUNT"  # ... the number of processes
 COORDINATOR = "CONFORMANCE_COORDINATOR"  # ... the coordination service's address
 LAUNCHER_PID = "CONFORMANCE_LAUNCHER_PID"  # ... the launcher, whose end ends the copy
+PROGRAM_LOG = "CONFORMANCE_PROGRAM_LOG"  # a soak round's file for the program it is running
 
 ALL = (DEVICES, REPORT_DIR, STEP_TIMEOUT, INIT_TIMEOUT, COORDINATOR_PORT, VENVS, SEED, PROCESS_ID,
-       PROCESS_COUNT, COORDINATOR, LAUNCHER_PID)
+       PROCESS_COUNT, COORDINATOR, LAUNCHER_PID, PROGRAM_LOG)
 
 
 def seconds(name: str, default: float, env: Mapping[str, str] = os.environ) -> float:

@@ -1,6 +1,8 @@
 """Hypothesis profiles and the run's seed.
 
-Profiles: a quick ``default`` for every change, ``nightly`` with 10x the examples, and
+Profiles: a quick ``default`` for every change, ``nightly`` with 10x the examples, ``soak`` (the
+nightly's examples; the generated-program soak runs only under it, for ``--soak-minutes``, in
+rounds of ``soak-round``: 4x the default's examples), and
 ``default-no-shrink`` (the default's examples without shrinking: what the fault kill maps use, since
 a property fails under a fault or not all the same, and shrinking only costs time). Compilation
 dominates, so timing deadlines would only measure the compiler: they are off.
@@ -17,6 +19,8 @@ from . import environment
 
 settings.register_profile("default", max_examples=100, deadline=None, print_blob=True)
 settings.register_profile("nightly", max_examples=1000, deadline=None, print_blob=True)
+settings.register_profile("soak", settings.get_profile("nightly"))
+settings.register_profile("soak-round", settings.get_profile("default"), max_examples=400)
 settings.register_profile("default-no-shrink", settings.get_profile("default"),
                           phases=[Phase.explicit, Phase.reuse, Phase.generate])
 settings.load_profile("default")

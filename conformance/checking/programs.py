@@ -1,0 +1,216 @@
+"""A generated program (``strategies.programs``) as JAX source: one line per step, the functions the
+suite runs built from that same text, and the stand-alone script a failure prints.
+
+A catalogue step's line is its entry's source with the operands and static arguments put in
+(``lambda x, *, axis: jnp.cumsum(x, axis=axis)`` with ``v0`` and ``axis=1`` reads
+``v1 = jnp.cumsum(v0, axis=1)``); a layout change reads ``v2 = constrain(v1, NamedSharding(mesh,
+P('a')))`` or ``v2 = jax.device_put(v1, NamedSharding(mesh, P('a')))``, where ``constrain`` is
+``with_sharding_constraint`` (``reshard`` on Explicit axes).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Callable, Dict, List, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.sharding import NamedSharding, PartitionSpec
+
+from conformance.jaxside import bridge, compat
+from conformance.model.program import Program, Step
+
+from .case import Case
+from .repro import array_literal, describe_mesh, mesh_literal, script, sharding_literal, spec_literal
+
+
+EXCEPTION_LINE = re.compile(r"^(?P<name>[A-Za-z_][\w.]*(Error|Exception)): ?(?P<message>.*)$")
+
+
+class _Substitute(ast.NodeTransformer):
+    def __init__(self, mapping: Dict[str, ast.expr]):
+        self.mapping = mapping
+
+    def visit_Name(self, node: ast.Name):
+        return self.mapping.get(node.id, node)
+
+
+def _literal(value) -> ast.expr:
+    return ast.parse(repr(value), mode="eval").body
+
+
+def call_source(source: str, operands, static: dict) -> str:
+    """The body of the lambda ``source`` with its parameters replaced: positional ones by the
+    operand names, ``*xs`` by a tuple of the rest, keyword-only ones by ``static``'s literals."""
+    fn = ast.parse(source, mode="eval").body
+    if not isinstance(fn, ast.Lambda):
+        raise ValueError(f"not a lambda: {source}")
+    positional = [a.arg for a in fn.args.args]
+    mapping: Dict[str, ast.expr] = {p: ast.Name(o, ast.Load()) for p, o in zip(positional, operands)}
+    if fn.args.vararg is not None:
+        mapping[fn.args.vararg.arg] = ast.Tuple([ast.Name(o, ast.Load()) for o in operands[len(positional):]],
+                                                ast.Load())
+    for a in fn.args.kwonlyargs:
+        mapping[a.arg] = _literal(static[a.arg])
+    return ast.unparse(_Substitute(mapping).visit(fn.body))
+
+
+def expression(step: Step) -> str:
+    """The step's right-hand side, as JAX source."""
+    if step.op == "constraint":
+        return f"constrain({step.operands[0]}, {sharding_literal('mesh', step.spec)})"
+    if step.op == "device_put":
+        return f"jax.device_put({step.operands[0]}, {sharding_literal('mesh', step.spec)})"
+    return call_source(step.source, step.operands, step.kwargs)
+
+
+def unsharded_expression(step: Step) -> str:
+    """The right-hand side run on one device: a layout change passes its operand through."""
+    return step.operands[0] if step.changes_layout else expression(step)
+
+
+def function_lines(program: Program, name: str = "program", *, unsharded: bool = False) -> List[str]:
+    """``def <name>(x0, ...):``, a line per step, and ``return (<outputs>,)``."""
+    render = unsharded_expression if unsharded else expression
+    return ([f"def {name}({', '.join(program.inputs)}):"]
+            + [f"    {s.result} = {render(s)}" for s in program.steps]
+            + [f"    return ({''.join(o + ', ' for o in program.outputs)})"])
+
+
+def namespace(program: Program) -> dict:
+    """What the program's text refers to: jax, jnp, lax, np, NamedSharding, P, the mesh, and
+    ``constrain`` for its axis type."""
+    axis_type = program.axis_type
+    return {"jax": jax, "jnp": jnp, "lax": lax, "np": np, "NamedSharding": NamedSharding, "P": PartitionSpec,
+            "mesh": bridge.jax_mesh(program.mesh, axis_type),
+            "constrain": lambda x, s: compat.constrain(x, s, axis_type)}
+
+
+def program_function(program: Program, *, unsharded: bool = False) -> Callable:
+    """The program as a Python function, built from the lines its script shows."""
+    scope = namespace(program)
+    exec("\n".join(function_lines(program, unsharded=unsharded)), scope)  # noqa: S102 - our own text
+    return scope["program"]
+
+
+def step_function(program: Program, step: Step, *, unsharded: bool = False) -> Callable:
+    """``env -> value``: the step's expression (the same text) over the values in ``env`` (name ->
+    array); an operand used twice is passed once."""
+    text = unsharded_expression(step) if unsharded else expression(step)
+    names = list(dict.fromkeys(step.operands))
+    fn = eval(f"lambda {', '.join(names)}: {text}", namespace(program))  # noqa: S307
+    return lambda env: fn(*(env[n] for n in names))
+
+
+def signature(program: Program) -> str:
+    """What tells two programs apart apart from their input values: the mesh, the specs, the
+    steps, the outputs and the donation (failures with one signature are one finding)."""
+    return "\n".join([describe_mesh(program.mesh), program.axis_type,
+                      " ".join(f"{n}:{np.asarray(v).dtype}{list(np.shape(v))}{spec_literal(s)}"
+                               for n, v, s in zip(program.inputs, program.arrays, program.in_specs)),
+                      *function_lines(program),
+                      " ".join(spec_literal(s) for s in program.out_specs), f"donate {program.donated}"])
+
+
+def describe(program: Program) -> str:
+    """A one-line call description for failure messages."""
+    steps = "; ".join(f"{s.result} = {expression(s)}" for s in program.steps)
+    inputs = ", ".join(f"{n}: {np.asarray(v).dtype}{list(np.shape(v))} {spec_literal(s)}"
+                       for n, v, s in zip(program.inputs, program.arrays, program.in_specs))
+    outputs = ", ".join(f"{o} {spec_literal(s)}" for o, s in zip(program.outputs, program.out_specs))
+    return (f"program on {program.axis_type} {describe_mesh(program.mesh)}: inputs {inputs}; {steps}; "
+            f"outputs {outputs}; donate {list(program.donated)}")
+
+
+def run_lines(program: Program) -> List[str]:
+    """The script lines after the inputs: the program, its unsharded twin, the shardings, and
+    the three ways the suite runs it, each printing its outputs' values and shardings."""
+    names = ", ".join(program.inputs)
+    in_shardings = "".join(sharding_literal("mesh", s) + ", " for s in program.in_specs)
+    out_shardings = "".join(sharding_literal("mesh", s) + ", " for s in program.out_specs)
+    return [
+        f"constrain = {compat.CONSTRAIN_SOURCE[program.axis_type]}",
+        *function_lines(program),
+        *function_lines(program, "unsharded", unsharded=True),
+        f"in_shardings = ({in_shardings})",
+        f"out_shardings = ({out_shardings})",
+        f"placed = lambda: [jax.device_put(x, s) for x, s in zip(({names}{',' if len(program.inputs) == 1 else ''}), "
+        "in_shardings)]",
+        "show = lambda outs: [(np.asarray(o).tolist(), o.sharding) for o in outs]",
+        "print('unsharded:', show(unsharded(*(jnp.asarray(x) for x in "
+        f"({names}{',' if len(program.inputs) == 1 else ''})))))",
+    ]
+
+
+def in_context_lines(program: Program) -> List[str]:
+    return [
+        "print('(a) eager:', show(program(*placed())))",
+        "print('(b) jit with in/out_shardings:', show(jax.jit(program, in_shardings=in_shardings, "
+        f"out_shardings=out_shardings, donate_argnums={program.donated!r})(*placed())))",
+        "constrained = jax.jit(lambda *a: tuple(constrain(o, s) for o, s in zip(program(*(constrain(x, s) "
+        "for x, s in zip(a, in_shardings))), out_shardings)))",
+        "print('(c) jit with constraints:', show(constrained(*placed())))",
+    ]
+
+
+def program_script(program: Program) -> str:
+    return script(run_lines(program), meshes={"mesh": program.mesh}, axis_type=program.axis_type,
+                  arrays=dict(zip(program.inputs, program.arrays)), in_context=in_context_lines(program))
+
+
+def program_case(program: Program) -> Case:
+    """The Case for a program: its one-line description and its script."""
+    return Case(describe(program), program_script(program))
+
+
+def isolated_lines(program: Program) -> List[str]:
+    """Lines for a fresh interpreter (after the repro preamble) that run the two jit ways and print
+    each output's bytes as hex, one line per output: ``<mode> <output index> <hex>``."""
+    run = [
+        "outs = {'(b)': jax.jit(program, in_shardings=in_shardings, out_shardings=out_shardings, "
+        f"donate_argnums={program.donated!r})(*placed())}}",
+        in_context_lines(program)[2],
+        "outs['(c)'] = constrained(*placed())",
+        "for mode, values in outs.items():",
+        "    for k, o in enumerate(values):",
+        "        print(mode, k, np.asarray(o).tobytes().hex(), flush=True)",
+    ]
+    if program.axis_type != "Auto":
+        run = [f"with {compat.MESH_CONTEXT_SOURCE}(mesh):"] + ["    " + line for line in run]
+    return ([f"mesh = {mesh_literal(program.mesh, program.axis_type)}"]
+            + [f"{n} = {array_literal(x)}" for n, x in zip(program.inputs, program.arrays)]
+            + [line for line in run_lines(program) if not line.startswith("print(")] + run)
+
+
+def check_jitted_in_subprocess(case: Case, program: Program, run_isolated: Callable, *, known_abort: str,
+                               classify: Callable[[str, str], Optional[str]] = lambda name, message: None
+                               ) -> Optional[str]:
+    """Run (b) and (c) in a fresh interpreter (``run_isolated(lines)``, for a program XLA may abort
+    on) and check every output's values against the program's. Returns None when checked; else
+    what ended the run as a documented outcome: an abort whose output has ``known_abort`` (a known
+    deviation), or on an Explicit mesh an exception that ``classify(class name, message)`` names
+    an outcome (as in-process runs classify them). Anything else is a failure."""
+    result = run_isolated(isolated_lines(program))
+    if result.returncode < 0 and re.search(known_abort, result.stderr):
+        return f"XLA aborted the process ({known_abort}), a known deviation"
+    raised = [m for m in map(EXCEPTION_LINE.match, result.stderr.strip().splitlines()) if m]
+    if result.returncode > 0 and program.axis_type == "Explicit" and raised:
+        outcome = classify(raised[-1]["name"].rpartition(".")[2], raised[-1]["message"])
+        if outcome is not None:
+            return outcome
+    tail = " | ".join(result.stderr.strip().splitlines()[-3:])
+    case.equal(f"exit status of (b)/(c) in a subprocess (negative: killed by a signal; {tail})", result.returncode, 0)
+    printed = {tuple(line.split()[:2]): line.split()[2] if len(line.split()) > 2 else ""
+               for line in result.stdout.splitlines() if line.startswith("(")}
+    for mode in ("(b)", "(c)"):
+        for k, name in enumerate(program.outputs):
+            expected = program.value(name)
+            got = printed.get((mode, str(k)))
+            case.true(f"{mode} output {name} printed by the subprocess", got is not None)
+            case.equal(f"{mode} output {name}: bytes printed by the subprocess", len(bytes.fromhex(got)), expected.nbytes)
+            case.same_bits(f"{mode} output {name} (in a subprocess)",
+                           np.frombuffer(bytes.fromhex(got), expected.dtype).reshape(expected.shape), expected)
+    return None

@@ -1,0 +1,163 @@
+"""Generated programs keep their promises: steps render as the JAX line a person would write, every
+drawn program is well typed with numpy's values right, a failure's script runs on its own, and the
+soak keeps every distinct failure, a crashed round included."""
+
+import dataclasses
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import conformance.checking.programs as programs_
+from conformance.checking.case import ConformanceFailure
+from conformance.checking.isolation import run_isolated
+from conformance.model.layout import MeshModel
+from conformance.runner import soak
+from conformance.model.program import Step
+from strategies.programs import FEEDS, evaluate, programs, written_program
+from tests.test_checks import run_script
+
+MESH = MeshModel((0, 1, 2, 3), (2, 2), ("a", "b"))
+
+
+def test_steps_render_as_the_line_a_person_would_write():
+    x = np.arange(8, dtype=np.uint32).reshape(2, 4)
+    program = written_program(MESH, [(x, ("a",))], [
+        Step("v0", "cumsum", ("x0",), (("axis", 1),)),
+        Step("v1", "constraint", ("v0",), spec=(None, "b")),
+        Step("v2", "add", ("v1", "x0")),
+        Step("v3", "concatenate", ("v2", "v2"), (("axis", 0),)),
+        Step("v4", "slice", ("v3",), (("index", (slice(1, 3, None),)),)),
+        Step("v5", "device_put", ("v4",), spec=("a",))], [("a", "b")])
+    assert programs_.function_lines(program) == [
+        "def program(x0):",
+        "    v0 = jnp.cumsum(x0, axis=1)",
+        "    v1 = constrain(v0, NamedSharding(mesh, P(None, 'b')))",
+        "    v2 = v1 + x0",
+        "    v3 = jnp.concatenate((v2, v2), axis=0)",
+        "    v4 = v3[slice(1, 3, None),]",
+        "    v5 = jax.device_put(v4, NamedSharding(mesh, P('a')))",
+        "    return (v5, )"]
+    assert programs_.function_lines(program, "unsharded", unsharded=True)[2] == "    v1 = v0"
+    cumsum = np.cumsum(x, axis=1)
+    np.testing.assert_array_equal(program.value("v5"), np.concatenate([cumsum + x] * 2)[1:3])
+
+
+def test_numpy_values_take_the_dtype_jax_gives():
+    """numpy widens uint32 sums to uint64 and argmax to int64; the program's values are uint32,
+    wrapping, and argmax's int32."""
+    big = np.full((2,), 2**32 - 1, np.uint32)
+    assert evaluate("sum_int", [big], {"axis": None, "keepdims": False}) == np.uint32(2**32 - 2)
+    assert evaluate("argmax", [big], {"axis": None}).dtype == np.int32
+    assert evaluate("greater", [big, big], {}).dtype == np.bool_
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(program=programs(tuple(range(8)), axis_types=("Auto", "Explicit")))
+def test_drawn_programs_are_well_typed_and_their_values_right(program):
+    """Every step's operands exist before it, every value is uint32, bool or (argmax, argsort)
+    int32, a layout change keeps
+    its operand's value and asks for a spec of its mesh, and each catalogue step's value is numpy's
+    on its operands."""
+    values = dict(program.values)
+    assert set(program.inputs) <= set(values) and program.inputs == tuple(f"x{k}" for k in range(len(program.inputs)))
+    seen = set(program.inputs)
+    for step in program.steps:
+        assert set(step.operands) <= seen and step.result not in seen
+        seen.add(step.result)
+        operands = [values[o] for o in step.operands]
+        if step.changes_layout:
+            np.testing.assert_array_equal(values[step.result], operands[0])
+            assert {a for e in step.spec if e for a in (e if isinstance(e, tuple) else (e,))} <= set(program.mesh.axis_names)
+        else:
+            assert step.op in FEEDS
+            np.testing.assert_array_equal(values[step.result], evaluate(step.op, operands, step.kwargs))
+        assert values[step.result].dtype == (np.int32 if step.op in ("argmax", "argsort") else
+                                             values[step.operands[0]].dtype if step.changes_layout else
+                                             np.bool_ if step.op in ("greater", "any", "logical_not") else np.uint32)
+    assert program.outputs[0] == program.steps[-1].result and set(program.outputs) <= seen
+    assert all(0 <= k < len(program.inputs) for k in program.donated)
+
+
+def test_a_programs_script_runs_on_its_own():
+    """The script a failure prints runs in a fresh interpreter: the four ways, each printing the
+    outputs' values."""
+    x = np.arange(8, dtype=np.uint32)
+    program = written_program(MeshModel((0, 1), (2,), ("a",)), [(x, ("a",))], [
+        Step("v0", "flip", ("x0",), (("axis", 0),)),
+        Step("v1", "constraint", ("v0",), spec=()),
+        Step("v2", "cumsum", ("v1",), (("axis", 0),))], [("a",)], donated=(0,))
+    result = run_script(programs_.program_script(program))
+    assert result.returncode == 0, result.stderr
+    expected = str(np.cumsum(x[::-1]).tolist())
+    lines = result.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["unsharded", "(a) eager", "(b) jit with in/out_shardings",
+                                                      "(c) jit with constraints"]
+    assert all(expected in line for line in lines), result.stdout
+
+
+def fake_rounds(outcomes, clock):
+    """A stand-in for pytest_process.run_pytest that plays ``outcomes`` in turn, a minute each on
+    ``clock`` (a one-item list): "crash" (writes the program log, then dies of SIGABRT), or a
+    report entry's fields."""
+    played = iter(outcomes)
+
+    def run_pytest(args, *, env, timeout):
+        clock[0] += 60
+        outcome = next(played)
+        if outcome == "crash":
+            Path(env[soak.environment.PROGRAM_LOG]).write_text("    x0 = np.frombuffer(b'')\n    crashing program")
+            return subprocess.CompletedProcess(args, -6, "", "F external/xla/...: Check failed: sliced.has_value()")
+        report = Path(args[args.index("--report-dir") + 1])
+        report.mkdir(parents=True)
+        entry = {"id": args[0], "examples": 200, "outcome": "passed", "message": None, "repro": None, **outcome}
+        report.joinpath("report.json").write_text(soak.json.dumps({"tests": [entry]}))
+        return subprocess.CompletedProcess(args, 1 if entry["outcome"] == "failed" else 0, "", "")
+    return run_pytest
+
+
+def test_soak_keeps_every_distinct_failure_and_a_crash(monkeypatch):
+    """Rounds go on after a failure or a crash; failures of one program (the input values aside)
+    are one finding, with every seed that found it."""
+    failed = {"outcome": "failed", "message": "v0 differs", "repro": "    x0 = np.frombuffer(b'1')\n    program A"}
+    same_program = dict(failed, repro="    x0 = np.frombuffer(b'2')\n    program A")
+    other = dict(failed, repro="    program B")
+    clock = [0]
+    monkeypatch.setattr(soak, "run_pytest", fake_rounds([{}, failed, "crash", same_program, other], clock))
+    monkeypatch.setattr(soak.time, "monotonic", lambda: clock[0])
+    result = soak.run("suites/test_programs.py::p", minutes=6, first_seed=10)
+    assert result.rounds == 5 and result.examples == 4 * 200
+    kinds = [(f.kind, f.seeds) for f in result.findings.values()]
+    assert kinds == [("failed", ("11", "13")), ("crashed", ("12",)), ("failed", ("14",))]
+    assert "signal 6" in list(result.findings.values())[1].message
+    assert "crashing program" in soak.scripts(result)
+    assert soak.summary(result).startswith("3 distinct failure(s) in 5 round(s), 800 programs")
+
+
+def small_program():
+    x = np.arange(8, dtype=np.uint32)
+    return written_program(MeshModel((0, 1), (2,), ("a",)), [(x, ("a",))], [
+        Step("v0", "concatenate", ("x0", "x0"), (("axis", 0),))], [("a",)])
+
+
+def test_jit_ways_in_a_subprocess_check_values_and_classify_an_abort():
+    """In a fresh interpreter the two jit ways print each output's bytes, checked against numpy's;
+    an abort with the known message is an outcome, other ends and wrong bytes are failures."""
+    program = small_program()
+    case = programs_.program_case(program)
+    check = lambda fake: programs_.check_jitted_in_subprocess(  # noqa: E731
+        case, program, fake, known_abort=r"sliced\.has_value\(\)")
+    assert check(lambda lines: run_isolated(lines)) is None
+    aborted = subprocess.CompletedProcess([], -6, "", "Check failed: sliced.has_value() Could not slice")
+    assert "a known deviation" in check(lambda lines: aborted)
+    rejected = subprocess.CompletedProcess([], 1, "", "Traceback ...\njax._src.core.ShardingTypeError: dot_general")
+    explicit = dataclasses.replace(program, axis_type="Explicit")
+    assert programs_.check_jitted_in_subprocess(case, explicit, lambda lines: rejected, known_abort="-",
+                                                classify=lambda name, message: f"{name}: {message}") \
+        == "ShardingTypeError: dot_general"
+    for other in (subprocess.CompletedProcess([], -11, "", "Segmentation fault"), rejected,
+                  subprocess.CompletedProcess([], 0, "(b) 0 00\n(c) 0 00\n", "")):
+        with pytest.raises(ConformanceFailure):
+            check(lambda lines: other)
