@@ -71,6 +71,8 @@ KNOWN_IN_PROGRAMS = (
     (invariance_reproductions.test_explicit_batched_matmul_with_one_operand_sharded_on_the_batch_dimension,
      lambda p: p.axis_type == "Explicit" and ops_in(p, ("matmul",))),
     (reproductions.test_the_second_of_two_constraints_in_a_row_applies, constrains_twice),
+    (reproductions.test_strided_at_min_after_a_constraint_with_a_replicated_output,
+     lambda p: ops_in(p, ("at_min", "at_max"))),
 )
 
 

@@ -30,3 +30,24 @@ def test_the_second_of_two_constraints_in_a_row_applies():
     y = jax.jit(lambda a: constrain(constrain(jnp.flip(a), bridge.named_sharding(mesh, ("a",))),
                                     bridge.named_sharding(mesh, ())))(jax.device_put(x, bridge.named_sharding(mesh, ())))
     check_layout(case, y, Layout(mesh, (), x.shape), x[::-1], what="result")
+
+
+@bridge.needs_devices(8, "for a (1, 4, 2) mesh")
+def test_strided_at_min_after_a_constraint_with_a_replicated_output():
+    """jit(f, in_shardings=P(), out_shardings=P()) of f(x, u) = with_sharding_constraint(jnp.abs(x),
+    P('b')).at[-1::2].min(u) on a (1, 4, 2) mesh ('a', 'b', 'x'), x = [1, 0, 1, 1, 1, 1, 1, 1] and
+    u = [0] (uint32), is [1, 0, 1, 1, 1, 1, 1, 0], as numpy (found by a random program draw on 0.10.2)."""
+    mesh = bridge.first_devices_mesh(("a", 1), ("b", 4), ("x", 2))
+    x = np.array([1, 0, 1, 1, 1, 1, 1, 1], np.uint32)
+    u = np.zeros((1,), np.uint32)
+    source = ("jax.jit(lambda x, u: jax.lax.with_sharding_constraint(jnp.abs(x), NamedSharding(mesh, P('b')))"
+              ".at[-1::2].min(u), in_shardings=(replicated, replicated), out_shardings=replicated)")
+    case = scripted_case(f"{source}(x, u)", ["replicated = NamedSharding(mesh, P())", f"y = {source}(x, u)",
+                                             "print(np.asarray(y))"], meshes={"mesh": mesh}, arrays={"x": x, "u": u})
+    replicated = bridge.named_sharding(mesh, ())
+    f = jax.jit(lambda a, b: jax.lax.with_sharding_constraint(jnp.abs(a), bridge.named_sharding(mesh, ("b",)))
+                .at[-1::2].min(b), in_shardings=(replicated, replicated), out_shardings=replicated)
+    y = f(jax.device_put(x, replicated), jax.device_put(u, replicated))
+    expected = x.copy()
+    expected[-1::2] = np.minimum(expected[-1::2], u)
+    case.same_bits("result", np.asarray(y), expected)

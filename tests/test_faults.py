@@ -35,7 +35,7 @@ QUICK = {  # one fault per area, each with what its failure message must say
     "jit-ignores-donate-argnums": "donated input is_deleted()=False",
     "compiled-call-reshards-arguments": "but should raise ValueError",
     "inspect-array-sharding-reports-a-split": "inspect_array_sharding",
-    "constraint-after-a-constraint-dropped": "(c) jit with constraints output v1 sharding devices_indices_map",
+    "constraint-after-a-constraint-dropped": "sharding devices_indices_map differs from the model",
 }
 
 
