@@ -97,10 +97,11 @@ def unary(statics=None, *, dtype=INT, min_rank=0, max_rank=MAX_RANK, grows=False
     return Feed(dtype, build, min_rank, max_rank, grows)
 
 
-def broadcasts_to(shape) -> Callable[[np.ndarray], bool]:
+def broadcasts_to(shape, dtype: np.dtype = INT) -> Callable[[np.ndarray], bool]:
+    """Whether a value is of ``dtype`` and broadcasts to ``shape``."""
     def accept(y: np.ndarray) -> bool:
         try:
-            return y.dtype == INT and np.broadcast_shapes(y.shape, shape) == tuple(shape)
+            return y.dtype == dtype and np.broadcast_shapes(y.shape, shape) == tuple(shape)
         except ValueError:
             return False
     return accept
@@ -109,9 +110,7 @@ def broadcasts_to(shape) -> Callable[[np.ndarray], bool]:
 def second_operand(b: Builder, shape, dtype: str = "uint32") -> str:
     """A value that broadcasts to ``shape`` (the same one included), or a new input of a shape
     that does."""
-    accept = broadcasts_to(shape) if dtype == VALUES else \
-        (lambda y: y.dtype == BOOL and broadcasts_to(shape)(y.astype(INT)))
-    return b.pick(accept, lambda: b.new_input(dtype, b.draw(i.broadcasting_to(tuple(shape)))))
+    return b.pick(broadcasts_to(shape, np.dtype(dtype)), lambda: b.new_input(dtype, b.draw(i.broadcasting_to(tuple(shape)))))
 
 
 def binary() -> Feed:
