@@ -9,6 +9,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conformance.checking.layouts import check_layout, layout_case
+from conformance.checking.repro import scripted_case
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, MeshModel, block_slices, normalize_index
 from strategies import arrays, dtype_of, dtypes, layouts, layouts_sharing_shape, meshes, supported_dtype_names
@@ -303,3 +304,23 @@ def test_reshard_zero_size_array_onto_reordered_mesh():
     case.true("z.sharding.is_equivalent_to(target)",
               z.sharding.is_equivalent_to(bridge.layout_sharding(target), target.rank))
     check_layout(case, z, target, x)
+
+
+@bridge.needs_devices(6, "for a (1, 3, 2, 1) mesh and a (6, 1) one over the same devices")
+def test_jit_between_two_meshes_of_one_device_order_compiles(run_isolated):
+    """jit(lambda a: a * 3 - 1) with in_shardings P(('x', 'y'), 'a') on a (1, 3, 2, 1) mesh and
+    out_shardings P(('x',), ('b',)) on a (6, 1) mesh of the same devices in the same order returns
+    numpy's answer; run in a subprocess because XLA's SPMD partitioner aborts the process on it
+    (found by test_jit_in_and_out_shardings on 0.12.0.1 in CI, seed 635306368)."""
+    ids = list(bridge.live_device_ids()[:6])
+    order = [ids[3], ids[2], ids[0], ids[4], ids[1], ids[5]]
+    lines = [f"m1 = Mesh(np.array([devices[i] for i in {order}]).reshape(1, 3, 2, 1), ('x', 'a', 'b', 'y'))",
+             f"m2 = Mesh(np.array([devices[i] for i in {order}]).reshape(6, 1), ('x', 'b'))",
+             "s1, s2 = NamedSharding(m1, P(('x', 'y'), 'a')), NamedSharding(m2, P(('x',), ('b',)))",
+             "f = jax.jit(lambda a: a * 3 - 1, in_shardings=s1, out_shardings=s2)",
+             "print(np.asarray(f(jax.device_put(np.zeros((6, 6), np.int32), s1))).sum())"]
+    case = scripted_case("jit(a * 3 - 1) from P(('x', 'y'), 'a') on a (1, 3, 2, 1) mesh to P(('x',), ('b',)) "
+                         "on a (6, 1) mesh of the same devices", lines)
+    result = run_isolated(lines)
+    case.equal("exit status of the subprocess (negative: killed by a signal)", result.returncode, 0)
+    case.equal("sum of the result", result.stdout.strip().splitlines()[-1], "-36")
