@@ -30,7 +30,7 @@ from conformance.model.layout import Layout, MeshModel
 from conformance.runner import environment, soak
 from conformance.model.program import Program, Step
 from strategies.programs import programs, written_program
-from suites.test_sharding_invariance import ABORT, JOINING, KNOWN_ABORT, classified, explicit_outcome
+from suites.test_sharding_invariance import ABORT, JOINING, KNOWN_ABORT, classified, explicit_outcome, forwards_an_input
 
 pytestmark = pytest.mark.programs
 DEVICES = bridge.live_device_ids()
@@ -110,12 +110,6 @@ def check_values(case: Case, array, expected: np.ndarray, what: str, layout=None
         check_layout(case, array, layout, x=expected, what=what)
 
 
-def forwards_an_input(program: Program, value: np.ndarray) -> bool:
-    """An output that equals an input (an identity step), which jit may return as it is."""
-    return any(x.shape == value.shape and x.dtype == value.dtype and np.array_equal(x, value)
-               for x in map(np.asarray, program.arrays))
-
-
 def check_unsharded(case: Case, program: Program) -> None:
     """(0) Each step on one device equals numpy's value: the oracle the sharded runs meet."""
     env = {n: jax.device_put(x) for n, x in zip(program.inputs, program.arrays)}
@@ -164,7 +158,7 @@ def check_jitted(case: Case, program: Program, ignores_returned_constraint: bool
             continue
         for name, spec, out in zip(program.outputs, program.out_specs, outs):
             expected = program.value(name)
-            if mode.startswith("(c)") and ignores_returned_constraint and forwards_an_input(program, expected):
+            if mode.startswith("(c)") and ignores_returned_constraint and forwards_an_input(program.arrays, expected):
                 event("program (c): an output is an input, whose constraint this JAX ignores (known deviation, "
                       f"see {invariance_reproductions.test_constraint_applies_to_a_returned_input.__name__})")
                 check_values(case, out, expected, f"{mode} output {name}")

@@ -105,16 +105,6 @@ def step_function(program: Program, step: Step, *, unsharded: bool = False) -> C
     return lambda env: fn(*(env[n] for n in names))
 
 
-def signature(program: Program) -> str:
-    """What tells two programs apart apart from their input values: the mesh, the specs, the
-    steps, the outputs and the donation (failures with one signature are one finding)."""
-    return "\n".join([describe_mesh(program.mesh), program.axis_type,
-                      " ".join(f"{n}:{np.asarray(v).dtype}{list(np.shape(v))}{spec_literal(s)}"
-                               for n, v, s in zip(program.inputs, program.arrays, program.in_specs)),
-                      *function_lines(program),
-                      " ".join(spec_literal(s) for s in program.out_specs), f"donate {program.donated}"])
-
-
 def describe(program: Program) -> str:
     """A one-line call description for failure messages."""
     steps = "; ".join(f"{s.result} = {expression(s)}" for s in program.steps)
