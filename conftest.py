@@ -23,7 +23,11 @@ def pytest_addoption(parser):
                          "CPU devices), coordinated by jax.distributed on 127.0.0.1; 'platform' "
                          "when a pod or cluster launcher started this command on every host")
     group.addoption("--known-deviations", default=None, metavar="FILE",
-                    help="the known-deviation list to apply (default suites/known_deviations.toml)")
+                    help="the suite's known-deviation list, replaced (default "
+                         "suites/known_deviations.toml)")
+    group.addoption("--deviations", action="append", default=[], metavar="FILE",
+                    help="also apply the known deviations of FILE (your own, in the same TOML format; "
+                         "an entry may name a backend: cpu, gpu, tpu or a device kind); repeatable")
     group.addoption("--soak-minutes", default=10.0, type=float, metavar="MINUTES",
                     help="how long the generated-program soak runs under --hypothesis-profile=soak "
                          "(default 10)")

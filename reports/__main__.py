@@ -78,6 +78,16 @@ def installed_jax() -> str:
         raise ReportError("no JAX installed here to reproduce the deviations with") from None
 
 
+def output_file(path: str, option: str) -> Path:
+    """A file to write, named by ``option``: its folder must exist (nothing is made on the way)."""
+    file = Path(path)
+    if not file.parent.is_dir():
+        raise ReportError(f"{option} {path}: no such folder {file.parent} (make it first)")
+    if file.is_dir():
+        raise ReportError(f"{option} {path}: is a folder, not a file")
+    return file
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m reports", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -93,14 +103,21 @@ def main(argv=None) -> int:
     m = commands.add_parser("matrix", help="one HTML table of properties x runs")
     m.add_argument("runs", nargs="*")
     m.add_argument("--all", action="store_true", help="every tox run folder in reports/runs, oldest first")
-    m.add_argument("-o", "--output", default="matrix.html", help="where to write (default matrix.html)")
+    m.add_argument("-o", "--output", default="matrix.html",
+                   help="where to write (default matrix.html); its folder must exist")
     h = commands.add_parser("html", help="write a run's report.html from its report.json")
     h.add_argument("run")
-    b = commands.add_parser("bench", help="run pytest suites/ and print where the time goes")
-    b.add_argument("--devices", type=int, nargs="+", default=[8],
-                   help="forced CPU device counts, one run each (default 8)")
+    b = commands.add_parser("bench", help="run pytest suites/ and print where the time goes",
+                            description="Time pytest suites/ (a line per suite as it finishes), then "
+                                        "print where the time went. The platform is the harness's: "
+                                        "--backend after --, else $JAX_PLATFORMS, else cpu.")
+    b.add_argument("--devices", type=int, nargs="+", metavar="N",
+                   help="forced CPU device counts, one run each (default 8); not on GPU/TPU, where "
+                        "one run uses the devices present")
     b.add_argument("--keep", metavar="DIR", help="keep the runs' reports here (default a temp folder)")
-    b.add_argument("pytest_args", nargs="*", help="more pytest arguments, after -- (e.g. -- -n 2)")
+    b.add_argument("pytest_args", nargs="*", metavar="-- ARGS",
+                   help="more pytest arguments, after -- (e.g. -- -n 2, -- -k mesh, -- --backend cuda); "
+                        "a test file named there replaces suites/")
     d = commands.add_parser("deviations", help="the known deviations (kind, range, upstream) and reports to file")
     d.add_argument("--file", type=Path, default=DEVIATIONS_FILE)
     d.add_argument("--reports", metavar="DIR", type=Path,
@@ -130,14 +147,15 @@ def main(argv=None) -> int:
                 changes = cmp.with_replays(changes, replay_regressions(changes, new, base_python))
             print(cmp.text_table(base, new, changes))
             if args.markdown:
-                write_atomically(Path(args.markdown), cmp.markdown(base, new, changes))
+                write_atomically(output_file(args.markdown, "--markdown"), cmp.markdown(base, new, changes))
             return 1 if cmp.has_regressions(changes) else 0
         if args.command == "matrix":
+            output = output_file(args.output, "-o")
             runs = [locate(run) for run in args.runs] + (tox_runs() if args.all else [])
             if not runs:
                 raise ReportError("no runs to show: name run folders, or --all for the tox runs present")
             records = [load(run) for run in runs]
-            write_atomically(Path(args.output), matrix_page(records))
+            write_atomically(output, matrix_page(records))
             print(f"wrote {args.output}: {len(records)} runs")
             return 0
         record = load(args.run)

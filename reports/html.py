@@ -4,15 +4,25 @@ properties x runs."""
 from __future__ import annotations
 
 import html
-from collections import defaultdict
-from typing import List
+from collections import Counter, defaultdict
+from datetime import datetime
+from typing import Dict, List, Optional, Tuple
 
 from packaging.version import Version
 
 from .record import OUTCOMES, deviation_fixed, run_label
 
+# A matrix of more runs than this opens on the properties whose outcome changes across the runs.
+CHANGED_ONLY_ABOVE_RUNS = 4
 COLOURS = {"passed": "#c8e6c9", "failed": "#ef9a9a", "error": "#f48fb1", "skipped": "#e0e0e0",
            "xfailed": "#fff59d", "xpassed": "#ffcc80", "fixed": "#b3e5fc", "absent": "#ffffff"}
+LETTERS = {"passed": "P", "failed": "F", "error": "E", "skipped": "S", "xfailed": "X", "xpassed": "U",
+           "fixed": "R", "absent": "–"}
+MEANINGS = {"passed": "passed", "failed": "failed", "error": "error", "skipped": "skipped",
+            "xfailed": "xfailed (known deviation reproduced)",
+            "xpassed": "xpassed (unexpected pass: known deviation did not reproduce)",
+            "fixed": "fixed (strict known deviation did not reproduce: JAX fixed it)",
+            "absent": "not in this run"}
 STYLE = """
 body { font-family: sans-serif; margin: 1.5em; color: #222; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
@@ -21,7 +31,28 @@ th { background: #f3f3f3; }
 pre { background: #f7f7f7; border: 1px solid #ddd; padding: 6px; overflow-x: auto; font-size: 12px; }
 .count { display: inline-block; margin-right: 1em; padding: 3px 8px; border-radius: 4px; }
 .mono { font-family: monospace; }
-td.cell { text-align: center; min-width: 5em; }
+.legend .key { display: inline-block; width: 1.6em; text-align: center; font-family: monospace;
+               border: 1px solid #ccc; margin: 0 0.2em 0 0.8em; }
+table.matrix { border-collapse: separate; border-spacing: 0; font-size: 12px; }
+table.matrix th, table.matrix td { border: 0; border-right: 1px solid #ddd; border-bottom: 1px solid #ddd;
+                                   padding: 1px 2px; font-size: 12px; }
+table.matrix thead th { position: sticky; top: 0; z-index: 2; vertical-align: bottom; }
+table.matrix .prop { position: sticky; left: 0; z-index: 1; background: #fff; font-weight: normal;
+                     width: 36em; min-width: 36em; max-width: 36em; overflow-wrap: anywhere; }
+table.matrix thead th.prop { z-index: 3; background: #f3f3f3; font-weight: bold; }
+table.matrix tr.changed .prop { font-weight: bold; }
+table.matrix tr.suite th { background: #e3e7f1; font-weight: bold; padding-top: 4px; }
+table.matrix tr.suite td { background: #e3e7f1; }
+table.matrix .suite-count { font-weight: normal; color: #555; }
+table.matrix th.run { width: 2.4em; min-width: 2.4em; max-width: 2.4em; padding: 4px 0; }
+th.run .label { writing-mode: vertical-rl; transform: rotate(180deg); white-space: nowrap; margin: 0 auto; }
+th.run .version { display: block; font-size: 12px; }
+th.run .detail { display: block; font-size: 10px; font-weight: normal; color: #555; }
+table.matrix td.cell { width: 2.4em; min-width: 2.4em; max-width: 2.4em; text-align: center;
+                       font-family: monospace; padding: 1px 0; }
+table.matrix td.absent { color: #999; }
+table.matrix td.counts { font-size: 9px; line-height: 1.15; text-align: center; font-family: monospace; padding: 2px 0; }
+#changed-only:checked ~ table.matrix tr.same { display: none; }
 """
 
 
@@ -115,38 +146,109 @@ def run_page(record: dict) -> str:
     return page(f"Conformance run {run_label(record)}", body)
 
 
+def backend_part(env: dict) -> str:
+    """``cpu x8`` (plus the process count when there are several): where a run ran."""
+    part = f"{env['backend']} x{env['device_count']}"
+    return part + (f" {env['process_count']}proc" if env.get("process_count", 1) > 1 else "")
+
+
+def start_part(env: dict, with_date: bool) -> Optional[str]:
+    """When a run started (``09:19``, or ``2026-11-30 09:19`` with the date), None if not recorded."""
+    started = env.get("started")
+    if not started:
+        return None
+    try:
+        return datetime.fromisoformat(started).strftime("%Y-%m-%d %H:%M" if with_date else "%H:%M")
+    except ValueError:  # not an ISO time: shown as recorded
+        return started
+
+
+def column_labels(records: List[dict]) -> List[Tuple[str, str]]:
+    """Per run, its JAX version and a short line of what tells it apart from the other runs of that
+    version (backend, seed, start time, whichever differ; its column number if nothing does)."""
+    by_version = defaultdict(list)
+    for column, record in enumerate(records):
+        by_version[record["environment"]["jax"]].append(column)
+    details = [""] * len(records)
+    for columns in by_version.values():
+        if len(columns) == 1:
+            continue
+        envs = [records[c]["environment"] for c in columns]
+        with_date = len({env["started"][:10] for env in envs if env.get("started")}) > 1
+        part_makers = [backend_part, lambda env: f"seed {env['seed']}", lambda env: start_part(env, with_date)]
+        for make in part_makers:
+            parts = [make(env) for env in envs]
+            if len(set(parts)) > 1:
+                for c, part in zip(columns, parts):
+                    details[c] = " · ".join(p for p in (details[c], part) if p)
+    labels = [(r["environment"]["jax"], detail) for r, detail in zip(records, details)]
+    repeated = {label for label, n in Counter(labels).items() if n > 1}
+    return [(version, " · ".join(p for p in (detail, f"#{column + 1}") if p)) if (version, detail) in repeated
+            else (version, detail) for column, (version, detail) in enumerate(labels)]
+
+
+def run_heading(record: dict, version: str, detail: str) -> str:
+    """A run's column heading: its version over its distinguishing line, read bottom to top; its full
+    name, seed and start time on hover."""
+    env = record["environment"]
+    hover = f"{run_label(record)} · seed {env['seed']} · started {env.get('started') or 'unknown'}"
+    return (f"<th class=\"run\" title=\"{esc(hover)}\"><div class=\"label\"><span class=\"version\">"
+            f"{esc(version)}</span><span class=\"detail\">{esc(detail)}</span></div></th>")
+
+
+def summary_cell(record: dict) -> str:
+    """A run's outcome counts, one letter and count a line."""
+    tally = Counter(shown_outcome(t) for t in record["tests"])
+    return "<td class=\"counts\">" + "<br>".join(f"{LETTERS[o]}{tally[o]}" for o in LETTERS if tally[o]) + "</td>"
+
+
+def cell(test: Optional[dict]) -> str:
+    """A matrix cell: the outcome's colour and letter, its reason or finding on hover."""
+    outcome = shown_outcome(test) if test else "absent"
+    hover = "not in this run" if not test else \
+        (test.get("reason") or (test.get("message") or "").split("\n")[0][:500] or outcome)
+    return (f"<td class=\"cell {outcome}\" style=\"background:{COLOURS[outcome]}\" title=\"{esc(hover)}\">"
+            f"{LETTERS[outcome]}</td>")
+
+
 def matrix_page(records: List[dict]) -> str:
-    """Properties x runs (ordered by JAX version, then backend), each cell coloured by outcome,
-    its reason or finding on hover."""
+    """Properties (grouped by suite) x runs (ordered by JAX version, then backend, seed and start),
+    each cell a coloured outcome letter with its reason or finding on hover; above
+    CHANGED_ONLY_ABOVE_RUNS runs the page opens on the properties whose outcome changes."""
     records = sorted(records, key=lambda r: (Version(r["environment"]["jax"]), r["environment"]["backend"],
-                                             r["environment"]["device_count"]))
+                                             r["environment"]["device_count"], r["environment"]["seed"],
+                                             r["environment"].get("started") or ""))
     cells = [{t["id"]: t for t in r["tests"]} for r in records]
-    ids = sorted(set().union(*cells)) if cells else []
-    differing = {test_id for test_id in ids
-                 if len({shown_outcome(by_id[test_id]) if test_id in by_id else "absent" for by_id in cells}) > 1}
-    ids = sorted(ids, key=lambda test_id: test_id not in differing)  # (stable: by name within each)
-    body = [f"<h1>Conformance matrix: {len(ids)} properties x {len(records)} runs</h1>",
-            f"<p>{len(differing)} properties change outcome across these runs (marked ◆, name in bold; "
-            "listed first). Runs are ordered by JAX version.</p>",
-            "<p>" + " ".join(f'<span class="count" style="background:{COLOURS[o]}">{o}</span>'
-                             for o in (*OUTCOMES, "fixed", "absent")) +
-            " (fixed: a known deviation that did not reproduce; hover a cell for its reason)</p>",
-            "<table><tr><th>property</th>" + "".join(
-                f"<th>{esc(run_label(r))}</th>" for r in records) + "</tr>",
-            "<tr><td><em>summary</em></td>" + "".join(
-                "<td class=\"cell\">" + "<br>".join(f"{o} {r['summary'][o]}" for o in OUTCOMES if r["summary"][o])
-                + "</td>" for r in records) + "</tr>"]
-    for test_id in ids:
-        shown = test_id.removeprefix("suites/")
-        name = f"<b>◆ {esc(shown)}</b>" if test_id in differing else esc(shown)
-        row = [f"<tr><td class=\"mono\">{name}</td>"]
-        for by_id in cells:
-            test = by_id.get(test_id)
-            outcome = shown_outcome(test) if test else "absent"
-            hover = "not in this run" if not test else \
-                (test.get("reason") or (test.get("message") or "").split("\n")[0][:500] or outcome)
-            row.append(f"<td class=\"cell\" style=\"background:{COLOURS[outcome]}\" title=\"{esc(hover)}\">"
-                       f"{outcome}</td>")
-        body.append("".join(row) + "</tr>")
-    body.append("</table>")
+    suite_of: Dict[str, str] = {t["id"]: t["suite"] for r in records for t in r["tests"]}
+    by_suite = defaultdict(list)
+    for test_id in sorted(suite_of):
+        by_suite[suite_of[test_id]].append(test_id)
+    changed = {test_id for test_id in suite_of
+               if len({shown_outcome(by_id[test_id]) if test_id in by_id else "absent" for by_id in cells}) > 1}
+    changed_only = " checked" if len(records) > CHANGED_ONLY_ABOVE_RUNS else ""
+    body = [f"<h1>Conformance matrix: {len(suite_of)} properties x {len(records)} runs</h1>",
+            "<p>Runs are ordered by JAX version, oldest first. Hover a run for its full name, a property "
+            "for its node id, a cell for its reason or finding.</p>",
+            f"<input type=\"checkbox\" id=\"changed-only\"{changed_only}>"
+            "<label for=\"changed-only\"> show changed rows only</label>",
+            f"<p><strong>{len(changed)} of {len(suite_of)} properties change across these runs</strong> "
+            "(their names in bold).</p>",
+            "<p class=\"legend\">" + "".join(
+                f"<span class=\"key\" style=\"background:{COLOURS[o]}\">{LETTERS[o]}</span>{esc(MEANINGS[o])}"
+                for o in (*OUTCOMES, "fixed", "absent")) + "</p>",
+            "<table class=\"matrix\"><thead><tr><th class=\"prop\">property</th>" + "".join(
+                run_heading(r, version, detail) for r, (version, detail) in zip(records, column_labels(records)))
+            + "</tr></thead><tbody>",
+            "<tr><th class=\"prop\"><em>summary</em></th>" + "".join(summary_cell(r) for r in records) + "</tr>"]
+    for suite in sorted(by_suite):
+        ids = by_suite[suite]
+        changing = sum(test_id in changed for test_id in ids)
+        body.append(f"<tr class=\"suite{'' if changing else ' same'}\"><th class=\"prop\">{esc(suite)} "
+                    f"<span class=\"suite-count\">({len(ids)} properties, {changing} change)</span></th>"
+                    f"<td colspan=\"{len(records)}\"></td></tr>")
+        for test_id in ids:
+            body.append(f"<tr class=\"{'changed' if test_id in changed else 'same'}\">"
+                        f"<th class=\"prop\" title=\"{esc(test_id)}\">{esc(test_id.split('::', 1)[-1])}</th>"
+                        + "".join(cell(by_id.get(test_id)) for by_id in cells) + "</tr>")
+    body.append("</tbody></table>")
     return page("Conformance matrix", body)

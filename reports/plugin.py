@@ -18,9 +18,12 @@ import datetime as _dt
 import json
 import platform
 import re
+import resource
+import subprocess
 import sys
 import textwrap
 import time
+import tomllib
 from pathlib import Path
 from typing import Callable, Dict, Optional
 
@@ -74,7 +77,15 @@ def deviation_fields(item, call, report) -> Optional[dict]:
     if deviation is None:
         return None
     return {"jax": deviation.jax, "strict": deviation.strict, "reproduced_by": deviation.reproduced_by or None,
-            "fixed": deviations.is_unexpected_pass(deviation, call, report)}
+            "fixed": deviations.is_unexpected_pass(deviation, call, report),
+            "source": deviations.shown_path(deviation.source, run_folder.ROOT) if deviation.source else None,
+            "backend": deviation.backend or None}
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident memory so far, in MiB (Linux counts KiB, macOS bytes)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return round(peak / (2**20 if sys.platform == "darwin" else 2**10), 1)
 
 
 def attach_details(item, call, report) -> None:
@@ -87,11 +98,13 @@ def attach_details(item, call, report) -> None:
         details["deviation"] = deviation_fields(item, call, report)
     if report.skipped and not hasattr(report, "wasxfail"):
         details["skip_kind"] = skip_kind(call)
+    if report.when == "teardown":  # (pytest's JUnit XML writer reads the teardown's properties)
+        report.user_properties += readable_properties(item, details["area"])
     if report.when != "call":
         report.user_properties.append((DETAILS, details))
         return
     examples, invalid = hypothesis_counts(getattr(item, "hypothesis_statistics", None))
-    details.update(examples=examples, invalid_examples=invalid)
+    details.update(examples=examples, invalid_examples=invalid, peak_rss_mib=peak_rss_mib())
     compiled = [v for k, v in item.user_properties if k == state.COMPILATIONS]
     if compiled:
         details.update(compilations=compiled[-1][0], compile_seconds=round(compiled[-1][1], 4))
@@ -108,6 +121,17 @@ def attach_details(item, call, report) -> None:
         else:
             details["message"] = f"{call.excinfo.typename}: {call.excinfo.value}"[:2000]
     report.user_properties.append((DETAILS, details))
+
+
+def readable_properties(item, area: Optional[str]) -> list:
+    """What a JUnit XML reader (``--junitxml``) sees of a property: its suite area and, where one is
+    in effect, its known deviation, as plain text (the report's own details are taken out before
+    pytest writes the XML: they are Python objects)."""
+    properties = [("area", area or "")]
+    deviation = item.stash.get(state.ITEM_DEVIATION, None)
+    if deviation is not None:
+        properties.append(("known_deviation", deviation.xfail_reason))
+    return properties
 
 
 @pytest.hookimpl(wrapper=True)
@@ -150,7 +174,7 @@ def new_entry(nodeid: str) -> dict:
     module = nodeid.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
     return {"id": nodeid, "suite": module, "area": None, "outcome": "passed",
             "duration": 0.0, "examples": None, "invalid_examples": None, "compilations": None,
-            "compile_seconds": None, "random": None, "skip_kind": None, "deviation": None,
+            "compile_seconds": None, "peak_rss_mib": None, "random": None, "skip_kind": None, "deviation": None,
             "reason": None, "message": None, "falsifying_example": None, "repro": None}
 
 
@@ -174,10 +198,13 @@ class ReportWriter:
         self.environment.update(self.read_environment())
 
     def pytest_collection_finish(self, session):
+        if session.config.option.collectonly:  # --co runs nothing, so it reports nothing
+            return
         if any(areas.in_suites(item.nodeid) for item in session.items):
             self.active = True
             self.write("incomplete")
 
+    @pytest.hookimpl(tryfirst=True)  # before pytest's --junitxml writer, which would print the details' repr
     def pytest_runtest_logreport(self, report):
         if not areas.in_suites(report.nodeid):
             return
@@ -187,6 +214,8 @@ class ReportWriter:
         for name, value in getattr(report, "user_properties", ()):
             if name == DETAILS:
                 entry.update({k: v for k, v in value.items() if v is not None or k not in entry})
+        report.user_properties = [(name, value) for name, value in report.user_properties
+                                  if name not in (DETAILS, state.COMPILATIONS)]
         self.apply_outcome(entry, report)
         if report.when == "setup":
             self.running = report.nodeid
@@ -202,6 +231,8 @@ class ReportWriter:
             return
         interrupted = exitstatus in (2,)  # pytest's INTERRUPTED: a Ctrl-C leaves an incomplete run
         self.environment["finished"] = iso_now()
+        self.environment["peak_rss_mib"] = max([peak_rss_mib()] + [t["peak_rss_mib"] for t in self.tests.values()
+                                                                   if t.get("peak_rss_mib") is not None])
         self.write("incomplete" if interrupted else "complete")
         run_folder.write_atomically(self.run_dir / "report.html", run_page(self.record("complete")))
 
@@ -273,8 +304,28 @@ def environment(config) -> dict:
         "profile": profiles.profile_name(config), "max_examples": profiles.max_examples(),
         "seed": str(config.option.hypothesis_seed),
         "x64": bool(jax.config.jax_enable_x64), "known_deviations": len(config.stash[state.DEVIATIONS]),
+        "deviation_files": list(config.stash[state.DEVIATIONS].files),
         "command": " ".join(["pytest", *sys.argv[1:]]) if sys.argv else "pytest",
+        "suite": suite_identity(run_folder.ROOT),
+        "peak_rss_mib": None,  # (the largest of every process's, when the run ends)
     }
+
+
+def suite_identity(root: Path) -> dict:
+    """This suite's version (pyproject.toml) and, in a git checkout, its commit and whether the
+    tracked files differ from it (None where git or the checkout is absent)."""
+    version = tomllib.loads((root / "pyproject.toml").read_text())["project"]["version"]
+
+    def git(*args) -> "str | None":
+        try:
+            done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD") if (root / ".git").exists() else None
+    status = git("status", "--porcelain", "--untracked-files=no") if commit else None
+    return {"version": version, "commit": commit, "modified": None if status is None else bool(status)}
 
 
 def mark_report_broken(folder: Path, message: str) -> None:

@@ -9,16 +9,23 @@ file. ``schema.json`` beside this module states the format; ``load`` checks a fi
 from __future__ import annotations
 
 import json
+import re
+import sys
 from pathlib import Path
-from typing import Dict, List
+from typing import Callable, Dict, List
 
 from .schema import SchemaError, validate
 
 # /2 added each test's "random", "skip_kind" and "deviation" (structured fields that compare reads);
 # a /1 record, written before them, is still read: those fields are then unknown (null).
 # /3 added "fixed" to a deviation: a strict known deviation that did not reproduce (JAX fixed it).
-FORMAT = "jax-conformance-report/3"
-READABLE_FORMATS = (FORMAT, "jax-conformance-report/2", "jax-conformance-report/1")
+# /4 added the suite's version and commit, the deviation files read (with their digests) and the
+# peak resident memory of the run's processes (environment), and each test's peak_rss_mib and its
+# deviation's source. From /4 on, a reader takes a newer format, and keys it does not know, with a
+# note instead of refusing (a key a newer suite adds is skipped; one it removes is still an error).
+FORMAT_NAME = "jax-conformance-report"
+FORMAT_VERSION = 4
+FORMAT = f"{FORMAT_NAME}/{FORMAT_VERSION}"
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 REPORT_NAME = "report.json"
@@ -46,8 +53,21 @@ def resolve(path) -> Path:
     return path / REPORT_NAME if path.is_dir() else path
 
 
-def load(path) -> dict:
-    """Read and check a run record (a ``report.json``, or a run folder holding one)."""
+def to_stderr(message: str) -> None:
+    print(f"note: {message}", file=sys.stderr)
+
+
+def format_version(record) -> int:
+    """The format number of a record's tag (``jax-conformance-report/3`` -> 3), or 0 when the tag is
+    not one of this suite's."""
+    tag = record.get("format") if isinstance(record, dict) else None
+    found = re.fullmatch(rf"{FORMAT_NAME}/(\d+)", tag) if isinstance(tag, str) else None
+    return int(found[1]) if found else 0
+
+
+def load(path, note: Callable[[str], None] = to_stderr) -> dict:
+    """Read and check a run record (a ``report.json``, or a run folder holding one). A record of a
+    newer format, or with keys this reader does not know, is read with a ``note`` saying so."""
     file = resolve(path)
     if not file.exists():
         raise ReportError(f"{path}: no such report (expected a run folder or a {REPORT_NAME})")
@@ -55,14 +75,22 @@ def load(path) -> dict:
         record = json.loads(file.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ReportError(f"{file}: not JSON ({e})") from None
-    if not isinstance(record, dict) or record.get("format") not in READABLE_FORMATS:
+    version = format_version(record)
+    if not version:
         found = record.get("format") if isinstance(record, dict) else type(record).__name__
-        raise ReportError(f"{file}: not a conformance report (format {found!r}, expected one of "
-                          f"{', '.join(map(repr, READABLE_FORMATS))})")
+        raise ReportError(f"{file}: not a conformance report (format {found!r}, expected "
+                          f"'{FORMAT_NAME}/N')")
+    unknown: List[str] = []
     try:
-        validate(record, json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
+        validate(record, json.loads(SCHEMA_PATH.read_text(encoding="utf-8")), unknown=unknown)
     except SchemaError as e:
         raise ReportError(f"{file}: {e}") from None
+    if version > FORMAT_VERSION:
+        note(f"{file}: written by a newer suite (format {record['format']}; this one reads up to "
+             f"{FORMAT}): read as {FORMAT}, anything newer is left out")
+    if unknown:
+        shown = ", ".join(sorted({re.sub(r"\[\d+\]", "[]", key) for key in unknown}))
+        note(f"{file}: keys this reader does not know were skipped: {shown}")
     return record
 
 

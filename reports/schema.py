@@ -20,7 +20,10 @@ def _is(value, type_name: str) -> bool:
     return isinstance(value, TYPES[type_name])
 
 
-def validate(value, schema: dict, path: str = "$") -> None:
+def validate(value, schema: dict, path: str = "$", unknown=None) -> None:
+    """Raise SchemaError where ``value`` breaks ``schema``. With ``unknown`` (a list), a key that
+    ``additionalProperties: false`` forbids is appended there (its JSON path) instead: what a reader
+    skips in a record written by a newer suite."""
     types = schema.get("type")
     if types is not None:
         names = types if isinstance(types, list) else [types]
@@ -38,11 +41,13 @@ def validate(value, schema: dict, path: str = "$") -> None:
         extra = schema.get("additionalProperties", True)
         for key, item in value.items():
             if key in properties:
-                validate(item, properties[key], f"{path}.{key}")
+                validate(item, properties[key], f"{path}.{key}", unknown)
+            elif extra is False and unknown is not None:
+                unknown.append(f"{path}.{key}")
             elif extra is False:
                 raise SchemaError(f"{path}: unexpected key {key!r}")
             elif isinstance(extra, dict):
-                validate(item, extra, f"{path}.{key}")
+                validate(item, extra, f"{path}.{key}", unknown)
     if isinstance(value, list) and "items" in schema:
         for i, item in enumerate(value):
-            validate(item, schema["items"], f"{path}[{i}]")
+            validate(item, schema["items"], f"{path}[{i}]", unknown)

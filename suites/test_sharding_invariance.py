@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 import suites.test_sharding_invariance_reproductions as reproductions
 import conformance.checking.programs as programs_
+from conformance.checking import isolation
 from conformance.checking.case import Case
 from conformance.checking.layouts import check_layout
 from conformance.checking.repro import describe_mesh, script, spec_literal
@@ -149,7 +150,7 @@ KNOWN_EXPLICIT_FAILURES = (
 # XLA's SPMD partitioner aborts the process on some joins of differently split operands: where this
 # reproduction is a known deviation, the jit ways of a joining operation run in a subprocess.
 ABORT = reproductions.test_concatenate_constrained_across_two_differently_split_operands
-KNOWN_ABORT = r"sliced\.has_value\(\)"
+KNOWN_ABORT = isolation.XLA_SLICE_CHECK
 JOINING = ("concatenate", "stack")
 
 

@@ -156,3 +156,25 @@ def test_repro_script_expresses_an_explicit_mesh():
     result = run_script(code)
     assert result.returncode == 0, result.stderr
     assert "Explicit" in result.stdout and "12.0" in result.stdout, result.stdout
+
+
+def test_a_warm_interpreter_runs_scripts_and_survives_their_crashes():
+    """The warm interpreter runs script after script in one process (prints come back, a raise is
+    status 1 with the exception's line); a script that kills the process returns the signal as a
+    negative status with what it wrote to stderr, and the next script runs in a fresh one."""
+    from conformance.checking.isolation import WarmInterpreter
+
+    warm = WarmInterpreter(timeout=120)
+    try:
+        first = warm.run("    import os\n    print(os.getpid())")  # (a Case's repro is indented)
+        again = warm.run("import os\nprint(os.getpid())")
+        assert first.returncode == again.returncode == 0 and first.stdout == again.stdout, (first, again)
+        raised = warm.run("print('before')\nraise ValueError('no')")
+        assert (raised.returncode, raised.stdout, raised.stderr) == (1, "before\n", "ValueError: no\n"), raised
+        died = warm.run("import os, signal, sys\nsys.stderr.write('Check failed: x\\n')\nsys.stderr.flush()\n"
+                        "os.kill(os.getpid(), signal.SIGABRT)")
+        assert died.returncode == -6 and "Check failed: x" in died.stderr, died
+        fresh = warm.run("import os\nprint(os.getpid())")
+        assert fresh.returncode == 0 and fresh.stdout != first.stdout, (fresh, first)
+    finally:
+        warm.close()

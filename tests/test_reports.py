@@ -28,12 +28,13 @@ def entry(test_id, outcome="passed", **extra):
     return {**base, **extra}
 
 
-def record(tests, jax="0.10.2", status="complete"):
+def record(tests, jax="0.10.2", status="complete", **environment):
+    """A run record of these tests, its environment's defaults overridden by ``environment``."""
     tests = copy.deepcopy(tests)
     env = {"jax": jax, "jaxlib": jax, "numpy": "2.0", "hypothesis": "6.0", "python": "3.11",
            "backend": "cpu", "device_kind": "cpu", "device_count": 8, "process_count": 1,
            "profile": "default", "seed": "1", "x64": False, "started": "2026-01-01T00:00:00+00:00",
-           "finished": "2026-01-01T00:01:00+00:00", "command": "pytest suites/"}
+           "finished": "2026-01-01T00:01:00+00:00", "command": "pytest suites/", **environment}
     return {"format": FORMAT, "status": status, "environment": env, "summary": summary(tests),
             "tests": tests}
 
@@ -97,6 +98,51 @@ def test_load_gives_clear_errors(tmp_path):
     broken["tests"][0]["outcome"] = "sometimes"
     with pytest.raises(ReportError, match=r"report.json: \$\.tests\[0\]\.outcome"):
         load(save(tmp_path, "broken", broken))
+
+
+def test_a_newer_report_is_read_with_a_note_not_refused(tmp_path):
+    """A record of a newer format, with keys this reader does not know (top level, environment,
+    tests), is read, and the note says it was written by a newer suite and which keys were skipped;
+    a known key broken in it is still an error."""
+    newer = record(BASE_TESTS)
+    newer.update(format="jax-conformance-report/9", extra_section={"x": 1})
+    newer["environment"]["accelerator_firmware"] = "1.2"
+    for test in newer["tests"]:
+        test["energy_joules"] = 3.5
+    notes = []
+    loaded = load(save(tmp_path, "newer", newer), note=notes.append)
+    assert loaded["tests"][0]["id"] == BASE_TESTS[0]["id"]
+    assert len(notes) == 2 and "written by a newer suite (format jax-conformance-report/9" in notes[0], notes
+    assert notes[1].endswith("keys this reader does not know were skipped: $.environment.accelerator_firmware, "
+                             "$.extra_section, $.tests[].energy_joules"), notes
+    newer["tests"][0]["outcome"] = "sometimes"
+    with pytest.raises(ReportError, match=r"\$\.tests\[0\]\.outcome"):
+        load(save(tmp_path, "newer-broken", newer), note=notes.append)
+
+
+def test_reports_of_every_earlier_format_are_read_without_a_note(tmp_path):
+    """Formats /1 to /3 (before the suite's identity, the deviation files and memory) load as they
+    are, with no note."""
+    for version in (1, 2, 3):
+        old = record(BASE_TESTS)
+        old["format"] = f"jax-conformance-report/{version}"
+        notes = []
+        load(save(tmp_path, f"v{version}", old), note=notes.append)
+        assert notes == [], f"got notes {notes} for format /{version}, but should be none"
+
+
+def test_report_files_are_readable_by_others(tmp_path):
+    """A report file is written with the usual file mode (0644 under umask 022), not a temporary
+    file's owner-only 0600, so an artifact uploader or a colleague can read it."""
+    from conformance.runner.run_folder import write_atomically
+
+    previous = os.umask(0o022)
+    try:
+        write_atomically(tmp_path / "report.json", "{}")
+    finally:
+        os.umask(previous)
+    mode = (tmp_path / "report.json").stat().st_mode & 0o777
+    assert mode == 0o644, f"got mode {mode:o}, but should be 644 [write_atomically]"
 
 
 # --- compare ------------------------------------------------------------------------------------
@@ -351,6 +397,43 @@ def test_runs_record_compilations_per_property(tmp_path):
     assert result.returncode == 0, result.stdout[-2000:]
     test = next(t for t in load(run_dir)["tests"] if "test_jit_in_and_out_shardings" in t["id"])
     assert test["compilations"] >= 1 and test["compile_seconds"] > 0
+
+
+def test_a_run_records_its_suite_deviation_files_and_memory_and_junit_reads_plainly(tmp_path):
+    """A run's report names the suite's version and commit, each deviation file read with its
+    SHA-256, and the processes' peak resident memory (per test and overall); pytest's --junitxml
+    output carries each property's area and known deviation as plain text, not Python reprs."""
+    import hashlib
+    import xml.etree.ElementTree as ET
+
+    from conformance.runner.deviations import DEVIATIONS_FILE
+    from conformance.runner.run_folder import ROOT
+
+    run_dir, junit = tmp_path / "run", tmp_path / "junit.xml"
+    result = run_pytest(["suites/test_mesh.py", "--report-dir", str(run_dir), "--junitxml", str(junit)])
+    assert result.returncode == 0, result.stdout[-2000:]
+    report = load(run_dir)
+    env = report["environment"]
+    assert report["format"] == FORMAT
+    assert env["suite"]["version"] and (env["suite"]["commit"] is None) == (not (ROOT / ".git").exists()), env["suite"]
+    (suite_file,) = env["deviation_files"]
+    assert suite_file["path"] == "suites/known_deviations.toml" and suite_file["origin"] == "suite"
+    assert suite_file["sha256"] == hashlib.sha256(DEVIATIONS_FILE.read_bytes()).hexdigest()
+    assert suite_file["in_effect"] == env["known_deviations"]
+    ran = [t for t in report["tests"] if t["outcome"] != "skipped"]
+    assert env["peak_rss_mib"] > 0 and all(0 < t["peak_rss_mib"] <= env["peak_rss_mib"] for t in ran), env
+
+    cases = list(ET.parse(junit).iter("testcase"))
+    assert cases
+    for case in cases:
+        properties = {p.get("name"): p.get("value") for p in case.iter("property")}
+        assert properties.get("area") == "mesh", f"got properties {properties}, but should name the area mesh [{case.get('name')}]"
+        assert not [v for v in properties.values() if v.startswith(("{", "(", "["))], properties
+    deviated = [t["id"].split("::")[1] for t in report["tests"] if t["deviation"]]
+    for case in cases:
+        properties = {p.get("name"): p.get("value") for p in case.iter("property")}
+        if case.get("name") in deviated:
+            assert properties["known_deviation"].startswith("known deviation (JAX "), properties
 
 
 def test_a_run_records_why_a_property_skipped_and_its_known_deviation(tmp_path):

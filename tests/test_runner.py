@@ -216,3 +216,80 @@ def test_a_random_propertys_known_deviation_ends_it_at_the_first_failure():
         with pytest.raises(ConformanceFailure):
             with FirstFailureEnds(deviation).first_failure_ends_the_property():
                 raise ConformanceFailure("got 1, but should be 2")
+
+
+# --- a user's own deviations (--deviations) ---------------------------------------------------
+@pytest.mark.parametrize("backend, platform, device_kind, applies", [
+    ("", "cpu", "cpu", True),
+    ("cpu", "cpu", "cpu", True),
+    ("gpu", "cpu", "cpu", False),
+    ("gpu", "cuda", "NVIDIA H200", True),
+    ("gpu", "rocm", "MI300X", True),
+    ("tpu", "cuda", "NVIDIA H200", False),
+    ("NVIDIA H200", "gpu", "NVIDIA H200", True),
+    ("nvidia h200", "gpu", "NVIDIA H200", True),
+    ("NVIDIA H100", "gpu", "NVIDIA H200", False),
+])
+def test_a_deviation_applies_on_its_backend_only(backend, platform, device_kind, applies):
+    """An entry without ``backend`` applies everywhere; cpu/gpu/tpu name a platform (gpu: cuda or
+    rocm too); any other string is a device kind, compared ignoring case."""
+    from conformance.runner.deviations import Deviation
+
+    entry = Deviation("suites/t.py::test_a", ">=0.4.30", "r", backend=backend)
+    assert entry.applies_on(platform, device_kind) is applies, (
+        f"got applies_on({platform!r}, {device_kind!r}) = {not applies} for backend {backend!r}, but should be {applies}")
+
+
+def test_users_deviations_merge_with_the_suites_and_come_first(tmp_path):
+    """select keeps the entries of this JAX and backend from every file, the users' first (so a
+    user's entry for a test wins), and counts them by file for the header and the report."""
+    from packaging.specifiers import SpecifierSet
+
+    from conformance.runner.deviations import DeviationsInEffect, read_deviation_file
+
+    suite = tmp_path / "suite.toml"
+    suite.write_text('[[deviation]]\ntest = "suites/t.py::test_a"\njax = ">=0.4.30"\nreason = "suite\'s"\n'
+                     '[[deviation]]\ntest = "suites/t.py::test_b"\njax = "<0.4.30"\nreason = "old"\n')
+    user = tmp_path / "team.toml"
+    user.write_text('[[deviation]]\ntest = "suites/t.py::test_a"\njax = ">=0.4.30"\nreason = "ours"\n'
+                    '[[deviation]]\ntest = "suites/t.py::test_c"\njax = ">=0.4.30"\nreason = "gpu"\n'
+                    'backend = "gpu"\n')
+    files = [read_deviation_file(suite, "suite", "--known-deviations"), read_deviation_file(user, "user", "--deviations")]
+    chosen = DeviationsInEffect.select(files, lambda spec: "0.10.2" in SpecifierSet(spec), "cpu", "cpu", tmp_path)
+    assert [d.reason for d in chosen.deviations] == ["ours", "suite's"]
+    assert chosen.for_test("suites/t.py::test_a").reason == "ours"
+    assert chosen.for_test("suites/t.py::test_c") is None
+    assert chosen.header() == "2 (1 from team.toml, 1 from suite.toml; 1 more for another backend, not applied)"
+    assert [(f["origin"], f["in_effect"], f["other_backends"], len(f["sha256"])) for f in chosen.files] == [
+        ("user", 1, 1, 64), ("suite", 1, 0, 64)]
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[deviation]]\ntest = "t"\njax = ">=0.5"\nreason = "r"\nbackend = 3\n')
+    with pytest.raises(UsageError, match="backend = 3"):
+        load_deviations(bad)
+
+
+def test_a_users_deviation_file_applies_its_entries_on_their_backend(tmp_path):
+    """End to end: with ``--deviations FILE``, a user's entry for this backend applies (a strict
+    entry on a passing test: reported fixed, so failed) and a GPU-only one does not on CPU (the test
+    passes); the header counts the entries by file."""
+    import json
+
+    user = tmp_path / "team.toml"
+    user.write_text(
+        '[[deviation]]\ntest = "suites/test_mesh.py::test_make_mesh_holds_distinct_devices"\n'
+        'jax = ">=0.4.30"\nreason = "(self-test) applied on cpu"\nbackend = "cpu"\n'
+        '[[deviation]]\ntest = "suites/test_mesh.py::test_mesh_attributes_match_the_model"\n'
+        'jax = ">=0.4.30"\nreason = "(self-test) a GPU-only entry"\nbackend = "gpu"\n')
+    result = run_pytest("suites/test_mesh.py", "-k", "holds_distinct or attributes_match", "--deviations", str(user),
+                        "--report-dir", str(tmp_path / "run"), "--devices", "2")
+    header = next(line for line in result.stdout.splitlines() if line.startswith("known deviations in effect"))
+    assert f"1 from {user}" in header and "1 more for another backend, not applied" in header, header
+    record = json.loads((tmp_path / "run" / "report.json").read_text())
+    tests = {t["id"].split("::")[1]: t for t in record["tests"]}
+    applied = tests["test_make_mesh_holds_distinct_devices"]
+    assert applied["outcome"] == "failed" and applied["deviation"]["fixed"], applied
+    assert applied["deviation"]["source"] == str(user) and applied["deviation"]["backend"] == "cpu", applied
+    other = tests["test_mesh_attributes_match_the_model"]
+    assert other["outcome"] == "passed" and other["deviation"] is None, other
+    user_file = next(f for f in record["environment"]["deviation_files"] if f["origin"] == "user")
+    assert user_file["in_effect"] == 1 and user_file["other_backends"] == 1, user_file

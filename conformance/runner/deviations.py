@@ -10,11 +10,12 @@ entry, which ends the property as an xfail at its first failing example, without
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import inspect
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import pytest
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -30,6 +31,10 @@ DEVIATIONS_FILE = ROOT / "suites" / "known_deviations.toml"  # the list the runn
 # before), or unspecified (JAX never said; the rule is the suite's reading).
 KINDS = ("bug", "documented change", "unspecified")
 
+# Where an entry applies: every backend (no ``backend``), one platform, or one device kind (any other
+# string, compared with JAX's ``device_kind`` ignoring case, e.g. "NVIDIA H200" or "TPU v5 lite").
+PLATFORMS = {"cpu": ("cpu",), "gpu": ("gpu", "cuda", "rocm"), "tpu": ("tpu",)}
+
 
 @dataclass(frozen=True)
 class Deviation:
@@ -44,6 +49,18 @@ class Deviation:
     reproduced_by: str = ""
     kind: str = ""  # one of KINDS
     upstream: str = ""  # the JAX/XLA issue or fix it matches, or "none found"
+    backend: str = ""  # where it applies: "" (everywhere), a PLATFORMS key, or a device kind
+    source: str = ""  # the file it was read from
+
+    def applies_on(self, platform: str, device_kind: str) -> bool:
+        """Whether the entry applies on this backend: ``platform`` as JAX names it (cpu, gpu, cuda,
+        tpu, ...) and its devices' ``device_kind``."""
+        if not self.backend:
+            return True
+        wanted = self.backend.lower()
+        if wanted in PLATFORMS:
+            return platform.lower() in PLATFORMS[wanted]
+        return wanted == device_kind.lower()
 
     def matches(self, nodeid: str) -> bool:
         return nodeid == self.test or nodeid.endswith("/" + self.test) or \
@@ -88,9 +105,41 @@ def load_deviations(path: Path) -> List[Deviation]:
         kind = entry.get("kind", "")
         if kind and kind not in KINDS:
             raise UsageError(f"{path}: deviation #{i + 1} has kind = {kind!r}, not one of {', '.join(KINDS)}")
+        backend = entry.get("backend", "")
+        if not isinstance(backend, str):
+            raise UsageError(f"{path}: deviation #{i + 1} has backend = {backend!r}: name a platform "
+                             f"({', '.join(PLATFORMS)}) or a device kind, as a string")
         out.append(Deviation(entry["test"], entry["jax"], entry["reason"], strict,
-                             entry.get("reproduced_by", ""), kind, entry.get("upstream", "")))
+                             entry.get("reproduced_by", ""), kind, entry.get("upstream", ""), backend,
+                             str(path)))
     return out
+
+
+@dataclass(frozen=True)
+class DeviationFile:
+    """A known-deviation list as a run read it: the suite's own (``origin`` "suite") or a user's
+    (``--deviations``, "user"), its SHA-256 and its entries."""
+
+    path: Path
+    origin: str
+    sha256: str
+    entries: Tuple[Deviation, ...]
+
+
+def read_deviation_file(path: Path, origin: str, option: str) -> DeviationFile:
+    """Read a known-deviation list named by ``option``; a missing file is a usage error."""
+    if not path.is_file():
+        raise UsageError(f"{option} {path}: no such file")
+    return DeviationFile(path, origin, hashlib.sha256(path.read_bytes()).hexdigest(),
+                         tuple(load_deviations(path)))
+
+
+def shown_path(path: Path, root: Path) -> str:
+    """A file's path as headers and reports show it: relative to the checkout when inside it."""
+    try:
+        return Path(path).resolve().relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def is_unexpected_pass(deviation: Optional[Deviation], call, report) -> bool:
@@ -109,9 +158,33 @@ def nodeid_of(function: Callable, root: Path) -> str:
 class DeviationsInEffect:
     """The known deviations of the installed JAX (the ``known_deviations`` fixture)."""
 
-    def __init__(self, deviations: Sequence[Deviation], root: Path):
+    def __init__(self, deviations: Sequence[Deviation], root: Path, files: Sequence[dict] = ()):
         self.deviations = tuple(deviations)
         self.root = root
+        self.files = tuple(files)  # per file read: path, origin, sha256, in_effect, other_backends
+
+    @classmethod
+    def select(cls, files: Sequence[DeviationFile], version_in: Callable[[str], bool], platform: str,
+               device_kind: str, root: Path) -> "DeviationsInEffect":
+        """The entries of ``files`` whose range holds this JAX (``version_in``) and whose backend is
+        this one; the users' files first, so that where a user's entry and the suite's name one
+        test, the user's applies."""
+        chosen, summary = [], []
+        for file in sorted(files, key=lambda f: f.origin != "user"):
+            in_range = [d for d in file.entries if version_in(d.jax)]
+            here = [d for d in in_range if d.applies_on(platform, device_kind)]
+            chosen += here
+            summary.append({"path": shown_path(file.path, root), "origin": file.origin, "sha256": file.sha256,
+                            "in_effect": len(here), "other_backends": len(in_range) - len(here)})
+        return cls(chosen, root, summary)
+
+    def header(self) -> str:
+        """``31 (31 from suites/known_deviations.toml, 2 from team.toml; 1 more is for another
+        backend)``: the count in effect, by file."""
+        parts = ", ".join(f"{f['in_effect']} from {f['path']}" for f in self.files)
+        elsewhere = sum(f["other_backends"] for f in self.files)
+        more = f"; {elsewhere} more for another backend, not applied" if elsewhere else ""
+        return f"{len(self)} ({parts or 'no file'}{more})"
 
     def __len__(self) -> int:
         return len(self.deviations)

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from . import areas, devices, hookspecs, state
+from . import areas, devices, environment, hookspecs, profiles, run_folder, state
 from .deviations import DeviationsInEffect, FirstFailureEnds, is_unexpected_pass
 from .state import leader_of
 
@@ -31,6 +31,8 @@ def pytest_configure(config):
         config.addinivalue_line("markers", f"{name}: {doc}")
     jax_was_imported = "jax" in sys.modules  # by something before us: JAX read its environment
     try:
+        profiles.check_profile_asked(config)
+        check_the_report_dir(config)
         plan = plan_the_devices(config)
         x64 = x64_asked(config)
     except devices.UsageError as e:
@@ -46,6 +48,15 @@ def plan_the_devices(config) -> devices.DevicePlan:
     os.environ.update(devices.environment_for(plan, os.environ))
     config.stash[state.PLAN] = plan
     return plan
+
+
+def check_the_report_dir(config) -> None:
+    """A run folder asked for (``--report-dir`` or its environment variable) must be a folder this
+    process can write; it is made now, except for a run that writes no report (``--co``)."""
+    folder = run_folder.chosen(config.getoption("--report-dir"))
+    if folder is not None:
+        origin = "--report-dir" if config.getoption("--report-dir") else f"${environment.REPORT_DIR}"
+        run_folder.check_usable(folder, origin, create=not config.option.collectonly)
 
 
 def x64_asked(config) -> bool:

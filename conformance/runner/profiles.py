@@ -14,8 +14,10 @@ import random
 from typing import Mapping
 
 from hypothesis import Phase, settings
+from hypothesis.errors import InvalidArgument
 
 from . import environment
+from .devices import UsageError
 
 settings.register_profile("default", max_examples=100, deadline=None, print_blob=True)
 settings.register_profile("nightly", max_examples=1000, deadline=None, print_blob=True)
@@ -32,6 +34,20 @@ def profile_name(config) -> str:
     if hasattr(settings, "get_current_profile_name"):
         return settings.get_current_profile_name()
     return config.getoption("hypothesis_profile") or "default"
+
+
+def check_profile_asked(config) -> None:
+    """Raise UsageError, listing the registered profiles, when ``--hypothesis-profile`` names one
+    that does not exist (Hypothesis' own plugin would stop pytest with an internal error)."""
+    asked = config.getoption("hypothesis_profile", None)
+    if not asked:
+        return
+    try:
+        settings.get_profile(asked)
+    except InvalidArgument:
+        known = getattr(settings, "_profiles", {"default": None, "nightly": None})
+        raise UsageError(f"--hypothesis-profile={asked}: no such Hypothesis profile (registered: "
+                         f"{', '.join(sorted(known))})") from None
 
 
 def max_examples() -> int:

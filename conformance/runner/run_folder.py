@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Mapping, Optional
 
 from . import environment
+from .devices import UsageError
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout
 
@@ -26,11 +27,40 @@ def default(jax_version: str, backend: str) -> Path:
     return ROOT / "reports" / "runs" / f"{stamp}-jax-{jax_version}-{backend}"
 
 
+def check_usable(folder: Path, origin: str, create: bool = True) -> None:
+    """Raise UsageError unless ``folder`` is (or, with ``create``, now is) a folder this process can
+    write into; ``origin`` names where it was asked for (``--report-dir``). Without ``create`` (a run
+    that writes nothing, such as ``--co``) nothing is made: the nearest existing parent is checked."""
+    where = f"{origin} {folder}"
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{where}: is a file, not a folder (name a folder for the run report)")
+    if create:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise UsageError(f"{where}: cannot be made ({e.strerror}: {e.filename})") from None
+    existing = next(p for p in (folder, *folder.absolute().parents) if p.exists())
+    if not existing.is_dir():
+        raise UsageError(f"{where}: cannot be made ({existing} is a file)")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f"{where}: not writable ({existing})")
+
+
+def file_mode() -> int:
+    """The mode a new file gets here (0644 under the usual umask 022): readable by an artifact
+    uploader or a colleague, unlike a temporary file's 0600."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def write_atomically(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` in one step: a reader sees the old file or the new one."""
+    """Replace ``path`` with ``text`` in one step: a reader sees the old file or the new one. The
+    folder is made if missing; the file gets ``file_mode()``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        os.fchmod(fd, file_mode())
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()

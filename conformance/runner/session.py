@@ -19,9 +19,9 @@ import pytest
 from conformance.checking import isolation
 from conformance.jaxside import compat
 
-from . import devices, environment, profiles, run_folder, state
-from .compilations import start_counting
-from .deviations import DEVIATIONS_FILE, DeviationsInEffect, load_deviations
+from . import areas, devices, environment, profiles, run_folder, state
+from .compilations import release_if_holding_too_much, start_counting
+from .deviations import DEVIATIONS_FILE, DeviationsInEffect, read_deviation_file
 from .multiprocess import launcher, protocol, steps
 
 
@@ -40,8 +40,7 @@ def start(config, plan: devices.DevicePlan, x64: bool, jax_was_imported: bool) -
         raise pytest.UsageError(str(e)) from None
     config.stash[state.JAX_VERSION] = jax.__version__
     config.stash[state.COMPILES] = start_counting()
-    config.stash[state.DEVIATIONS] = DeviationsInEffect(
-        [d for d in load_deviations(deviations_file(config)) if compat.version_in(d.jax)], run_folder.ROOT)
+    config.stash[state.DEVIATIONS] = deviations_in_effect(config)
     share_the_seed(config)
     if role is not None:
         take_part(config, *role)  # a follower ends here; the leader goes on
@@ -49,13 +48,26 @@ def start(config, plan: devices.DevicePlan, x64: bool, jax_was_imported: bool) -
 
 
 def deviations_file(config) -> Path:
-    """The known-deviation list: ``--known-deviations FILE``, else suites/known_deviations.toml."""
+    """The suite's known-deviation list: ``--known-deviations FILE``, else suites/known_deviations.toml."""
     chosen = config.getoption("--known-deviations")
     if chosen is None:
         return DEVIATIONS_FILE
     if not Path(chosen).is_file():
         raise pytest.UsageError(f"--known-deviations {chosen}: no such file")
     return Path(chosen)
+
+
+def deviations_in_effect(config) -> DeviationsInEffect:
+    """The suite's known deviations and those of every ``--deviations FILE``, for this JAX and this
+    backend (an entry with ``backend`` applies only there)."""
+    try:
+        files = [read_deviation_file(deviations_file(config), "suite", "--known-deviations")]
+        files += [read_deviation_file(Path(p), "user", "--deviations") for p in config.getoption("--deviations")]
+    except devices.UsageError as e:
+        raise pytest.UsageError(str(e)) from None
+    present = jax.devices()
+    return DeviationsInEffect.select(files, compat.version_in, present[0].platform,
+                                     present[0].device_kind, run_folder.ROOT)
 
 
 def start_backend(plan: devices.DevicePlan, x64: bool, jax_was_imported: bool) -> None:
@@ -74,8 +86,8 @@ def start_backend(plan: devices.DevicePlan, x64: bool, jax_was_imported: bool) -
         jax.config.update("jax_enable_x64", True)
     try:
         present = jax.devices()
-    except RuntimeError as e:
-        raise devices.UsageError(f"the {plan.platform!r} backend did not start: {e}") from None
+    except Exception as e:  # noqa: BLE001 - whatever JAX raises (an AssertionError for a missing CUDA plugin)
+        raise devices.UsageError(f"the {plan.platform!r} backend did not start: {backend_failure(e)}") from None
     platform = present[0].platform
     gpu = ("gpu", "cuda", "rocm")
     if platform != plan.platform and not (plan.platform in gpu and platform in gpu):
@@ -86,6 +98,17 @@ def start_backend(plan: devices.DevicePlan, x64: bool, jax_was_imported: bool) -
             f"{plan.source} asked for {plan.forced} CPU devices, but the JAX backend has "
             f"{jax.local_device_count()}: it was started before the harness could set the device "
             f"count (something imported JAX and used it first)")
+
+
+def backend_failure(error: Exception) -> str:
+    """Why JAX could not start a backend, on one line: its message, or (an exception without one,
+    such as the AssertionError JAX raises when no plugin provides the platform) what that means."""
+    message = " ".join(str(error).split())
+    if message:
+        return message
+    return (f"JAX raised {type(error).__name__} without a message: no installed JAX plugin provides "
+            f"this platform here (for CUDA: pip install 'jax[cuda12]'; to list what is present: "
+            f"JAX_PLATFORMS='' python -c 'import jax; print(jax.devices())')")
 
 
 def share_the_seed(config) -> None:
@@ -151,18 +174,27 @@ def pytest_configure(config):
 def pytest_report_header(config):
     plan = config.stash[state.PLAN]
     devices_present = jax.devices()
-    forced = f"forced by {plan.source}" if plan.forced is not None else plan.source
+    return header_lines(
+        jax=str(compat.JAX_VERSION), jaxlib=str(compat.JAXLIB_VERSION), numpy=np.__version__,
+        hypothesis=hypothesis.__version__, backend=jax.default_backend(),
+        platforms_env=os.environ.get("JAX_PLATFORMS"), device_count=len(devices_present),
+        device_kind=devices_present[0].device_kind,
+        devices_source=f"forced by {plan.source}" if plan.forced is not None else plan.source,
+        processes=jax.process_count(), x64=compat.x64_enabled(), profile=profiles.profile_name(config),
+        max_examples=profiles.max_examples(), seed=config.option.hypothesis_seed,
+        deviations=config.stash[state.DEVIATIONS].header())
+
+
+def header_lines(*, jax, jaxlib, numpy, hypothesis, backend, platforms_env, device_count, device_kind,
+                 devices_source, processes, x64, profile, max_examples, seed, deviations) -> list:
+    """The run's header: what it ran against (the README shows one, checked by a self-test)."""
     return [
-        f"jax {compat.JAX_VERSION}, jaxlib {compat.JAXLIB_VERSION}, numpy {np.__version__}, "
-        f"hypothesis {hypothesis.__version__}",
-        f"backend: {jax.default_backend()} (JAX_PLATFORMS={os.environ.get('JAX_PLATFORMS')}), "
-        f"devices: {len(devices_present)} x {devices_present[0].device_kind} ({forced}), "
-        f"processes: {jax.process_count()}, x64: {'on' if compat.x64_enabled() else 'off'}",
-        f"hypothesis profile: {profiles.profile_name(config)} (max_examples={profiles.max_examples()}), "
-        f"seed: {config.option.hypothesis_seed} (rerun with --hypothesis-seed="
-        f"{config.option.hypothesis_seed})",
-        f"known deviations in effect for this JAX: {len(config.stash[state.DEVIATIONS])} "
-        f"(from {deviations_file(config)})",
+        f"jax {jax}, jaxlib {jaxlib}, numpy {numpy}, hypothesis {hypothesis}",
+        f"backend: {backend} (JAX_PLATFORMS={platforms_env}), devices: {device_count} x {device_kind} "
+        f"({devices_source}), processes: {processes}, x64: {'on' if x64 else 'off'}",
+        f"hypothesis profile: {profile} (max_examples={max_examples}), seed: {seed} (rerun with "
+        f"--hypothesis-seed={seed})",
+        f"known deviations in effect for this JAX: {deviations}",
     ]
 
 
@@ -172,6 +204,22 @@ def pytest_runtest_setup(item):
     lacks the API."""
     for mark in item.iter_markers(compat.REQUIRES_MARK):
         compat.feature(mark.args[0])
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After a property (its fixtures torn down), let the compiled programs go if this process holds
+    more than ``compilations.RELEASE_ABOVE_MIB``: a serial run then stays under 2 GiB."""
+    if areas.in_suites(item.nodeid):
+        release_if_holding_too_much()
+
+
+@pytest.fixture(scope="session")
+def warm_interpreter(pytestconfig):
+    """An ``isolation.WarmInterpreter`` for the session (with this run's prelude), closed at its end."""
+    interpreter = isolation.WarmInterpreter(prelude=pytestconfig.stash.get(state.ISOLATED_PRELUDE, ""))
+    yield interpreter
+    interpreter.close()
 
 
 @pytest.fixture(scope="session")

@@ -115,9 +115,10 @@ def main(argv=None) -> int:
         return 0
     parser = argparse.ArgumentParser(prog="python -m tests.faults.killmap", description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=1, help="faults measured at once (default 1)")
-    parser.add_argument("--faults", nargs="+", choices=sorted(FAULTS), help="only these faults")
-    parser.add_argument("--devices", type=int, default=8)
-    parser.add_argument("--output", help="where to write the map (default tests/kill_maps/jax-<version>.json)")
+    parser.add_argument("--faults", nargs="+", choices=sorted(FAULTS), metavar="FAULT",
+                        help="only these faults (names: python -m tests.faults.killmap show, or tests/faults/)")
+    parser.add_argument("--devices", type=int, default=8, help="forced CPU devices (default 8)")
+    parser.add_argument("--output", help="where to write the map (default tests/faults/kill_maps/jax-<version>.json)")
     parser.add_argument("--update", action="store_true",
                         help="keep the other faults' results already in the map (with --faults)")
     args = parser.parse_args(argv)
