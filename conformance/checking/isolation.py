@@ -87,9 +87,12 @@ class WarmInterpreter:
         return subprocess.CompletedProcess(["<warm interpreter>"], status, "", said)
 
     def close(self) -> None:
-        if self.process is not None and self.process.poll() is None:
+        """End the interpreter (its loop ends with its input) and close its pipes, dead or alive."""
+        if self.process is not None:
             self.process.stdin.close()
-            self.process.wait(timeout=30)
+            if self.process.poll() is None:
+                self.process.wait(timeout=30)
+            self.process.stdout.close()
         if self.stderr is not None:
             self.stderr.close()
         self.process, self.stderr = None, None
