@@ -109,13 +109,34 @@ def header(base: dict, new: dict) -> List[str]:
             f"NEW:  {run_label(new)} (seed {new['environment']['seed']}, {new['summary']['total']} tests)"]
 
 
+def excused_counts(record: dict) -> dict:
+    """(test id, entry label) -> examples its known deviation excused, over a run's random
+    properties (format /5 on; older records have none)."""
+    return {(t["id"], e["entry"]): e["excused"] for t in record["tests"] for e in (t.get("excused") or ())}
+
+
+def excused_lines(base: dict, new: dict) -> List[str]:
+    """One line per random property's known deviation whose excused examples differ between the
+    runs (an excuse that suddenly fires far more often is worth a look), base -> new."""
+    before, after = excused_counts(base), excused_counts(new)
+    keys = sorted(set(before) | set(after))
+    changed = [k for k in keys if before.get(k, 0) != after.get(k, 0)]
+    if not changed:
+        return []
+    width = max(len(test) for test, _ in changed)
+    lines = [f"\nexamples excused by known deviations, base -> new ({len(changed)})"]
+    for test, entry in changed:
+        lines.append(f"  {test:<{width}}  {before.get((test, entry), 0):>4} -> {after.get((test, entry), 0):<4}  {entry}")
+    return lines
+
+
 def text_table(base: dict, new: dict, changes: List[Change]) -> str:
     lines = header(base, new)
     if not real_changes(changes):
         lines.append("no change: every property has the same outcome in both runs"
                      + (f" (apart from {len(changes)} random known-deviation draw(s), listed below)" if changes else ""))
         if not changes:
-            return "\n".join(lines)
+            return "\n".join(lines + excused_lines(base, new))
     titles = dict(KINDS)
     width = max(len(c.test) for c in changes)
     for kind, title in KINDS:
@@ -127,7 +148,7 @@ def text_table(base: dict, new: dict, changes: List[Change]) -> str:
             lines.append(f"  {c.test:<{width}}  {c.base or '-':>8} -> {c.new or '-':<8}  {c.detail}")
     counts = ", ".join(f"{sum(c.kind == k for c in changes)} {titles[k]}" for k, _ in KINDS
                        if any(c.kind == k for c in changes))
-    return "\n".join(lines + ["", f"{len(real_changes(changes))} change(s); listed: {counts}"])
+    return "\n".join(lines + excused_lines(base, new) + ["", f"{len(real_changes(changes))} change(s); listed: {counts}"])
 
 
 def real_changes(changes: List[Change]) -> List[Change]:

@@ -112,6 +112,16 @@ def run_page(record: dict) -> str:
             if test.get("repro"):
                 body.append(f"<p>Reproduce without Hypothesis:</p><pre>{esc(test['repro'])}</pre>")
 
+    excused = [(t, e) for t in record["tests"] for e in (t.get("excused") or ())]
+    if excused:
+        body.append(f"<h2>Examples excused by known deviations ({sum(e['excused'] for _, e in excused)})</h2>"
+                    "<p>Examples of random properties that met a known deviation's trigger and failed with "
+                    "its symptom: excused, and counted here per entry (every other example ran and "
+                    "passed).</p><table><tr><th>property</th><th>examples</th><th>entry</th><th>trigger</th></tr>")
+        body += [f"<tr><td class=\"mono\">{esc(t['id'])}</td><td>{e['excused']}</td><td>{esc(e['entry'])} "
+                 f"<span class=\"mono\">{esc(e.get('where'))}</span></td><td class=\"mono\">{esc(e.get('trigger'))}</td></tr>"
+                 for t, e in excused]
+        body.append("</table>")
     xpassed = [t for t in record["tests"] if t["outcome"] == "xpassed"]
     if xpassed:
         body.append(f"<h2>Known deviations that passed this time ({len(xpassed)})</h2><p>A non-strict "

@@ -79,7 +79,7 @@ def deviation_fields(item, call, report) -> Optional[dict]:
     return {"jax": deviation.jax, "strict": deviation.strict, "reproduced_by": deviation.reproduced_by or None,
             "fixed": deviations.is_unexpected_pass(deviation, call, report),
             "source": deviations.shown_path(deviation.source, run_folder.ROOT) if deviation.source else None,
-            "backend": deviation.backend or None}
+            "backend": deviation.backend or None, "symptom": deviation.symptom.describe()}
 
 
 def peak_rss_mib() -> float:
@@ -105,6 +105,9 @@ def attach_details(item, call, report) -> None:
         return
     examples, invalid = hypothesis_counts(getattr(item, "hypothesis_statistics", None))
     details.update(examples=examples, invalid_examples=invalid, peak_rss_mib=peak_rss_mib())
+    excused = [v for k, v in item.user_properties if k == state.EXCUSED]
+    if excused:
+        details["excused"] = excused[-1]
     compiled = [v for k, v in item.user_properties if k == state.COMPILATIONS]
     if compiled:
         details.update(compilations=compiled[-1][0], compile_seconds=round(compiled[-1][1], 4))
@@ -175,7 +178,7 @@ def new_entry(nodeid: str) -> dict:
     return {"id": nodeid, "suite": module, "area": None, "outcome": "passed",
             "duration": 0.0, "examples": None, "invalid_examples": None, "compilations": None,
             "compile_seconds": None, "peak_rss_mib": None, "random": None, "skip_kind": None, "deviation": None,
-            "reason": None, "message": None, "falsifying_example": None, "repro": None}
+            "excused": None, "reason": None, "message": None, "falsifying_example": None, "repro": None}
 
 
 class ReportWriter:
@@ -215,7 +218,7 @@ class ReportWriter:
             if name == DETAILS:
                 entry.update({k: v for k, v in value.items() if v is not None or k not in entry})
         report.user_properties = [(name, value) for name, value in report.user_properties
-                                  if name not in (DETAILS, state.COMPILATIONS)]
+                                  if name not in (DETAILS, state.COMPILATIONS, state.EXCUSED)]
         self.apply_outcome(entry, report)
         if report.when == "setup":
             self.running = report.nodeid

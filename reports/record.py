@@ -23,8 +23,10 @@ from .schema import SchemaError, validate
 # peak resident memory of the run's processes (environment), and each test's peak_rss_mib and its
 # deviation's source. From /4 on, a reader takes a newer format, and keys it does not know, with a
 # note instead of refusing (a key a newer suite adds is skipped; one it removes is still an error).
+# /5 added each test's "excused": the examples of a random property that its known deviations
+# excused, per entry (label, file:line, range, trigger, symptom, count), and a deviation's symptom.
 FORMAT_NAME = "jax-conformance-report"
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 FORMAT = f"{FORMAT_NAME}/{FORMAT_VERSION}"
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")

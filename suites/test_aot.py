@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from conformance.checking.case import Case
 from conformance.checking.repro import describe_mesh, scripted_case, spec_literal
-from conformance.jaxside import bridge
+from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout
 from strategies import dividing_specs, meshes
 from strategies.ops import CATALOGUE
@@ -79,14 +79,18 @@ def test_compiled_function_shardings_and_calls(example):
     case.equal("compiled.input_shardings keyword part", kwargs, {})
     layout_map(case, "compiled.input_shardings[0][0]", in_shardings, in_layout)
     layout_map(case, "compiled.output_shardings", compiled.output_shardings, out_layout)
+    expected_dtype = op.result_dtype((x0,), x64=compat.x64_enabled())  # the model's, not JAX's
     for what, arg in (("compiled(x laid out as lowered)", x), ("compiled(numpy x)", x0)):
         result = case.accepts(what, lambda: compiled(arg))
         got = np.asarray(result)
-        case.close(f"{what} result", got, expected.astype(got.dtype), rtol=op.rtol, atol=op.atol)
+        case.equal(f"{what} result dtype", got.dtype.name, expected_dtype.name)
+        case.close(f"{what} result", got, expected.astype(expected_dtype), rtol=op.rtol, atol=op.atol)
         layout_map(case, f"{what} result sharding", result.sharding, out_layout)
     other = jax.device_put(x0, sharding(other_spec))
     if Layout(mesh, other_spec, x0.shape).blocks == in_layout.blocks:
         got = np.asarray(case.accepts("compiled(x laid out equivalently)", lambda: compiled(other)))
-        case.close("compiled(x laid out equivalently) result", got, expected.astype(got.dtype), rtol=op.rtol, atol=op.atol)
+        case.equal("compiled(x laid out equivalently) result dtype", got.dtype.name, expected_dtype.name)
+        case.close("compiled(x laid out equivalently) result", got, expected.astype(expected_dtype), rtol=op.rtol,
+                   atol=op.atol)
     else:
         case.rejects("compiled(x committed to another layout)", lambda: compiled(other), (ValueError,))

@@ -19,6 +19,7 @@ from conformance.checking.case import Case
 from conformance.checking.layouts import check_layout
 from conformance.checking.repro import describe_mesh, script, shard_map_lines, spec_literal
 from conformance.jaxside import bridge, compat
+from conformance.model import dtypes
 from conformance.model.layout import Layout, MeshModel, Spec
 from strategies import dividing_specs, meshes
 from strategies.spmd import sample_values
@@ -87,12 +88,21 @@ def transform_source(transform: str, f: str) -> str:
             "vjp": f"(lambda out, pullback: (out, pullback(ct)))(*jax.vjp({f}, x, w))"}[transform]
 
 
-def compare_trees(case: Case, what: str, got, expected, **tolerance) -> None:
+def model_dtype(x: np.ndarray, w: np.ndarray) -> np.dtype:
+    """The model's dtype of every result leaf: the functions' values are the inexact join of x's and
+    w's dtypes (sums keep it), and each derivative has its primal's dtype, which x and w share."""
+    return dtypes.result_dtype("inexact", (x.dtype, w.dtype), x64=compat.x64_enabled())
+
+
+def compare_trees(case: Case, what: str, got, expected, expected_dtype: np.dtype, **tolerance) -> None:
+    """Leaf by leaf: JAX's dtype is the model's ``expected_dtype``, and the values are ``expected``'s
+    (numpy's or the unsharded run's) held in that dtype."""
     got_leaves, expected_leaves = jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(expected)
     case.equal(f"{what}: number of results", len(got_leaves), len(expected_leaves))
     for i, (g, e) in enumerate(zip(got_leaves, expected_leaves)):
         g = case.accepts(f"np.asarray of {what} result {i}", lambda: np.asarray(g))
-        case.close(f"{what} result {i}", g, np.asarray(e).astype(g.dtype), **tolerance)
+        case.equal(f"{what} result {i} dtype", g.dtype.name, expected_dtype.name)
+        case.close(f"{what} result {i}", g, np.asarray(e).astype(expected_dtype), **tolerance)
 
 
 # --- (a) jitted functions with shardings --------------------------------------------------------
@@ -147,13 +157,11 @@ def jit_case(example: JitExample) -> Case:
 
 @settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(example=jit_examples())
-def test_derivatives_of_a_jitted_function_with_shardings(example, known_deviation):
+def test_derivatives_of_a_jitted_function_with_shardings(example, excuses):
     """grad, value_and_grad, jvp and vjp of a function jitted with in/out shardings equal those of
     the unsharded function (grads also numpy's analytic ones); cotangents are laid out as the primal
     inputs, tangents and outputs as the output sharding."""
-    if known_deviation.seen:  # this JAX's known deviation ended the property at its first failure
-        return
-    with known_deviation.first_failure_ends_the_property():
+    with excuses.way([example]):
         check_derivatives_of_a_jitted_function_with_shardings(example)
 
 
@@ -169,11 +177,12 @@ def check_derivatives_of_a_jitted_function_with_shardings(example):
     sharded = case.accepts(example.transform, lambda: derivative(g)(x, w))
     unsharded = case.accepts(f"{example.transform} unsharded",
                              lambda: derivative(f)(jnp.asarray(example.x), jnp.asarray(example.w)))
-    compare_trees(case, example.transform, sharded, unsharded, **TOLERANCE)
+    compare_trees(case, example.transform, sharded, unsharded, model_dtype(example.x, example.w), **TOLERANCE)
     if example.transform in ("grad", "value_and_grad"):
         gx, gw = example.function.gradient(example.x.astype(np.float64), example.w.astype(np.float64))
         grads = sharded if example.transform == "grad" else sharded[1]
-        compare_trees(case, f"{example.transform} vs numpy's analytic gradient", grads, (gx, gw), rtol=1e-4, atol=1e-4)
+        compare_trees(case, f"{example.transform} vs numpy's analytic gradient", grads, (gx, gw),
+                      model_dtype(example.x, example.w), rtol=1e-4, atol=1e-4)
         expected_layouts = (example.x_spec, example.w_spec)
     elif example.transform == "jvp":
         grads, expected_layouts = sharded, (example.out_spec, example.out_spec)
@@ -262,7 +271,7 @@ def test_derivatives_through_collectives_in_shard_map(example):
     derivative = lambda fn: transformed(transform, fn, (t, t), jnp.asarray(cotangent))  # noqa: E731
     sharded = case.accepts(transform, lambda: derivative(g)(x, w))
     unsharded = case.accepts(f"{transform} of the global function", lambda: derivative(f)(jnp.asarray(x), jnp.asarray(w)))
-    compare_trees(case, transform, sharded, unsharded, **TOLERANCE)
+    compare_trees(case, transform, sharded, unsharded, model_dtype(x, w), **TOLERANCE)
 
 
 # --- deterministic reproductions of what the properties above found -----------------------------

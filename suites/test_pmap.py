@@ -235,7 +235,8 @@ def test_negative_axes_count_from_the_end_or_are_refused(in_axes, out_axes):
         return
     except Exception as e:  # noqa: BLE001
         case.fail(f"pmap raised {type(e).__name__}: {e}, but should raise ValueError or count "
-                  f"from the end [{case.call}]")
+                  f"from the end [{case.call}]", check="pmap", shows="raised", raised=type(e).__name__,
+                  raised_message=str(e))
     expected = spmd.pmap_reference(lambda a: a * 2, (x,), in_axes, out_axes)
     case.same_bits("pmap result", np.asarray(got), expected)
 

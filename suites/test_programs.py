@@ -7,11 +7,16 @@ layout change; (b) as one ``jit`` with ``in_shardings``/``out_shardings`` and do
 one ``jit`` with constraints on the inputs and outputs. Each output of (b) and (c) must hold
 numpy's value, laid out as asked. A failure prints the shrunk program as a script.
 
+The unsharded run (0) is the oracle and is never excused. The sharded ways run under this
+property's known deviations (``excuses``): a failure is excused only where an entry's trigger
+holds for the failing step (in (a)) or for a step the failing output depends on (in (b) and (c)),
+and the failure shows the entry's symptom; later ways still run.
+
 Under ``--hypothesis-profile=soak`` the property runs in rounds, each in a fresh process, for
 ``--soak-minutes`` (``test_generated_programs_soak``); every distinct failure is reported.
 """
 
-import contextlib
+import functools
 import os
 import warnings
 
@@ -23,14 +28,15 @@ from hypothesis import HealthCheck, event, example, given, settings
 import conformance.checking.programs as programs_
 import suites.test_programs_reproductions as reproductions
 import suites.test_sharding_invariance_reproductions as invariance_reproductions
-from conformance.checking.case import Case, ConformanceFailure
+from conformance.checking.case import Case
 from conformance.checking.layouts import check_layout
+from conformance.checking.triggers import Call
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, MeshModel
 from conformance.runner import environment, soak
 from conformance.model.program import Program, Step
 from strategies.programs import programs, written_program
-from suites.test_sharding_invariance import ABORT, JOINING, KNOWN_ABORT, classified, explicit_outcome, forwards_an_input
+from suites.test_sharding_invariance import ABORT, JOINING, expected_rejection, forwards_an_input
 
 pytestmark = pytest.mark.programs
 DEVICES = bridge.live_device_ids()
@@ -42,44 +48,62 @@ PROPERTY_ID = "suites/test_programs.py::test_generated_programs_agree_with_the_u
 SOAK = "soak"  # the Hypothesis profile under which the property runs in the soak's rounds
 
 
-def ops_in(program: Program, ops) -> bool:
-    return any(step.op in ops for step in program.steps)
+def spec_of(program: Program, name: str):
+    """The spec a value is known to have: an input's, or a layout change's; on an Explicit mesh, a
+    computed value's type as our sharding-rule model derives it; else None (unknown)."""
+    return known_specs(program).get(name)
 
 
-def constrains_twice(program: Program) -> bool:
-    """A layout change of a layout change's result, or an output that is one (which (b) and (c)
-    lay out again)."""
+@functools.lru_cache(maxsize=16)  # (a Program hashes by identity)
+def known_specs(program: Program) -> dict:
+    from conformance.model import sharding_rules as rules
+    from strategies.ops import BY_NAME
+    specs = dict(zip(program.inputs, program.in_specs))
+    for step in program.steps:
+        if step.changes_layout:
+            specs[step.result] = step.spec
+        elif program.axis_type == "Explicit" and all(specs.get(n) is not None for n in step.operands):
+            verdict = rules.sharding_verdict(step.op, BY_NAME[step.op].family,
+                                             [np.shape(program.value(n)) for n in step.operands],
+                                             [specs[n] for n in step.operands], step.kwargs, program.mesh)
+            specs[step.result] = verdict.out_spec if isinstance(verdict, rules.Accepts) else None
+    return specs
+
+
+def step_call(program: Program, step: Step, way: str) -> Call:
+    """A step as the known deviations' triggers read it; a layout change of a layout change's
+    result is the call "layout change of a layout change"."""
     changed = {s.result for s in program.steps if s.changes_layout}
-    return bool(changed & set(program.outputs)) or any(s.changes_layout and s.operands[0] in changed
-                                                      for s in program.steps)
+    op = "layout change of a layout change" if step.changes_layout and step.operands[0] in changed else step.op
+    outputs = dict(zip(program.outputs, program.out_specs))
+    return Call(op, tuple(program.value(n) for n in step.operands), step.kwargs, program.mesh, program.axis_type,
+                tuple(spec_of(program, n) for n in step.operands),
+                None if way.startswith("(a)") else outputs.get(step.result), way,
+                tuple(np.shape(program.value(step.result))))
 
 
-# Known deviations a program can run into: (the reproduction, whether a program can show it). On a
-# JAX where the reproduction is a known deviation, a failing program that can show one of them
-# counts as a Hypothesis event naming it, as the catalogue's operations count their own (its
-# non-strict entries); any other failure fails the property.
-KNOWN_IN_PROGRAMS = (
-    (invariance_reproductions.test_dynamic_slice_clamps_its_start_once_with_a_sharded_output,
-     lambda p: ops_in(p, ("dynamic_slice",))),
-    (invariance_reproductions.test_dynamic_update_slice_normalizes_a_negative_start_with_a_sharded_output,
-     lambda p: ops_in(p, ("dynamic_update_slice",))),
-    (invariance_reproductions.test_concatenate_into_a_partially_replicated_output,
-     lambda p: ops_in(p, ("concatenate", "stack", "pad", "roll"))),
-    (invariance_reproductions.test_take_clip_of_a_sharded_array, lambda p: ops_in(p, ("take_clip",))),
-    (invariance_reproductions.test_slice_with_a_stride_beyond_the_dimension_of_a_sharded_array,
-     lambda p: ops_in(p, ("strided_slice",))),
-    (invariance_reproductions.test_explicit_batched_matmul_with_one_operand_sharded_on_the_batch_dimension,
-     lambda p: p.axis_type == "Explicit" and ops_in(p, ("matmul",))),
-    (reproductions.test_the_second_of_two_constraints_in_a_row_applies, constrains_twice),
-    (reproductions.test_strided_at_min_after_a_constraint_with_a_replicated_output,
-     lambda p: ops_in(p, ("at_min", "at_max"))),
-)
+def depends_on(program: Program, name: str) -> list:
+    """The steps whose results the value ``name`` depends on (itself included)."""
+    by_result = {s.result: s for s in program.steps}
+    found, todo = [], [name]
+    while todo:
+        step = by_result.get(todo.pop())
+        if step is not None and step not in found:
+            found.append(step)
+            todo += list(step.operands)
+    return found
 
 
-def known_in(program: Program, known_deviations) -> list:
-    """The names of the known deviations of this JAX that ``program`` can show."""
-    return [test.__name__ for test, shows in KNOWN_IN_PROGRAMS
-            if known_deviations.covers(test) is not None and shows(program)]
+def jit_candidates(program: Program, way: str, output: str = ""):
+    """What a jit way's failure is asked about: the steps ``output`` depends on (every step when
+    the failure is not an output's), and an output that is a layout change's result (the jit lays
+    it out again)."""
+    steps = depends_on(program, output) if output else list(program.steps)
+    calls = [step_call(program, s, way) for s in steps]
+    changed = {s.result for s in program.steps if s.changes_layout}
+    if (output and output in changed) or (not output and changed & set(program.outputs)):
+        calls.append(Call("layout change of a layout change", (), {}, program.mesh, program.axis_type, (), None, way))
+    return calls
 
 
 def placed(program: Program):
@@ -91,12 +115,29 @@ def in_context(program: Program):
     return compat.mesh_context(bridge.jax_mesh(program.mesh, program.axis_type), program.axis_type)
 
 
-def run(case: Case, program: Program, what: str, call):
+def classified(calls, axis_type: str, fn):
+    """``(fn(), None)``; on an Explicit mesh, ``(None, outcome)`` when ``fn`` raises a
+    ShardingTypeError that our sharding-rule model expects for one of ``calls``; any other
+    exception propagates."""
+    try:
+        return fn(), None
+    except compat.SHARDING_TYPE_ERRORS as e:
+        why = next(filter(None, (expected_rejection(c) for c in calls)), None) if axis_type == "Explicit" else None
+        if why is None:
+            e.add_note("our sharding-rule model accepts every step's operand shardings here, so the program "
+                       "should run")
+            raise
+        how = "where no rule is modelled" if why.startswith("unmodelled") else "as our sharding-rule model says"
+        return None, f"rejected with {type(e).__name__} {how} ({why})"
+
+
+def run(case: Case, program: Program, what: str, call, calls=()):
     """``call()``'s result; None, with an event, when an Explicit mesh rejects the program with a
-    ShardingTypeError or a known deviation of the catalogue; any other exception is a failure."""
-    result, outcome = case.accepts(what, lambda: classified(program.axis_type, call))
+    ShardingTypeError where our sharding-rule model rejects one of ``calls``; any other exception
+    is a failure."""
+    result, outcome = case.accepts(what, lambda: classified(calls, program.axis_type, call))
     if outcome is not None:
-        event(f"program {what.split(' ')[0]} on an Explicit mesh: {outcome}")
+        event(f"program {what.split(' ')[0]} on an Explicit mesh: {outcome.split(' (')[0]}")
     return result
 
 
@@ -120,15 +161,17 @@ def check_unsharded(case: Case, program: Program) -> None:
         case.same_bits(f"{what} vs numpy", np.asarray(env[step.result]), program.value(step.result))
 
 
-def check_eager(case: Case, program: Program) -> None:
+def check_eager(case: Case, program: Program, excuses) -> None:
     """(a) Step by step on committed sharded inputs: every value, and the layout each layout change
     asks for."""
     env = dict(zip(program.inputs, placed(program)))
-    with in_context(program):
+    current = []  # the step running: what a failure's trigger is asked about
+    with excuses.way(lambda failure: current, mesh_kind=program.axis_type, example=program), in_context(program):
         for step in program.steps:
+            current[:] = [step_call(program, step, "(a) eager")]
             fn = programs_.step_function(program, step)
             what = f"(a) eager {step.result} = {programs_.expression(step)}"
-            value = run(case, program, what, lambda: fn(env))
+            value = run(case, program, what, lambda: fn(env), current)
             if value is None:
                 return
             expected = program.value(step.result)
@@ -148,22 +191,35 @@ def jit_ways(program: Program):
     return (("(b) jit with in/out_shardings", jitted), ("(c) jit with constraints", constrained))
 
 
-def check_jitted(case: Case, program: Program, ignores_returned_constraint: bool) -> None:
+def check_jitted(case: Case, program: Program, ignores_returned_constraint: bool, excuses) -> None:
     """(b) and (c): every output holds numpy's value, laid out as asked."""
     for mode, jitted in jit_ways(program):
-        with in_context(program), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "Some donated buffers were not usable"
-            outs = run(case, program, mode, lambda: jitted(*placed(program)))
-        if outs is None:
-            continue
-        for name, spec, out in zip(program.outputs, program.out_specs, outs):
-            expected = program.value(name)
-            if mode.startswith("(c)") and ignores_returned_constraint and forwards_an_input(program.arrays, expected):
-                event("program (c): an output is an input, whose constraint this JAX ignores (known deviation, "
-                      f"see {invariance_reproductions.test_constraint_applies_to_a_returned_input.__name__})")
-                check_values(case, out, expected, f"{mode} output {name}")
+        current = [""]  # the output being checked ("": the call itself)
+        with excuses.way(lambda failure: jit_candidates(program, mode, current[0]), mesh_kind=program.axis_type,
+                         example=program):
+            with in_context(program), warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "Some donated buffers were not usable"
+                outs = run(case, program, mode, lambda: jitted(*placed(program)), jit_candidates(program, mode))
+            if outs is None:
                 continue
-            check_values(case, out, expected, f"{mode} output {name}", Layout(program.mesh, spec, expected.shape))
+            for name, spec, out in zip(program.outputs, program.out_specs, outs):
+                current[0] = name
+                expected = program.value(name)
+                if mode.startswith("(c)") and ignores_returned_constraint and forwards_an_input(program.arrays, expected):
+                    event("program (c): an output is an input, whose constraint this JAX ignores (known deviation, "
+                          f"see {invariance_reproductions.test_constraint_applies_to_a_returned_input.__name__})")
+                    check_values(case, out, expected, f"{mode} output {name}")
+                    continue
+                check_values(case, out, expected, f"{mode} output {name}", Layout(program.mesh, spec, expected.shape))
+
+
+def subprocess_outcome(program: Program, name: str):
+    """An exception of class ``name`` from the jit ways in a subprocess, on an Explicit mesh: a
+    documented rejection where our sharding-rule model rejects a step, else None (a failure)."""
+    if name not in {e.__name__ for e in compat.SHARDING_TYPE_ERRORS}:
+        return None
+    why = next(filter(None, (expected_rejection(c) for c in jit_candidates(program, "(b)"))), None)
+    return None if why is None else f"rejected with {name} ({why})"
 
 
 def written_examples_of(programs_list):
@@ -177,8 +233,9 @@ def written_examples_of(programs_list):
 
 def written_examples():
     """Programs that every run checks, over all devices on one axis ``a``: a computed value
-    constrained twice (the second constraint, at the output, must win), and a reduction, a
-    reshard and a scan of the reduced value."""
+    constrained twice (the second constraint, at the output, must win); a reduction, a reshard
+    and a scan of the reduced value; and a scan of a computed value followed by a dynamic_slice
+    (whose known deviations must not excuse a wrong scan)."""
     n = len(DEVICES)
     mesh = MeshModel(DEVICES, (n,), ("a",))
     arange = np.arange(2 * n * 2, dtype=np.uint32)
@@ -190,19 +247,11 @@ def written_examples():
             Step("v0", "sum_int", ("x0",), (("axis", 0), ("keepdims", True))),
             Step("v1", "constraint", ("v0",), spec=(None, "a")),
             Step("v2", "cumsum", ("v1",), (("axis", 1),))], [(None, "a")]),
+        written_program(mesh, [(arange.reshape(2, 2 * n), (None, "a")), (np.int32(0), ()), (np.int32(1), ())], [
+            Step("v0", "roll", ("x0",), (("axis", 1), ("shift", 1))),
+            Step("v1", "cumsum", ("v0",), (("axis", 1),)),
+            Step("v2", "dynamic_slice", ("v1", "x1", "x2"), (("sizes", (1, 2)),))], [()]),
     ]
-
-
-@contextlib.contextmanager
-def known_failures(program: Program, known_deviations):
-    """A ConformanceFailure of a program that can show a known deviation of this JAX is an event."""
-    try:
-        yield
-    except ConformanceFailure as failure:
-        known = known_in(program, known_deviations)
-        if not known:
-            raise
-        event(f"program failed where known deviations apply ({', '.join(known)}): {failure.finding[:100]}")
 
 
 @pytest.mark.skipif(f"config.getoption('hypothesis_profile') == {SOAK!r}",
@@ -210,28 +259,25 @@ def known_failures(program: Program, known_deviations):
 @settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(program=programs(DEVICES, axis_types=compat.mesh_axis_types()))
 @written_examples_of(written_examples())
-def test_generated_programs_agree_with_the_unsharded_run(program, known_deviation, known_deviations,
-                                                         run_isolated):
+def test_generated_programs_agree_with_the_unsharded_run(program, excuses, known_deviations, run_isolated):
     """A chain of catalogue operations with layout changes between them, run eagerly step by step
     or jitted with constraints or with in/out shardings and donation, gives the values of the same
     program run unsharded, laid out as each layout change and output asks."""
-    if known_deviation.seen:
-        return
     case = programs_.program_case(program)
     soak.log_program(case.repro, os.environ.get(environment.PROGRAM_LOG))
     aborts = known_deviations.covers(ABORT) is not None
     ignores_returned_constraint = known_deviations.covers(
         invariance_reproductions.test_constraint_applies_to_a_returned_input) is not None
-    with known_deviation.first_failure_ends_the_property(), known_failures(program, known_deviations):
-        check_unsharded(case, program)
-        check_eager(case, program)
-        if aborts and any(step.op in JOINING for step in program.steps):
-            outcome = programs_.check_jitted_in_subprocess(case, program, run_isolated, known_abort=KNOWN_ABORT,
-                                                           classify=explicit_outcome)
+    check_unsharded(case, program)  # the oracle: never excused
+    check_eager(case, program, excuses)
+    if aborts and any(step.op in JOINING for step in program.steps):
+        with excuses.way(lambda failure: jit_candidates(program, "(b)"), mesh_kind=program.axis_type, example=program):
+            outcome = programs_.check_jitted_in_subprocess(
+                case, program, run_isolated, classify=lambda name, message: subprocess_outcome(program, name))
             if outcome is not None:
                 event(f"program (b)/(c) in a subprocess: {outcome}")
-        else:
-            check_jitted(case, program, ignores_returned_constraint)
+    else:
+        check_jitted(case, program, ignores_returned_constraint, excuses)
 
 
 @pytest.mark.skipif(f"config.getoption('hypothesis_profile') != {SOAK!r}",

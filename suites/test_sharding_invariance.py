@@ -5,18 +5,22 @@ operation on unsharded inputs (and numpy's), laid out as asked.
 Each example runs the operation three ways over one mesh (Auto axes, or Explicit ones where the
 version has sharding in types): (a) eagerly on committed sharded inputs, (b) under ``jit`` with
 ``in_shardings``/``out_shardings``, (c) under ``jit`` with the input and output layouts asked for
-inside (``with_sharding_constraint``; ``reshard`` on Explicit axes). On an Explicit mesh an
-operation the sharding types reject (``ShardingTypeError``) is a documented outcome, counted as a
-Hypothesis event, not a failure; any other error is one, unless it is a known deviation that a
-deterministic reproduction shows (``KNOWN_EXPLICIT_FAILURES``).
+inside (``with_sharding_constraint``; ``reshard`` on Explicit axes). On an Explicit mesh a
+``ShardingTypeError`` is a documented outcome (a Hypothesis event) only where our model of the
+operation's sharding rule (``conformance/model/sharding_rules.py``) rejects those operand
+shardings; any other rejection, and any other error, is a failure.
+
+The unsharded run is the oracle and is never excused. Each way runs under this property's known
+deviations (``excuses``): a failure is excused only where an entry's trigger holds for the example
+and the failure shows the entry's symptom; later ways still run.
 
 The smallest reproductions of what the catalogue found are in
 ``test_sharding_invariance_reproductions.py``; ``known_deviations.toml`` lists the versions each one
 fails on.
 """
 
+import contextlib
 import functools
-import re
 from dataclasses import dataclass
 from typing import Tuple
 
@@ -32,6 +36,7 @@ from conformance.checking import isolation
 from conformance.checking.case import Case
 from conformance.checking.layouts import check_layout
 from conformance.checking.repro import describe_mesh, script, spec_literal
+from conformance.checking.triggers import Call
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, MeshModel, Spec, block_slices
 from conformance.model.program import Program, Step
@@ -66,6 +71,11 @@ class Example:
 
     def sharding(self, spec):
         return bridge.named_sharding(self.mesh, spec, self.axis_type)
+
+    def call(self, way: str) -> Call:
+        """The example as the known deviations' triggers read it, run ``way``."""
+        return Call(self.op.name, self.operands, self.static, self.mesh, self.axis_type, self.in_specs,
+                    self.out_spec, way, tuple(np.shape(self.expected)))
 
 
 @st.composite
@@ -127,63 +137,83 @@ def check_shards_hold(case: Case, op: Op, array, expected, what: str) -> None:
                 expected[block_slices(view.block)])
 
 
-# Explicit-mesh rejections that JAX raises through another exception class than ShardingTypeError,
-# or where the operation is well typed and should run. Each is pinned down by a deterministic
-# reproduction (a strict xfail in known_deviations.toml where the version gets it wrong); the
-# random property counts a match as an event, so that a random draw does not fail the run for a
-# deviation already reported. (exception class name, message pattern, the reproduction)
-KNOWN_EXPLICIT_FAILURES = (
-    ("DuplicateSpecError", r"duplicate entries",
-     reproductions.test_explicit_broadcast_conflict_is_a_sharding_type_error),
-    ("DuplicateSpecError", r"duplicate entries",
-     reproductions.test_explicit_gather_conflict_is_a_sharding_type_error),
-    ("ValueError", r"^Incompatible types for broadcasting",
-     reproductions.test_explicit_scatter_update_conflict_is_a_sharding_type_error),
-    ("ValueError", r"does not evenly divide the dimension size",
-     reproductions.test_explicit_empty_slice_of_sharded_array),
-    ("ValueError", r"jnp\.repeat. via .out_sharding", reproductions.test_explicit_edge_pad_over_size_one_axis),
-    ("AssertionError", r"^\(1, PartitionSpec\(", reproductions.test_explicit_argmax_over_size_one_axis),
-    ("AssertionError", r"^$", reproductions.test_explicit_reshape_over_size_one_axis),
-)
-
-
-# XLA's SPMD partitioner aborts the process on some joins of differently split operands: where this
-# reproduction is a known deviation, the jit ways of a joining operation run in a subprocess.
-ABORT = reproductions.test_concatenate_constrained_across_two_differently_split_operands
-KNOWN_ABORT = isolation.XLA_SLICE_CHECK
-JOINING = ("concatenate", "stack")
-
-
-def explicit_outcome(name: str, message: str):
-    """What an exception (its class name and message) raised on an Explicit mesh is: "rejected
-    with ShardingTypeError", a known deviation naming its reproduction, or None (a failure)."""
-    if name in {e.__name__ for e in compat.SHARDING_TYPE_ERRORS}:
-        return f"rejected with {name}"
-    for known_name, pattern, reproduction in KNOWN_EXPLICIT_FAILURES:
-        if name == known_name and re.search(pattern, message):
-            return f"known deviation {name} (see {reproduction.__name__})"
+def expected_rejection(call: Call):
+    """Why our model of the operation's sharding rule (``conformance/model/sharding_rules.py``)
+    rejects ``call``'s operand shardings on an Explicit mesh, or None where it accepts them (a
+    ShardingTypeError is then a failure); an operation it has no rule for, or an operand whose
+    spec is not known, is said so (a rejection there is not judged, and its event says so)."""
+    from conformance.model import sharding_rules as rules
+    from strategies.ops import BY_NAME
+    if call.op not in BY_NAME:
+        return None  # a layout change: never rejected
+    if any(spec is None for spec in call.in_specs):
+        return "unmodelled: an operand's spec is not known"
+    verdict = rules.sharding_verdict(call.op, BY_NAME[call.op].family, [np.shape(x) for x in call.operands],
+                                     call.in_specs, call.static, call.mesh, eager=call.eager)
+    if isinstance(verdict, rules.Rejects):
+        return verdict.reason
+    if isinstance(verdict, rules.Unmodelled):
+        return f"unmodelled: {verdict.reason}"
     return None
 
 
-def classified(axis_type: str, call):
-    """``(call(), None)``; on an Explicit mesh, ``(None, outcome)`` when ``call`` raises a
-    ShardingTypeError or a known deviation; any other exception propagates."""
+# XLA's SPMD partitioner aborts the process on some joins of differently split operands: where this
+# reproduction is a known deviation, the jit ways of a joining operation run in a subprocess (an
+# abort there is a failure, which the entries for the joins excuse where their trigger holds).
+ABORT = reproductions.test_concatenate_constrained_across_two_differently_split_operands
+JOINING = ("concatenate", "stack")
+
+
+def classified(call: Call, fn):
+    """``(fn(), None)``; on an Explicit mesh, ``(None, outcome)`` when ``fn`` raises a
+    ShardingTypeError that our sharding-rule model expects for ``call``; any other exception
+    propagates (a ShardingTypeError the model does not expect says so)."""
     try:
-        return call(), None
-    except Exception as e:  # noqa: BLE001 - classified below; unknown ones are re-raised
-        outcome = explicit_outcome(type(e).__name__, str(e)) if axis_type == "Explicit" else None
-        if outcome is None:
+        return fn(), None
+    except compat.SHARDING_TYPE_ERRORS as e:
+        why = expected_rejection(call) if call.axis_type == "Explicit" else None
+        if why is None:
+            e.add_note(f"our sharding-rule model accepts these operand shardings on an {call.axis_type} mesh, "
+                       "so the operation should run")
             raise
-        return None, outcome
+        how = "where no rule is modelled" if why.startswith("unmodelled") else "as our sharding-rule model says"
+        return None, f"rejected with {type(e).__name__} {how} ({why})"
 
 
-def run(case: Case, example: Example, mode: str, call):
-    """``call()``'s result; None, with an event, when an Explicit mesh rejects the operation with a
-    ShardingTypeError or a known deviation; any other exception is a failure that quotes it."""
-    result, outcome = case.accepts(mode, lambda: classified(example.axis_type, call))
+def explicit_outcome(call: Call, name: str):
+    """What an exception of class ``name`` raised by ``call`` on an Explicit mesh is: a documented
+    rejection where our sharding-rule model rejects it, else None (a failure)."""
+    if name in {e.__name__ for e in compat.SHARDING_TYPE_ERRORS}:
+        why = expected_rejection(call)
+        return None if why is None else f"rejected with {name} ({why})"
+    return None
+
+
+def run(case: Case, example: Example, mode: str, fn):
+    """``fn()``'s result; None, with an event, when an Explicit mesh rejects the operation with a
+    ShardingTypeError where our model of its sharding rule does; any other exception is a
+    failure that quotes it."""
+    result, outcome = case.accepts(mode, lambda: classified(example.call(mode), fn))
     if outcome is not None:
-        event(f"{example.op.name} {mode} on an Explicit mesh: {outcome}")
+        event(f"{example.op.name} {mode.split(' ')[0]} on an Explicit mesh: {outcome.split(' (')[0]}")
     return result
+
+
+def eager_layout(example: Example, shape):
+    """The layout the model derives for an eager result from its inputs' shardings: on an Explicit
+    mesh the spec the sharding-in-types rule gives (``sharding_rules``); on an Auto mesh, for a
+    unary elementwise operation, its operand's layout; None where the model states none (JAX's
+    propagation on Auto meshes is its own choice)."""
+    from conformance.model import sharding_rules as rules
+    if example.axis_type == "Explicit":
+        verdict = rules.sharding_verdict(example.op.name, example.op.family, [np.shape(x) for x in example.operands],
+                                         example.in_specs, example.static, example.mesh, eager=True)
+        if isinstance(verdict, rules.Accepts) and verdict.out_spec is not None:
+            return Layout(example.mesh, verdict.out_spec, tuple(shape))
+        return None
+    if example.op.family == "elementwise" and len(example.operands) == 1:
+        return Layout(example.mesh, example.in_specs[0], tuple(shape))
+    return None
 
 
 def forwards_an_input(inputs, result: np.ndarray) -> bool:
@@ -196,22 +226,19 @@ def forwards_an_input(inputs, result: np.ndarray) -> bool:
 
 @pytest.mark.parametrize("op", CATALOGUE, ids=lambda op: op.name)
 @settings(max_examples=EXAMPLES_PER_OP,
-          # known_deviation holds no state to reset between examples: what it holds (the first
-          # failing example of a known deviation) is meant to outlive the example
+          # excuses holds no state to reset between examples: what it holds (the count of excused
+          # examples per known deviation) is meant to outlive the example
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_sharding_never_changes_values(op, data, known_deviation, known_deviations, run_isolated):
+def test_sharding_never_changes_values(op, data, excuses, known_deviations, run_isolated):
     """An operation on sharded inputs, eager or jitted with requested shardings or constraints,
     equals the same operation on unsharded inputs, and its output is laid out as requested (eager:
     as its own sharding's index map says)."""
     example = data.draw(examples(op), label="example")
-    if known_deviation.seen:  # this JAX's known deviation ended the property at its first failure
-        return
     ignores_returned_constraint = known_deviations.covers(
         reproductions.test_constraint_applies_to_a_returned_input) is not None
     isolate = run_isolated if op.name in JOINING and known_deviations.covers(ABORT) is not None else None
-    with known_deviation.first_failure_ends_the_property():
-        check_example(example, ignores_returned_constraint, isolate)
+    check_example(example, ignores_returned_constraint, isolate, excuses)
 
 
 def one_step_program(example: Example, expected: np.ndarray) -> Program:
@@ -222,15 +249,21 @@ def one_step_program(example: Example, expected: np.ndarray) -> Program:
                    tuple(zip(names, map(np.asarray, example.operands))) + (("v0", expected),))
 
 
-def check_example(example: Example, ignores_returned_constraint: bool, run_isolated=None) -> None:
-    """(``run_isolated``: run the two jit ways in a subprocess, values only: XLA may abort on them.)"""
+def check_example(example: Example, ignores_returned_constraint: bool, run_isolated=None, excuses=None) -> None:
+    """(``run_isolated``: run the two jit ways in a subprocess, values only: XLA may abort on them;
+    ``excuses``: this JAX's known deviations of the property, applied to each way but the unsharded
+    one.)"""
     op = example.op
     case = invariance_case(example)
     f = functools.partial(bridge.function_of(op.source), **example.static)
+    way = (lambda mode: excuses.way([example.call(mode)], mesh_kind=example.axis_type, example=example)) if excuses else \
+        (lambda mode: contextlib.nullcontext())
 
     unsharded = case.accepts("unsharded call", lambda: f(*(jax.device_put(x) for x in example.operands)))
     expected = np.asarray(unsharded)
-    compare(case, op, "unsharded result vs numpy", expected, example.expected.astype(expected.dtype))
+    expected_dtype = op.result_dtype(example.operands, x64=compat.x64_enabled())  # the model's, not JAX's
+    case.equal("unsharded result dtype", expected.dtype.name, expected_dtype.name, shows="dtype")
+    compare(case, op, "unsharded result vs numpy", expected, example.expected.astype(expected_dtype))
     out_layout = example.out_layout(expected.shape)
 
     in_shardings = tuple(example.sharding(spec) for spec in example.in_specs)
@@ -239,20 +272,27 @@ def check_example(example: Example, ignores_returned_constraint: bool, run_isola
 
     context = lambda: compat.mesh_context(bridge.jax_mesh(example.mesh, example.axis_type),  # noqa: E731
                                           example.axis_type)
-    with context():
-        eager = run(case, example, "(a) eager", lambda: f(*args))
-    if eager is not None:
-        compare(case, op, "(a) eager result", as_numpy(case, "(a) eager", eager), expected)
-        check_shards_hold(case, op, eager, expected, "(a) eager result")
-        own_layout = bridge.layout_of(eager.sharding, expected.shape)
-        if own_layout is not None:
-            check_layout(case, eager, own_layout, what="(a) eager result")
+    with way("(a) eager"):
+        with context():
+            eager = run(case, example, "(a) eager", lambda: f(*args))
+        if eager is not None:
+            compare(case, op, "(a) eager result", as_numpy(case, "(a) eager", eager), expected)
+            check_shards_hold(case, op, eager, expected, "(a) eager result")
+            derived = eager_layout(example, expected.shape)
+            if derived is not None:
+                check_layout(case, eager, derived, what="(a) eager result (laid out as the model derives from the inputs)")
+            else:  # the model states no layout here: the result's shards must be where its own sharding says
+                own_layout = bridge.layout_of(eager.sharding, expected.shape)
+                if own_layout is not None:
+                    check_layout(case, eager, own_layout, what="(a) eager result (against its own sharding)")
 
     if run_isolated is not None:
-        outcome = programs_.check_jitted_in_subprocess(case, one_step_program(example, expected), run_isolated,
-                                                       known_abort=KNOWN_ABORT, classify=explicit_outcome)
-        if outcome is not None:
-            event(f"{op.name} (b)/(c) in a subprocess: {outcome}")
+        with way("(b) jit with in/out_shardings"):  # both jit ways in one subprocess
+            outcome = programs_.check_jitted_in_subprocess(
+                case, one_step_program(example, expected), run_isolated,
+                classify=lambda name, message: explicit_outcome(example.call("(b)"), name))
+            if outcome is not None:
+                event(f"{op.name} (b)/(c) in a subprocess: {outcome}")
         return
     jitted = jax.jit(f, in_shardings=in_shardings, out_shardings=out_sharding)
     constrained = jax.jit(lambda *a: compat.constrain(
@@ -260,14 +300,15 @@ def check_example(example: Example, ignores_returned_constraint: bool, run_isola
         out_sharding, example.axis_type))
     for mode, call in (("(b) jit with in/out_shardings", lambda: jitted(*args)),
                        ("(c) jit with sharding constraints", lambda: constrained(*args))):
-        with context():
-            result = run(case, example, mode, call)
-        if result is None:
-            continue
-        compare(case, op, f"{mode} result", as_numpy(case, mode, result), expected)
-        check_shards_hold(case, op, result, expected, f"{mode} result")
-        if mode.startswith("(c)") and forwards_an_input(example.operands, expected) and ignores_returned_constraint:
-            event(f"{op.name} (c): result is an input, whose constraint this JAX ignores (known "
-                  f"deviation, see {reproductions.test_constraint_applies_to_a_returned_input.__name__})")
-            continue
-        check_layout(case, result, out_layout, what=f"{mode} result")
+        with way(mode):
+            with context():
+                result = run(case, example, mode, call)
+            if result is None:
+                continue
+            compare(case, op, f"{mode} result", as_numpy(case, mode, result), expected)
+            check_shards_hold(case, op, result, expected, f"{mode} result")
+            if mode.startswith("(c)") and forwards_an_input(example.operands, expected) and ignores_returned_constraint:
+                event(f"{op.name} (c): result is an input, whose constraint this JAX ignores (known "
+                      f"deviation, see {reproductions.test_constraint_applies_to_a_returned_input.__name__})")
+                continue
+            check_layout(case, result, out_layout, what=f"{mode} result")

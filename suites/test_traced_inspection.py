@@ -39,7 +39,7 @@ def check_picture(case: Case, text: str, layout: Layout, what: str) -> None:
     try:
         picture = parse_picture(text)
     except PictureError as e:
-        case.fail(f"the {what} picture cannot be read ({e}) [{case.call}]\n{text}")
+        case.fail(f"the {what} picture cannot be read ({e}) [{case.call}]\n{text}", check="reading the picture")
     case.equal(f"{what} picture (rows of device-id sets)", device_grid(picture), block_grid(layout))
 
 

@@ -39,7 +39,7 @@ def check_picture(layout: Layout, options=None, sharding=None):
     try:
         picture = parse_picture(text)
     except PictureError as e:
-        case.fail(f"the picture cannot be read ({e}) [{case.call}]\n{text}")
+        case.fail(f"the picture cannot be read ({e}) [{case.call}]\n{text}", check="reading the picture")
     case.equal("picture (rows of device-id sets)", device_grid(picture), block_grid(layout))
     case.equal("device labels", {p for row in picture for p, _ in row}, {platform})
 

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conformance.model import dtypes
 from conformance.model.layout import MeshModel, check_spec, spec_tiling
 from strategies import dividing_specs
-from strategies.ops import BY_NAME, CATALOGUE
+from strategies.ops import BY_NAME, CATALOGUE, Op
 from strategies.ops.inputs import index_statics, slice_length
 from strategies.ops.references import (clamped_starts, dynamic_slice_reference, dynamic_update_slice_reference,
                                        lax_pad_reference, shifted_ranges)
@@ -45,6 +46,47 @@ def test_every_entry_draws_inputs_its_reference_accepts(op, data):
     with np.errstate(all="ignore"):
         expected = np.asarray(op.reference(*operands, **static))
     assert (expected.size == 0) == (op.name == "slice_empty")
+
+
+# Entries whose numpy reference answers in another dtype than JAX's documentation gives, and why.
+NUMPY_DTYPE_DIFFERS = {
+    "cumsum": "jnp.cumsum's docstring: 'If not specified, then the output dtype will match the input "
+              "dtype'; numpy's cumsum of an integer narrower than intp answers in intp (int32 -> int64)",
+}
+
+
+@pytest.mark.parametrize("op", CATALOGUE, ids=lambda op: op.name)
+@settings(max_examples=5, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(data=st.data())
+def test_every_entry_result_rule_gives_numpys_dtype_or_says_why_not(op, data):
+    """On an entry's inputs its dtype rule gives numpy's reference dtype with x64 (numpy's defaults
+    are 64-bit, as JAX's are with x64), and that dtype narrowed without x64; an entry where JAX's
+    documentation and numpy differ says why in NUMPY_DTYPE_DIFFERS, and they do differ."""
+    operands, static = data.draw(op.inputs)
+    with np.errstate(all="ignore"):
+        numpy_dtype = np.asarray(op.reference(*operands, **static)).dtype
+    if op.name in NUMPY_DTYPE_DIFFERS:
+        assert op.result_dtype(operands, x64=True) != numpy_dtype, NUMPY_DTYPE_DIFFERS[op.name]
+    else:
+        assert op.result_dtype(operands, x64=True) == numpy_dtype, f"{op.name} (rule {op.result!r})"
+    assert op.result_dtype(operands) == dtypes.canonical(numpy_dtype), f"{op.name} (rule {op.result!r})"
+
+
+def test_an_entry_with_an_unknown_dtype_rule_is_refused():
+    with pytest.raises(dtypes.UnknownRule, match="no dtype rule 'widest'"):
+        Op("x", "elementwise", "lambda x: x", np.positive, st.nothing(), result="widest")
+
+
+def test_result_dtype_hand_worked():
+    """sum of int32: int32, int64 with x64; argmax: int32; where: the branches' join; a gather:
+    its data operand's dtype, whatever the indices' (the operands as the entries take them)."""
+    x8, x32, idx = np.zeros((2, 2), np.int8), np.zeros((2, 2), np.int32), np.zeros(2, np.int32)
+    assert BY_NAME["sum_int"].result_dtype((x32,)) == np.dtype("int32")
+    assert BY_NAME["sum_int"].result_dtype((x32,), x64=True) == np.dtype("int64")
+    assert BY_NAME["argmax"].result_dtype((np.zeros(3, np.float32),)) == np.dtype("int32")
+    assert BY_NAME["where"].result_dtype((np.zeros(2, bool), x8, np.zeros(2, np.uint8))) == np.dtype("int16")
+    assert BY_NAME["take"].result_dtype((x8, idx)) == np.dtype("int8")
+    assert BY_NAME["add"].result_dtype((x8, x32)) == np.dtype("int32")
 
 
 @given(data=st.data())

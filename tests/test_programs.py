@@ -142,19 +142,24 @@ def small_program():
         Step("v0", "concatenate", ("x0", "x0"), (("axis", 0),))], [("a",)])
 
 
-def test_jit_ways_in_a_subprocess_check_values_and_classify_an_abort():
+def test_jit_ways_in_a_subprocess_check_values_and_report_an_abort():
     """In a fresh interpreter the two jit ways print each output's bytes, checked against numpy's;
-    an abort with the known message is an outcome, other ends and wrong bytes are failures."""
+    an abort is a failure at the exit-status check whose finding quotes XLA's Check failed line (a
+    known deviation's symptom names it); other ends and wrong bytes are failures too."""
+    from conformance.checking.symptoms import Seen
     program = small_program()
     case = programs_.program_case(program)
-    check = lambda fake: programs_.check_jitted_in_subprocess(  # noqa: E731
-        case, program, fake, known_abort=r"sliced\.has_value\(\)")
+    check = lambda fake: programs_.check_jitted_in_subprocess(case, program, fake)  # noqa: E731
     assert check(lambda lines: run_isolated(lines)) is None
-    aborted = subprocess.CompletedProcess([], -6, "", "Check failed: sliced.has_value() Could not slice")
-    assert "a known deviation" in check(lambda lines: aborted)
+    aborted = subprocess.CompletedProcess([], -6, "", "F0000 hlo_sharding_util.cc] Check failed: sliced.has_value() "
+                                          "Could not slice\n*** Begin stack trace ***\nframe 1\nframe 2\nframe 3")
+    with pytest.raises(ConformanceFailure) as abort:
+        check(lambda lines: aborted)
+    seen = Seen.of(abort.value)
+    assert seen.check.startswith("exit status of (b)/(c) in a subprocess") and "sliced.has_value()" in seen.message
     rejected = subprocess.CompletedProcess([], 1, "", "Traceback ...\njax._src.core.ShardingTypeError: dot_general")
     explicit = dataclasses.replace(program, axis_type="Explicit")
-    assert programs_.check_jitted_in_subprocess(case, explicit, lambda lines: rejected, known_abort="-",
+    assert programs_.check_jitted_in_subprocess(case, explicit, lambda lines: rejected,
                                                 classify=lambda name, message: f"{name}: {message}") \
         == "ShardingTypeError: dot_general"
     for other in (subprocess.CompletedProcess([], -11, "", "Segmentation fault"), rejected,

@@ -461,7 +461,8 @@ def test_a_strict_known_deviation_that_passes_is_reported_fixed(tmp_path):
     records the deviation as fixed."""
     test = "suites/test_named_sharding.py::test_tutorial_mesh_holds_each_device_once"
     deviations = tmp_path / "deviations.toml"
-    deviations.write_text(f'[[deviation]]\ntest = "{test}"\njax = ">=0.1"\nreason = "planted: passes everywhere"\n')
+    deviations.write_text(f'format = 2\n[[deviation]]\ntest = "{test}"\njax = ">=0.1"\nreason = "planted: passes everywhere"\n'
+                          'symptom = { raises = "AssertionError" }\n')
     run_dir = tmp_path / "run"
     result = run_pytest([test, "--known-deviations", str(deviations), "--report-dir", str(run_dir)])
     assert result.returncode == 1, result.stdout[-3000:]

@@ -67,25 +67,27 @@ def test_choose_seed():
 def test_load_deviations(tmp_path):
     """Entries need test, jax and reason; a bad range or missing field is a UsageError."""
     good = tmp_path / "good.toml"
-    good.write_text('[[deviation]]\ntest = "suites/t.py::test_a"\njax = ">=0.5"\nreason = "r"\n')
+    good.write_text('format = 2\n[[deviation]]\ntest = "suites/t.py::test_a"\njax = ">=0.5"\nreason = "r"\n'
+                    'symptom = { raises = "AssertionError" }\n')
     (entry,) = load_deviations(good)
-    assert entry.matches("suites/t.py::test_a") and entry.matches("suites/t.py::test_a[x]")
+    assert entry.matches("suites/t.py::test_a") and not entry.matches("suites/t.py::test_a[x]")
     assert not entry.matches("suites/t.py::test_ab")
+    symptom = 'symptom = { raises = "AssertionError" }\n'
     for text, message in [('[[deviation]]\ntest = "t"\njax = ">=0.5"\n', "lacks reason"),
-                          ('[[deviation]]\ntest = "t"\njax = "new"\nreason = "r"\n', "invalid jax range"),
+                          ('[[deviation]]\ntest = "t"\njax = "new"\nreason = "r"\n' + symptom, "invalid jax range"),
                           ("[[deviation]\n", "bad.toml"),
-                          ('[[deviation]]\ntest = "t"\njax = ">=0.5"\nreason = "r"\nstrict = false\n',
+                          ('[[deviation]]\ntest = "t"\njax = ">=0.5"\nreason = "r"\nstrict = false\n' + symptom,
                            "reproduced_by"),
-                          ('[[deviation]]\ntest = "t"\njax = ">=0.5"\nreason = "r"\nstrict = "no"\n',
+                          ('[[deviation]]\ntest = "t"\njax = ">=0.5"\nreason = "r"\nstrict = "no"\n' + symptom,
                            "not true or false")]:
         bad = tmp_path / "bad.toml"
-        bad.write_text(text)
+        bad.write_text(text if text.startswith("[[deviation]\n") else "format = 2\n" + text)
         with pytest.raises(UsageError, match=message):
             load_deviations(bad)
     assert load_deviations(tmp_path / "absent.toml") == []
     loose = tmp_path / "loose.toml"
-    loose.write_text('[[deviation]]\ntest = "t"\njax = ">=0.5"\nreason = "r"\nstrict = false\n'
-                     'reproduced_by = "suites/t.py::test_b"\n')
+    loose.write_text('format = 2\n[[deviation]]\ntest = "t"\njax = ">=0.5"\nreason = "r"\nstrict = false\n'
+                     'reproduced_by = "suites/t.py::test_b"\ntrigger = "strided_at_update"\n' + symptom)
     (entry,) = load_deviations(loose)
     assert not entry.strict and entry.reproduced_by == "suites/t.py::test_b"
 
@@ -196,28 +198,6 @@ def test_every_suite_has_a_place_in_the_run_order():
     assert sorted(areas.SUITE_ORDER) == stems
 
 
-def test_a_random_propertys_known_deviation_ends_it_at_the_first_failure():
-    """Under a non-strict deviation the first failure is kept (not raised, so Hypothesis neither
-    shrinks nor goes on running) and becomes an xfail naming the reproduction and the finding;
-    without a deviation, or with a strict one, a failure goes through as it is."""
-    from conformance.checking.case import ConformanceFailure
-    from conformance.runner.deviations import Deviation, FirstFailureEnds
-
-    random = Deviation("suites/t.py::test_p[op]", ">=0.4.30", "wrong values", strict=False,
-                       reproduced_by="suites/t_reproductions.py::test_r")
-    guard = FirstFailureEnds(random)
-    guard.xfail_if_seen()  # nothing seen: no xfail
-    with guard.first_failure_ends_the_property():
-        raise ConformanceFailure("long text", finding="got 1, but should be 2 [f(x)]")
-    assert guard.seen
-    with pytest.raises(pytest.xfail.Exception, match=r"reproduced by test_r\): got 1, but should be 2 \[f\(x\)\]"):
-        guard.xfail_if_seen()
-    for deviation in (None, Deviation("suites/t.py::test_d", ">=0.4.30", "wrong", strict=True)):
-        with pytest.raises(ConformanceFailure):
-            with FirstFailureEnds(deviation).first_failure_ends_the_property():
-                raise ConformanceFailure("got 1, but should be 2")
-
-
 # --- a user's own deviations (--deviations) ---------------------------------------------------
 @pytest.mark.parametrize("backend, platform, device_kind, applies", [
     ("", "cpu", "cpu", True),
@@ -248,12 +228,13 @@ def test_users_deviations_merge_with_the_suites_and_come_first(tmp_path):
     from conformance.runner.deviations import DeviationsInEffect, read_deviation_file
 
     suite = tmp_path / "suite.toml"
-    suite.write_text('[[deviation]]\ntest = "suites/t.py::test_a"\njax = ">=0.4.30"\nreason = "suite\'s"\n'
-                     '[[deviation]]\ntest = "suites/t.py::test_b"\njax = "<0.4.30"\nreason = "old"\n')
+    symptom = 'symptom = { raises = "AssertionError" }\n'
+    suite.write_text('format = 2\n[[deviation]]\ntest = "suites/t.py::test_a"\njax = ">=0.4.30"\nreason = "suite\'s"\n'
+                     + symptom + '[[deviation]]\ntest = "suites/t.py::test_b"\njax = "<0.4.30"\nreason = "old"\n' + symptom)
     user = tmp_path / "team.toml"
-    user.write_text('[[deviation]]\ntest = "suites/t.py::test_a"\njax = ">=0.4.30"\nreason = "ours"\n'
-                    '[[deviation]]\ntest = "suites/t.py::test_c"\njax = ">=0.4.30"\nreason = "gpu"\n'
-                    'backend = "gpu"\n')
+    user.write_text('format = 2\n[[deviation]]\ntest = "suites/t.py::test_a"\njax = ">=0.4.30"\nreason = "ours"\n'
+                    + symptom + '[[deviation]]\ntest = "suites/t.py::test_c"\njax = ">=0.4.30"\nreason = "gpu"\n'
+                    'backend = "gpu"\n' + symptom)
     files = [read_deviation_file(suite, "suite", "--known-deviations"), read_deviation_file(user, "user", "--deviations")]
     chosen = DeviationsInEffect.select(files, lambda spec: "0.10.2" in SpecifierSet(spec), "cpu", "cpu", tmp_path)
     assert [d.reason for d in chosen.deviations] == ["ours", "suite's"]
@@ -263,7 +244,7 @@ def test_users_deviations_merge_with_the_suites_and_come_first(tmp_path):
     assert [(f["origin"], f["in_effect"], f["other_backends"], len(f["sha256"])) for f in chosen.files] == [
         ("user", 1, 1, 64), ("suite", 1, 0, 64)]
     bad = tmp_path / "bad.toml"
-    bad.write_text('[[deviation]]\ntest = "t"\njax = ">=0.5"\nreason = "r"\nbackend = 3\n')
+    bad.write_text('format = 2\n[[deviation]]\ntest = "t"\njax = ">=0.5"\nreason = "r"\nbackend = 3\n' + symptom)
     with pytest.raises(UsageError, match="backend = 3"):
         load_deviations(bad)
 
@@ -276,10 +257,10 @@ def test_a_users_deviation_file_applies_its_entries_on_their_backend(tmp_path):
 
     user = tmp_path / "team.toml"
     user.write_text(
-        '[[deviation]]\ntest = "suites/test_mesh.py::test_make_mesh_holds_distinct_devices"\n'
-        'jax = ">=0.4.30"\nreason = "(self-test) applied on cpu"\nbackend = "cpu"\n'
+        'format = 2\n[[deviation]]\ntest = "suites/test_mesh.py::test_make_mesh_holds_distinct_devices"\n'
+        'jax = ">=0.4.30"\nreason = "(self-test) applied on cpu"\nbackend = "cpu"\nsymptom = { raises = "AssertionError" }\n'
         '[[deviation]]\ntest = "suites/test_mesh.py::test_mesh_attributes_match_the_model"\n'
-        'jax = ">=0.4.30"\nreason = "(self-test) a GPU-only entry"\nbackend = "gpu"\n')
+        'jax = ">=0.4.30"\nreason = "(self-test) a GPU-only entry"\nbackend = "gpu"\nsymptom = { raises = "AssertionError" }\n')
     result = run_pytest("suites/test_mesh.py", "-k", "holds_distinct or attributes_match", "--deviations", str(user),
                         "--report-dir", str(tmp_path / "run"), "--devices", "2")
     header = next(line for line in result.stdout.splitlines() if line.startswith("known deviations in effect"))

@@ -34,13 +34,13 @@ def check_layout(case: Case, array, layout: Layout, x=None, what: str = "shard")
     case.index_map(f"{what} sharding devices_indices_map",
                    bridge.index_map(array.sharding, layout.shape), layout.blocks)
     views = bridge.shards(array)
-    case.equal(f"{what} devices", sorted(v.device_id for v in views), sorted(layout.device_ids))
+    case.equal(f"{what} devices", sorted(v.device_id for v in views), sorted(layout.device_ids), shows="layout")
     case.index_map(f"{what} indices", {v.device_id: v.block for v in views}, layout.blocks)
     for view in views:
         case.equal(f"devices holding the {what} data of device {view.device_id}",
-                   view.data_devices, frozenset({view.device_id}))
+                   view.data_devices, frozenset({view.device_id}), shows="layout")
         case.equal(f"{what} data shape on device {view.device_id}", view.data.shape,
-                   layout.shard_shape)
+                   layout.shard_shape, shows="layout")
         if x is not None:
             case.same_bits(f"{what} data on device {view.device_id}", view.data,
                            x[block_slices(layout.block(view.device_id))])

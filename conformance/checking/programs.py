@@ -175,23 +175,28 @@ def isolated_lines(program: Program) -> List[str]:
             + [line for line in run_lines(program) if not line.startswith("print(")] + run)
 
 
-def check_jitted_in_subprocess(case: Case, program: Program, run_isolated: Callable, *, known_abort: str,
+def check_jitted_in_subprocess(case: Case, program: Program, run_isolated: Callable, *,
                                classify: Callable[[str, str], Optional[str]] = lambda name, message: None
                                ) -> Optional[str]:
     """Run (b) and (c) in a fresh interpreter (``run_isolated(lines)``, for a program XLA may abort
-    on) and check every output's values against the program's. Returns None when checked; else
-    what ended the run as a documented outcome: an abort whose output has ``known_abort`` (a known
-    deviation), or on an Explicit mesh an exception that ``classify(class name, message)`` names
-    an outcome (as in-process runs classify them). Anything else is a failure."""
+    on) and check every output's values against the program's. Returns None when checked; else, on
+    an Explicit mesh, the outcome ``classify(class name, message)`` names for the exception the
+    subprocess raised (as in-process runs classify them). Anything else is a failure: an abort is
+    one at the check of the exit status, whose message quotes XLA's ``Check failed`` line (a known
+    deviation's symptom names it)."""
     result = run_isolated(isolated_lines(program))
-    if result.returncode < 0 and re.search(known_abort, result.stderr):
-        return f"XLA aborted the process ({known_abort}), a known deviation"
     raised = [m for m in map(EXCEPTION_LINE.match, result.stderr.strip().splitlines()) if m]
     if result.returncode > 0 and program.axis_type == "Explicit" and raised:
         outcome = classify(raised[-1]["name"].rpartition(".")[2], raised[-1]["message"])
         if outcome is not None:
             return outcome
-    tail = " | ".join(result.stderr.strip().splitlines()[-3:])
+    lines = result.stderr.strip().splitlines()
+    if result.returncode > 0 and raised:  # the program raised there: the failure names the exception
+        name, message = raised[-1]["name"].rpartition(".")[2], raised[-1]["message"]
+        case.fail(f"(b)/(c) in a subprocess raised {name}: {message}, but should be accepted [{case.call}]",
+                  check="(b)/(c) in a subprocess", shows="raised", raised=name, raised_message=message)
+    checks = [line.strip() for line in lines if "Check failed" in line][:1]
+    tail = " | ".join(checks + lines[-3:])
     case.equal(f"exit status of (b)/(c) in a subprocess (negative: killed by a signal; {tail})", result.returncode, 0)
     printed = {tuple(line.split()[:2]): line.split()[2] if len(line.split()) > 2 else ""
                for line in result.stdout.splitlines() if line.startswith("(")}

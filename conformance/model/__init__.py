@@ -9,4 +9,8 @@ is independent of the library under test.
 - ``spmd``: pmap's in_axes/out_axes and the collectives, over per-device values.
 - ``picture``: reading ``visualize_array_sharding``'s picture back into device-id sets.
 - ``tutorial``: the seed tutorial's layouts and pictures, as data.
+- ``program``: generated programs as data.
+- ``dtypes``: result dtypes by JAX's documented type promotion (weak types, the x64 flag).
+- ``sharding_rules``: whether the Explicit-sharding rules type a catalogue operation on given
+  operand shardings, and the result's spec.
 """

@@ -1,27 +1,42 @@
 """Known deviations: what a JAX version is known to get wrong against a property, read from
-``suites/known_deviations.toml``.
+``suites/known_deviations.toml`` (format 2) and the users' ``--deviations`` files.
 
-The runner turns each entry in effect for the installed JAX into an xfail of its test (strict, or,
-for a random property, not strict), and hands the suites two fixtures: ``known_deviations`` (which
-entries are in effect, asked by test function) and ``known_deviation`` (this random property's
-entry, which ends the property as an xfail at its first failing example, without shrinking).
+Every entry names its symptom (``conformance.checking.symptoms``): how the deviation shows, and
+only a failure that shows so is excused. A strict entry turns its deterministic test into a strict
+xfail that only a failure matching the symptom satisfies (any other failure fails, saying which
+entry it did not match and what it saw; a pass says the deviation is fixed). A random property's
+entry (``strict = false``) also names a trigger (``conformance.checking.triggers``): an example
+that fails is excused only when the trigger holds for it and the failure is the symptom; every
+other example runs and can fail, and the excused ones are counted in the run report.
+
+The suites get two fixtures: ``known_deviations`` (the entries in effect, asked by test function)
+and ``excuses`` (this random property's entries, applied around each way an example runs).
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import hashlib
 import inspect
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import pytest
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+from conformance.checking import triggers
+from conformance.checking.symptoms import Seen, Symptom
+
 from .devices import UsageError
 from .run_folder import ROOT
+
+FORMAT = 2  # the deviation file format this runner reads: ``format = 2`` at the top of the file
+ENTRY_KEYS = ("test", "params", "jax", "reason", "kind", "upstream", "strict", "reproduced_by", "backend",
+              "symptom", "trigger")
 
 DEVIATIONS_FILE = ROOT / "suites" / "known_deviations.toml"  # the list the runner applies by default
 
@@ -36,21 +51,47 @@ KINDS = ("bug", "documented change", "unspecified")
 PLATFORMS = {"cpu": ("cpu",), "gpu": ("gpu", "cuda", "rocm"), "tpu": ("tpu",)}
 
 
+class KnownDeviationSeen(Exception):
+    """A strict entry's test failed with its entry's symptom (the strict xfail's only accepted
+    exception: any other failure of the test fails it)."""
+
+
 @dataclass(frozen=True)
 class Deviation:
-    """A behaviour a JAX version is known to get wrong: the test, the versions, a one-line reason;
-    a random property's entry is not ``strict`` and names the deterministic test that
-    ``reproduced_by`` shows it every time."""
+    """A behaviour a JAX version is known to get wrong: the test (and, for a parametrized one, the
+    ``params`` it covers), the versions, a one-line reason, and the ``symptom`` it shows; a random
+    property's entry is not ``strict``, names the ``trigger`` its examples must meet and the
+    deterministic test that ``reproduced_by`` shows it every time."""
 
     test: str
     jax: str
     reason: str
+    symptom: Symptom = Symptom(raises=("Exception",))
     strict: bool = True
     reproduced_by: str = ""
     kind: str = ""  # one of KINDS
     upstream: str = ""  # the JAX/XLA issue or fix it matches, or "none found"
     backend: str = ""  # where it applies: "" (everywhere), a PLATFORMS key, or a device kind
     source: str = ""  # the file it was read from
+    trigger: str = ""  # a random entry's trigger (a name in conformance.checking.triggers.TRIGGERS)
+    params: Tuple[str, ...] = ()  # the parametrized cases of ``test`` it covers (test[param])
+    line: int = 0  # where the entry starts in its file
+
+    @property
+    def label(self) -> str:
+        """How reports and messages name the entry: its test, range and symptom."""
+        return f"{self.test.split('::')[-1]} (JAX {self.jax}; {self.symptom.describe()})"
+
+    @property
+    def where(self) -> str:
+        return f"{shown_path(self.source, ROOT) if self.source else '?'}:{self.line}"
+
+    def why_not(self, seen: Seen, candidates: Sequence[object] = (), mesh_kind: Optional[str] = None) -> Optional[str]:
+        """None when this entry excuses the failure ``seen`` (of an example whose ``candidates`` the
+        trigger is asked about, on a mesh of ``mesh_kind``); otherwise why not, as a phrase."""
+        if self.trigger and not triggers.holds(self.trigger, candidates):
+            return f"its trigger {self.trigger} does not hold for this example"
+        return self.symptom.why_not(seen, mesh_kind)
 
     def applies_on(self, platform: str, device_kind: str) -> bool:
         """Whether the entry applies on this backend: ``platform`` as JAX names it (cpu, gpu, cuda,
@@ -63,14 +104,15 @@ class Deviation:
         return wanted == device_kind.lower()
 
     def matches(self, nodeid: str) -> bool:
-        return nodeid == self.test or nodeid.endswith("/" + self.test) or \
-            nodeid.split("[")[0] == self.test
+        """Whether the entry names the test ``nodeid``: the test itself, or one of its ``params``."""
+        names = [f"{self.test}[{p}]" for p in self.params] if self.params else [self.test]
+        return any(nodeid == n or nodeid.endswith("/" + n) for n in names)
 
     def did_not_reproduce(self, jax_version: str) -> str:
         """What a strict entry that passed on ``jax_version`` says: JAX fixed it there, and the entry's
         range should be narrowed to end before that release (the run still fails, so it is)."""
         return (f"[XPASS(strict)] FIXED IN THIS JAX ({jax_version}): the known deviation did not "
-                f"reproduce. Narrow the range of its entry in suites/known_deviations.toml "
+                f"reproduce. Narrow the range of its entry at {self.where} "
                 f"(jax = \"{self.jax}\") so that it ends before {jax_version}; its reason: {self.reason}")
 
     @property
@@ -79,40 +121,80 @@ class Deviation:
         return f"known deviation (JAX {self.jax}): {self.reason}{seen}"
 
 
+def entry_lines(text: str) -> List[int]:
+    """The line number of each ``[[deviation]]`` header of a deviation file, in order."""
+    return [n for n, line in enumerate(text.splitlines(), 1) if line.strip() == "[[deviation]]"]
+
+
 def load_deviations(path: Path) -> List[Deviation]:
-    """Read the known-deviation list; a malformed entry is a usage error naming it."""
+    """Read a known-deviation list (format 2); a malformed entry is a usage error naming it by
+    ``file:line``."""
     if not path.exists():
         return []
+    text = path.read_text()
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise UsageError(f"{path}: {e}") from None
+    if data.get("format") != FORMAT:
+        raise UsageError(f"{path}: deviation file format {data.get('format', 1)!r} is not read by this suite: "
+                         f"write format = {FORMAT} at the top and give every entry a symptom (and a random "
+                         f"property's entry a trigger), as suites/known_deviations.toml does")
+    lines = entry_lines(text)
     out = []
     for i, entry in enumerate(data.get("deviation", [])):
-        missing = [k for k in ("test", "jax", "reason") if not entry.get(k)]
-        if missing:
-            raise UsageError(f"{path}: deviation #{i + 1} lacks {', '.join(missing)}")
-        try:
-            SpecifierSet(entry["jax"])
-        except InvalidSpecifier:
-            raise UsageError(f"{path}: deviation #{i + 1} has an invalid jax range {entry['jax']!r}") from None
-        strict = entry.get("strict", True)
-        if not isinstance(strict, bool):
-            raise UsageError(f"{path}: deviation #{i + 1} has strict = {strict!r}, not true or false")
-        if not strict and not entry.get("reproduced_by"):
-            raise UsageError(f"{path}: deviation #{i + 1} is not strict, so it must name the strict "
-                             "deterministic test that reproduces it (reproduced_by)")
-        kind = entry.get("kind", "")
-        if kind and kind not in KINDS:
-            raise UsageError(f"{path}: deviation #{i + 1} has kind = {kind!r}, not one of {', '.join(KINDS)}")
-        backend = entry.get("backend", "")
-        if not isinstance(backend, str):
-            raise UsageError(f"{path}: deviation #{i + 1} has backend = {backend!r}: name a platform "
-                             f"({', '.join(PLATFORMS)}) or a device kind, as a string")
-        out.append(Deviation(entry["test"], entry["jax"], entry["reason"], strict,
-                             entry.get("reproduced_by", ""), kind, entry.get("upstream", ""), backend,
-                             str(path)))
+        where = f"{path}:{lines[i] if i < len(lines) else '?'}"
+        out.append(parse_entry(entry, where, str(path), lines[i] if i < len(lines) else 0))
     return out
+
+
+def parse_entry(entry: dict, where: str, source: str, line: int) -> Deviation:
+    """One ``[[deviation]]`` table as a Deviation; a UsageError names ``where`` and what is wrong."""
+    def refuse(message: str):
+        raise UsageError(f"{where}: deviation {message}")
+    unknown = sorted(set(entry) - set(ENTRY_KEYS))
+    if unknown:
+        refuse(f"has unknown key(s) {', '.join(unknown)} (known: {', '.join(ENTRY_KEYS)})")
+    missing = [k for k in ("test", "jax", "reason", "symptom") if not entry.get(k)]
+    if missing:
+        refuse(f"lacks {', '.join(missing)}")
+    try:
+        SpecifierSet(entry["jax"])
+    except (InvalidSpecifier, TypeError):
+        refuse(f"has an invalid jax range {entry['jax']!r}")
+    strict = entry.get("strict", True)
+    if not isinstance(strict, bool):
+        refuse(f"has strict = {strict!r}, not true or false")
+    if not strict and not entry.get("reproduced_by"):
+        refuse("is not strict, so it must name the strict deterministic test that reproduces it (reproduced_by)")
+    trigger = entry.get("trigger", "")
+    if not strict and not trigger:
+        refuse("is not strict, so it must name the trigger its examples meet (trigger = one of "
+               f"{', '.join(sorted(triggers.TRIGGERS))})")
+    if strict and trigger:
+        refuse("is strict (a deterministic test), so it takes no trigger: a trigger selects examples of a random property")
+    if trigger and trigger not in triggers.TRIGGERS:
+        close = ", ".join(n for n in sorted(triggers.TRIGGERS) if n[:8] == trigger[:8]) or "none close"
+        refuse(f"names an unknown trigger {trigger!r} (similar: {close})")
+    kind = entry.get("kind", "")
+    if kind and kind not in KINDS:
+        refuse(f"has kind = {kind!r}, not one of {', '.join(KINDS)}")
+    backend = entry.get("backend", "")
+    if not isinstance(backend, str):
+        refuse(f"has backend = {backend!r}: name a platform ({', '.join(PLATFORMS)}) or a device kind, as a string")
+    params = entry.get("params", [])
+    if not isinstance(params, list) or not all(isinstance(p, str) and p for p in params):
+        refuse(f"has params = {params!r}: a list of the parametrized case ids it covers")
+    if params and "[" in entry["test"]:
+        refuse("names a parametrized case in test and params too: name the test, and its cases in params")
+    try:
+        symptom = Symptom.parse(entry["symptom"])
+    except ValueError as e:
+        refuse(str(e))
+    if symptom.mesh and strict:
+        refuse("is strict, so its symptom takes no mesh (the test's mesh is fixed): mesh limits a random property's")
+    return Deviation(entry["test"], entry["jax"], entry["reason"], symptom, strict, entry.get("reproduced_by", ""),
+                     kind, entry.get("upstream", ""), backend, source, trigger, tuple(params), line)
 
 
 @dataclass(frozen=True)
@@ -190,8 +272,12 @@ class DeviationsInEffect:
         return len(self.deviations)
 
     def for_test(self, nodeid: str) -> Optional[Deviation]:
-        """The entry that applies to the test ``nodeid`` (path::name[param]), or None."""
+        """The first entry that applies to the test ``nodeid`` (path::name[param]), or None."""
         return next((d for d in self.deviations if d.matches(nodeid)), None)
+
+    def all_for_test(self, nodeid: str) -> Tuple[Deviation, ...]:
+        """Every entry that applies to the test ``nodeid``."""
+        return tuple(d for d in self.deviations if d.matches(nodeid))
 
     def covers(self, test_function: Callable) -> Optional[Deviation]:
         """The entry for ``test_function`` (a deterministic reproduction), or None: whether this JAX
@@ -199,37 +285,79 @@ class DeviationsInEffect:
         return self.for_test(nodeid_of(test_function, self.root))
 
 
-class FirstFailureEnds:
-    """A random property's known deviation (the ``known_deviation`` fixture). A random property
-    does not draw its failing case in every run, so its entry is not strict; when it does fail, the
-    first failing example ends the property as an xfail, unshrunk (shrinking recompiles at every
-    step, for a failure that a deterministic reproduction already shows).
+def not_matched(entries: Sequence[Deviation], seen: Seen, reasons: Sequence[str]) -> str:
+    """The note a failure gets when known deviations apply to its test but none excuses it."""
+    lines = [f"not a known deviation: it failed with {seen.describe()}; the entries for this test do not "
+             "excuse it:"]
+    lines += [f"  {entry.where} {entry.label}: {why}" for entry, why in zip(entries, reasons)]
+    return "\n".join(lines)
 
-    Use: after drawing the example, ``if known_deviation.seen: return`` (the rest of the examples
-    are drawn, as Hypothesis requires, but not run), then
-    ``with known_deviation.first_failure_ends_the_property(): ...``. The runner turns a seen failure
-    into the xfail after the property returns."""
 
-    def __init__(self, deviation: Optional[Deviation]):
-        self.deviation = deviation
-        self.finding: Optional[str] = None
+def strict_verdict(entries: Sequence[Deviation], failure: BaseException) -> Exception:
+    """What a strict known deviation's test that raised ``failure`` becomes: KnownDeviationSeen
+    when an entry's symptom matches it, else the failure itself, with a note naming each entry and
+    why it did not match."""
+    seen = Seen.of(failure)
+    reasons = []
+    for entry in entries:
+        why = entry.why_not(seen)
+        if why is None:
+            return KnownDeviationSeen(f"{entry.label}: saw {seen.describe()}")
+        reasons.append(why)
+    failure.add_note(not_matched(entries, seen, reasons))
+    return failure
 
-    @property
-    def seen(self) -> bool:
-        return self.finding is not None
+
+class Excuses:
+    """A random property's known deviations on the installed JAX (the ``excuses`` fixture): around
+    each way an example runs, a failure that one entry's trigger and symptom cover is excused (a
+    Hypothesis event, counted per entry for the run report); any other failure propagates, with a
+    note saying which entries it did not match and why.
+
+    Use: ``with excuses.way(candidates, mesh_kind=...): ...`` for each way; ``candidates`` are what
+    the triggers are asked about (the example, or a program's steps the failing value depends on,
+    as a sequence or a function of the failure)."""
+
+    def __init__(self, entries: Sequence[Deviation]):
+        self.entries = tuple(e for e in entries if not e.strict)
+        self.counts: Dict[Deviation, int] = collections.Counter()  # examples excused, per entry
+        self._excused: Dict[Deviation, list] = collections.defaultdict(list)  # the examples (an example counts once)
+
+    def __bool__(self) -> bool:
+        return bool(self.entries)
 
     @contextlib.contextmanager
-    def first_failure_ends_the_property(self):
-        if self.deviation is None or self.deviation.strict:
+    def way(self, candidates, *, mesh_kind: Optional[str] = None, example=None):
+        """(``example``: the drawn example the way belongs to, so that an example whose several
+        ways an entry excuses counts once.)"""
+        if not self.entries:
             yield
             return
         try:
             yield
-        except Exception as failure:  # noqa: BLE001 - any failure of this property is the deviation's
-            self.finding = getattr(failure, "finding", None) or f"{type(failure).__name__}: {failure}"
+        except Exception as failure:  # noqa: BLE001 - matched against the entries, re-raised otherwise
+            self.excuse_or_raise(failure, candidates, mesh_kind, example)
 
-    def xfail_if_seen(self) -> None:
-        """After the property: an xfail naming the reproduction and the finding, if it failed."""
-        if self.seen:
-            pytest.xfail(f"known deviation, random property (reproduced by "
-                         f"{self.deviation.reproduced_by.split('::')[-1]}): {self.finding}")
+    def excuse_or_raise(self, failure: Exception, candidates, mesh_kind: Optional[str], example=None) -> None:
+        seen = Seen.of(failure)
+        chosen = candidates(failure) if callable(candidates) else candidates
+        reasons = []
+        for entry in self.entries:
+            why = entry.why_not(seen, chosen, mesh_kind)
+            if why is None:
+                seen_before = example is not None and any(e is example for e in self._excused[entry])
+                if not seen_before:
+                    self.counts[entry] += 1
+                    self._excused[entry].append(example)
+                from hypothesis import event  # (the runner's plugin imports no Hypothesis at its top)
+                event(f"excused by a known deviation: {entry.label}")
+                return
+            reasons.append(why)
+        failure.add_note(not_matched(self.entries, seen, reasons))
+        raise failure
+
+    def report(self) -> List[dict]:
+        """Per entry that excused something: its label, file:line, range, trigger and count."""
+        return [{"entry": e.label, "where": e.where, "jax": e.jax, "trigger": e.trigger,
+                 "symptom": e.symptom.describe(), "excused": n}
+                for e, n in sorted(self.counts.items(), key=lambda kv: kv[0].where)]

@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from . import areas, devices, environment, hookspecs, profiles, run_folder, state
-from .deviations import DeviationsInEffect, FirstFailureEnds, is_unexpected_pass
+from .deviations import DeviationsInEffect, Excuses, KnownDeviationSeen, is_unexpected_pass, strict_verdict
 from .state import leader_of
 
 
@@ -90,28 +90,47 @@ def pytest_collection_modifyitems(config, items):
         if len(named) != 1:
             raise pytest.UsageError(f"{item.nodeid} must carry exactly one suite-area marker "
                                     f"({', '.join(areas.AREAS)}), has {named or 'none'}")
-        deviation = deviations.for_test(item.nodeid)
-        if deviation is not None:
-            item.stash[state.ITEM_DEVIATION] = deviation
-            item.add_marker(pytest.mark.xfail(strict=deviation.strict, reason=deviation.xfail_reason))
+        entries = deviations.all_for_test(item.nodeid)
+        if not entries:
+            continue
+        item.stash[state.ITEM_DEVIATION] = entries[0]
+        strict, random = tuple(e for e in entries if e.strict), tuple(e for e in entries if not e.strict)
+        if strict and random:
+            raise pytest.UsageError(f"{item.nodeid}: known deviations {strict[0].where} (strict) and "
+                                    f"{random[0].where} (random) name one test: a test is deterministic or not")
+        if strict:  # only a failure that shows an entry's symptom satisfies the xfail
+            item.stash[state.ITEM_STRICT] = strict
+            item.add_marker(pytest.mark.xfail(strict=True, raises=KnownDeviationSeen,
+                                              reason=" | ".join(e.xfail_reason for e in strict)))
+        else:  # the property excuses the examples that meet an entry's trigger and symptom
+            item.stash[state.ITEM_RANDOM] = random
 
 
 # --- running --------------------------------------------------------------------------------
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
     """Count the JAX compilations a property's run caused (for the run report and the benchmark);
-    end a random property whose known deviation showed up as an xfail."""
+    a strict known deviation's test is xfailed only by a failure that shows an entry's symptom; a
+    random property's excused examples go to the report."""
     counter = item.config.stash.get(state.COMPILES, None) if areas.in_suites(item.nodeid) else None
     before = counter.snapshot() if counter else None
     try:
         result = yield
+    except Exception as failure:  # noqa: BLE001 - pytest's outcomes (skip, xfail) are BaseExceptions
+        strict = item.stash.get(state.ITEM_STRICT, ())
+        if not strict:
+            raise
+        verdict = strict_verdict(strict, failure)
+        if verdict is failure:
+            raise
+        raise verdict from failure
     finally:
         if counter is not None:
             after = counter.snapshot()
             item.user_properties.append((state.COMPILATIONS, (after[0] - before[0], after[1] - before[1])))
-    guard = item.stash.get(state.FIRST_FAILURE, None)
-    if guard is not None:
-        guard.xfail_if_seen()
+        excuses = item.stash.get(state.EXCUSES, None)
+        if excuses is not None and excuses.counts:
+            item.user_properties.append((state.EXCUSED, excuses.report()))
     return result
 
 
@@ -133,12 +152,12 @@ def known_deviations(pytestconfig) -> DeviationsInEffect:
 
 
 @pytest.fixture
-def known_deviation(request) -> FirstFailureEnds:
-    """This random property's known deviation on the installed JAX (or none): its first failing
-    example ends the property as an xfail."""
-    guard = FirstFailureEnds(request.node.stash.get(state.ITEM_DEVIATION, None))
-    request.node.stash[state.FIRST_FAILURE] = guard
-    return guard
+def excuses(request) -> Excuses:
+    """This random property's known deviations on the installed JAX (maybe none): around each way an
+    example runs, they excuse the failures that meet an entry's trigger and symptom."""
+    found = Excuses(request.node.stash.get(state.ITEM_RANDOM, ()))
+    request.node.stash[state.EXCUSES] = found
+    return found
 
 
 @pytest.fixture(scope="session")

@@ -157,7 +157,7 @@ def run_test_with(python: str, test_id, args: Sequence[str], timeout: float = 60
     test_ids = [test_id] if isinstance(test_id, str) else list(test_id)
     with tempfile.TemporaryDirectory() as work:
         none = Path(work) / "no-deviations.toml"
-        none.write_text("")
+        none.write_text("format = 2\n")
         try:
             done = run_pytest(["-q", *test_ids, "--known-deviations", str(none), "--report-dir", work, *args],
                               python=python, timeout=timeout)

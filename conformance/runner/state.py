@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .deviations import Deviation, DeviationsInEffect, FirstFailureEnds
+from .deviations import Deviation, DeviationsInEffect, Excuses
 from .devices import DevicePlan
 
 PLAN = pytest.StashKey[DevicePlan]()  # the platform and device count
@@ -15,10 +15,13 @@ COMPILES = pytest.StashKey[object]()  # this process's compilations.CompileCount
 LEADER = pytest.StashKey[object]()  # the multi-process run's protocol.Leader, in its process 0
 MULTIPROCESS_SKIP = pytest.StashKey[str]()  # why the multiprocess properties skip in this run
 ISOLATED_PRELUDE = pytest.StashKey[str]()  # code every isolated subprocess runs first (faults)
-ITEM_DEVIATION = pytest.StashKey[Deviation]()  # on an item: its known deviation on this JAX
-FIRST_FAILURE = pytest.StashKey[FirstFailureEnds]()  # on an item: its known_deviation fixture
+ITEM_DEVIATION = pytest.StashKey[Deviation]()  # on an item: its (first) known deviation on this JAX
+ITEM_STRICT = pytest.StashKey[tuple]()  # on an item: its strict known deviations on this JAX
+ITEM_RANDOM = pytest.StashKey[tuple]()  # on an item: its random property's known deviations on this JAX
+EXCUSES = pytest.StashKey[Excuses]()  # on an item: its excuses fixture (what it excused)
 
 COMPILATIONS = "compilations"  # the user property a test's (count, seconds) of compilations goes in
+EXCUSED = "excused"  # the user property a random property's excused examples go in, per entry
 
 
 def leader_of(config):

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterable
 
+import numpy as np
 from hypothesis import strategies as st
+
+from conformance.model import dtypes
 
 
 @dataclass(frozen=True)
@@ -18,7 +21,9 @@ class Op:
     * ``reference``: numpy's answer, ``reference(*operands, **static)``;
     * ``inputs``: a strategy of ``(operands, static)``: numpy operands (which get shardings) and
       static keyword arguments (ints, tuples, slices: baked into the traced function);
-    * ``rtol``/``atol``: the comparison, exact unless stated.
+    * ``rtol``/``atol``: the comparison, exact unless stated;
+    * ``result``: how the result's dtype follows from the operands' (a rule of
+      ``conformance.model.dtypes.RULES``), the join of their types unless stated.
     """
 
     name: str
@@ -28,3 +33,12 @@ class Op:
     inputs: st.SearchStrategy
     rtol: float = 0.0
     atol: float = 0.0
+    result: str = "promote"
+
+    def __post_init__(self):
+        if self.result not in dtypes.RULES:
+            raise dtypes.UnknownRule(f"{self.name}: no dtype rule {self.result!r}; the rules are {sorted(dtypes.RULES)}")
+
+    def result_dtype(self, operands: Iterable, *, x64: bool = False) -> np.dtype:
+        """The model's dtype of this operation's result on ``operands`` (numpy, in order)."""
+        return dtypes.of_operands(self.result, operands, x64)

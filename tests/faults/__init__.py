@@ -19,7 +19,7 @@ import pytest
 
 from conformance.runner import state
 
-from . import (collectives, device_put, jit, layouts, meshes, pmap, positional, programs,  # noqa: F401 - they register
+from . import (collectives, device_put, excuses, jit, layouts, meshes, pmap, positional, programs,  # noqa: F401 - they register
                transformations, visualize)
 from .registry import FAULTS, Fault, fault, unkilled
 

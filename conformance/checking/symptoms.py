@@ -1,0 +1,129 @@
+"""How a known deviation shows, and whether a failure is it.
+
+Vocabulary:
+
+* a **failure** is what a property or a reproduction raised: a ``ConformanceFailure`` (a check of
+  ``Case`` disagreed: its ``check`` names it, ``shows`` says what it saw, ``raised`` the exception a
+  call raised where it should have returned) or any other exception (the call itself raised);
+* ``Seen`` is a failure reduced to what a symptom is matched against: the exception class name (or
+  none, for a wrong value), its message (or the check's finding), the check's name, what it shows;
+* a ``Symptom`` is an entry's statement of how its deviation shows: an exception (``raises``, one
+  or more class names, and a ``match`` pattern searched in its message), or a wrong outcome
+  (``wrong``: values, layout, dtype, shape, mismatch or accepted) at a named check (``at``, a
+  pattern searched in the check's name: the way, the step of a program), and, for a random
+  property, the kind of mesh (``mesh``: Auto or Explicit) it is limited to.
+
+A failure of the unsharded run against numpy (checks named ``unsharded ...`` or ``(0) ...``) is
+never explained by a symptom: that check is the oracle every other one meets.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+from .case import SHOWS, ConformanceFailure
+
+MESH_KINDS = ("Auto", "Explicit")
+ORACLE_CHECKS = re.compile(r"^(unsharded|\(0\))")  # the unsharded run against numpy: never excused
+SYMPTOM_KEYS = ("raises", "match", "wrong", "at", "mesh")
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A failure as symptoms read it: ``raised`` (an exception class name, "" for a wrong outcome),
+    ``message`` (the exception's message, or the check's one-line finding), ``check`` (the name of
+    the check that failed, "" for an exception of the test itself) and ``shows`` (one of SHOWS)."""
+
+    raised: str
+    message: str
+    check: str
+    shows: str
+
+    @classmethod
+    def of(cls, failure: BaseException) -> "Seen":
+        if isinstance(failure, ConformanceFailure):
+            if failure.shows == "raised":
+                return cls(failure.raised, failure.raised_message, failure.check, "raised")
+            return cls("", failure.finding, failure.check, failure.shows or "mismatch")
+        return cls(type(failure).__name__, str(failure), "", "raised")
+
+    def describe(self) -> str:
+        """One line: ``ValueError 'msg' at check '...'`` or ``wrong values at check '...'``."""
+        at = f" at check {self.check!r}" if self.check else ""
+        message = " ".join(self.message.split())
+        message = message if len(message) <= 200 else message[:200] + " ..."
+        if self.shows == "raised":
+            return f"{self.raised} {message!r}{at}"
+        return f"wrong {self.shows}{at}: {message}"
+
+
+@dataclass(frozen=True)
+class Symptom:
+    """How a deviation shows (see the module's vocabulary): exactly one of ``raises`` and
+    ``wrong``; ``match`` and ``at`` are regular expressions, searched."""
+
+    raises: Tuple[str, ...] = ()
+    match: str = ""
+    wrong: str = ""
+    at: str = ""
+    mesh: str = ""
+
+    @classmethod
+    def parse(cls, table) -> "Symptom":
+        """A symptom from its TOML table; a ValueError says what is wrong with it, in one line."""
+        if not isinstance(table, dict):
+            raise ValueError(f"symptom must be a table ({{ raises = ..., match = ... }} or "
+                             f"{{ wrong = ..., at = ... }}), not {table!r}")
+        unknown = sorted(set(table) - set(SYMPTOM_KEYS))
+        if unknown:
+            raise ValueError(f"symptom has unknown key(s) {', '.join(unknown)} (known: {', '.join(SYMPTOM_KEYS)})")
+        raises = table.get("raises", ())
+        raises = (raises,) if isinstance(raises, str) else tuple(raises)
+        if not all(isinstance(r, str) and r.isidentifier() for r in raises):
+            raise ValueError(f"symptom raises = {table.get('raises')!r}: name exception classes, e.g. \"ValueError\"")
+        wrong = table.get("wrong", "")
+        if bool(raises) == bool(wrong):
+            raise ValueError("symptom must say either raises (an exception) or wrong (a wrong outcome at a check)")
+        if wrong and (wrong not in SHOWS or wrong == "raised"):
+            raise ValueError(f"symptom wrong = {wrong!r}, not one of "
+                             f"{', '.join(s for s in SHOWS if s != 'raised')}")
+        mesh = table.get("mesh", "")
+        if mesh and mesh not in MESH_KINDS:
+            raise ValueError(f"symptom mesh = {mesh!r}, not one of {', '.join(MESH_KINDS)}")
+        for key in ("match", "at"):
+            try:
+                re.compile(table.get(key, ""))
+            except (re.error, TypeError) as e:
+                raise ValueError(f"symptom {key} = {table.get(key)!r} is not a regular expression: {e}") from None
+        return cls(raises, table.get("match", ""), wrong, table.get("at", ""), mesh)
+
+    def describe(self) -> str:
+        what = ("raises " + " or ".join(self.raises)) if self.raises else f"wrong {self.wrong}"
+        parts = [what]
+        if self.match:
+            parts.append(f"message matching {self.match!r}")
+        if self.at:
+            parts.append(f"at a check matching {self.at!r}")
+        if self.mesh:
+            parts.append(f"on {self.mesh} meshes")
+        return ", ".join(parts)
+
+    def why_not(self, seen: Seen, mesh_kind: Optional[str] = None) -> Optional[str]:
+        """None when ``seen`` (on a mesh of ``mesh_kind``, when the property says) is this symptom;
+        otherwise the first reason it is not, as a phrase."""
+        if ORACLE_CHECKS.search(seen.check):
+            return "a failure of the unsharded run against numpy is never excused"
+        if self.mesh and mesh_kind is not None and mesh_kind != self.mesh:
+            return f"the mesh is {mesh_kind}, the symptom is limited to {self.mesh} meshes"
+        if self.raises:
+            if seen.shows != "raised" or seen.raised not in self.raises:
+                return f"expected {' or '.join(self.raises)}, saw {seen.describe()}"
+        elif seen.shows != self.wrong:
+            return f"expected wrong {self.wrong}, saw {seen.describe()}"
+        if self.match and not re.search(self.match, seen.message):
+            return f"the message does not match {self.match!r}: saw {seen.describe()}"
+        if self.at and not re.search(self.at, seen.check):
+            return f"the check is not one matching {self.at!r}: saw {seen.describe()}"
+        return None

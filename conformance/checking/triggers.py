@@ -1,0 +1,336 @@
+"""Triggers: what a drawn example must be for a random property's known deviation to excuse its
+failure. A known-deviation entry of a random property names one (``trigger = "<name>"``); an
+example that fails with the entry's symptom is excused only when the trigger holds for it (for a
+program, for the failing step or, in a jit way, for a step the failing output depends on).
+
+Vocabulary:
+
+* a ``Call`` is one operation of the catalogue as an example or a program step runs it: the entry's
+  name, numpy operands and static arguments, the mesh and its axis type, each operand's spec and
+  the output's (None where it is not known: a value computed inside a program), the way it runs
+  (``(a) eager``, ``(b) jit with in/out_shardings``, ``(c) jit with ...constraints``) and the
+  result's shape;
+* a spec *cuts* when it puts an axis of size > 1 on a dimension; an unknown spec may cut;
+* the other random properties (shard_map bodies, autodiff, vmap) pass their own drawn example
+  objects; their triggers say which attributes they read.
+
+Each trigger is a one-sentence rule: a ``TRIGGERS`` entry ``name -> (rule, predicate)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Optional, Sequence, Tuple
+
+import numpy as np
+
+from conformance.model.layout import MeshModel, Spec, spec_axes
+
+
+@dataclass(frozen=True)
+class Call:
+    """One catalogue operation as run (see the module's vocabulary)."""
+
+    op: str
+    operands: Tuple[np.ndarray, ...]
+    static: dict = field(default_factory=dict)
+    mesh: Optional[MeshModel] = None
+    axis_type: str = "Auto"
+    in_specs: Tuple[Optional[Spec], ...] = ()
+    out_spec: Optional[Spec] = None
+    way: str = ""
+    result_shape: Optional[Tuple[int, ...]] = None
+
+    @property
+    def eager(self) -> bool:
+        return self.way.startswith("(a)")
+
+
+def axes_of(spec: Optional[Spec], rank: int) -> Tuple[Tuple[str, ...], ...]:
+    """The mesh axes on each of ``rank`` dimensions of ``spec`` (trailing dimensions replicated)."""
+    axes = spec_axes(spec or ())
+    return tuple(axes) + ((),) * (rank - len(axes))
+
+
+def cut_axes(mesh: MeshModel, axes: Sequence[str]) -> Tuple[str, ...]:
+    return tuple(a for a in axes if mesh.axis_sizes[a] > 1)
+
+
+def cuts(mesh: MeshModel, spec: Optional[Spec]) -> bool:
+    """Whether ``spec`` puts an axis of size > 1 on a dimension (an unknown spec may)."""
+    if spec is None:
+        return True
+    return any(cut_axes(mesh, axes) for axes in spec_axes(spec))
+
+
+def cuts_dim(mesh: MeshModel, spec: Optional[Spec], dim: int) -> bool:
+    """Whether ``spec`` cuts dimension ``dim`` (an unknown spec may)."""
+    if spec is None:
+        return True
+    axes = spec_axes(spec)
+    return dim < len(axes) and bool(cut_axes(mesh, axes[dim]))
+
+
+def uses_a_size_one_axis(mesh: MeshModel, spec: Optional[Spec]) -> bool:
+    return spec is not None and any(mesh.axis_sizes[a] == 1 for axes in spec_axes(spec) for a in axes)
+
+
+def output_may_be_cut(call: Call) -> bool:
+    """Jitted: the requested output spec cuts; eager: the output follows the inputs, so an operand
+    is cut."""
+    if call.eager:
+        return any(cuts(call.mesh, s) for s in call.in_specs)
+    return cuts(call.mesh, call.out_spec)
+
+
+def partially_replicated(mesh: MeshModel, spec: Optional[Spec]) -> bool:
+    """``spec`` cuts over some axis of size > 1 and leaves another unused (each block is held by
+    several devices); an unknown spec may."""
+    if spec is None:
+        return True
+    used = {a for axes in spec_axes(spec) for a in axes}
+    big = {a for a, n in mesh.axis_sizes.items() if n > 1}
+    return bool(used & big) and bool(big - used)
+
+
+# --- the catalogue's and the programs' triggers ----------------------------------------------
+def clamped_start_with_a_cut_output(call: Call) -> bool:
+    """lax.dynamic_slice whose start (negative ones counted from the end) must be clamped into
+    range, with an output that is cut."""
+    if call.op != "dynamic_slice":
+        return False
+    x, starts = call.operands[0], call.operands[1:]
+    sizes = call.static["sizes"]
+    clamped = any(not 0 <= int(s) + (n if s < 0 else 0) <= n - k
+                  for s, n, k in zip(starts, np.shape(x), sizes))
+    return clamped and output_may_be_cut(call)
+
+
+def negative_start_with_a_cut_output(call: Call) -> bool:
+    """lax.dynamic_update_slice with a negative start, with an output that is cut."""
+    if call.op != "dynamic_update_slice":
+        return False
+    return any(int(s) < 0 for s in call.operands[2:]) and output_may_be_cut(call)
+
+
+def partially_replicated_join(call: Call) -> bool:
+    """An operation built on concatenate (concatenate, stack, jnp.pad, roll) whose output (jitted)
+    or an operand (eager) is cut over part of the mesh and replicated over the rest."""
+    if call.op not in ("concatenate", "stack", "pad", "roll"):
+        return False
+    specs = call.in_specs if call.eager else (call.out_spec,)
+    return any(partially_replicated(call.mesh, s) for s in specs)
+
+
+def join_of_differently_split_operands(call: Call) -> bool:
+    """A concatenate or stack whose operands are split unlike each other or unlike the output (an
+    unknown spec may be)."""
+    if call.op not in ("concatenate", "stack"):
+        return False
+    specs = list(call.in_specs) + ([] if call.eager else [call.out_spec])
+    if any(s is None for s in specs):
+        return True
+    return len({axes_of(s, 8) for s in specs}) > 1
+
+
+def eager_clipped_take_on_a_cut_axis(call: Call) -> bool:
+    """Eager jnp.take(mode='clip') with an index outside the taken axis, which is cut."""
+    if call.op != "take_clip" or not call.eager:
+        return False
+    x, idx = call.operands[0], np.asarray(call.operands[1])
+    n = np.shape(x)[call.static["axis"]]
+    return bool(((idx < 0) | (idx >= n)).any()) and cuts_dim(call.mesh, call.in_specs[0], call.static["axis"])
+
+
+def interior_padding_with_a_cut_output(call: Call) -> bool:
+    """lax.pad with interior padding on some dimension, with an output that is cut."""
+    if call.op != "lax_pad_negative":
+        return False
+    return any(interior > 0 for _, _, interior in call.static["config"]) and output_may_be_cut(call)
+
+
+def zero_size_result_with_out_shardings(call: Call) -> bool:
+    """A result with no elements, under jit with out_shardings (way b)."""
+    shape = call.result_shape
+    return shape is not None and 0 in shape and call.way.startswith("(b)")
+
+
+def zero_size_result_of_a_cut_operand(call: Call) -> bool:
+    """A result with no elements, of an operand that is cut."""
+    shape = call.result_shape
+    return shape is not None and 0 in shape and bool(call.in_specs) and cuts(call.mesh, call.in_specs[0])
+
+
+def strided_slice_of_a_cut_dimension(call: Call) -> bool:
+    """Jitted x[index] whose index steps by more than one (or backwards) over a dimension of x that
+    is cut."""
+    if call.op != "strided_slice" or call.eager:
+        return False
+    index = call.static["index"]
+    index = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(s, slice) and s.step not in (None, 1) and cuts_dim(call.mesh, call.in_specs[0], d)
+               for d, s in enumerate(index))
+
+
+def explicit_batch_dimensions_split_differently(call: Call) -> bool:
+    """x @ y on an Explicit mesh where a batch dimension (all but the last two, aligned from the
+    right) is cut in one operand and split otherwise in the other."""
+    if call.op != "matmul" or call.axis_type != "Explicit" or len(call.operands) != 2:
+        return False
+    (x, y), (xs, ys) = call.operands, call.in_specs
+    xr, yr = np.ndim(x), np.ndim(y)
+    if xr < 3 and yr < 3:
+        return False
+    xa, ya = axes_of(xs, xr), axes_of(ys, yr)
+    xb, yb = xa[:max(xr - 2, 0)], ya[:max(yr - 2, 0)]
+    for k in range(1, max(len(xb), len(yb)) + 1):
+        one = cut_axes(call.mesh, xb[-k]) if k <= len(xb) else ()
+        other = cut_axes(call.mesh, yb[-k]) if k <= len(yb) else ()
+        if one != other:
+            return True
+    return False
+
+
+def explicit_one_axis_on_two_dimensions_of_a_broadcast(call: Call) -> bool:
+    """On an Explicit mesh, the operands of a broadcasting operation, aligned from the right, put
+    one mesh axis on two different dimensions of the result."""
+    if call.axis_type != "Explicit" or len(call.operands) < 2:
+        return False
+    rank = max(np.ndim(x) for x in call.operands)
+    where: Dict[str, set] = {}
+    for x, spec in zip(call.operands, call.in_specs):
+        offset = rank - np.ndim(x)
+        for d, axes in enumerate(axes_of(spec, np.ndim(x))):
+            for a in axes:
+                where.setdefault(a, set()).add(d + offset)
+    return any(len(dims) > 1 for dims in where.values())
+
+
+def explicit_operand_and_indices_on_one_axis(call: Call) -> bool:
+    """On an Explicit mesh, a gather whose operand and index array are sharded over a common mesh
+    axis."""
+    if call.axis_type != "Explicit" or len(call.operands) < 2 or len(call.in_specs) < 2:
+        return False
+    x_axes = {a for axes in spec_axes(call.in_specs[0] or ()) for a in axes}
+    i_axes = {a for axes in spec_axes(call.in_specs[1] or ()) for a in axes}
+    return bool(x_axes & i_axes)
+
+
+def explicit_update_sharded_unlike_its_operand(call: Call) -> bool:
+    """On an Explicit mesh, an .at[] update whose update value is sharded (over any mesh axis, one
+    of size 1 included: it is part of the type) unlike the operand's trailing dimensions."""
+    if call.axis_type != "Explicit" or len(call.in_specs) < 2:
+        return False
+    rank = np.ndim(call.operands[0])
+    x, u = axes_of(call.in_specs[0], rank), axes_of(call.in_specs[-1], np.ndim(call.operands[-1]))
+    if not u or not any(u):
+        return False
+    return tuple(x[-len(u):]) != tuple(u)
+
+
+def explicit_empty_slice_of_a_cut_dimension(call: Call) -> bool:
+    """On an Explicit mesh, a slice with no elements of an operand cut on some dimension."""
+    shape = call.result_shape
+    return (call.axis_type == "Explicit" and shape is not None and 0 in shape
+            and bool(call.in_specs) and cuts(call.mesh, call.in_specs[0]))
+
+
+INDEXING = ("slice", "strided_slice", "slice_out_of_range", "slice_empty", "at_set_shifted", "at_add_shifted",
+            "at_min", "at_max")
+
+
+def explicit_static_index_of_a_cut_operand(call: Call) -> bool:
+    """On an Explicit mesh, a static slice or an .at[] update of a static range (whose result, or
+    update, keeps the operand's spec on a dimension it may no longer divide) of an operand that is
+    cut."""
+    return (call.axis_type == "Explicit" and call.op in INDEXING and bool(call.in_specs)
+            and cuts(call.mesh, call.in_specs[0]))
+
+
+def explicit_edge_pad_over_a_size_one_axis(call: Call) -> bool:
+    """On an Explicit mesh, jnp.pad in mode 'edge' (or another mode built on repeat) of an operand
+    sharded over a mesh axis of size 1."""
+    return (call.axis_type == "Explicit" and call.op == "pad" and call.static.get("mode") != "constant"
+            and uses_a_size_one_axis(call.mesh, call.in_specs[0]))
+
+
+def explicit_reduction_over_a_size_one_axis(call: Call) -> bool:
+    """On an Explicit mesh, argmax/argmin of an operand sharded over a mesh axis of size 1."""
+    return (call.axis_type == "Explicit" and call.op in ("argmax", "argmin")
+            and uses_a_size_one_axis(call.mesh, call.in_specs[0]))
+
+
+def explicit_reshape_over_a_size_one_axis(call: Call) -> bool:
+    """On an Explicit mesh, a reshape of an operand sharded over a mesh axis of size 1."""
+    return (call.axis_type == "Explicit" and call.op == "reshape"
+            and uses_a_size_one_axis(call.mesh, call.in_specs[0]))
+
+
+RESHAPING = ("reshape", "argmax", "argmin", "roll")  # (argmax/argmin/roll over all axes reshape to one dimension)
+
+
+def explicit_reshape_with_a_size_one_dimension(call: Call) -> bool:
+    """On an Explicit mesh, a reshape (or an operation that flattens its operand: argmax, argmin,
+    roll over all axes) of a sharded operand where the operand or the result has a dimension of
+    size 1."""
+    if call.axis_type != "Explicit" or call.op not in RESHAPING or not call.in_specs or not call.operands:
+        return False
+    shapes = [np.shape(call.operands[0])] + ([call.result_shape] if call.result_shape is not None else [])
+    sharded = any(axes for axes in spec_axes(call.in_specs[0] or ()))
+    return sharded and any(1 in shape for shape in shapes)
+
+
+def second_layout_change_in_a_row(call: Call) -> bool:
+    """A program step that changes the layout of a value whose layout a step just changed (the
+    program passes it as ``op`` "layout change of a layout change")."""
+    return call.op == "layout change of a layout change"
+
+
+def strided_at_update(call: Call) -> bool:
+    """An .at[].min or .at[].max update (of a strided range) inside a program's jit."""
+    return call.op in ("at_min", "at_max") and not call.eager
+
+
+# --- the other random properties' triggers ----------------------------------------------------
+def checked_body_with_pmax(example) -> bool:
+    """A shard_map body example ``(mesh, over, collective, values)`` whose collective is pmax (the
+    body runs with the replication check on)."""
+    return example[2].name == "pmax"
+
+
+def out_shardings_split_what_in_shardings_replicate(example) -> bool:
+    """An autodiff example (``x_spec``, ``w_spec``, ``out_spec`` of a jitted function) whose output
+    spec cuts over a mesh axis that one of the input specs leaves replicated."""
+    axes = lambda spec: {a for dim in spec_axes(spec or ()) for a in dim}  # noqa: E731
+    outs = {a for a in axes(example.out_spec) if example.mesh.axis_sizes[a] > 1}
+    return bool(outs - (axes(example.x_spec) & axes(example.w_spec)))
+
+
+def vmapped_body_with_psum_or_pmean(example) -> bool:
+    """A vmap-of-shard_map example ``(body, mesh, axis, xs, ws)`` whose body applies psum or
+    pmean."""
+    return example[0].name in ("psum", "pmean")
+
+
+TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
+    clamped_start_with_a_cut_output, negative_start_with_a_cut_output, partially_replicated_join,
+    join_of_differently_split_operands,
+    eager_clipped_take_on_a_cut_axis, interior_padding_with_a_cut_output, zero_size_result_with_out_shardings,
+    zero_size_result_of_a_cut_operand,
+    strided_slice_of_a_cut_dimension, explicit_batch_dimensions_split_differently,
+    explicit_one_axis_on_two_dimensions_of_a_broadcast, explicit_operand_and_indices_on_one_axis,
+    explicit_update_sharded_unlike_its_operand, explicit_empty_slice_of_a_cut_dimension,
+    explicit_static_index_of_a_cut_operand,
+    explicit_edge_pad_over_a_size_one_axis, explicit_reduction_over_a_size_one_axis,
+    explicit_reshape_over_a_size_one_axis, explicit_reshape_with_a_size_one_dimension,
+    second_layout_change_in_a_row, strided_at_update,
+    checked_body_with_pmax, out_shardings_split_what_in_shardings_replicate,
+    vmapped_body_with_psum_or_pmean,
+)}
+
+
+def holds(name: str, candidates: Sequence[object]) -> bool:
+    """Whether trigger ``name`` holds for one of ``candidates`` (the failing example, or the steps
+    a program's failing value depends on)."""
+    rule = TRIGGERS[name]
+    return any(rule(c) for c in candidates)

@@ -1,0 +1,69 @@
+"""Faults that a known deviation must not excuse: plain regressions in operations that carry known
+deviations (lax.dynamic_slice, lax.dynamic_update_slice, nothing sharded), and rejections on
+Explicit meshes where the operation is well typed (a bare AssertionError from jnp.abs, a
+ShardingTypeError from jnp.sin). Each is caught only if the excuses are as narrow as their bugs."""
+
+from .registry import fault, jax_module, jnp_module, lax_module, replacing
+
+
+def compat_module():
+    from conformance.jaxside import compat  # (imports JAX: only once the fault is planted)
+    return compat
+
+
+def on_an_explicit_mesh(*args) -> bool:
+    """Whether an operand (an array or a tracer) is typed over a mesh with Explicit axes."""
+    jax, compat = jax_module(), compat_module()
+    for x in args:
+        for mesh_of in (lambda: jax.typeof(x).sharding.mesh, lambda: x.sharding.mesh):
+            try:
+                if "Explicit" in compat.axis_type_names(mesh_of()):
+                    return True
+            except Exception:  # noqa: BLE001 - not an array, or no mesh: not Explicit
+                continue
+    return False
+
+
+def explicit_sharding_available() -> None:
+    if not compat_module().SHARDING_TYPE_ERRORS:
+        raise AttributeError("this JAX has no Explicit axes (sharding in types arrived in 0.6.0)")
+
+
+@fault("dynamic-slice-plus-one", "lax.dynamic_slice adds 1 to every element of its result, sharded or not",
+       suites=("sharding_invariance", "programs"))
+@replacing(lax_module, "dynamic_slice")
+def dynamic_slice_plus_one(original):
+    return lambda operand, *args, **kwargs: original(operand, *args, **kwargs) + 1
+
+
+@fault("dynamic-update-slice-update-plus-one", "lax.dynamic_update_slice writes its update + 1, sharded or not",
+       suites=("sharding_invariance", "programs"))
+@replacing(lax_module, "dynamic_update_slice")
+def dynamic_update_slice_update_plus_one(original):
+    return lambda operand, update, *args, **kwargs: original(operand, update + 1, *args, **kwargs)
+
+
+@fault("abs-asserts-on-explicit", "jnp.abs raises a bare AssertionError on every operand typed over an Explicit mesh",
+       suites=("sharding_invariance",))
+def abs_asserts_on_explicit():
+    explicit_sharding_available()
+    original = jnp_module().abs
+
+    def abs_(x, *args, **kwargs):
+        if on_an_explicit_mesh(x):
+            raise AssertionError()
+        return original(x, *args, **kwargs)
+    jnp_module().abs = abs_
+
+
+@fault("sin-rejects-explicit", "jnp.sin raises ShardingTypeError on every operand typed over an Explicit mesh",
+       suites=("sharding_invariance",))
+def sin_rejects_explicit():
+    explicit_sharding_available()
+    original, error = jnp_module().sin, compat_module().SHARDING_TYPE_ERRORS[0]
+
+    def sin(x, *args, **kwargs):
+        if on_an_explicit_mesh(x):
+            raise error("sin: (planted) rejected")
+        return original(x, *args, **kwargs)
+    jnp_module().sin = sin

@@ -1,0 +1,299 @@
+"""Known deviations excuse only their own symptom: the symptom and trigger matchers against
+hand-built failures, the deviation file's format 2 and its refusals, and, end to end, one meta-test
+per excuse path that plants an unrelated failure and shows the run goes red.
+
+Excuse paths: a strict entry's test (only a failure with the entry's symptom is its xfail); a
+random property's examples (only those the trigger holds for that fail with the symptom); the
+unsharded check (never excused); a generated program's step (only the failing step, or a step the
+failing output depends on); an Explicit mesh's ShardingTypeError (only where our sharding-rule
+model rejects the operands).
+"""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conformance.checking.case import Case, ConformanceFailure
+from conformance.checking.symptoms import Seen, Symptom
+from conformance.checking import triggers
+from conformance.model.layout import MeshModel
+from conformance.runner.deviations import (DEVIATIONS_FILE, Deviation, Excuses, KnownDeviationSeen, load_deviations,
+                                           strict_verdict)
+from conformance.runner.devices import UsageError
+from conformance.runner.pytest_process import fresh_environment
+
+ROOT = Path(__file__).resolve().parents[1]
+MESH = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
+
+
+def failure_of(check) -> BaseException:
+    """The exception ``check(case)`` raises on a Case."""
+    with pytest.raises(Exception) as caught:
+        check(Case("f(x)"))
+    return caught.value
+
+
+# --- Seen and Symptom -------------------------------------------------------------------------
+def test_a_failure_is_seen_as_its_check_and_what_it_shows():
+    """Wrong values, a wrong layout, an exception inside accepts(), and a bare exception each read
+    as what they are."""
+    values = Seen.of(failure_of(lambda c: c.same_bits("(b) jit result", np.array([1]), np.array([2]))))
+    assert (values.raised, values.check, values.shows) == ("", "(b) jit result", "values")
+    shape = Seen.of(failure_of(lambda c: c.same_bits("r", np.zeros(2), np.zeros(3))))
+    assert shape.shows == "shape"
+    layout = Seen.of(failure_of(lambda c: c.index_map("x sharding", {0: 1}, {0: 2})))
+    assert layout.shows == "layout"
+    raised = Seen.of(failure_of(lambda c: c.accepts("(a) eager", lambda: int("x"))))
+    assert (raised.raised, raised.check, raised.shows) == ("ValueError", "(a) eager", "raised")
+    assert "invalid literal" in raised.message
+    bare = Seen.of(KeyError("k"))
+    assert (bare.raised, bare.check, bare.shows) == ("KeyError", "", "raised")
+    accepted = Seen.of(failure_of(lambda c: c.rejects("Mesh", lambda: 1, (ValueError,))))
+    assert accepted.shows == "accepted"
+
+
+@pytest.mark.parametrize("table, seen, why", [
+    ({"raises": "ValueError", "match": "^Incompatible"},
+     Seen("ValueError", "Incompatible types", "(a) eager", "raised"), None),
+    ({"raises": "ValueError", "match": "^Incompatible"},
+     Seen("ValueError", "another message", "(a) eager", "raised"), "does not match"),
+    ({"raises": "ValueError"}, Seen("TypeError", "m", "(a) eager", "raised"), "expected ValueError"),
+    ({"raises": "ValueError"}, Seen("", "wrong", "(a) eager", "values"), "expected ValueError"),
+    ({"wrong": "values", "at": r"^\(b\)"}, Seen("", "w", "(b) jit result", "values"), None),
+    ({"wrong": "values", "at": r"^\(b\)"}, Seen("", "w", "(a) eager result", "values"), "the check is not"),
+    ({"wrong": "values"}, Seen("", "w", "(b) jit result", "layout"), "expected wrong values"),
+    ({"wrong": "values"}, Seen("", "w", "unsharded result vs numpy", "values"), "never excused"),
+    ({"wrong": "values"}, Seen("", "w", "(0) unsharded v0 = -x0 vs numpy", "values"), "never excused"),
+    ({"raises": ["JaxRuntimeError", "XlaRuntimeError"]}, Seen("XlaRuntimeError", "m", "jit", "raised"), None),
+])
+def test_a_symptom_explains_only_its_own_failures(table, seen, why):
+    """An exception of another class or message, a wrong outcome of another kind or at another
+    check, and any failure of the unsharded run are not the symptom."""
+    got = Symptom.parse(table).why_not(seen)
+    assert (got is None) if why is None else (got is not None and why in got), got
+
+
+def test_a_symptom_limited_to_a_mesh_kind_explains_failures_on_that_kind_only():
+    symptom = Symptom.parse({"raises": "ValueError", "mesh": "Explicit"})
+    seen = Seen("ValueError", "m", "(a) eager", "raised")
+    assert symptom.why_not(seen, "Explicit") is None
+    assert "limited to Explicit" in symptom.why_not(seen, "Auto")
+
+
+@pytest.mark.parametrize("table, message", [
+    ({}, "either raises"),
+    ({"raises": "ValueError", "wrong": "values"}, "either raises"),
+    ({"wrong": "nonsense"}, "not one of"),
+    ({"raises": "not a class"}, "name exception classes"),
+    ({"raises": "ValueError", "match": "("}, "not a regular expression"),
+    ({"raises": "ValueError", "mesh": "explicit"}, "not one of Auto, Explicit"),
+    ({"raises": "ValueError", "messge": "x"}, "unknown key(s) messge"),
+])
+def test_a_malformed_symptom_is_refused_with_its_reason(table, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        Symptom.parse(table)
+
+
+# --- the file -----------------------------------------------------------------------------------
+ENTRY = '''
+[[deviation]]
+test = "suites/test_x.py::test_y"
+jax = ">=0.4.30"
+reason = "r"
+kind = "bug"
+upstream = "none found"
+'''
+
+
+@pytest.mark.parametrize("text, message", [
+    (ENTRY + "symptom = { raises = 'ValueError' }\n", "format 1 is not read"),
+    ("format = 2\n" + ENTRY, "lacks symptom"),
+    ("format = 2\n" + ENTRY + "symptom = { raises = 'ValueError' }\nstrict = false\n"
+     "reproduced_by = 'suites/t.py::test_r'\n", "must name the trigger"),
+    ("format = 2\n" + ENTRY + "symptom = { raises = 'ValueError' }\ntrigger = 'strided_at_update'\n",
+     "takes no trigger"),
+    ("format = 2\n" + ENTRY + "symptom = { raises = 'ValueError' }\nstrict = false\n"
+     "reproduced_by = 'suites/t.py::test_r'\ntrigger = 'no_such_trigger'\n", "unknown trigger"),
+    ("format = 2\n" + ENTRY + "symptom = { raises = 'ValueError' }\nbackend_ = 'tpu'\n", "unknown key(s) backend_"),
+    ("format = 2\n" + ENTRY + "symptom = { raises = 'ValueError', mesh = 'Explicit' }\n", "takes no mesh"),
+])
+def test_a_deviation_file_is_refused_with_file_line_and_reason(tmp_path, text, message):
+    path = tmp_path / "mine.toml"
+    path.write_text(text)
+    with pytest.raises(UsageError, match=re.escape(message)) as refused:
+        load_deviations(path)
+    assert str(refused.value).startswith(str(path)) and "\n" not in str(refused.value)
+    if "format 1" not in message:
+        assert f"{path}:{3 if text.startswith('format') else 2}:" in str(refused.value)
+
+
+def test_every_shipped_entry_names_a_symptom_and_every_random_one_a_trigger():
+    deviations = load_deviations(DEVIATIONS_FILE)
+    assert deviations, "the suite's list is empty"
+    for d in deviations:
+        assert d.symptom.raises or d.symptom.wrong, d.where
+        assert d.strict or d.trigger in triggers.TRIGGERS, d.where
+        assert d.symptom.raises != ("Exception",) or "psum" in d.test, f"{d.where}: name the exception's class"
+
+
+def test_an_entry_names_its_parametrized_cases_and_no_others():
+    """An entry for test[param], or for test with params = [...], matches those cases only; one for
+    the bare test does not match its parametrized cases."""
+    one = Deviation("suites/t.py::test_p[a]", ">=0.4.30", "r")
+    listed = Deviation("suites/t.py::test_p", ">=0.4.30", "r", params=("a", "b"))
+    bare = Deviation("suites/t.py::test_p", ">=0.4.30", "r")
+    assert one.matches("suites/t.py::test_p[a]") and not one.matches("suites/t.py::test_p[b]")
+    assert listed.matches("suites/t.py::test_p[b]") and not listed.matches("suites/t.py::test_p[c]")
+    assert bare.matches("suites/t.py::test_p") and not bare.matches("suites/t.py::test_p[a]")
+
+
+# --- strict entries ------------------------------------------------------------------------------
+def test_a_strict_entry_takes_only_its_symptom_as_its_xfail():
+    entry = Deviation("suites/t.py::test_r", ">=0.4.30", "r", Symptom.parse({"raises": "ValueError", "match": "^bad"}))
+    assert isinstance(strict_verdict([entry], ValueError("bad input")), KnownDeviationSeen)
+    other = KeyError("unrelated")
+    verdict = strict_verdict([entry], other)
+    assert verdict is other
+    assert any("not a known deviation" in note and "expected ValueError" in note for note in other.__notes__)
+
+
+# --- random entries ----------------------------------------------------------------------------
+def random_entry(trigger="strided_at_update", **symptom):
+    return Deviation("suites/t.py::test_p", ">=0.4.30", "r", Symptom.parse(symptom or {"wrong": "values"}),
+                     strict=False, reproduced_by="suites/t.py::test_r", trigger=trigger)
+
+
+def raise_in(excuses, candidates, failure, mesh_kind=None):
+    with excuses.way(candidates, mesh_kind=mesh_kind):
+        raise failure
+
+
+def test_a_random_entry_excuses_the_examples_its_trigger_and_symptom_cover_and_counts_them(monkeypatch):
+    import hypothesis
+    monkeypatch.setattr(hypothesis, "event", lambda *a, **k: None)
+    excuses = Excuses([random_entry()])
+    at_min = triggers.Call("at_min", (), way="(b) jit")
+    wrong = failure_of(lambda c: c.same_bits("(b) jit output v1", np.array([1]), np.array([2])))
+    raise_in(excuses, [at_min], wrong)  # excused: no exception
+    assert [r["excused"] for r in excuses.report()] == [1]
+    for candidates, failure in (
+            ([triggers.Call("negative", (), way="(b) jit")], wrong),  # the trigger does not hold
+            ([at_min], failure_of(lambda c: c.index_map("(b) jit output v1 sharding", {0: 1}, {0: 2}))),  # not values
+            ([at_min], failure_of(lambda c: c.same_bits("unsharded result vs numpy", np.array([1]), np.array([2]))))):
+        with pytest.raises(ConformanceFailure) as raised:
+            raise_in(excuses, candidates, failure)
+        assert any("not a known deviation" in n for n in raised.value.__notes__)
+    assert [r["excused"] for r in excuses.report()] == [1]
+
+
+# --- triggers ------------------------------------------------------------------------------------
+def test_triggers_hold_for_the_examples_they_name_and_not_others():
+    x = np.arange(4, dtype=np.int32)
+    clamped = triggers.Call("dynamic_slice", (x, np.int32(3)), {"sizes": (2,)}, MESH, "Auto", ((), ()), ("a",), "(b) jit")
+    in_range = triggers.Call("dynamic_slice", (x, np.int32(1)), {"sizes": (2,)}, MESH, "Auto", ((), ()), ("a",), "(b) jit")
+    replicated_out = triggers.Call("dynamic_slice", (x, np.int32(3)), {"sizes": (2,)}, MESH, "Auto", ((), ()), (), "(b) jit")
+    assert triggers.clamped_start_with_a_cut_output(clamped)
+    assert not triggers.clamped_start_with_a_cut_output(in_range)
+    assert not triggers.clamped_start_with_a_cut_output(replicated_out)
+    y = np.zeros((2, 3, 2), np.float32)
+    w = np.zeros((2, 2, 1), np.float32)
+    split = triggers.Call("matmul", (y, w), {}, MESH, "Explicit", ((), ("a",)), (), "(a) eager")
+    alike = triggers.Call("matmul", (y, w), {}, MESH, "Explicit", (("a",), ("a",)), (), "(a) eager")
+    auto = triggers.Call("matmul", (y, w), {}, MESH, "Auto", ((), ("a",)), (), "(a) eager")
+    assert triggers.explicit_batch_dimensions_split_differently(split)
+    assert not triggers.explicit_batch_dimensions_split_differently(alike)
+    assert not triggers.explicit_batch_dimensions_split_differently(auto)
+    two = triggers.Call("add", (np.zeros((2, 4)), np.zeros((2, 4))), {}, MESH, "Explicit", (("a",), (None, "a")), (), "(a) eager")
+    one = triggers.Call("add", (np.zeros((2, 4)), np.zeros((2, 4))), {}, MESH, "Explicit", (("a",), ("a",)), (), "(a) eager")
+    assert triggers.explicit_one_axis_on_two_dimensions_of_a_broadcast(two)
+    assert not triggers.explicit_one_axis_on_two_dimensions_of_a_broadcast(one)
+
+
+# --- end to end: an unrelated failure under an entry goes red ------------------------------------
+SUITE = '''
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+from conformance.checking.case import Case
+from conformance.checking.triggers import Call
+
+pytestmark = pytest.mark.mesh
+
+def test_strict():
+    {strict_body}
+
+@settings(max_examples=20, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(n=st.integers(0, 5))
+def test_random(n, excuses):
+    case = Case(f"f({{n}})")
+    case.same_bits("unsharded result vs numpy", np.array([n]), np.array([n + {oracle}]))
+    with excuses.way([Call("{op}", (), way="(b) jit")]):
+        case.same_bits("(b) jit result", np.array([n]), np.array([n + 1]))
+'''
+
+DEVIATIONS = '''format = 2
+[[deviation]]
+test = "suites/test_planted_excuses.py::test_strict"
+jax = ">=0"
+reason = "raises ValueError 'bad'"
+symptom = { raises = "ValueError", match = "^bad" }
+
+[[deviation]]
+test = "suites/test_planted_excuses.py::test_random"
+jax = ">=0"
+reason = "wrong values at (b) for at_min"
+strict = false
+reproduced_by = "suites/test_planted_excuses.py::test_strict"
+trigger = "strided_at_update"
+symptom = { wrong = "values", at = '^\\(b\\) ' }
+'''
+
+
+@pytest.mark.parametrize("strict_body, op, oracle, outcome", [
+    ("raise ValueError('bad input')", "at_min", 0, "1 passed, 1 xfailed"),  # both entries excuse their symptom
+    ("raise KeyError('unrelated')", "at_min", 0, "1 failed, 1 passed"),  # strict: another exception
+    ("raise ValueError('bad input')", "negative", 0, "1 failed, 1 xfailed"),  # random: the trigger does not hold
+    ("raise ValueError('bad input')", "at_min", 1, "1 failed, 1 xfailed"),  # the unsharded check is never excused
+])
+def test_an_unrelated_failure_under_a_known_deviation_fails_the_run(tmp_path, strict_body, op, oracle, outcome):
+    """End to end (a planted suite under planted entries): each excuse path excuses its own symptom
+    and nothing else; the excused examples are in the run report."""
+    (tmp_path / "suites").mkdir()
+    (tmp_path / "suites" / "test_planted_excuses.py").write_text(SUITE.format(strict_body=strict_body, op=op,
+                                                                             oracle=oracle))
+    (tmp_path / "conftest.py").write_text((ROOT / "conftest.py").read_text())
+    (tmp_path / "planted.toml").write_text(DEVIATIONS)
+    result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rA",
+                             "suites/test_planted_excuses.py", "--known-deviations", "planted.toml",
+                             "--report-dir", "run"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                            env=fresh_environment({"PYTHONPATH": str(ROOT)}))
+    assert outcome in result.stdout, result.stdout[-3000:]
+    if outcome.startswith("1 failed") and not oracle:  # (the unsharded check runs outside any excuse)
+        assert "not a known deviation" in result.stdout, result.stdout[-3000:]
+    if op == "at_min" and not oracle:
+        import json
+        record = json.loads((tmp_path / "run" / "report.json").read_text())
+        random = next(t for t in record["tests"] if t["id"].endswith("test_random"))
+        assert random["excused"] and random["excused"][0]["excused"] > 0, random
+
+
+def test_compare_and_the_run_page_show_the_examples_each_entry_excused():
+    """A release where an excuse fires far more often is visible: compare lists the entries whose
+    excused counts differ (base -> new), the run page tabulates them."""
+    from reports.compare import excused_lines
+    from reports.html import run_page
+    from tests.test_reports import entry, record as a_record
+
+    def record(count):
+        return a_record([entry("suites/t.py::test_p[dynamic_slice]", excused=[
+            {"entry": "test_p[dynamic_slice] (JAX <0.12.0; wrong values)", "where": "k.toml:9", "jax": "<0.12.0",
+             "trigger": "clamped_start_with_a_cut_output", "symptom": "wrong values", "excused": count}])])
+    lines = excused_lines(record(1), record(10))
+    assert len(lines) == 2 and "1 -> 10" in lines[1] and "test_p[dynamic_slice]" in lines[1], lines
+    assert excused_lines(record(3), record(3)) == []
+    page = run_page(record(10))
+    assert "Examples excused by known deviations (10)" in page and "clamped_start_with_a_cut_output" in page

@@ -1,0 +1,400 @@
+"""The sharding-in-types model (``conformance/model/sharding_rules.py``) pinned to hand-worked
+cases, a family at a time. Each case names the catalogue operation, its operands' shapes and specs,
+its static arguments, and what the rules say: the result's spec, or a rejection.
+
+Meshes: ``MESH`` is 2x4 with axes a (2) and b (4); ``MESH_Y`` puts a size-1 axis y between them;
+``ONE`` is a single device. These tests import no JAX.
+"""
+
+import pytest
+
+from conformance.model.layout import MeshModel
+from conformance.model.sharding_rules import (Accepts, Rejects, Unmodelled, canonical_spec, consensus, IllTyped,
+                                              reshape, sharding_verdict)
+
+MESH = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
+MESH_Y = MeshModel(tuple(range(8)), (2, 1, 4), ("a", "y", "b"))
+ONE = MeshModel((0,), (1,), ("a",))
+
+REJECT = "reject"
+
+
+def case(op, family, shapes, specs, expected, static=None, mesh=MESH, eager=False):
+    """A hand-worked case: ``expected`` is the result's spec, or REJECT."""
+    return pytest.param(op, family, shapes, specs, static or {}, mesh, eager, expected,
+                        id=f"{op}-{shapes}-{specs}-{static or ''}{'-eager' if eager else ''}")
+
+
+def check(op, family, shapes, specs, static, mesh, eager, expected):
+    verdict = sharding_verdict(op, family, shapes, specs, static, mesh, eager=eager)
+    if expected == REJECT:
+        assert isinstance(verdict, Rejects), verdict
+    else:
+        assert verdict == Accepts(tuple(expected)), verdict
+
+
+# --- specs ----------------------------------------------------------------------------------------
+def test_canonical_spec_pads_and_unwraps():
+    """A canonical spec has one entry per dimension; ('a',) is 'a' and () is None."""
+    assert canonical_spec((("a",), (), ("a", "b")), 4) == ("a", None, ("a", "b"), None)
+    assert canonical_spec((), 0) == ()
+
+
+def test_consensus_takes_the_one_sharding_the_operands_agree_on():
+    """A result dimension takes the one non-None entry of its operands; two different ones reject."""
+    assert consensus([None, "a", "a"], "x") == "a"
+    assert consensus([None, None], "x") is None
+    with pytest.raises(IllTyped):
+        consensus(["a", "b"], "x")
+
+
+# --- elementwise and broadcasting -------------------------------------------------------------
+ELEMENTWISE = [
+    case("sin", "elementwise", [(4, 8)], [("a", "b")], ("a", "b")),
+    case("negative", "elementwise", [(4, 8)], [(None, ("b", "a"))], (None, ("b", "a"))),
+    case("exp", "elementwise", [()], [()], ()),
+]
+
+
+@pytest.mark.parametrize("op, family, shapes, specs, static, mesh, eager, expected", ELEMENTWISE)
+def test_elementwise_keeps_the_spec(op, family, shapes, specs, static, mesh, eager, expected):
+    """A unary elementwise operation never rejects: its result is sharded as its operand."""
+    check(op, family, shapes, specs, static, mesh, eager, expected)
+
+
+BROADCASTING = [
+    case("add", "broadcasting", [(4, 8), (4, 8)], [("a", "b"), ("a", "b")], ("a", "b")),
+    case("add", "broadcasting", [(4, 8), (8,)], [("a", None), ("b",)], ("a", "b")),
+    case("multiply", "broadcasting", [(4, 8), (4, 8)], [("a", None), (None, "b")], ("a", "b")),
+    case("add", "broadcasting", [(4,), ()], [("a",), ()], ("a",)),
+    case("add", "broadcasting", [(4, 1), (1, 8)], [("a", None), (None, "b")], ("a", "b")),
+    case("add", "broadcasting", [(4,), (4,)], [("a",), ("b",)], REJECT),
+    case("maximum", "broadcasting", [(8,), (8,)], [(("a", "b"),), (("b", "a"),)], REJECT),
+    case("add", "broadcasting", [(4, 4), (4, 4)], [("a", None), (None, "a")], REJECT),
+    # a size-1 dimension sharded over a size-1 axis still names it
+    case("add", "broadcasting", [(4, 1), (4, 8)], [(None, "y"), (None, "b")], REJECT, mesh=MESH_Y),
+    case("add", "broadcasting", [(4, 1), (4, 8)], [(None, "y"), (None, None)], (None, "y"), mesh=MESH_Y),
+]
+
+
+@pytest.mark.parametrize("op, family, shapes, specs, static, mesh, eager, expected", BROADCASTING)
+def test_broadcasting_takes_the_consensus_per_dimension(op, family, shapes, specs, static, mesh, eager, expected):
+    """A binary operation's result dimension is sharded as its operands agree (None where unsharded);
+    two different shardings of one dimension, or one mesh axis on two dimensions, reject."""
+    check(op, family, shapes, specs, static, mesh, eager, expected)
+
+
+SELECTION = [
+    case("select", "selection", [(4,), (4,), (4,)], [("a",), ("a",), ("a",)], ("a",)),
+    case("select", "selection", [(4,), (4,), (4,)], [(None,), ("a",), ("a",)], REJECT),
+    case("select", "selection", [(), (), ()], [(), (), ()], ()),
+    # one shape: lax.select, which wants identical specs
+    case("where", "selection", [(4,), (4,), (4,)], [(None,), ("a",), (None,)], REJECT),
+    case("where", "selection", [(), (4,), (4,)], [(), ("a",), ("a",)], ("a",)),
+    # shapes that broadcast: the consensus, as for a binary operation
+    case("where", "selection", [(4,), (4,), ()], [(None,), ("a",), ()], ("a",)),
+    case("where", "selection", [(4, 1), (4, 8), (8,)], [("a", None), (None, "b"), (None,)], ("a", "b")),
+    case("where", "selection", [(4, 1), (4, 8), (8,)], [("a", None), ("b", None), (None,)], REJECT),
+]
+
+
+@pytest.mark.parametrize("op, family, shapes, specs, static, mesh, eager, expected", SELECTION)
+def test_selection(op, family, shapes, specs, static, mesh, eager, expected):
+    """lax.select needs its cases (and a non-scalar predicate) sharded identically; jnp.where of
+    operands of different shapes broadcasts them to their consensus first."""
+    check(op, family, shapes, specs, static, mesh, eager, expected)
+
+
+# --- reductions and scans ---------------------------------------------------------------------
+REDUCTION = [
+    case("sum_int", "reduction", [(4, 8)], [("a", "b")], ("b",), {"axis": 0, "keepdims": False}),
+    case("sum_int", "reduction", [(4, 8)], [("a", "b")], (None, "b"), {"axis": 0, "keepdims": True}),
+    case("max", "reduction", [(4, 8)], [("a", "b")], (), {"axis": None, "keepdims": False}),
+    case("mean", "reduction", [(4, 8)], [("a", "b")], ("a",), {"axis": -1, "keepdims": False}),
+    case("any", "reduction", [(4, 8)], [("a", "b")], ("a", "b"), {"axis": (), "keepdims": False}),
+    case("argmax", "reduction", [(4, 8)], [(None, "b")], ("b",), {"axis": 0}),
+    # over all axes argmax ravels first: a reshape, which merges only major-sharded dimensions
+    case("argmax", "reduction", [(4, 8)], [("a", None)], (), {"axis": None}),
+    case("argmin", "reduction", [(4, 8)], [(None, "b")], REJECT, {"axis": None}),
+]
+
+
+@pytest.mark.parametrize("op, family, shapes, specs, static, mesh, eager, expected", REDUCTION)
+def test_reduction_drops_the_reduced_dimensions(op, family, shapes, specs, static, mesh, eager, expected):
+    """A reduction over a sharded dimension is well typed: the reduced dimensions leave the result's
+    spec (unsharded with keepdims)."""
+    check(op, family, shapes, specs, static, mesh, eager, expected)
+
+
+SCAN = [
+    case("cumsum", "scan", [(4, 8)], [("a", None)], ("a", None), {"axis": 1}),
+    case("cumsum", "scan", [(4, 8)], [("a", None)], REJECT, {"axis": 0}),
+    case("cummax", "scan", [(4, 8)], [("a", "b")], REJECT, {"axis": 1}),
+    case("cumprod", "scan", [(4, 8)], [(None, "y")], REJECT, {"axis": 1}, mesh=MESH_Y),
+]
+
+
+@pytest.mark.parametrize("op, family, shapes, specs, static, mesh, eager, expected", SCAN)
+def test_scan_needs_the_scanned_dimension_unsharded(op, family, shapes, specs, static, mesh, eager, expected):
+    """A cumulative reduction keeps its operand's spec; the scanned dimension must be unsharded
+    (even over a size-1 axis)."""
+    check(op, family, shapes, specs, static, mesh, eager, expected)
+
+
+SORTING = [
+    case("sort", "sorting", [(4, 8)], [("a", None)], ("a", None), {"axis": -1}),
+    case("argsort", "sorting", [(4, 8)], [("a", "b")], REJECT, {"axis": 1}),
+]
+
+
+@pytest.mark.parametrize("op, family, shapes, specs, static, mesh, eager, expected", SORTING)
+def test_sorting_needs_the_sorted_dimension_unsharded(op, family, shapes, specs, static, mesh, eager, expected):
+    """Sorting keeps its operand's spec; the sorted dimension must be unsharded."""
+    check(op, family, shapes, specs, static, mesh, eager, expected)
+
+
+# --- joining and shapes -----------------------------------------------------------------------
+JOINING = [
+    case("concatenate", "joining", [(4, 8), (2, 8)], [(None, "b"), (None, "b")], (None, "b"), {"axis": 0}),
+    case("concatenate", "joining", [(4, 8), (4, 8)], [("a", None), (("a",),)], ("a", None), {"axis": 1}),
+    case("concatenate", "joining", [(4, 8), (4, 8)], [("a", None), (None, None)], REJECT, {"axis": 1}),
+    case("stack", "joining", [(8,), (8,)], [("b",), ("b",)], (None, "b"), {"axis": 0}),
+    case("stack", "joining", [(8,), (8,)], [("b",), ("a",)], REJECT, {"axis": 1}),
+]
+
+
+@pytest.mark.parametrize("op, family, shapes, specs, static, mesh, eager, expected", JOINING)
+def test_joining_needs_identical_specs(op, family, shapes, specs, static, mesh, eager, expected):
+    """Concatenate and stack need their operands sharded identically; stack's new dimension is
+    unsharded."""
+    check(op, family, shapes, specs, static, mesh, eager, expected)
+
+
+SHAPE = [
+    case("transpose", "shape", [(2, 4, 8)], [("a", None, "b")], ("b", "a", None), {"axes": (2, 0, 1)}),
+    case("swapaxes", "shape", [(2, 4, 8)], [("a", None, "b")], ("b", None, "a"), {"a": 0, "b": -1}),
+    case("squeeze", "shape", [(4, 1, 8)], [("a", None, "b")], ("a", "b"), {"axis": (1,)}),
+    case("expand_dims", "shape", [(4, 8)], [("a", "b")], ("a", "b", None), {"axis": -1}),
+    case("broadcast_to", "shape", [(4,)], [("a",)], (None, "a"), {"shape": (3, 4)}),
+    # reshape: a split deals the axes over the new dimensions, major first
+    case("reshape", "shape", [(8,)], [("a",)], ("a", None), {"shape": (2, 4)}),
+    case("reshape", "shape", [(8,)], [(("a", "b"),)], ("a", "b"), {"shape": (2, 4)}),
+    case("reshape", "shape", [(8,)], [("b",)], REJECT, {"shape": (2, 4)}),
+    # ... a merge takes dimensions sharded in major position only
+    case("reshape", "shape", [(4, 2)], [("b", None)], ("b",), {"shape": (8,)}),
+    case("reshape", "shape", [(4, 2)], [(None, "a")], REJECT, {"shape": (8,)}),
+    case("reshape", "shape", [(2, 4)], [(None, None)], (None, None, None), {"shape": (2, 2, 2)}),
+    # ... size-1 dimensions come and go unsharded
+    case("reshape", "shape", [(4, 1, 8)], [("a", None, "b")], ("a", "b", None), {"shape": (4, 8, 1)}),
+    # ... and anything else rejects
+    case("reshape", "shape", [(4, 6)], [("a", None)], REJECT, {"shape": (6, 4)}),
+]
+
+
+@pytest.mark.parametrize("op, family, shapes, specs, static, mesh, eager, expected", SHAPE)
+def test_shape_operations_move_the_entries(op, family, shapes, specs, static, mesh, eager, expected):
+    """Transpose permutes the spec; squeeze drops entries; new dimensions are unsharded; reshape
+    splits or merges sharded dimensions only where the mesh axes divide in major-first order."""
+    check(op, family, shapes, specs, static, mesh, eager, expected)
+
+
+@pytest.mark.parametrize("shape, spec, new_shape, expected", [
+    ((2, 2), ("a", None), (1, 4), (None, "a")),
+    ((2, 2, 2), ("a", None, None), (8, 1), ("a", None)),
+    ((2, 1, 3), (None, "y", None), (6,), (None,)),
+    ((3, 1, 2), ("y", None, "a"), (1, 6, 1), (None, ("y", "a"), None)),
+])
+def test_reshape_strips_size_1_dimensions_first(shape, spec, new_shape, expected):
+    """Reshape decides split or merge with the size-1 dimensions stripped, as the doc states (JAX
+    0.10.2 rejects or asserts on each of these; its successor strips them)."""
+    assert reshape(MESH_Y, shape, spec, new_shape) == expected
+
+
+# --- padding, slicing, dynamic slicing ----------------------------------------------------------
+PADDING = [
+    case("lax_pad_negative", "padding", [(4,), ()], [("a",), ()], ("a",), {"config": ((1, 1, 0),)}),
+    case("lax_pad_negative", "padding", [(4,), ()], [("a",), ()], REJECT, {"config": ((1, 0, 0),)}),
+    case("lax_pad_negative", "padding", [(4,), ()], [(None,), ()], (None,), {"config": ((-1, 0, 2),)}),
+    case("pad", "padding", [(4, 8)], [("a", "b")], REJECT, {"widths": ((0, 0), (1, 0)), "mode": "constant"}),
+    case("pad", "padding", [(4, 8)], [("a", None)], ("a", None), {"widths": ((1, 1), (1, 0)), "mode": "constant"}),
+    case("pad", "padding", [(4,)], [("a",)], ("a",), {"widths": ((2, 4),), "mode": "wrap"}),
+    case("pad", "padding", [(4,)], [("a",)], REJECT, {"widths": ((1, 1),), "mode": "wrap"}),
+    # symmetric and edge slice one-element edges, which a 2-way sharding cannot divide
+    case("pad", "padding", [(4,)], [("a",)], REJECT, {"widths": ((2, 0),), "mode": "symmetric"}),
+    case("pad", "padding", [(4, 8)], [("a", None)], ("a", None), {"widths": ((0, 0), (1, 3)), "mode": "symmetric"}),
+    case("pad", "padding", [(4,)], [("a",)], REJECT, {"widths": ((0, 0),), "mode": "edge"}),
+    case("pad", "padding", [(4, 8)], [(None, "b")], (None, "b"), {"widths": ((1, 0), (0, 0)), "mode": "wrap"}),
+]
+
+
+@pytest.mark.parametrize("op, family, shapes, specs, static, mesh, eager, expected", PADDING)
+def test_padding_keeps_sizes_the_tiling_divides(op, family, shapes, specs, static, mesh, eager, expected):
+    """Padding keeps its operand's spec; every slice or pad along a sharded dimension must leave a
+    size its tiling divides (jnp.pad's edge and symmetric modes slice one-element edges)."""
+    check(op, family, shapes, specs, static, mesh, eager, expected)
+
+
+SLICING = [
+    case("slice", "slicing", [(4, 8)], [("a", "b")], ("a", "b"), {"index": (slice(0, 2),)}),
+    case("slice", "slicing", [(4, 8)], [("a", "b")], REJECT, {"index": (slice(0, 4), slice(1, 2))}),
+    case("strided_slice", "slicing", [(8,)], [("b",)], ("b",), {"index": (slice(None, None, 2),)}),
+    case("strided_slice", "slicing", [(8,)], [("b",)], REJECT, {"index": (slice(None, None, 3),)}),
+    case("strided_slice", "slicing", [(8,)], [("a",)], ("a",), {"index": (slice(None, None, -2),)}),
+    case("slice_empty", "slicing", [(4, 8)], [("a", "b")], ("a", "b"), {"index": (slice(2, 1),)}),
+    # eagerly, a partial slice of an array over several devices is a gather
+    case("slice", "slicing", [(4, 8)], [("a", "b")], REJECT, {"index": (slice(0, 2),)}, eager=True),
+    case("slice", "slicing", [(4, 8)], [(None, "b")], (None, "b"), {"index": (slice(0, 2),)}, eager=True),
+    case("slice", "slicing", [(4, 8)], [("a", "b")], ("a", "b"), {"index": (slice(None, None, -1),)}, eager=True),
+    case("strided_slice", "slicing", [(4, 8)], [(None, "b")], (None, "b"), {"index": (slice(None, None, 2),)},
+         eager=True),
+    case("strided_slice", "slicing", [(4, 1)], [(None, "y")], (None, None), {"index": (slice(None, None, 2), slice(None, None, -1))},
+         mesh=MESH_Y, eager=True),
+    case("slice", "slicing", [(4,)], [("a",)], ("a",), {"index": (slice(0, 1),)}, mesh=ONE, eager=True),
+]
+
+
+@pytest.mark.parametrize("op, family, shapes, specs, static, mesh, eager, expected", SLICING)
+def test_static_slicing(op, family, shapes, specs, static, mesh, eager, expected):
+    """A static slice keeps its operand's spec where the tiling divides the sliced size; eagerly, on
+    several devices, a strided or partial slice is a gather, which wants the sliced dimensions
+    unsharded and leaves strided ones unsharded."""
+    check(op, family, shapes, specs, static, mesh, eager, expected)
+
+
+DYNAMIC = [
+    case("dynamic_slice", "dynamic", [(4, 8), (), ()], [("a", "b"), (), ()], ("a", "b"), {"sizes": (2, 8)}),
+    case("dynamic_slice", "dynamic", [(4, 8), (), ()], [("a", "b"), (), ()], REJECT, {"sizes": (4, 2)}),
+    case("dynamic_update_slice", "dynamic", [(4, 8), (2, 4), (), ()], [("a", "b"), ("a", "b"), (), ()], ("a", "b")),
+    case("dynamic_update_slice", "dynamic", [(4, 8), (2, 4), (), ()], [("a", "b"), ("a",), (), ()], REJECT),
+]
+
+
+@pytest.mark.parametrize("op, family, shapes, specs, static, mesh, eager, expected", DYNAMIC)
+def test_dynamic_slicing(op, family, shapes, specs, static, mesh, eager, expected):
+    """dynamic_slice keeps its operand's spec where the tiling divides the slice sizes;
+    dynamic_update_slice needs the update sharded as the operand."""
+    check(op, family, shapes, specs, static, mesh, eager, expected)
+
+
+# --- indexing: gathers and scatters -------------------------------------------------------------
+GATHER = [
+    case("take", "gather", [(4, 8), (3,)], [("a", None), (None,)], ("a", None), {"axis": 1}),
+    case("take", "gather", [(4, 8), (3, 2)], [(None, "b"), (None, None)], (None, None, "b"), {"axis": 0}),
+    case("take_clip", "gather", [(4, 8), (3,)], [("a", None), (None,)], REJECT, {"axis": 0}),
+    case("take", "gather", [(4, 8), (2,)], [(None, None), ("a",)], REJECT, {"axis": 1}),
+    case("index_array", "gather", [(4, 8), (6,)], [(None, "b"), (None,)], (None, "b")),
+    # (JAX 0.10.2 raises DuplicateSpecError here, a known deviation)
+    case("index_array", "gather", [(4, 8), (6,)], [(None, "a"), ("a",)], REJECT),
+    case("index_array", "gather", [(4, 8), ()], [("y", "b"), ()], ("b",), mesh=MESH_Y),
+    case("index_array", "gather", [(4, 8), ()], [("a", "b"), ()], REJECT),
+    # take_along_axis: the other dimensions are batching dimensions shared with the indices
+    case("take_along_axis", "gather", [(4, 8), (4, 3)], [("a", None), ("a", None)], ("a", None), {"axis": 1}),
+    case("take_along_axis", "gather", [(4, 8), (4, 3)], [(None, None), ("a", None)], ("a", None), {"axis": 1}),
+    case("take_along_axis", "gather", [(4, 8), (4, 3)], [("b", None), ("a", None)], REJECT, {"axis": 1}),
+    case("take_along_axis", "gather", [(4, 8), (4, 8)], [(None, "b"), (None, None)], REJECT, {"axis": 1}),
+]
+
+
+@pytest.mark.parametrize("op, family, shapes, specs, static, mesh, eager, expected", GATHER)
+def test_gathers(op, family, shapes, specs, static, mesh, eager, expected):
+    """A gather needs the indexed dimension unsharded (unless whole) and the indices unsharded but
+    on batching dimensions; the other operand dimensions keep their entries."""
+    check(op, family, shapes, specs, static, mesh, eager, expected)
+
+
+AT = [
+    case("at_add_indices", "at", [(4, 8), (3,), (3, 8)], [(None, "b"), (None,), (None, None)], (None, "b")),
+    case("at_add_indices", "at", [(4, 8), (3,), (3, 8)], [(None, "b"), (None,), (None, "b")], (None, "b")),
+    case("at_add_indices", "at", [(4, 8), (3,), (3, 8)], [("a", None), (None,), (None, None)], REJECT),
+    # (JAX 0.10.2 raises "Incompatible types for broadcasting", a known deviation)
+    case("at_add_indices", "at", [(4, 8), (3,), (3, 8)], [(None, None), (None,), (None, "b")], REJECT),
+    case("at_max", "at", [(4, 8), (4, 4)], [("a", None), (None, None)], ("a", None),
+         {"index": (slice(None), slice(None, None, 2))}),
+    case("at_min", "at", [(4, 8), (4, 4)], [(None, "b"), (None, None)], REJECT,
+         {"index": (slice(None), slice(None, None, 2))}),
+    case("at_set_shifted", "at", [(4, 8)], [(None, "b")], (None, "b"), {"axis": 0, "shift": 1}),
+    case("at_add_shifted", "at", [(4, 8)], [(None, "b")], REJECT, {"axis": 1, "shift": 4}),
+    case("at_add_shifted", "at", [(4, 8)], [(None, "b")], (None, "b"), {"axis": 1, "shift": 0}),
+]
+
+
+@pytest.mark.parametrize("op, family, shapes, specs, static, mesh, eager, expected", AT)
+def test_scatters(op, family, shapes, specs, static, mesh, eager, expected):
+    """x.at[index] updates keep x's spec: the indexed dimensions of x must be unsharded unless
+    whole, and the updates unsharded or sharded as the slice they land on."""
+    check(op, family, shapes, specs, static, mesh, eager, expected)
+
+
+PERMUTING = [
+    case("flip", "permuting", [(4, 8)], [("a", "b")], ("a", "b"), {"axis": None}),
+    # jnp.roll's stated rule (JAX 0.12): the rolled dimension must not be sharded at all
+    case("roll", "permuting", [(8,)], [("b",)], REJECT, {"shift": -4, "axis": 0}),
+    case("roll", "permuting", [(8,)], [("b",)], REJECT, {"shift": 3, "axis": 0}),
+    case("roll", "permuting", [(4, 8)], [("a", None)], REJECT, {"shift": 6, "axis": None}),
+    case("roll", "permuting", [(4, 8)], [(None, "a")], (None, "a"), {"shift": 1, "axis": 0}),
+    case("roll", "permuting", [(4, 8)], [("a", None)], REJECT, {"shift": 5, "axis": None}),
+    case("roll", "permuting", [(4, 8)], [(None, "a")], REJECT, {"shift": 2, "axis": None}),
+]
+
+
+@pytest.mark.parametrize("op, family, shapes, specs, static, mesh, eager, expected", PERMUTING)
+def test_permuting(op, family, shapes, specs, static, mesh, eager, expected):
+    """flip keeps the spec; roll slices the rolled dimension at the shift, which its tiling must
+    divide (over all axes after a ravel, itself a reshape)."""
+    check(op, family, shapes, specs, static, mesh, eager, expected)
+
+
+# --- contractions -------------------------------------------------------------------------------
+CONTRACTION = [
+    case("matmul", "contraction", [(4, 8), (8, 2)], [("a", None), (None, None)], ("a", None)),
+    case("matmul", "contraction", [(4, 8), (8, 2)], [(None, "b"), (None, None)], (None, None)),
+    case("matmul", "contraction", [(4, 8), (8, 2)], [(None, "b"), ("a", None)], REJECT),
+    case("matmul", "contraction", [(4, 8), (8, 2)], [(None, "b"), ("b", None)], REJECT),
+    case("matmul", "contraction", [(2, 4, 8), (2, 8, 2)], [("a",), ("a",)], ("a", None, None)),
+    # (JAX 0.10.2 raises "Incompatible types for matmul arguments", a known deviation)
+    case("matmul", "contraction", [(2, 4, 8), (2, 8, 2)], [("a",), ("y",)], REJECT, mesh=MESH_Y),
+    case("matmul", "contraction", [(2, 4, 8), (8, 2)], [("a", "b"), (None, None)], ("a", "b", None)),
+    case("matmul", "contraction", [(4, 8), (8, 4)], [("a", None), (None, "a")], REJECT),
+    case("dot_int", "contraction", [(4, 8), (8,)], [("a", None), ("b",)], ("a",)),
+    # jnp.dot of 3-d operands has no batch dimensions: both leading dimensions are free
+    case("dot_int", "contraction", [(2, 4, 8), (4, 8, 3)], [("a", None, None), ("b", None, None)], ("a", None, "b", None)),
+    case("dot_int", "contraction", [(2, 4, 8), (4, 8, 3)], [("a", None, None), ("a", None, None)], REJECT),
+    case("einsum", "contraction", [(4,), (8,)], [("a",), ("b",)], ("a", "b"), {"subscripts": "i,j->ij"}),
+    case("einsum", "contraction", [(4,), (8,)], [("a",), ("a",)], REJECT, {"subscripts": "i,j->ij"}),
+    case("einsum", "contraction", [(4, 8)], [("a", "b")], ("b", "a"), {"subscripts": "ij->ji"}),
+    case("einsum", "contraction", [(2, 4, 8), (8, 4)], [(None, "a", None), (None, "b")], (None, "b"),
+         {"subscripts": "bij,jk->bk"}),
+    case("einsum", "contraction", [(4, 8), (4, 8)], [("a", None), (None, "b")], (), {"subscripts": "ij,ij->"}),
+    case("einsum", "contraction", [(4, 8), (4, 8)], [("a", None), ("a", None)], REJECT, {"subscripts": "ij,ij->"}),
+]
+
+
+@pytest.mark.parametrize("op, family, shapes, specs, static, mesh, eager, expected", CONTRACTION)
+def test_contractions(op, family, shapes, specs, static, mesh, eager, expected):
+    """A contraction's batch dimensions sharded on both sides must agree; a contracting dimension
+    sharded on both sides rejects (mismatched, or equal and so ambiguous); free dimensions keep their
+    entries, and no mesh axis may shard two of them."""
+    check(op, family, shapes, specs, static, mesh, eager, expected)
+
+
+IOTA = [
+    case("add_iota", "iota", [(4, 8)], [("a", "b")], ("a", "b"), {"dim": 1}),
+    case("arange_times", "iota", [(4, 8)], [(None, "b")], (None, "b")),
+    case("tril", "iota", [(4, 8)], [("a", "b")], ("a", "b"), {"k": 1}),
+]
+
+
+@pytest.mark.parametrize("op, family, shapes, specs, static, mesh, eager, expected", IOTA)
+def test_iota_combinations_keep_the_spec(op, family, shapes, specs, static, mesh, eager, expected):
+    """An operand combined with an unsharded iota keeps its spec."""
+    check(op, family, shapes, specs, static, mesh, eager, expected)
+
+
+ALL_CASES = (ELEMENTWISE + BROADCASTING + SELECTION + REDUCTION + SCAN + SORTING + JOINING + SHAPE + PADDING
+             + SLICING + DYNAMIC + GATHER + AT + PERMUTING + CONTRACTION + IOTA)
+
+
+def test_unknown_families_and_operations_are_unmodelled():
+    """An operation the model has no rule for is Unmodelled, never a guess."""
+    assert isinstance(sharding_verdict("fft", "spectral", [(4,)], [("a",)], {}, MESH), Unmodelled)
+    assert isinstance(sharding_verdict("frobnicate", "shape", [(4,)], [("a",)], {}, MESH), Unmodelled)
