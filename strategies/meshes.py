@@ -1,5 +1,6 @@
 """Strategies for device meshes over given device ids: shapes from factorizations of the device
-count, distinct axis names, and sub-meshes over a subset of the devices."""
+count, distinct axis names, and sub-meshes over a subset of the devices; and meshes that can cut
+given array sides."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import Sequence, Tuple
 from hypothesis import strategies as st
 
 from conformance.model.layout import MeshModel
+
+from .odds import mostly
 
 # A small, fixed pool keeps the number of distinct meshes (and so of compiled programs) small.
 AXIS_NAME_POOL = ("a", "b", "x", "y")
@@ -55,4 +58,57 @@ def meshes(draw, device_ids: Sequence[int], *, min_axes: int = 1, max_axes: int 
     if reorder and len(chosen) > 1 and draw(st.booleans()):
         chosen = draw(st.permutations(chosen))
     shape = draw(mesh_shapes(len(chosen), min_axes=min_axes, max_axes=max_axes))
+    return MeshModel(tuple(chosen), shape, draw(axis_names(len(shape))))
+
+
+def cuts_a_side(shape: Sequence[int], sides: Sequence[int]) -> bool:
+    """Whether a mesh of ``shape`` has an axis of size > 1 whose size divides one of ``sides``."""
+    return any(n > 1 and side % n == 0 for n in shape for side in sides)
+
+
+@functools.lru_cache(maxsize=None)
+def cutting_factorizations(n: int, sides: Tuple[int, ...], min_axes: int = 1,
+                           max_axes: int = 4) -> Tuple[Tuple[int, ...], ...]:
+    """The factorizations of ``n`` with an axis that cuts one of ``sides``: fewest axes first,
+    then those whose first cutting axis comes earliest."""
+    def first_cut(shape):
+        return min(k for k, size in enumerate(shape) if cuts_a_side((size,), sides))
+    found = [shape for shape in factorizations(n, min_axes, max_axes) if cuts_a_side(shape, sides)]
+    return tuple(sorted(found, key=lambda shape: (len(shape), first_cut(shape))))
+
+
+@st.composite
+def cutting_meshes(draw, device_ids: Sequence[int], sides: Sequence[int], *, min_axes: int = 1,
+                   max_axes: int = 4, subsets: bool = True, reorder: bool = True) -> MeshModel:
+    """A mesh as ``meshes`` draws it, but mostly (99 in 100, where the devices allow one) with an
+    axis of size > 1 that divides one of ``sides`` (the sides of the arrays to cut; sides 0 and 1
+    count for nothing):
+
+    * all the devices, or (``subsets``) a leading subset, of a count that has such a shape (a
+      subset when all of them have none, e.g. 3 or 6 of 8 devices for a side 3);
+    * in the given order, or (``reorder``) a permuted one;
+    * a shape from the factorizations of that count, ``min_axes`` to ``max_axes`` axes, with such an
+      axis.
+
+    Shrinks towards all devices in order over the fewest axes, the cutting one first (e.g.
+    ``(2, 4)`` on 8 devices for a side 2). Its choices are drawn whether or not they can matter,
+    so that a mesh that cuts nothing is no shorter a choice sequence (see ``specs.pick``).
+    """
+    ids = tuple(device_ids)
+    if not ids:
+        raise ValueError("cutting_meshes() needs at least one device id")
+    sides = tuple(sorted({int(s) for s in sides if s > 1}))
+    counts = [k for k in range(len(ids), 0, -1) if k == len(ids) or subsets]
+    fitting = [k for k in counts if cutting_factorizations(k, sides, min_axes, max_axes)]
+    fit = draw(mostly(100)) and bool(fitting)  # drawn either way: no shorter a choice sequence
+    chosen = list(ids)
+    smaller = [k for k in (fitting if fit else counts) if k < len(ids)]
+    subset = draw(st.booleans()) if subsets and len(ids) > 1 else False
+    if smaller and (subset or (fit and fitting[0] < len(ids))):
+        chosen = chosen[:draw(st.sampled_from(smaller))]
+    if reorder and len(chosen) > 1 and draw(st.booleans()):
+        chosen = draw(st.permutations(chosen))
+    shapes = (cutting_factorizations(len(chosen), sides, min_axes, max_axes) if fit
+              else factorizations(len(chosen), min_axes, max_axes))
+    shape = draw(st.sampled_from(shapes))
     return MeshModel(tuple(chosen), shape, draw(axis_names(len(shape))))

@@ -14,8 +14,9 @@ entry a program can use has a ``Feed`` here: which values it can take, and how i
 (indices, updates, starts: new inputs of the program) and static arguments are drawn.
 
 Shrinking goes towards one step, the first entry of ``FEEDS`` (negation), the latest value as the
-operand, no layout change, no donation, and (through ``meshes`` and ``dividing_specs``) one mesh
-axis and replicated specs.
+operand, no layout change, no donation, a first input of shape ``(2,)`` cut over the first axis
+of a mesh of all the devices (``cutting_meshes``, ``sharding_specs``: ``(2, 4)`` on 8 devices),
+and replicated specs for the rest.
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ from hypothesis import strategies as st
 import strategies.ops.inputs as i
 from conformance.model.layout import MeshModel, Spec
 from conformance.model.program import LAYOUT_CHANGES, Program, Step
-from strategies.meshes import meshes
+from strategies.meshes import cutting_meshes
 from strategies.ops import BY_NAME
-from strategies.specs import dividing_specs
+from strategies.specs import dividing_specs, sharding_specs
 
 VALUES = "uint32"  # the dtype programs compute in (indices and starts are int32 inputs)
 INT, BOOL, INDEX = np.dtype(VALUES), np.dtype(np.bool_), np.dtype(np.int32)
@@ -51,16 +52,18 @@ class Builder:
         self.inputs: List[str] = []
         self.in_specs: List[Spec] = []
 
-    def add_input(self, array: np.ndarray) -> str:
-        """A new input holding ``array``, with a drawn spec that divides its shape."""
+    def add_input(self, array: np.ndarray, *, cut: bool = False) -> str:
+        """A new input holding ``array``, with a drawn spec that divides its shape (``cut``: mostly
+        one that cuts it over an axis of size > 1, ``sharding_specs``)."""
         name = f"x{len(self.inputs)}"
         self.values[name] = np.asarray(array)
         self.inputs.append(name)
-        self.in_specs.append(self.draw(dividing_specs(self.mesh, np.shape(array))))
+        specs = sharding_specs if cut else dividing_specs
+        self.in_specs.append(self.draw(specs(self.mesh, np.shape(array))))
         return name
 
-    def new_input(self, dtype: str, shape, kind: str = "any") -> str:
-        return self.add_input(self.draw(i.values(dtype, tuple(shape), kind)))
+    def new_input(self, dtype: str, shape, kind: str = "any", *, cut: bool = False) -> str:
+        return self.add_input(self.draw(i.values(dtype, tuple(shape), kind)), cut=cut)
 
     def latest_first(self, accept: Callable[[np.ndarray], bool]) -> List[str]:
         return [name for name in reversed(list(self.values)) if accept(self.values[name])]
@@ -193,12 +196,11 @@ def fancy_index(shape, axis):
 
 
 def along_axis_index(shape, axis):
-    @st.composite
     def make(draw):
         idx_shape = list(shape)
         idx_shape[axis] = draw(st.sampled_from(i.SIDES))
         return draw(i.hnp.arrays(np.int32, tuple(idx_shape), elements=st.integers(0, shape[axis] - 1)))
-    return make()
+    return i.drawn(make)
 
 
 def scatter_add() -> Feed:
@@ -224,11 +226,10 @@ def at_range() -> Feed:
 
 def at_shifted() -> Feed:
     def statics(shape):
-        @st.composite
         def build(draw):
             axis = draw(st.integers(0, len(shape) - 1))
             return {"axis": axis, "shift": draw(st.integers(-(shape[axis] - 1), shape[axis] - 1))}
-        return build()
+        return i.drawn(build)
     return unary(statics, min_rank=1)
 
 
@@ -354,8 +355,10 @@ def programs(draw, device_ids: Sequence[int], *, axis_types: Sequence[str] = ("A
              entries: Optional[Sequence[str]] = None) -> Program:
     """A program over a mesh of devices from ``device_ids``:
 
+    * one uint32 input to start from (rank 0 rare: ``inputs.shapes``), mostly cut over an axis of
+      size > 1 (``sharding_specs``), on a mesh that mostly has such an axis (``cutting_meshes``);
+      more inputs come as the steps need them, each with a dividing spec;
     * axes of a type from ``axis_types`` ("Auto", "Explicit");
-    * one uint32 input to start from (more come as the steps need them), each with a dividing spec;
     * 1 to ``max_steps`` steps, each a catalogue entry of ``entries`` (default: all of ``FEEDS``)
       that takes one of the values so far, followed by no layout change, a constraint or a
       device_put to a drawn dividing spec;
@@ -365,10 +368,11 @@ def programs(draw, device_ids: Sequence[int], *, axis_types: Sequence[str] = ("A
     if max_steps < 1:
         raise ValueError(f"max_steps={max_steps}, but a program has at least one step")
     usable = {name: FEEDS[name] for name in (entries or FEEDS)}
-    mesh = draw(meshes(device_ids, max_axes=3))
+    shape = draw(i.shapes(0, 3))
+    mesh = draw(cutting_meshes(device_ids, shape, max_axes=3))
     axis_type = draw(st.sampled_from(tuple(axis_types)))
     b = Builder(draw, mesh)
-    b.new_input(VALUES, draw(i.shapes(0, 3)))
+    b.new_input(VALUES, shape, cut=True)
     steps: List[Step] = []
     for k in range(draw(st.integers(1, max_steps))):
         choices = [(name, feed) for name, feed in usable.items() if b.latest_first(feed.takes)]

@@ -11,20 +11,30 @@ from hypothesis import strategies as st
 from conformance.model.spmd import DeviceSelection, arg_axes, tree_leaves
 
 from .arrays import arrays, dtype_of
+from .odds import mostly
 
 LEAF_DTYPES = ("int8", "int32", "float32")
 
 
 @st.composite
+def device_counts(draw, n: int, *, min_size: int = 1) -> int:
+    """How many of ``n`` devices to use, ``min_size`` or more: two or more but for 1 in 32 draws
+    (on one device no value can be confused with another device's). Shrinks towards ``n``."""
+    several = draw(mostly(32)) and n >= 2
+    low = max(min_size, 2) if several else min_size
+    return draw(st.sampled_from(tuple(range(n, low - 1, -1))))
+
+
+@st.composite
 def device_selections(draw, device_ids: Sequence[int], *, min_size: int = 1) -> DeviceSelection:
     """All of ``device_ids`` (the local devices); or the first k (pmap's own choice); or
-    (``devices=``) the first k of one of ``device_orders``. Shrinks towards all devices,
-    implicitly."""
+    (``devices=``) the first k of one of ``device_orders``; k from ``device_counts``. Shrinks
+    towards all devices, implicitly."""
     ids = tuple(device_ids)
     kind = draw(st.sampled_from(["all", "first", "explicit"]))
     if kind == "all" or len(ids) <= min_size:
         return DeviceSelection(tuple(ids), False)
-    k = draw(st.integers(min_size, len(ids)))
+    k = draw(device_counts(len(ids), min_size=min_size))
     if kind == "first":
         return DeviceSelection(tuple(ids[:k]), False)
     return DeviceSelection(tuple(draw(st.sampled_from(device_orders(ids)))[:k]), True)
@@ -44,13 +54,14 @@ def device_orders(ids: Sequence[int]) -> Tuple[Tuple[int, ...], ...]:
 @st.composite
 def leaves(draw, size: int, axis: Optional[int], *, dtype=None, max_rank: int = 2):
     """An array leaf: for ``axis`` None of any rank 0..max_rank, else of rank > axis with
-    ``size`` at ``axis``; other sides 1..3."""
+    ``size`` at ``axis``; other sides 1..3; its values varying but for 1 in 16 draws (``arrays``'s
+    ``repeated``: the devices then get slices that differ)."""
     rank = draw(st.integers(0 if axis is None else axis + 1, max(max_rank, 0 if axis is None else axis + 1)))
     shape = [draw(st.integers(1, 3)) for _ in range(rank)]
     if axis is not None:
         shape[axis] = size
     dtype = dtype or dtype_of(draw(st.sampled_from(LEAF_DTYPES)))
-    return draw(arrays(dtype, tuple(shape), finite=True, max_magnitude=1e3))
+    return draw(arrays(dtype, tuple(shape), finite=True, max_magnitude=1e3, repeated=16))
 
 
 @st.composite
@@ -113,10 +124,12 @@ def group_size(groups, size: int) -> int:
 
 
 def sample_values(dtype_name: str, shape, *, subnormals: bool = True) -> st.SearchStrategy:
-    """Per-device values: finite floats of magnitude <= 100 (sums stay within a stated tolerance),
-    subnormal floats only if ``subnormals``, any ints or bools."""
+    """Per-device values (the leading dimension, or two, indexing the devices): finite floats of
+    magnitude <= 100 (sums stay within a stated tolerance), subnormal floats only if
+    ``subnormals``, any ints or bools; varying from device to device but for 1 in 32 draws
+    (``arrays``'s ``repeated``)."""
     return arrays(dtype_of(dtype_name), tuple(shape), finite=True, max_magnitude=100.0,
-                  subnormals=subnormals)
+                  subnormals=subnormals, repeated=32)
 
 
 def stacked(values: Sequence[np.ndarray]) -> np.ndarray:

@@ -21,7 +21,7 @@ from conformance.model import spmd
 from conformance.model.layout import MeshModel
 from conformance.model.spmd import DeviceSelection
 from strategies import mesh_shapes
-from strategies.spmd import device_selections, group_size, index_groups, permutations_pairs, sample_values
+from strategies.spmd import device_counts, device_selections, group_size, index_groups, permutations_pairs, sample_values
 
 pytestmark = pytest.mark.collectives
 DEVICES = bridge.live_device_ids()
@@ -200,7 +200,7 @@ def shard_map_examples(draw, name: str):
     """A mesh of one or two axes over all devices (or a leading subset), the axis the collective
     runs over, and a collective example for that axis's size."""
     ids = DEVICES
-    k = len(ids) if draw(st.booleans()) else draw(st.integers(1, len(ids)))
+    k = len(ids) if draw(st.booleans()) else draw(device_counts(len(ids)))
     shape = draw(mesh_shapes(k, min_axes=1, max_axes=2))
     mesh = MeshModel(ids[:k], shape, ("i", "j")[:len(shape)])
     axis = draw(st.sampled_from(mesh.axis_names))

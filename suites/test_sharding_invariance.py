@@ -40,7 +40,7 @@ from conformance.checking.triggers import Call
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, MeshModel, Spec, block_slices
 from conformance.model.program import Program, Step
-from strategies import dividing_specs, meshes
+from strategies.ops.examples import catalogue_examples
 from strategies.ops import CATALOGUE, Op
 
 pytestmark = pytest.mark.sharding_invariance
@@ -80,17 +80,14 @@ class Example:
 
 @st.composite
 def examples(draw, op: Op) -> Example:
-    """Inputs from the op's strategy; a mesh (any sub-mesh or order) with Auto or Explicit axes; a
-    spec per operand and for the output that divides its shape (replicated, or sharded on any
-    dimensions, the reduced/scanned/sliced/joined ones included)."""
-    operands, static = draw(op.inputs)
-    with np.errstate(all="ignore"):  # integers wrap around, as in JAX
-        expected = np.asarray(op.reference(*operands, **static))
-    mesh = draw(meshes(DEVICES))
-    axis_type = draw(st.sampled_from(compat.mesh_axis_types()))
-    in_specs = tuple(draw(dividing_specs(mesh, np.shape(x))) for x in operands)
-    out_spec = draw(dividing_specs(mesh, expected.shape))
-    return Example(op, tuple(operands), static, mesh, axis_type, in_specs, out_spec, expected)
+    """An example drawn by ``strategies.ops.examples.catalogue_examples``: the op's inputs; a mesh
+    (any sub-mesh or order, mostly one that can cut them) with Auto or Explicit axes; a spec per
+    operand and for the output that divides its shape, one of them cut over an axis of size > 1
+    wherever one can be (mostly along a reduced or contracted dimension), the others replicated
+    or sharded on any dimensions."""
+    parts = draw(catalogue_examples(op, DEVICES, compat.mesh_axis_types()))
+    return Example(op, parts.operands, parts.static, parts.mesh, parts.axis_type, parts.in_specs,
+                   parts.out_spec, parts.expected)
 
 
 def invariance_case(example: Example) -> Case:

@@ -211,6 +211,16 @@ def test_triggers_hold_for_the_examples_they_name_and_not_others():
     one = triggers.Call("add", (np.zeros((2, 4)), np.zeros((2, 4))), {}, MESH, "Explicit", (("a",), ("a",)), (), "(a) eager")
     assert triggers.explicit_one_axis_on_two_dimensions_of_a_broadcast(two)
     assert not triggers.explicit_one_axis_on_two_dimensions_of_a_broadcast(one)
+    size_one = MeshModel(tuple(range(8)), (8, 1), ("a", "b"))
+    v = np.zeros(2, np.int32)
+    scatter = lambda specs: triggers.Call("at_add_indices", (v, v, v), {}, MESH, "Explicit", specs, (), "(a) eager")  # noqa: E731
+    assert triggers.explicit_update_sharded_unlike_its_operand(scatter(((), (), ("a",))))  # indices replicated
+    assert not triggers.explicit_update_sharded_unlike_its_operand(scatter(((), ("a",), ("a",))))  # as expected
+    ranged = triggers.Call("at_min", (np.zeros(2), np.zeros(1)), {}, size_one, "Explicit", ((), ("b",)), (), "(a) eager")
+    assert triggers.explicit_update_sharded_unlike_its_operand(ranged)  # a size-1 axis is part of the type
+    edge = lambda spec: triggers.Call("pad", (np.zeros(3),), {"mode": "edge"}, size_one, "Explicit", (spec,), ())  # noqa: E731
+    assert triggers.explicit_edge_pad_of_a_sharded_operand(edge(("b",)))
+    assert not triggers.explicit_edge_pad_of_a_sharded_operand(edge(()))
 
 
 # --- end to end: an unrelated failure under an entry goes red ------------------------------------

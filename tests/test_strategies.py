@@ -6,16 +6,20 @@ force (1, 6, 12) and non-contiguous ids (as on a second process, where ids start
 
 import math
 
+import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
-from conformance.model.layout import Layout, MeshModel, SpecError, check_spec, spec_axes
-from strategies import (arrays, dtype_of, dtypes, factorizations, incongruent_shapes,
-                        invalid_partition_specs, layouts, layouts_sharing_shape, meshes,
-                        partition_specs, supported_dtype_names)
-from strategies.arrays import BASE_DTYPES, X64_DTYPES
+from conformance.model.layout import Layout, MeshModel, SpecError, check_spec, spec_axes, spec_tiling
+from strategies import (arrays, can_cut, cutting_meshes, cutting_specs, dtype_of, dtypes, factorizations,
+                        incongruent_shapes, invalid_partition_specs, layouts, layouts_sharing_shape, meshes,
+                        partition_specs, sharding_specs, supported_dtype_names)
+from strategies.arrays import BASE_DTYPES, X64_DTYPES, ramps
+from strategies.meshes import cutting_factorizations
+from strategies.ops.inputs import values
+from strategies.spmd import device_counts
 
 DEVICE_SETS = [tuple(range(8)), (0,), tuple(range(6)), tuple(range(12)), (2048, 2049, 2050, 2051)]
 device_sets = st.sampled_from(DEVICE_SETS)
@@ -145,3 +149,83 @@ def test_finite_arrays_are_finite_and_bounded(dtype, data):
     values = x.astype(np.complex128)
     assert np.isfinite(values).all() and (np.abs(values.real) <= 10).all() and \
         (np.abs(values.imag) <= 10).all()
+
+
+# --- strategies that cut ---------------------------------------------------------------------
+@given(ids=device_sets, sides=st.lists(st.sampled_from([0, 1, 2, 3, 4, 6, 8]), max_size=4), data=st.data())
+def test_cutting_meshes_are_meshes_and_mostly_cut(ids, sides, data):
+    """A cutting mesh holds distinct devices from the given ones as its shape needs, like
+    ``meshes``; without subsets it holds all of them."""
+    for mesh in (data.draw(cutting_meshes(ids, sides)), data.draw(cutting_meshes(ids, sides, subsets=False))):
+        assert set(mesh.device_ids) <= set(ids)
+        assert len(set(mesh.device_ids)) == len(mesh.device_ids) == math.prod(mesh.shape)
+        assert len(set(mesh.axis_names)) == len(mesh.axis_names) == len(mesh.shape)
+    assert len(mesh.device_ids) == len(ids)
+
+
+def test_cutting_meshes_shrink_to_all_devices_with_the_cutting_axis_first():
+    """The minimal cutting mesh: all devices in order, the fewest axes that can cut a side, the
+    cutting one first; and for a side only a subset can cut (3 of 8 devices), the largest such."""
+    ids = tuple(range(8))
+    assert find(cutting_meshes(ids, (2,)), lambda m: True).shape == (2, 4)
+    assert find(cutting_meshes(ids, (8,)), lambda m: True).shape == (8,)
+    assert find(cutting_meshes(ids, (3,)), lambda m: True).device_ids == tuple(range(6))
+    assert cutting_factorizations(8, (4,), 1, 2) == ((4, 2), (2, 4))
+
+
+@given(ids=device_sets, shape=st.lists(st.sampled_from([1, 2, 3, 4, 6, 8, 0]), max_size=3).map(tuple),
+       data=st.data())
+def test_cutting_and_sharding_specs_divide_and_cut(ids, shape, data):
+    """A cutting spec is valid, divides the shape and names an axis of size > 1 on a dimension of
+    a preferred side where asked and possible; a sharding spec divides; a shape no axis can cut
+    has no cutting spec."""
+    mesh = data.draw(meshes(ids))
+    prefer = tuple(data.draw(st.lists(st.integers(0, len(shape) - 1), max_size=2))) if shape else ()
+    for spec in (data.draw(sharding_specs(mesh, shape, prefer=prefer)),) + (
+            (data.draw(cutting_specs(mesh, shape, prefer=prefer)),) if can_cut(mesh, shape) else ()):
+        check_spec(mesh, spec, len(shape))
+        assert all(side % t == 0 for side, t in zip(shape, spec_tiling(mesh, spec, len(shape))))
+    if can_cut(mesh, shape):
+        assert any(mesh.axis_sizes[n] > 1 for axes in spec_axes(spec) for n in axes)
+    else:
+        with pytest.raises(ValueError, match="divides a side"):
+            data.draw(cutting_specs(mesh, shape))
+
+
+def test_cutting_specs_shrink_to_one_axis_on_the_first_preferred_dimension():
+    mesh = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
+    assert find(cutting_specs(mesh, (2, 4)), lambda s: True) == (("a",),)
+    assert find(cutting_specs(mesh, (2, 4), prefer=(1,)), lambda s: True) == (None, ("a",))
+    assert find(cutting_specs(mesh, (3, 4), prefer=(0,)), lambda s: True) == (None, ("a",))
+
+
+@given(dtype=dtypes(supported_dtype_names(x64=True)),
+       shape=st.sampled_from([(), (0,), (3,), (2, 0, 2), (2, 3), (4, 4)]),
+       bound=st.sampled_from([None, 2, 8, 10]), data=st.data())
+def test_ramps_vary_within_their_range(dtype, shape, bound, data):
+    """A ramp has the dtype and shape asked, stays in its range (the dtype's, or -bound..bound;
+    finite floats, none subnormal when asked) and never holds one value in 3 elements or more."""
+    x = data.draw(ramps(dtype, shape, bound=bound, subnormals=False))
+    assert x.dtype == dtype and x.shape == shape
+    if dtype.kind in "fc":
+        magnitude = np.abs(np.stack([x.real, x.imag]).astype(np.float64))
+        assert np.isfinite(magnitude).all() and (magnitude <= (bound or 100)).all()
+        assert ((magnitude == 0) | (magnitude >= float(ml_dtypes.finfo(x.real.dtype).tiny))).all()
+    elif dtype.kind in "iu" and bound is not None:
+        assert (np.abs(x.astype(np.float64)) <= bound).all()
+    if x.size >= 3:
+        assert len(np.unique(x.reshape(-1))) > 1
+
+
+def test_varied_values_shrink_to_a_ramp():
+    """The minimal array of ``inputs.values`` (and of ``arrays``) is 0, 1, 2, ... in order."""
+    assert find(values("int32", (2, 3)), lambda x: True).tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert find(arrays(np.dtype("uint8"), (4,)), lambda x: True).tolist() == [0, 1, 2, 3]
+    assert find(values("bool", (4,)), lambda x: True).tolist() == [False, True, True, False]
+
+
+@given(n=st.integers(1, 12), min_size=st.integers(1, 3), data=st.data())
+def test_device_counts_are_in_range(n, min_size, data):
+    """A device count is between ``min_size`` and ``n`` (when ``n`` allows ``min_size``)."""
+    if n >= min_size:
+        assert min_size <= data.draw(device_counts(n, min_size=min_size)) <= n

@@ -106,11 +106,14 @@ def clamped_start_with_a_cut_output(call: Call) -> bool:
     return clamped and output_may_be_cut(call)
 
 
-def negative_start_with_a_cut_output(call: Call) -> bool:
-    """lax.dynamic_update_slice with a negative start, with an output that is cut."""
+def moved_start_with_a_cut_output(call: Call) -> bool:
+    """lax.dynamic_update_slice with a start that is negative (counted from the end) or must be
+    clamped into range, with an output that is cut."""
     if call.op != "dynamic_update_slice":
         return False
-    return any(int(s) < 0 for s in call.operands[2:]) and output_may_be_cut(call)
+    x, update, starts = call.operands[0], call.operands[1], call.operands[2:]
+    moved = any(int(s) < 0 or int(s) > n - k for s, n, k in zip(starts, np.shape(x), np.shape(update)))
+    return moved and output_may_be_cut(call)
 
 
 def partially_replicated_join(call: Call) -> bool:
@@ -155,10 +158,26 @@ def zero_size_result_with_out_shardings(call: Call) -> bool:
     return shape is not None and 0 in shape and call.way.startswith("(b)")
 
 
-def zero_size_result_of_a_cut_operand(call: Call) -> bool:
-    """A result with no elements, of an operand that is cut."""
+def negative_edge_with_a_cut_output(call: Call) -> bool:
+    """lax.pad with a negative low or high edge (elements removed) on some dimension, with an
+    output that is cut."""
+    if call.op != "lax_pad_negative":
+        return False
+    return any(lo < 0 or hi < 0 for lo, hi, _ in call.static["config"]) and output_may_be_cut(call)
+
+
+def zero_size_result_constrained(call: Call) -> bool:
+    """A result with no elements, constrained to a layout inside jit (way c)."""
     shape = call.result_shape
-    return shape is not None and 0 in shape and bool(call.in_specs) and cuts(call.mesh, call.in_specs[0])
+    return shape is not None and 0 in shape and call.way.startswith("(c)")
+
+
+def zero_size_result_with_a_cut_layout(call: Call) -> bool:
+    """A result with no elements, of an operand that is cut or (jitted) asked to be laid out cut."""
+    shape = call.result_shape
+    if shape is None or 0 not in shape:
+        return False
+    return (bool(call.in_specs) and cuts(call.mesh, call.in_specs[0])) or (not call.eager and cuts(call.mesh, call.out_spec))
 
 
 def strided_slice_of_a_cut_dimension(call: Call) -> bool:
@@ -218,14 +237,20 @@ def explicit_operand_and_indices_on_one_axis(call: Call) -> bool:
 
 def explicit_update_sharded_unlike_its_operand(call: Call) -> bool:
     """On an Explicit mesh, an .at[] update whose update value is sharded (over any mesh axis, one
-    of size 1 included: it is part of the type) unlike the operand's trailing dimensions."""
+    of size 1 included: it is part of the type) unlike the updates the scatter expects: the
+    operand's trailing dimensions for a range, the index array's dimensions then the operand's
+    trailing ones for an index array (``at_add_indices``)."""
     if call.axis_type != "Explicit" or len(call.in_specs) < 2:
         return False
-    rank = np.ndim(call.operands[0])
-    x, u = axes_of(call.in_specs[0], rank), axes_of(call.in_specs[-1], np.ndim(call.operands[-1]))
-    if not u or not any(u):
+    update = axes_of(call.in_specs[-1], np.ndim(call.operands[-1]))
+    if not update or not any(update):
         return False
-    return tuple(x[-len(u):]) != tuple(u)
+    x = axes_of(call.in_specs[0], np.ndim(call.operands[0]))
+    if call.op == "at_add_indices":
+        expected = axes_of(call.in_specs[1], np.ndim(call.operands[1])) + x[1:]
+    else:
+        expected = x[-len(update):]
+    return tuple(expected) != tuple(update)
 
 
 def explicit_empty_slice_of_a_cut_dimension(call: Call) -> bool:
@@ -247,11 +272,33 @@ def explicit_static_index_of_a_cut_operand(call: Call) -> bool:
             and cuts(call.mesh, call.in_specs[0]))
 
 
-def explicit_edge_pad_over_a_size_one_axis(call: Call) -> bool:
-    """On an Explicit mesh, jnp.pad in mode 'edge' (or another mode built on repeat) of an operand
-    sharded over a mesh axis of size 1."""
-    return (call.axis_type == "Explicit" and call.op == "pad" and call.static.get("mode") != "constant"
-            and uses_a_size_one_axis(call.mesh, call.in_specs[0]))
+GATHERING = INDEXING[:4] + ("take", "take_clip", "index_array", "take_along_axis")
+
+
+def explicit_indexing_of_a_sharded_operand(call: Call) -> bool:
+    """On an Explicit mesh, a static slice or a gather (take, fancy indexing, take_along_axis) of
+    an operand sharded over any mesh axis."""
+    return (call.axis_type == "Explicit" and call.op in GATHERING and bool(call.in_specs)
+            and call.in_specs[0] is not None and any(axes for axes in spec_axes(call.in_specs[0])))
+
+
+def explicit_sort_of_a_sharded_operand(call: Call) -> bool:
+    """On an Explicit mesh, a sort or argsort of an operand sharded over any mesh axis."""
+    return (call.axis_type == "Explicit" and call.op in ("sort", "argsort") and bool(call.in_specs)
+            and call.in_specs[0] is not None and any(axes for axes in spec_axes(call.in_specs[0])))
+
+
+def explicit_at_min_or_max(call: Call) -> bool:
+    """On an Explicit mesh, an .at[].min or .at[].max update (a scatter-min or scatter-max)."""
+    return call.axis_type == "Explicit" and call.op in ("at_min", "at_max")
+
+
+def explicit_edge_pad_of_a_sharded_operand(call: Call) -> bool:
+    """On an Explicit mesh, jnp.pad in mode 'edge' (which repeats the edges with jnp.repeat) of an
+    operand sharded over any mesh axis, one of size 1 included."""
+    return (call.axis_type == "Explicit" and call.op == "pad" and call.static.get("mode") == "edge"
+            and bool(call.in_specs) and call.in_specs[0] is not None
+            and any(axes for axes in spec_axes(call.in_specs[0])))
 
 
 def explicit_reduction_over_a_size_one_axis(call: Call) -> bool:
@@ -313,15 +360,16 @@ def vmapped_body_with_psum_or_pmean(example) -> bool:
 
 
 TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
-    clamped_start_with_a_cut_output, negative_start_with_a_cut_output, partially_replicated_join,
+    clamped_start_with_a_cut_output, moved_start_with_a_cut_output, partially_replicated_join,
     join_of_differently_split_operands,
     eager_clipped_take_on_a_cut_axis, interior_padding_with_a_cut_output, zero_size_result_with_out_shardings,
-    zero_size_result_of_a_cut_operand,
+    zero_size_result_with_a_cut_layout, zero_size_result_constrained, negative_edge_with_a_cut_output,
     strided_slice_of_a_cut_dimension, explicit_batch_dimensions_split_differently,
     explicit_one_axis_on_two_dimensions_of_a_broadcast, explicit_operand_and_indices_on_one_axis,
     explicit_update_sharded_unlike_its_operand, explicit_empty_slice_of_a_cut_dimension,
-    explicit_static_index_of_a_cut_operand,
-    explicit_edge_pad_over_a_size_one_axis, explicit_reduction_over_a_size_one_axis,
+    explicit_static_index_of_a_cut_operand, explicit_indexing_of_a_sharded_operand,
+    explicit_sort_of_a_sharded_operand, explicit_at_min_or_max,
+    explicit_edge_pad_of_a_sharded_operand, explicit_reduction_over_a_size_one_axis,
     explicit_reshape_over_a_size_one_axis, explicit_reshape_with_a_size_one_dimension,
     second_layout_change_in_a_row, strided_at_update,
     checked_body_with_pmax, out_shardings_split_what_in_shardings_replicate,

@@ -637,6 +637,12 @@ def _pad(c: Call) -> Spec:
     if mode == "constant":
         out = tuple(n + lo + hi for n, (lo, hi) in zip(shape, widths))
         return resized(mesh, shape, spec, out, "pad")
+    if mode == "edge" and any(entry is not None for entry in spec):
+        # the edges are repeated with jnp.repeat, which asks for an out_sharding when its operand is
+        # sharded (JAX's message: "Please pass sharding to `jnp.repeat` via `out_sharding`"; from 0.11
+        # the repeated edges come back replicated and the concatenate rejects them)
+        raise IllTyped(f"jnp.pad(mode='edge') repeats the edges of an operand sharded {spec!r}: jnp.repeat "
+                       "needs an out_sharding")
     current = list(shape)
 
     def cut(axis: int, size: int) -> None:

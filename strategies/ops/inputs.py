@@ -17,33 +17,68 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from strategies.arrays import ramps, varied
+from strategies.odds import mostly
+
 # Array sides, in shrinking order: small, and mostly products of 2 so that mesh axes divide them.
 SIDES = (2, 4, 1, 8, 6, 3)
+# How often ``shapes`` draws each: 1, which no mesh axis cuts, 1 in 61; the others 12 in 61 each.
+SIDE_DRAWS = SIDES + tuple(side for side in SIDES if side != 1) * 11
+SIDE = st.sampled_from(SIDE_DRAWS)
 
 Statics = Callable[[tuple], st.SearchStrategy]  # shape -> strategy of the static keyword arguments
 
 
 # --- building blocks ----------------------------------------------------------------------------
-def shapes(min_rank: int = 0, max_rank: int = 3) -> st.SearchStrategy:
-    """Shapes of ``min_rank``..``max_rank`` dimensions with sides from ``SIDES``."""
-    return hnp.array_shapes(min_dims=min_rank, max_dims=max_rank, min_side=1,
-                            max_side=len(SIDES)).map(lambda s: tuple(SIDES[i - 1] for i in s))
+def ranks(min_rank: int = 0, max_rank: int = 3) -> st.SearchStrategy:
+    """A rank in ``min_rank``..``max_rank``: a positive one (any, alike) but for about 1 in 128
+    draws, which give rank 0 where it is allowed (nothing can cut a rank-0 array, so it is rare);
+    one choice either way, so that it shrinks towards the lowest positive rank, not towards 0."""
+    positive = tuple(range(max(min_rank, 1), max_rank + 1))
+    if not positive:
+        return st.just(0)
+    if min_rank > 0:
+        return st.sampled_from(positive)
+    return st.sampled_from(positive * (127 // len(positive)) + (0,))
+
+
+@st.composite
+def shapes(draw, min_rank: int = 0, max_rank: int = 3):
+    """Shapes of ``min_rank``..``max_rank`` dimensions (rank 0 rare, see ``ranks``) with sides from
+    ``SIDES`` (1, which no mesh axis cuts, 1 in 61: ``SIDE_DRAWS``). A side is drawn for every
+    dimension up to ``max_rank`` whatever the rank, so that a lower rank is no shorter a choice
+    sequence: shrinks towards ``(2,)`` (``(2, 2)`` for ``min_rank=2``)."""
+    rank = draw(ranks(min_rank, max_rank))
+    return tuple([draw(SIDE) for _ in range(max_rank)][:rank])
+
+
+def sides_of(rank: st.SearchStrategy) -> st.SearchStrategy:
+    """Shapes of a rank ``rank`` draws, with sides from ``SIDES`` (where rank 0 is as likely as
+    ``rank`` makes it: index arrays, added leading dimensions)."""
+    return rank.flatmap(lambda n: st.tuples(*[st.sampled_from(SIDES)] * n))
 
 
 def values(dtype: str, shape, kind: str = "any") -> st.SearchStrategy:
     """Arrays of ``dtype`` and ``shape``. ``kind``: "any" (every integer; finite floats of
     magnitude <= 10 without subnormals), "small" (integers, or integer-valued floats, in -8..8:
-    exact in every summation order), "tiny" (integer-valued -2..2, for products)."""
+    exact in every summation order), "tiny" (integer-valued -2..2, for products).
+
+    Most vary from element to element (``strategies.arrays.varied``: a ramp wrapped into the range,
+    in order or shuffled, with a few drawn elements put in); 1 in 8 repeats one drawn element
+    (with a few others put in, or none). Shrinks towards the ramp 0, 1, 2, ... (wrapped into the
+    range)."""
     dtype = np.dtype(dtype)
+    shape = tuple(shape)
     if dtype == np.bool_:
-        return hnp.arrays(dtype, shape)
+        return varied(ramps(dtype, shape), st.booleans(), dtype, shape)
     bound = {"small": 8, "tiny": 2}.get(kind)
     if bound is not None:
-        return hnp.arrays(dtype, shape, elements=st.integers(-bound, bound).map(dtype.type))
+        return varied(ramps(dtype, shape, bound=bound, integral=True),
+                      st.integers(-bound, bound).map(dtype.type), dtype, shape)
     if dtype.kind == "f":
-        return hnp.arrays(dtype, shape, elements=st.floats(-10, 10, width=dtype.itemsize * 8,
-                                                            allow_subnormal=False))
-    return hnp.arrays(dtype, shape)
+        return varied(ramps(dtype, shape, bound=10, subnormals=False),
+                      st.floats(-10, 10, width=dtype.itemsize * 8, allow_subnormal=False), dtype, shape)
+    return varied(ramps(dtype, shape), hnp.from_dtype(dtype), dtype, shape)
 
 
 def axes_of(rank: int) -> st.SearchStrategy:
@@ -58,6 +93,13 @@ def one_axis(rank: int) -> st.SearchStrategy:
     return st.integers(-rank, rank - 1)
 
 
+@st.composite
+def drawn(draw, build: Callable):
+    """The strategy of ``build(draw)``: what a function that draws gives, without a composite of
+    its own (``st.composite`` reads the function's source, milliseconds per strategy made)."""
+    return build(draw)
+
+
 def inputs_from(build: Callable) -> st.SearchStrategy:
     """A strategy from ``build(draw) -> (operands, static)``."""
     return st.composite(build)()
@@ -65,17 +107,19 @@ def inputs_from(build: Callable) -> st.SearchStrategy:
 
 @st.composite
 def broadcasting_to(draw, shape):
-    """A shape that broadcasts to ``shape``: its trailing dimensions, each the same side or 1.
-    (``hnp.broadcastable_shapes`` would also give a size-1 side of ``shape`` any other size.)"""
-    kept = shape[draw(st.integers(0, len(shape))):]
-    return tuple(1 if draw(st.booleans()) else n for n in kept)
+    """A shape that broadcasts to ``shape``: its trailing dimensions (mostly all of them), each
+    mostly (3 in 4) the same side, else 1. (``hnp.broadcastable_shapes`` would also give a size-1
+    side of ``shape`` any other size.) Shrinks towards ``shape``."""
+    start = draw(st.integers(0, len(shape)))
+    kept = shape[0 if draw(mostly()) else start:]
+    return tuple(n if draw(mostly()) else 1 for n in kept)
 
 
 def index_arrays(shape_side: int, *, low: int = 0, high=None):
     """Strategy for int32 index arrays of rank 0..2 with values in ``low..high`` (default: the
     valid non-negative indices into a side ``shape_side``)."""
     high = shape_side - 1 if high is None else high
-    return shapes(0, 2).flatmap(lambda s: hnp.arrays(np.int32, s, elements=st.integers(low, high)))
+    return sides_of(st.integers(0, 2)).flatmap(lambda s: hnp.arrays(np.int32, s, elements=st.integers(low, high)))
 
 
 def prime_factors(n: int) -> list:
@@ -144,7 +188,7 @@ def new_axis_statics(shape):
 
 def leading_shape_statics(shape):
     """``shape``: ``shape`` with 0 or 1 leading dimensions added (a broadcast target)."""
-    return shapes(0, 1).map(lambda lead: {"shape": lead + shape})
+    return sides_of(st.integers(0, 1)).map(lambda lead: {"shape": lead + shape})
 
 
 def dimension_statics(shape):
@@ -160,34 +204,31 @@ def diagonal_statics(shape):
 def reshape_statics(shape):
     """``shape``: as many elements as ``shape``, its prime factors shuffled and regrouped into 1..4
     dimensions (size-1 dimensions included)."""
-    @st.composite
     def build(draw):
         factors = draw(st.permutations(prime_factors(math.prod(shape))))
         rank = draw(st.integers(1, 4))
         cuts = sorted(draw(st.lists(st.integers(0, len(factors)), min_size=rank - 1, max_size=rank - 1)))
         bounds = [0, *cuts, len(factors)]
         return {"shape": tuple(math.prod(factors[a:b]) for a, b in zip(bounds, bounds[1:]))}
-    return build()
+    return drawn(build)
 
 
 def roll_statics(shape):
     """``shift`` (up to twice the rolled size either way) and ``axis`` (one, or None: flattened)."""
-    @st.composite
     def build(draw):
         axis = draw(st.one_of(st.none(), st.integers(0, len(shape) - 1)))
         n = math.prod(shape) if axis is None else shape[axis]
         return {"shift": draw(st.integers(-2 * n, 2 * n)), "axis": axis}
-    return build()
+    return drawn(build)
 
 
 def pad_statics(shape):
     """``widths``: 0..3 before and after each dimension; ``mode``: constant, edge, wrap or
     symmetric."""
-    @st.composite
     def build(draw):
         widths = tuple((draw(st.integers(0, 3)), draw(st.integers(0, 3))) for _ in shape)
         return {"widths": widths, "mode": draw(st.sampled_from(("constant", "edge", "wrap", "symmetric")))}
-    return build()
+    return drawn(build)
 
 
 def lax_pad_statics(shape):
@@ -196,7 +237,6 @@ def lax_pad_statics(shape):
     padding element is left out: with the dimension sharded, XLA's SPMD partitioner aborts the
     process on it (a CHECK failure, every version; see test_lax_pad_starting_inside_interior_padding),
     which would end the whole run."""
-    @st.composite
     def build(draw):
         config = []
         for n in shape:
@@ -206,7 +246,7 @@ def lax_pad_statics(shape):
             high = draw(st.integers(-min(dilated - 1 + min(low, 0), 3), 3))
             config.append((low, high, interior))
         return {"config": tuple(config)}
-    return build()
+    return drawn(build)
 
 
 # --- slices -----------------------------------------------------------------------------------
@@ -230,7 +270,6 @@ def index_statics(kind: str) -> Statics:
     ones, "strided" non-empty ones of step -3..3, "out-of-range" non-empty ones with a bound past
     the ends, "empty" ones where some slice selects nothing."""
     def statics(shape):
-        @st.composite
         def index(draw):
             picked = []
             for n in shape[:draw(st.integers(1, len(shape)))]:
@@ -250,16 +289,27 @@ def index_statics(kind: str) -> Statics:
                 start = draw(st.integers(0, shape[0]))
                 picked[0] = slice(start, draw(st.integers(0, start)), 1)  # stop <= start: nothing
             return {"index": tuple(picked)}
-        return index()
+        return drawn(index)
     return statics
 
 
 # --- several operands ---------------------------------------------------------------------------
+def broadcasting_shapes(draw, result, count: int) -> list:
+    """``count`` shapes that broadcast to ``result`` (``broadcasting_to``); where ``result`` has a
+    side above 1 and theirs broadcast to ones only (nothing to cut), the first is ``result``."""
+    picked = [draw(broadcasting_to(result)) for _ in range(count)]
+    if max(result, default=1) > 1 and max(np.broadcast_shapes(*picked), default=1) <= 1:
+        picked[0] = tuple(result)
+    return picked
+
+
 def broadcasting_inputs(dtypes: Tuple[str, ...], kind: str = "any"):
-    """One operand per dtype, shapes broadcasting together (trailing-aligned, sides equal or 1)."""
+    """One operand per dtype, shapes broadcasting together (trailing-aligned, sides equal or 1;
+    ``broadcasting_shapes``)."""
     def build(draw):
         result = draw(shapes(0, 3))
-        return tuple(draw(values(dtype, draw(broadcasting_to(result)), kind)) for dtype in dtypes), {}
+        return tuple(draw(values(dtype, shape, kind))
+                     for dtype, shape in zip(dtypes, broadcasting_shapes(draw, result, len(dtypes)))), {}
     return inputs_from(build)
 
 
@@ -268,12 +318,11 @@ def at_shifted_inputs(dtype: str, kind: str = "any"):
     with ranges ``shift`` apart along the axis (they overlap when ``|shift|`` is less than half the
     side)."""
     def statics(shape):
-        @st.composite
         def build(draw):
             axis = draw(st.integers(0, len(shape) - 1))
             n = shape[axis]
             return {"axis": axis, "shift": draw(st.integers(-(n - 1), n - 1))}
-        return build()
+        return drawn(build)
     return unary_inputs(dtype, kind, statics, min_rank=1)
 
 
@@ -421,7 +470,7 @@ def einsum_inputs():
 def matmul_inputs(dtype: str, kind: str):
     """(x, y) for matmul: ``x`` of rank 1..3, ``y`` of rank 1..3, batch dimensions broadcasting."""
     def build(draw):
-        m, k, n = (draw(st.sampled_from(SIDES)) for _ in range(3))
+        m, k, n = (draw(SIDE) for _ in range(3))
         batch = draw(shapes(0, 1))
         x_shape = draw(st.sampled_from([(k,), (m, k), batch + (m, k)]))
         y_shape = draw(st.sampled_from([(k,), (k, n), batch + (k, n)]))
@@ -431,9 +480,9 @@ def matmul_inputs(dtype: str, kind: str):
 
 def selection_inputs(same_shapes: bool):
     """A bool condition and two int32 operands: of one shape, or (not ``same_shapes``) shapes
-    broadcasting together."""
+    broadcasting together (``broadcasting_shapes``)."""
     def build(draw):
         shape = draw(shapes(0, 3))
-        pick = (lambda: shape) if same_shapes else (lambda: draw(broadcasting_to(shape)))
-        return (draw(values("bool", pick())), draw(values("int32", pick())), draw(values("int32", pick()))), {}
+        c, x, y = [shape] * 3 if same_shapes else broadcasting_shapes(draw, shape, 3)
+        return (draw(values("bool", c)), draw(values("int32", x)), draw(values("int32", y))), {}
     return inputs_from(build)

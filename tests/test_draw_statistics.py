@@ -1,0 +1,377 @@
+"""The strategies' draws exercise sharding: measured over a few thousand draws of each strategy (as
+Hypothesis's engine draws them for the suites, its minimal example first in every run), each
+statistic holds its stated floor.
+
+No JAX here and nothing compiles: the strategies take device ids (8 of them, as the suites force by
+default), and only what they draw is counted. ``python -m tests.test_draw_statistics`` prints the
+table; the test prints it too (``pytest -s``, or on a failure).
+
+What is counted, and why each floor:
+
+* catalogue examples (``strategies.ops.examples``) that cut an operand or the output over a mesh
+  axis of size > 1, pooled over every entry and per entry. A per-entry run of the default profile
+  has 4 examples, the first of them the minimal one; no run may be left without a sharded example:
+  P(a run has none) = [the minimal one is not cut] * (1 - p)^3 < 1e-4, with p >= 90% for every
+  entry (the floor that keeps it under 1e-4 even for a minimal example that is not cut);
+* reductions and scans whose reduced dimension (static ``axis`` of the first operand; None: all
+  of them) is cut, and contractions whose contracting dimension (of either operand) is cut;
+* arrays of more than one element that hold a single repeated value (a layout bug that moves or
+  repeats blocks is invisible on them): operands of the catalogue (``inputs.values``), arrays of
+  ``strategies.arrays`` and the per-device values of ``strategies.spmd``;
+* generated programs (``strategies.programs``) that shard something, and that start from a
+  rank-0 input (which nothing can cut);
+* collective examples (``strategies.spmd`` as the pmap and shard_map collective properties draw
+  them) whose devices hold distinct values.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass
+from random import Random
+from typing import Callable, Dict, List, Sequence
+
+import numpy as np
+from hypothesis import HealthCheck, Phase, find, given, seed, settings
+from hypothesis import strategies as st
+
+from conformance.model.layout import MeshModel, Spec, spec_axes
+from strategies import arrays, dtypes, layouts, mesh_shapes
+from strategies.arrays import BASE_DTYPES
+from strategies.ops import BY_NAME, CATALOGUE, Op
+from strategies.ops.examples import ExampleParts, catalogue_examples
+from strategies.programs import programs
+from strategies.spmd import (argument_trees, device_counts, device_selections, group_size, index_groups,
+                            sample_values)
+
+DEVICES = tuple(range(8))
+AXIS_TYPES = ("Auto", "Explicit")
+# As the suites run them with the default profile (max_examples=100): suites/test_sharding_invariance.py
+# gives each entry 4 examples (EXAMPLES_PER_OP), suites/test_programs.py 50 programs, the
+# collective properties 100 examples each (here: runs of 50).
+EXAMPLES_PER_OP, PROGRAMS_PER_RUN, COLLECTIVES_PER_RUN = 4, 50, 50
+OP_RUNS, PROGRAM_RUNS, COLLECTIVE_RUNS, ARRAY_DRAWS = 20, 8, 1, 300
+RUN_WITHOUT_A_CUT = 1e-4  # the largest chance a per-entry run may have of drawing no sharded example
+
+
+def runs(strategy: st.SearchStrategy, count: int, size: int, first_seed: int = 0) -> List[list]:
+    """``count`` runs of ``size`` examples each, drawn by Hypothesis's engine as a property with
+    ``max_examples=size`` would get them (the minimal example first), each run from its own seed."""
+    drawn = []
+    for k in range(count):
+        got: list = []
+
+        @seed(first_seed + k)
+        @settings(max_examples=size, database=None, deadline=None, phases=[Phase.generate],
+                  suppress_health_check=list(HealthCheck))
+        @given(strategy)
+        def collect(x):
+            got.append(x)
+
+        collect()
+        drawn.append(got)
+    return drawn
+
+
+def minimal(strategy: st.SearchStrategy, condition: Callable = lambda x: True):
+    """The example Hypothesis shrinks to (the minimal one, for a condition every example meets),
+    from a fixed seed."""
+    return find(strategy, condition, random=Random(0),
+                settings=settings(database=None, max_examples=2000, suppress_health_check=list(HealthCheck)))
+
+
+# --- what is counted (written here, not taken from the strategies: a measure of its own) -------
+def cuts(mesh: MeshModel, spec: Spec) -> bool:
+    """Whether ``spec`` names a mesh axis of size > 1 (a dividing spec then cuts that dimension)."""
+    return any(mesh.axis_sizes[name] > 1 for axes in spec_axes(spec) for name in axes)
+
+
+def cut_dims(mesh: MeshModel, spec: Spec) -> set:
+    return {d for d, axes in enumerate(spec_axes(spec)) if any(mesh.axis_sizes[n] > 1 for n in axes)}
+
+
+def example_cuts(e: ExampleParts) -> bool:
+    return any(cuts(e.mesh, s) for s in e.in_specs + (e.out_spec,))
+
+
+def reduced_dims(op: Op, e: ExampleParts) -> set:
+    """The dimensions of the first operand a reduction or scan reduces (static ``axis``; None: all)."""
+    rank = np.ndim(e.operands[0])
+    axis = e.static.get("axis")
+    if axis is None:
+        return set(range(rank))
+    return {a % rank for a in (axis if isinstance(axis, tuple) else (axis,))} if rank else set()
+
+
+def contracting_dims(op: Op, e: ExampleParts) -> List[set]:
+    """Per operand, the dimensions a contraction sums over: einsum's letters missing from the
+    output; matmul's and dot's last dimension of ``x`` and the contracted one of ``y``."""
+    if "subscripts" in e.static:
+        inputs, output = e.static["subscripts"].split("->")
+        terms = inputs.split(",")
+        return [{d for d, c in enumerate(term) if c not in output} for term in terms]
+    x, y = e.operands
+    return [{np.ndim(x) - 1}, {0 if np.ndim(y) == 1 else np.ndim(y) - 2}]
+
+
+def constant(x) -> bool:
+    """An array of more than one element holding one value (NaNs equal to each other)."""
+    x = np.asarray(x)
+    if x.size < 2:
+        return False
+    flat = x.reshape(-1)
+    same = flat == flat[0]
+    if x.dtype.kind in "fc":
+        same |= np.isnan(flat) & np.isnan(flat[0])
+    return bool(same.all())
+
+
+def devices_distinct(per_device: Sequence[np.ndarray]) -> bool:
+    """Not every device holds the same value (one device holds no other value: not distinct)."""
+    first = np.asarray(per_device[0])
+    return any(not np.array_equal(first, np.asarray(v), equal_nan=first.dtype.kind in "fc")
+               for v in per_device[1:])
+
+
+# --- the collective properties' draws (suites/test_collectives.py, which imports JAX) ------------
+VALUE_COLLECTIVES = ("psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "all_to_all")
+COLLECTIVE_DTYPES = {name: ("bool", "int32", "float32") for name in VALUE_COLLECTIVES}
+COLLECTIVE_DTYPES.update(pmean=("int32", "float32"), psum_scatter=("int32", "float32"))
+ARITHMETIC = ("psum", "pmean", "psum_scatter", "pmax", "pmin")
+
+
+def collective_shape(draw, name: str, size: int):
+    """The groups, the dtype and a per-device value shape, drawn as the suite's
+    collective_examples draws them (its other parameters leave the values alone)."""
+    groups = draw(index_groups(size)) if name != "ppermute" else None
+    g = group_size(groups, size)
+    rank = draw(st.integers(0, 2))
+    shape = [draw(st.integers(1, 3)) for _ in range(rank)]
+    if name in ("psum_scatter", "all_to_all"):
+        if rank == 0:
+            shape, rank = [1], 1
+        tiled = draw(st.booleans())
+        shape[draw(st.integers(0, rank - 1))] = g * (draw(st.integers(1, 2)) if tiled else 1)
+    return draw(st.sampled_from(COLLECTIVE_DTYPES[name])), tuple(shape)
+
+
+@st.composite
+def pmap_collective_values(draw, name: str):
+    """What ``test_collective_under_pmap`` gives the devices: one value per device."""
+    selection = draw(device_selections(DEVICES))
+    dtype, shape = collective_shape(draw, name, selection.size)
+    x = draw(sample_values(dtype, (selection.size, *shape), subnormals=name not in ARITHMETIC))
+    return list(x)
+
+
+@st.composite
+def shard_map_collective_values(draw, name: str):
+    """What ``test_collective_under_shard_map`` gives the devices of a 1-d or 2-d mesh, its device
+    count from ``device_counts`` (the suite's ``shard_map_examples`` draws ``st.integers(1, n)``
+    until it takes ``device_counts``: one device in 7% of its examples, as measured before)."""
+    k = len(DEVICES) if draw(st.booleans()) else draw(device_counts(len(DEVICES)))
+    mesh_shape = draw(mesh_shapes(k, min_axes=1, max_axes=2))
+    axis = draw(st.integers(0, len(mesh_shape) - 1))
+    size = mesh_shape[axis]
+    dtype, shape = collective_shape(draw, name, size)
+    extra = mesh_shape[1 - axis] if len(mesh_shape) == 2 else 1
+    values = draw(sample_values(dtype, (extra, size) + shape, subnormals=name not in ARITHMETIC))
+    return [values[i][j] for i in range(extra) for j in range(size)]
+
+
+# --- the table ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Row:
+    """One statistic: the share measured (of ``count`` draws), its floor (``at_least``, or at most)."""
+
+    name: str
+    measured: float
+    floor: float
+    at_least: bool = True
+    count: int = 0
+    note: str = ""
+
+    @property
+    def held(self) -> bool:
+        return self.measured >= self.floor if self.at_least else self.measured <= self.floor
+
+    def cells(self):
+        floor = f"{self.floor:.0%}" if self.floor >= 0.01 else f"{self.floor:.0e}"
+        bound = (">= " if self.at_least else "<= ") + floor
+        measured = f"{self.measured:.1%}" if self.floor >= 0.01 else f"{self.measured:.1e}"
+        return [self.name, measured, bound, "yes" if self.held else "NO", str(self.count), self.note]
+
+
+def table(rows: Sequence[Row]) -> str:
+    cells = [["strategy", "measured", "floor", "held", "draws", "note"]] + [r.cells() for r in rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(cells[0]))]
+    lines = ["  ".join(c[i].ljust(widths[i]) for i in range(len(c))).rstrip() for c in cells]
+    return "\n".join(lines[:1] + ["  ".join("-" * w for w in widths)] + lines[1:])
+
+
+def share(flags) -> float:
+    flags = list(flags)
+    return sum(map(bool, flags)) / len(flags) if flags else float("nan")
+
+
+# --- the measurements ---------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def catalogue_draws() -> Dict[str, List[List[ExampleParts]]]:
+    return {op.name: runs(catalogue_examples(op, DEVICES, AXIS_TYPES), OP_RUNS, EXAMPLES_PER_OP)
+            for op in CATALOGUE}
+
+
+def catalogue_minimal() -> Dict[str, ExampleParts]:
+    """Each entry's minimal example: the first of each of its runs (Hypothesis's engine tries the
+    all-simplest choices first: ``generate_new_test_cases``, as of 6.170), the same in every run."""
+    minimal_examples = {}
+    for name, op_runs in catalogue_draws().items():
+        first = op_runs[0][0]
+        assert all(same_example(run[0], first) for run in op_runs), f"{name}: the runs start differently"
+        minimal_examples[name] = first
+    return minimal_examples
+
+
+def same_example(a: ExampleParts, b: ExampleParts) -> bool:
+    return (a.mesh, a.axis_type, a.in_specs, a.out_spec, repr(a.static)) == \
+        (b.mesh, b.axis_type, b.in_specs, b.out_spec, repr(b.static)) and \
+        all(np.array_equal(x, y, equal_nan=True) for x, y in zip(a.operands, b.operands))
+
+
+def catalogue_rows() -> List[Row]:
+    draws = catalogue_draws()
+    pooled = [e for op_runs in draws.values() for run in op_runs for e in run]
+    rows = [Row("catalogue: an operand or the output cut (all entries)", share(map(example_cuts, pooled)), 0.60,
+                count=len(pooled))]
+    reductions = [(op, e) for op in CATALOGUE if op.family in ("reduction", "scan")
+                  for run in draws[op.name] for e in run]
+    rows.append(Row("catalogue: reduction/scan with its reduced dimension cut",
+                    share(reduced_dims(op, e) & cut_dims(e.mesh, e.in_specs[0]) for op, e in reductions), 0.40,
+                    count=len(reductions)))
+    contractions = [(op, e) for op in CATALOGUE if op.family == "contraction" for run in draws[op.name] for e in run]
+    rows.append(Row("catalogue: contraction with a contracting dimension cut",
+                    share(any(dims & cut_dims(e.mesh, s) for dims, s in zip(contracting_dims(op, e), e.in_specs))
+                          for op, e in contractions), 0.40, count=len(contractions),
+                    note="einsum's i,j->ij and ij->ji contract nothing"))
+    firsts = [e.operands[0] for e in pooled if np.size(e.operands[0]) > 1]
+    rows.append(Row("catalogue: first operand holding one repeated value", share(map(constant, firsts)), 0.10,
+                    at_least=False, count=len(firsts), note="of those of > 1 element"))
+    minimal_examples = catalogue_minimal()
+    for op in CATALOGUE:
+        op_runs = draws[op.name]
+        later = [e for run in op_runs for e in run[1:]]
+        p = share(map(example_cuts, later))
+        minimal_cut = example_cuts(minimal_examples[op.name])
+        none = (0.0 if minimal_cut else 1.0) * (1 - p) ** (EXAMPLES_PER_OP - 1)
+        simulated = share(not any(map(example_cuts, run)) for run in op_runs)
+        rows.append(Row(f"  {op.name}: cut", p, 0.90, count=len(later),
+                        note=f"minimal example {'cut' if minimal_cut else 'NOT cut'}; "
+                             f"P(run of 4 with none) = {none:.1e} (simulated: {simulated:.0%} of {len(op_runs)} runs)"))
+    return rows
+
+
+def run_without_a_cut_row() -> Row:
+    """The largest chance, over the entries, that a default-profile run draws no sharded example."""
+    draws, minimal_examples = catalogue_draws(), catalogue_minimal()
+    worst, worst_op = 0.0, ""
+    for op in CATALOGUE:
+        later = [e for run in draws[op.name] for e in run[1:]]
+        p = share(map(example_cuts, later))
+        none = (0.0 if example_cuts(minimal_examples[op.name]) else 1.0) * (1 - p) ** (EXAMPLES_PER_OP - 1)
+        if none >= worst:
+            worst, worst_op = none, op.name
+    return Row("catalogue: P(an entry's run of 4 cuts nothing), worst entry", worst, RUN_WITHOUT_A_CUT,
+               at_least=False, count=len(CATALOGUE), note=worst_op)
+
+
+@functools.lru_cache(maxsize=None)
+def program_draws():
+    return [p for run in runs(programs(DEVICES, axis_types=AXIS_TYPES), PROGRAM_RUNS, PROGRAMS_PER_RUN) for p in run]
+
+
+def program_rows() -> List[Row]:
+    drawn = program_draws()
+
+    def shards(p) -> bool:
+        specs = list(p.in_specs) + [s.spec for s in p.steps if s.changes_layout] + list(p.out_specs)
+        return any(cuts(p.mesh, s) for s in specs)
+    return [Row("programs: shard an input, a layout change or an output", share(map(shards, drawn)), 0.60,
+                count=len(drawn)),
+            Row("programs: start from a rank-0 input", share(np.ndim(p.arrays[0]) == 0 for p in drawn), 0.20,
+                at_least=False, count=len(drawn)),
+            Row("programs: first input holding one repeated value",
+                share(constant(p.arrays[0]) for p in drawn if np.size(p.arrays[0]) > 1), 0.10,
+                at_least=False, count=sum(np.size(p.arrays[0]) > 1 for p in drawn), note="of those of > 1 element")]
+
+
+def array_rows() -> List[Row]:
+    device_put_arrays = st.tuples(layouts(DEVICES), dtypes(BASE_DTYPES)).flatmap(
+        lambda ld: arrays(ld[1], ld[0].shape))
+    drawn = [x for run in runs(device_put_arrays, ARRAY_DRAWS // 100, 100) for x in run]
+    drawn = [x for x in drawn if np.size(x) > 1]
+    trees = [t for run in runs(argument_trees(len(DEVICES)), ARRAY_DRAWS // 100, 100) for t in run]
+    leaves = [leaf for args, _ in trees for leaf in spmd_leaves(args) if np.size(leaf) > 1]
+    return [Row("arrays: arrays() holding one repeated value", share(map(constant, drawn)), 0.10, at_least=False,
+                count=len(drawn), note="device_put's layouts, every dtype"),
+            Row("spmd: pmap argument leaves holding one repeated value", share(map(constant, leaves)), 0.10,
+                at_least=False, count=len(leaves))]
+
+
+def spmd_leaves(tree):
+    if isinstance(tree, dict):
+        return [leaf for v in tree.values() for leaf in spmd_leaves(v)]
+    if isinstance(tree, (tuple, list)):
+        return [leaf for v in tree for leaf in spmd_leaves(v)]
+    return [tree]
+
+
+def collective_rows() -> List[Row]:
+    rows = []
+    for label, strategy in (("pmap", pmap_collective_values), ("shard_map", shard_map_collective_values)):
+        drawn = [x for name in VALUE_COLLECTIVES
+                 for run in runs(strategy(name), COLLECTIVE_RUNS, COLLECTIVES_PER_RUN) for x in run]
+        rows.append(Row(f"spmd: {label} collectives whose devices hold distinct values",
+                        share(map(devices_distinct, drawn)), 0.90, count=len(drawn),
+                        note="a one-device example counts as not distinct"))
+    return rows
+
+
+@functools.lru_cache(maxsize=None)
+def all_rows() -> tuple:
+    started = time.monotonic()
+    per_op = catalogue_rows()
+    rows = per_op[:4] + [run_without_a_cut_row()] + program_rows() + array_rows() + collective_rows()
+    rows += [Row("catalogue, per entry: cut (later examples of a run)", min(r.measured for r in per_op[4:]), 0.90,
+                 count=len(per_op) - 4, note="the worst entry; each is listed below")] + per_op[4:]
+    return tuple(rows), time.monotonic() - started
+
+
+def test_every_statistic_holds_its_floor():
+    """Every share in the table is on the right side of its floor (the table is printed)."""
+    rows, seconds = all_rows()
+    text = table(rows)
+    print(f"\n{text}\n(measured in {seconds:.0f} s)")
+    failing = [r.name.strip() for r in rows if not r.held]
+    assert not failing, f"below their floors: {failing}\n{text}"
+
+
+def test_shrinking_still_heads_for_small_examples():
+    """What ``hypothesis.find`` shrinks to stays small, and sharded: a program of one step over
+    one input of at most 2 elements, cut, on all the devices; a catalogue example likewise; and,
+    asked for a reduction whose reduced dimension is cut, as small a one."""
+    program = minimal(programs(DEVICES, axis_types=AXIS_TYPES))
+    assert len(program.steps) == 1 and len(program.inputs) == 1 and program.arrays[0].size <= 2, program
+    assert program.mesh.device_ids == DEVICES and cuts(program.mesh, program.in_specs[0]), program
+    e = minimal(catalogue_examples(BY_NAME["negative"], DEVICES, AXIS_TYPES))
+    assert e.operands[0].size <= 2 and e.mesh.device_ids == DEVICES and example_cuts(e), e
+    op = BY_NAME["sum_int"]
+    e = minimal(catalogue_examples(op, DEVICES, AXIS_TYPES),
+                lambda e: bool(reduced_dims(op, e) & cut_dims(e.mesh, e.in_specs[0])))
+    assert e.operands[0].size <= 2, e
+
+
+if __name__ == "__main__":
+    rows, seconds = all_rows()
+    print(table(rows))
+    print(f"(measured in {seconds:.0f} s)")
