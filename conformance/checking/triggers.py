@@ -276,10 +276,10 @@ GATHERING = INDEXING[:4] + ("take", "take_clip", "index_array", "take_along_axis
 
 
 def explicit_indexing_of_a_sharded_operand(call: Call) -> bool:
-    """On an Explicit mesh, a static slice or a gather (take, fancy indexing, take_along_axis) of
-    an operand sharded over any mesh axis."""
-    return (call.axis_type == "Explicit" and call.op in GATHERING and bool(call.in_specs)
-            and call.in_specs[0] is not None and any(axes for axes in spec_axes(call.in_specs[0])))
+    """On an Explicit mesh, a static slice or a gather (take, fancy indexing, take_along_axis) whose
+    operand or index array is sharded over any mesh axis."""
+    return (call.axis_type == "Explicit" and call.op in GATHERING
+            and any(spec is not None and any(axes for axes in spec_axes(spec)) for spec in call.in_specs))
 
 
 def explicit_sort_of_a_sharded_operand(call: Call) -> bool:
