@@ -36,7 +36,7 @@ from conformance.model.layout import Layout, MeshModel
 from conformance.runner import environment, soak
 from conformance.model.program import Program, Step
 from strategies.programs import programs, written_program
-from suites.test_sharding_invariance import ABORT, JOINING, expected_rejection, forwards_an_input
+from suites.test_sharding_invariance import ABORT, JOINING, expected_rejection, forwards_an_input, sharding_verdict
 
 pytestmark = pytest.mark.programs
 DEVICES = bridge.live_device_ids()
@@ -57,15 +57,13 @@ def spec_of(program: Program, name: str):
 @functools.lru_cache(maxsize=16)  # (a Program hashes by identity)
 def known_specs(program: Program) -> dict:
     from conformance.model import sharding_rules as rules
-    from strategies.ops import BY_NAME
     specs = dict(zip(program.inputs, program.in_specs))
     for step in program.steps:
         if step.changes_layout:
             specs[step.result] = step.spec
         elif program.axis_type == "Explicit" and all(specs.get(n) is not None for n in step.operands):
-            verdict = rules.sharding_verdict(step.op, BY_NAME[step.op].family,
-                                             [np.shape(program.value(n)) for n in step.operands],
-                                             [specs[n] for n in step.operands], step.kwargs, program.mesh)
+            verdict = sharding_verdict(Call(step.op, tuple(program.value(n) for n in step.operands), step.kwargs,
+                                            program.mesh, program.axis_type, tuple(specs[n] for n in step.operands)))
             specs[step.result] = verdict.out_spec if isinstance(verdict, rules.Accepts) else None
     return specs
 

@@ -134,6 +134,15 @@ def check_shards_hold(case: Case, op: Op, array, expected, what: str) -> None:
                 expected[block_slices(view.block)])
 
 
+def sharding_verdict(call: Call):
+    """Our sharding-rule model's verdict (``conformance/model/sharding_rules.py``) on ``call``'s
+    operand specs over its mesh's Explicit axes."""
+    from conformance.model import sharding_rules as rules
+    from strategies.ops import BY_NAME
+    return rules.sharding_verdict(call.op, BY_NAME[call.op].family, [np.shape(x) for x in call.operands],
+                                  call.in_specs, call.static, call.mesh, eager=call.eager)
+
+
 def expected_rejection(call: Call):
     """Why our model of the operation's sharding rule (``conformance/model/sharding_rules.py``)
     rejects ``call``'s operand shardings on an Explicit mesh, or None where it accepts them (a
@@ -145,8 +154,7 @@ def expected_rejection(call: Call):
         return None  # a layout change: never rejected
     if any(spec is None for spec in call.in_specs):
         return "unmodelled: an operand's spec is not known"
-    verdict = rules.sharding_verdict(call.op, BY_NAME[call.op].family, [np.shape(x) for x in call.operands],
-                                     call.in_specs, call.static, call.mesh, eager=call.eager)
+    verdict = sharding_verdict(call)
     if isinstance(verdict, rules.Rejects):
         return verdict.reason
     if isinstance(verdict, rules.Unmodelled):
@@ -203,8 +211,7 @@ def eager_layout(example: Example, shape):
     propagation on Auto meshes is its own choice)."""
     from conformance.model import sharding_rules as rules
     if example.axis_type == "Explicit":
-        verdict = rules.sharding_verdict(example.op.name, example.op.family, [np.shape(x) for x in example.operands],
-                                         example.in_specs, example.static, example.mesh, eager=True)
+        verdict = sharding_verdict(example.call("(a) eager"))
         if isinstance(verdict, rules.Accepts) and verdict.out_spec is not None:
             return Layout(example.mesh, verdict.out_spec, tuple(shape))
         return None

@@ -19,7 +19,6 @@ import collections
 import contextlib
 import hashlib
 import inspect
-import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -320,8 +319,7 @@ class Excuses:
 
     def __init__(self, entries: Sequence[Deviation]):
         self.entries = tuple(e for e in entries if not e.strict)
-        self.counts: Dict[Deviation, int] = collections.Counter()  # examples excused, per entry
-        self._excused: Dict[Deviation, list] = collections.defaultdict(list)  # the examples (an example counts once)
+        self.excused: Dict[Deviation, list] = collections.defaultdict(list)  # per entry, the examples it excused
 
     def __bool__(self) -> bool:
         return bool(self.entries)
@@ -345,10 +343,8 @@ class Excuses:
         for entry in self.entries:
             why = entry.why_not(seen, chosen, mesh_kind)
             if why is None:
-                seen_before = example is not None and any(e is example for e in self._excused[entry])
-                if not seen_before:
-                    self.counts[entry] += 1
-                    self._excused[entry].append(example)
+                if example is None or not any(e is example for e in self.excused[entry]):
+                    self.excused[entry].append(example)  # (an example counts once)
                 from hypothesis import event  # (the runner's plugin imports no Hypothesis at its top)
                 event(f"excused by a known deviation: {entry.label}")
                 return
@@ -359,5 +355,5 @@ class Excuses:
     def report(self) -> List[dict]:
         """Per entry that excused something: its label, file:line, range, trigger and count."""
         return [{"entry": e.label, "where": e.where, "jax": e.jax, "trigger": e.trigger,
-                 "symptom": e.symptom.describe(), "excused": n}
-                for e, n in sorted(self.counts.items(), key=lambda kv: kv[0].where)]
+                 "symptom": e.symptom.describe(), "excused": len(examples)}
+                for e, examples in sorted(self.excused.items(), key=lambda kv: kv[0].where)]

@@ -129,7 +129,7 @@ def pytest_runtest_call(item):
             after = counter.snapshot()
             item.user_properties.append((state.COMPILATIONS, (after[0] - before[0], after[1] - before[1])))
         excuses = item.stash.get(state.EXCUSES, None)
-        if excuses is not None and excuses.counts:
+        if excuses is not None and excuses.excused:
             item.user_properties.append((state.EXCUSED, excuses.report()))
     return result
 
