@@ -32,6 +32,7 @@ import numpy
 import pytest
 
 from conformance.checking.case import ConformanceFailure
+from conformance.checking.symptoms import Seen
 from conformance.runner import areas, deviations, profiles, run_folder, state
 
 from . import record as rec
@@ -117,6 +118,7 @@ def attach_details(item, call, report) -> None:
         falsifying = [line for text in [information, *notes] for line in str(text).splitlines()
                       if line.strip() and "reproduce_failure" not in line]
         details["falsifying_example"] = "\n".join(falsifying) or None
+        details["seen"] = seen_fields(call.excinfo.value)
         failure = conformance_failure(call.excinfo.value)
         if failure is not None:
             details["message"] = failure.finding
@@ -124,6 +126,18 @@ def attach_details(item, call, report) -> None:
         else:
             details["message"] = f"{call.excinfo.typename}: {call.excinfo.value}"[:2000]
     report.user_properties.append((DETAILS, details))
+
+
+def seen_fields(failure: BaseException) -> Optional[dict]:
+    """A failure as a deviation's symptom reads it (raised, message, check, shows; a long message
+    keeps its first and last 2000 characters, where an XLA error quotes the Python one), for the
+    tools that judge an entry from a run's report (the bisection over releases); None for a failure of
+    several examples at once (Hypothesis' ExceptionGroup), which no one symptom describes."""
+    if isinstance(failure, BaseExceptionGroup):
+        return None
+    seen = Seen.of(failure)
+    message = seen.message if len(seen.message) <= 4000 else f"{seen.message[:2000]} ... {seen.message[-2000:]}"
+    return {"raised": seen.raised, "message": message, "check": seen.check, "shows": seen.shows}
 
 
 def readable_properties(item, area: Optional[str]) -> list:
@@ -178,7 +192,7 @@ def new_entry(nodeid: str) -> dict:
     return {"id": nodeid, "suite": module, "area": None, "outcome": "passed",
             "duration": 0.0, "examples": None, "invalid_examples": None, "compilations": None,
             "compile_seconds": None, "peak_rss_mib": None, "random": None, "skip_kind": None, "deviation": None,
-            "excused": None, "reason": None, "message": None, "falsifying_example": None, "repro": None}
+            "excused": None, "seen": None, "reason": None, "message": None, "falsifying_example": None, "repro": None}
 
 
 class ReportWriter:

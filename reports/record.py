@@ -26,7 +26,9 @@ from .schema import SchemaError, validate
 # /5 added each test's "excused": the examples of a random property that its known deviations
 # excused, per entry (label, file:line, range, trigger, symptom, count), and a deviation's symptom.
 FORMAT_NAME = "jax-conformance-report"
-FORMAT_VERSION = 5
+# /6 added each failed test's "seen": its failure as a deviation's symptom reads it (the exception
+# raised and its message, or the check that failed and what it shows).
+FORMAT_VERSION = 6
 FORMAT = f"{FORMAT_NAME}/{FORMAT_VERSION}"
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")

@@ -3,6 +3,8 @@
 versions each one fails on. Each states the rule the random property checks, for one case.
 """
 
+from typing import Optional
+
 import jax
 import numpy as np
 import pytest
@@ -10,7 +12,7 @@ import pytest
 from conformance.checking.layouts import check_layout
 from conformance.checking.repro import scripted_case, spec_literal
 from conformance.jaxside import bridge, compat
-from conformance.model.layout import Layout, MeshModel
+from conformance.model.layout import Layout, MeshModel, Spec
 
 pytestmark = pytest.mark.sharding_invariance
 explicit_only = compat.requires("explicit_sharding")
@@ -37,6 +39,25 @@ def explicit_outcome(title: str, mesh: MeshModel, arrays: dict, expression: str,
                       f"but should return {expected.tolist()} or raise ShardingTypeError [{case.call}]",
                       check=expression, shows="raised", raised=type(e).__name__, raised_message=str(e))
     case.close(expression, np.asarray(result), expected, rtol=0, atol=0)
+
+
+def explicit_accepts(title: str, mesh: MeshModel, arrays: dict, expression: str, expected,
+                     spec: Optional[Spec] = None) -> None:
+    """On an Explicit mesh over ``mesh`` (inside its mesh context), with ``arrays`` = {name: (value,
+    spec)} committed, ``expression`` is accepted and returns numpy's ``expected`` bit for bit and,
+    when ``spec`` is given, laid out as ``spec`` says: a well-typed operation the model types."""
+    shows = f"print(y, y.sharding.spec, '# should be {expected.tolist()}, P{tuple(spec)!r}')" if spec is not None \
+        else f"print(y, '# should be {expected.tolist()}')"
+    case = scripted_case(f"{title}: {expression}", meshes={"mesh": mesh}, axis_type="Explicit",
+                         placed=arrays, in_context=[f"y = {expression}", shows])
+    namespace = {"jax": jax, "jnp": jax.numpy, "lax": jax.lax, "np": np}
+    namespace.update({name: jax.device_put(value, bridge.named_sharding(mesh, value_spec, "Explicit"))
+                      for name, (value, value_spec) in arrays.items()})
+    with compat.mesh_context(bridge.jax_mesh(mesh, "Explicit"), "Explicit"):
+        result = case.accepts(expression, lambda: eval(expression, namespace))
+    case.same_bits(expression, np.asarray(result), expected)
+    if spec is not None:
+        check_layout(case, result, Layout(mesh, spec, expected.shape), what=expression)
 
 
 @bridge.needs_devices(2, "to shard over two devices")
@@ -145,14 +166,8 @@ def test_explicit_reshape_adding_a_size_one_dimension_is_well_typed():
     split or merge, so (2@a, 2) -> (4@a,) -> (1, 4@a) is well typed (found when the catalogue's
     ShardingTypeErrors were judged by the sharding-rule model)."""
     w = np.arange(4, dtype=np.int32).reshape(2, 2)
-    mesh = bridge.first_devices_mesh(("a", 2))
-    case = scripted_case("reshape adding a size-one dimension: jnp.reshape(w, (1, 4))", meshes={"mesh": mesh},
-                         axis_type="Explicit", placed={"w": (w, ("a",))},
-                         in_context=[f"print(jnp.reshape(w, (1, 4)), '# should be {w.reshape(1, 4).tolist()}')"])
-    placed = jax.device_put(w, bridge.named_sharding(mesh, ("a",), "Explicit"))
-    with compat.mesh_context(bridge.jax_mesh(mesh, "Explicit"), "Explicit"):
-        result = case.accepts("jnp.reshape(w, (1, 4))", lambda: jax.numpy.reshape(placed, (1, 4)))
-    case.same_bits("jnp.reshape(w, (1, 4))", np.asarray(result), w.reshape(1, 4))
+    explicit_accepts("reshape adding a size-one dimension", bridge.first_devices_mesh(("a", 2)),
+                     {"w": (w, ("a",))}, "jnp.reshape(w, (1, 4))", w.reshape(1, 4))
 
 
 @bridge.needs_devices(2, "to shard over two devices")
@@ -163,14 +178,8 @@ def test_explicit_jit_of_a_strided_slice_is_well_typed():
     the result (found when the catalogue's ShardingTypeErrors were judged by the sharding-rule
     model, on 0.6.2)."""
     x = np.arange(4, dtype=np.float32)
-    mesh = bridge.first_devices_mesh(("a", 2))
-    case = scripted_case("jit of a strided slice: jax.jit(lambda a: a[::2])(x)", meshes={"mesh": mesh},
-                         axis_type="Explicit", placed={"x": (x, ("a",))},
-                         in_context=[f"print(jax.jit(lambda a: a[::2])(x), '# should be {x[::2].tolist()}')"])
-    placed = jax.device_put(x, bridge.named_sharding(mesh, ("a",), "Explicit"))
-    with compat.mesh_context(bridge.jax_mesh(mesh, "Explicit"), "Explicit"):
-        result = case.accepts("jax.jit(lambda a: a[::2])(x)", lambda: jax.jit(lambda a: a[::2])(placed))
-    case.same_bits("jax.jit(lambda a: a[::2])(x)", np.asarray(result), x[::2])
+    explicit_accepts("jit of a strided slice", bridge.first_devices_mesh(("a", 2)), {"x": (x, ("a",))},
+                     "jax.jit(lambda a: a[::2])(x)", x[::2])
 
 
 @bridge.needs_devices(2, "to shard over two devices")
@@ -180,15 +189,19 @@ def test_explicit_argsort_keeps_the_sharding_of_its_batch_dimension():
     [[1, 0], [0, 1]] typed P('a', None): sorting along dimension 1 keeps dimension 0's sharding
     (found on 0.6.2 when the eager result was checked against the sharding-rule model)."""
     x = np.array([[3, 1], [0, 2]], np.int32)
-    mesh = bridge.first_devices_mesh(("a", 2))
-    case = scripted_case("argsort of a row-sharded matrix: jnp.argsort(x, axis=1)", meshes={"mesh": mesh},
-                         axis_type="Explicit", placed={"x": (x, ("a",))},
-                         in_context=["y = jnp.argsort(x, axis=1)", "print(y, y.sharding.spec, '# should be P(a, None)')"])
-    placed = jax.device_put(x, bridge.named_sharding(mesh, ("a",), "Explicit"))
-    with compat.mesh_context(bridge.jax_mesh(mesh, "Explicit"), "Explicit"):
-        result = case.accepts("jnp.argsort(x, axis=1)", lambda: jax.numpy.argsort(placed, axis=1))
-    case.same_bits("jnp.argsort(x, axis=1)", np.asarray(result), np.argsort(x, axis=1).astype(np.int32))
-    check_layout(case, result, Layout(mesh, ("a", None), x.shape), what="jnp.argsort(x, axis=1)")
+    explicit_accepts("argsort of a row-sharded matrix", bridge.first_devices_mesh(("a", 2)), {"x": (x, ("a",))},
+                     "jnp.argsort(x, axis=1)", np.argsort(x, axis=1).astype(np.int32), spec=("a", None))
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+@explicit_only
+def test_explicit_empty_slice_keeps_the_sharding_of_its_other_dimensions():
+    """x[0:0] of x int32[2, 2] sharded P(None, 'a') on an Explicit mesh (a=2) is an empty (0, 2)
+    array typed P(None, 'a'): slicing dimension 0 keeps dimension 1's sharding, as a non-empty
+    slice does (found on 0.6.2 when the eager result was checked against the sharding-rule model)."""
+    x = np.arange(4, dtype=np.int32).reshape(2, 2)
+    explicit_accepts("empty slice of a column-sharded matrix", bridge.first_devices_mesh(("a", 2)),
+                     {"x": (x, (None, "a"))}, "x[0:0]", x[0:0], spec=(None, "a"))
 
 
 @bridge.needs_devices(2, "to shard over two devices")
@@ -197,14 +210,8 @@ def test_explicit_strided_at_max_has_a_sharding_rule():
     """x.at[::2].max(u) of replicated x = [1, 5] and u = [4] on an Explicit mesh (a=2) returns
     [4, 5] (found on 0.6.2, where scatter-max had no sharding rule)."""
     x, u = np.array([1.0, 5.0], np.float32), np.array([4.0], np.float32)
-    mesh = bridge.first_devices_mesh(("a", 2))
-    case = scripted_case("strided .at[].max on an Explicit mesh: x.at[::2].max(u)", meshes={"mesh": mesh},
-                         axis_type="Explicit", placed={"x": (x, ()), "u": (u, ())},
-                         in_context=["print(x.at[::2].max(u), '# should be [4. 5.]')"])
-    placed = [jax.device_put(v, bridge.named_sharding(mesh, (), "Explicit")) for v in (x, u)]
-    with compat.mesh_context(bridge.jax_mesh(mesh, "Explicit"), "Explicit"):
-        result = case.accepts("x.at[::2].max(u)", lambda: placed[0].at[::2].max(placed[1]))
-    case.same_bits("x.at[::2].max(u)", np.asarray(result), np.array([4.0, 5.0], np.float32))
+    explicit_accepts("strided .at[].max on an Explicit mesh", bridge.first_devices_mesh(("a", 2)),
+                     {"x": (x, ()), "u": (u, ())}, "x.at[::2].max(u)", np.array([4.0, 5.0], np.float32))
 
 
 @bridge.needs_devices(2, "to shard over two devices")

@@ -9,7 +9,8 @@ from packaging.specifiers import SpecifierSet
 
 from conformance.runner import release_envs as envs
 from conformance.runner import releases as rel
-from conformance.runner.deviations import DEVIATIONS_FILE, load_deviations
+from conformance.checking.symptoms import Symptom
+from conformance.runner.deviations import DEVIATIONS_FILE, Deviation, load_deviations
 from conformance.runner.devices import UsageError
 
 
@@ -82,9 +83,14 @@ def releases_in(jax_range: str) -> set:
     return {r.jax for r in rel.RELEASES if SpecifierSet(jax_range).contains(r.jax, prereleases=True)}
 
 
+def cases_of(d) -> set:
+    """The test ids an entry covers: its parametrized cases, or its test."""
+    return {f"{d.test}[{p}]" for p in d.params} if d.params else {d.test}
+
+
 def test_a_random_propertys_entry_covers_the_releases_of_its_reproduction():
-    """A random property's (non-strict) entries that name one reproduction (split by symptom, as
-    the zero-size entries are, or not) and the strict entries of the test it names in reproduced_by
+    """A random property's (non-strict) entries that name one reproduction and cover a case in
+    common (split by symptom, as the zero-size and argsort entries are, or not) and the strict entries of the test it names in reproduced_by
     hold on the same releases: the reproduction is what bisects the range. Each single entry holds
     within its reproduction's releases."""
     deviations = load_deviations(DEVIATIONS_FILE)
@@ -93,8 +99,8 @@ def test_a_random_propertys_entry_covers_the_releases_of_its_reproduction():
             continue
         reproduction = set().union(*(releases_in(e.jax) for e in deviations if e.strict and e.test == d.reproduced_by))
         assert releases_in(d.jax) <= reproduction, (d.where, d.jax, d.reproduced_by)
-        together = set().union(*(releases_in(e.jax) for e in deviations if not e.strict and e.test == d.test
-                                 and e.params == d.params and e.reproduced_by == d.reproduced_by))
+        together = set().union(*(releases_in(e.jax) for e in deviations if not e.strict
+                                 and cases_of(e) & cases_of(d) and e.reproduced_by == d.reproduced_by))
         assert together == reproduction, (
             f"{d.test} (jax {d.jax!r}) should hold on the releases of {d.reproduced_by}: "
             f"only the entries: {sorted(together - reproduction)}, "
@@ -115,6 +121,34 @@ def test_every_strict_entry_covers_exactly_the_releases_measured_failing():
                    if by_release.get(v, "skipped") != "skipped"}
         assert covered == failing, (f"{test}: the entries cover {sorted(covered - failing)} where it passes, "
                                     f"and miss {sorted(failing - covered)} where it fails")
+
+
+def test_every_strict_entry_shows_its_symptom_where_it_was_measured_failing():
+    """The symptoms are measured too: on every release an entry claims, its test failed the way the
+    entry's symptom says (or the way another entry of that test claiming the release says)."""
+    measured = json.loads(envs.measured_file(DEVIATIONS_FILE).read_text())
+    assert "symptom_differs" in measured, "re-record the measure (release_envs deviations --record)"
+    assert measured["symptom_differs"] == {}
+
+
+def fake_entry(jax: str, symptom: dict):
+    return Deviation(test="suites/test_x.py::test_y", jax=jax, reason="r", strict=True,
+                     symptom=Symptom.parse(symptom))
+
+
+def test_a_failure_of_another_kind_on_a_claimed_release_is_a_symptom_difference():
+    """symptom_differs names the releases an entry claims where its test failed another way (or
+    where no failure was described), and not a release where a sibling entry's symptom holds."""
+    layout = fake_entry(">=0.6.0,<0.8.2", {"wrong": "layout", "at": "^y sharding"})
+    raises = fake_entry(">=0.8.2", {"raises": "ShardingTypeError", "match": "^Arguments"})
+    seen_layout = {"raised": "", "message": "differs", "check": "y sharding devices_indices_map", "shows": "layout"}
+    seen_raise = {"raised": "ShardingTypeError", "message": "Arguments to sort", "check": "y", "shows": "raised"}
+    result = {"by_release": {"0.6.0": ["fails", "", seen_layout], "0.8.1": ["fails", "", seen_raise],
+                             "0.8.2": ["fails", "", seen_raise], "0.9.0": ["fails", "crashed", None],
+                             "0.9.2": ["behaves", "passed", None]}}
+    assert list(envs.symptom_differs(layout, [layout, raises], result)) == ["0.8.1"]
+    assert list(envs.symptom_differs(raises, [layout, raises], result)) == ["0.9.0"]
+    assert "no failure the symptom can read" in envs.symptom_differs(raises, [raises], result)["0.9.0"]
 
 
 def test_every_entry_says_what_it_is_and_where_upstream_stands():

@@ -40,6 +40,8 @@ from typing import Dict, List, Mapping, Optional, Sequence
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from conformance.checking.symptoms import Seen
+
 from . import environment
 from .deviations import DEVIATIONS_FILE, load_deviations
 from .devices import UsageError
@@ -114,6 +116,7 @@ class ReleaseOutcome:
     release: Optional[Release]
     verdict: str
     detail: str
+    seen: Optional[dict] = None  # a failed test's failure as symptoms read it (its report's "seen")
 
     @property
     def behaves(self) -> bool:
@@ -178,7 +181,8 @@ def test_outcome(r: Optional[Release], tests, last_words: str) -> ReleaseOutcome
         return ReleaseOutcome(r, "skipped", tests[0].get("reason") or "")
     failed = [t for t in tests if t["outcome"] in ("failed", "error")]
     if failed:
-        return ReleaseOutcome(r, "fails", (failed[0].get("message") or "").split("\n")[0][:300])
+        return ReleaseOutcome(r, "fails", (failed[0].get("message") or "").split("\n")[0][:300],
+                              failed[0].get("seen"))
     return ReleaseOutcome(r, "behaves", f"{len(tests)} passed" if len(tests) > 1 else "passed")
 
 
@@ -197,7 +201,7 @@ def bisect_deviations(chosen: Sequence[Release], deviations_file: Path, timeout:
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         for r, outcomes in pool.map(one, chosen):
             for test, outcome in outcomes.items():
-                measured[test][r.jax] = [outcome.verdict, outcome.detail]
+                measured[test][r.jax] = [outcome.verdict, outcome.detail, outcome.seen]
     return {"releases": [r.jax for r in chosen],
             "tests": {test: {"ranges": failing_ranges([ReleaseOutcome(release(v), *measured[test][v])
                                                        for v in measured[test]]),
@@ -222,40 +226,71 @@ def measured_file(deviations_file: Path) -> Path:
     return deviations_file.with_name(deviations_file.stem + ".measured.json")
 
 
-def verdicts(measured: dict) -> dict:
-    """The bisection as kept in the data file: per test and release, only the verdict."""
+def verdicts(measured: dict, deviations: Sequence = ()) -> dict:
+    """The bisection as kept in the data file: per test and release, only the verdict; and, per
+    strict entry of ``deviations`` whose test failed otherwise than its symptom says on a release it
+    claims, those releases and why (``symptom_differs``: empty when every symptom held)."""
+    strict = [d for d in deviations if d.strict and d.test in measured["tests"]]
+    differs = {f"{d.test} (jax {d.jax})": symptom_differs(d, [e for e in strict if e.test == d.test],
+                                                         measured["tests"][d.test]) for d in strict}
     return {"measured": time.strftime("%Y-%m-%d"),
             "how": "python -m conformance.runner.release_envs deviations --record (no deviations applied, "
                    "CPU, 8 devices)",
             "releases": measured["releases"],
-            "tests": {test: {v: verdict for v, (verdict, _) in result["by_release"].items()}
-                      for test, result in measured["tests"].items()}}
+            "tests": {test: {v: verdict for v, (verdict, *_) in result["by_release"].items()}
+                      for test, result in measured["tests"].items()},
+            "symptom_differs": {where: why for where, why in differs.items() if why}}
 
 
 def deviation_table(measured: dict, deviations: Sequence) -> str:
     """Per strict entry: its range, the range measured, and whether they agree on the releases
     measured (a release where the test skipped says nothing; a test with several entries agrees
-    when their ranges together cover exactly the failing releases)."""
+    when their ranges together cover exactly the failing releases), and whether the failure on each
+    release it claims shows its symptom (SYMPTOM: the releases where it failed another way)."""
     lines = [f"measured on {len(measured['releases'])} releases: {', '.join(measured['releases'])}"]
     for d in deviations:
         if not d.strict:
             continue
         result = measured["tests"][d.test]
-        failing = {v for v, (verdict, _) in result["by_release"].items() if verdict == "fails"}
+        failing = {v for v, (verdict, *_) in result["by_release"].items() if verdict == "fails"}
         same_test = [e for e in deviations if e.strict and e.test == d.test]
         claimed_all = {v for e in same_test for v in claimed_by(e, result)}
-        agree = "ok" if claimed_all == failing else "DIFFERS"
+        other_ways = symptom_differs(d, same_test, result)
+        agree = "ok" if claimed_all == failing and not other_ways else \
+            "DIFFERS" if claimed_all != failing else "SYMPTOM"
         lines.append(f"{agree:<8} {d.test.replace('suites/', '')}\n         entry: {d.jax:<22} measured: "
                      f"{' | '.join(result['ranges']) or 'never fails'}"
-                     + ("" if agree == "ok" else f"  (entry only: {sorted(claimed_all - failing, key=Version)}, "
-                        f"measured only: {sorted(failing - claimed_all, key=Version)})"))
+                     + ("" if claimed_all == failing else f"  (entry only: {sorted(claimed_all - failing, key=Version)}, "
+                        f"measured only: {sorted(failing - claimed_all, key=Version)})")
+                     + "".join(f"\n         on {v}: {why}" for v, why in other_ways.items()))
     return "\n".join(lines)
 
 
 def claimed_by(deviation, result: dict) -> set:
     """The measured releases (not skipped) that ``deviation``'s range covers."""
-    return {v for v, (verdict, _) in result["by_release"].items()
+    return {v for v, (verdict, *_) in result["by_release"].items()
             if verdict != "skipped" and SpecifierSet(deviation.jax).contains(v, prereleases=True)}
+
+
+def symptom_differs(deviation, same_test: Sequence, result: dict) -> Dict[str, str]:
+    """The releases ``deviation`` claims where the test failed otherwise than its symptom says, and
+    than the symptom of every other entry of ``same_test`` claiming that release: {release: why
+    not}. (A failure the report could not describe, a crash or a time-out, counts as another way.)"""
+    differs = {}
+    for v in sorted(claimed_by(deviation, result), key=Version):
+        verdict, detail, *rest = result["by_release"][v]
+        seen = rest[0] if rest else None
+        if verdict != "fails":
+            continue
+        if seen is None:
+            differs[v] = f"no failure the symptom can read ({detail[:200]})"
+            continue
+        failure = Seen(seen["raised"], seen["message"], seen["check"], seen["shows"])
+        others = [e for e in same_test if e is not deviation and v in claimed_by(e, result)]
+        why = deviation.symptom.why_not(failure)
+        if why is not None and all(e.symptom.why_not(failure) is not None for e in others):
+            differs[v] = why
+    return differs
 
 
 def select(spec: Sequence[str]) -> List[Release]:
@@ -338,7 +373,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 write_atomically(args.output, json.dumps(measured, indent=1) + "\n")
             if args.record:
                 record = measured_file(args.file)
-                write_atomically(record, json.dumps(verdicts(measured), indent=1) + "\n")
+                write_atomically(record, json.dumps(verdicts(measured, load_deviations(args.file)), indent=1) + "\n")
                 print(f"wrote {record}")
             print(deviation_table(measured, load_deviations(args.file)))
             return 0
