@@ -50,10 +50,12 @@ def explicit_accepts(title: str, mesh: MeshModel, arrays: dict, expression: str,
         else f"print(y, '# should be {expected.tolist()}')"
     case = scripted_case(f"{title}: {expression}", meshes={"mesh": mesh}, axis_type="Explicit",
                          placed=arrays, in_context=[f"y = {expression}", shows])
-    namespace = {"jax": jax, "jnp": jax.numpy, "lax": jax.lax, "np": np}
+    jmesh = bridge.jax_mesh(mesh, "Explicit")
+    namespace = {"jax": jax, "jnp": jax.numpy, "lax": jax.lax, "np": np, "mesh": jmesh,
+                 "NamedSharding": jax.sharding.NamedSharding, "P": jax.sharding.PartitionSpec}
     namespace.update({name: jax.device_put(value, bridge.named_sharding(mesh, value_spec, "Explicit"))
                       for name, (value, value_spec) in arrays.items()})
-    with compat.mesh_context(bridge.jax_mesh(mesh, "Explicit"), "Explicit"):
+    with compat.mesh_context(jmesh, "Explicit"):
         result = case.accepts(expression, lambda: eval(expression, namespace))
     case.same_bits(expression, np.asarray(result), expected)
     if spec is not None:
@@ -114,6 +116,40 @@ def test_explicit_empty_slice_of_sharded_array():
     x = np.arange(8, dtype=np.int32).reshape(2, 4)
     explicit_outcome("empty slice", bridge.first_devices_mesh(("a", 2)), {"x": (x, (None, "a"))},
                      "x[0:0, :1]", x[0:0, :1])
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+@explicit_only
+def test_explicit_at_update_of_a_range_its_dimension_split_does_not_divide():
+    """x.at[0:1].set(u) of x = [1, 5] sharded P('a') on an Explicit mesh (a=2) and u = [4]
+    replicated is [4, 5], or a ShardingTypeError (u is not sharded as x[0:1] would be); not a
+    divisibility ValueError (found on 0.8.0 by the release matrix: .at[::2].max)."""
+    x, u = np.array([1.0, 5.0], np.float32), np.array([4.0], np.float32)
+    explicit_outcome("range update", bridge.first_devices_mesh(("a", 2)), {"x": (x, ("a",)), "u": (u, ())},
+                     "x.at[0:1].set(u)", np.array([4.0, 5.0], np.float32))
+
+
+@bridge.needs_devices(4, "to shard four ways")
+@explicit_only
+def test_explicit_indivisible_split_with_a_size_one_dimension_is_a_sharding_type_error():
+    """jnp.reshape(x, (2, 2, 4, 1)) of x int32[4, 4] sharded P('y') four ways on an Explicit mesh
+    splits the cut dimension into sizes 4 cannot divide: a ShardingTypeError (as for the same
+    reshape to (2, 2, 4)) or numpy's reshape, not an internal IndexError (found on 0.8.1 by a
+    random program in the release matrix)."""
+    x = np.arange(16, dtype=np.int32).reshape(4, 4)
+    explicit_outcome("reshape splitting a dimension cut four ways", bridge.first_devices_mesh(("y", 4)),
+                     {"x": (x, ("y",))}, "jnp.reshape(x, (2, 2, 4, 1))", x.reshape(2, 2, 4, 1))
+
+
+@bridge.needs_devices(2, "for a two-axis mesh")
+@explicit_only
+def test_explicit_merge_of_a_dimension_sharded_over_a_size_one_axis():
+    """jnp.reshape(x, (6,)) of x int32[3, 2] sharded P('x', 'a') over a=2 and x=1 (a size-1 axis,
+    which cuts nothing) returns numpy's reshape, as for x sharded P(None, 'a') (found on 0.8.0 by
+    the release matrix: jnp.argmax over all axes ravels)."""
+    x = np.arange(6, dtype=np.int32).reshape(3, 2)
+    explicit_accepts("merge over a size-1 axis", bridge.first_devices_mesh(("a", 2), ("x", 1)),
+                     {"x": (x, ("x", "a"))}, "jnp.reshape(x, (6,))", x.reshape(6))
 
 
 @bridge.needs_devices(2, "for a two-axis mesh")
@@ -206,6 +242,62 @@ def test_explicit_empty_slice_keeps_the_sharding_of_its_other_dimensions():
 
 @bridge.needs_devices(2, "to shard over two devices")
 @explicit_only
+def test_explicit_at_set_of_a_sharded_array_has_a_sharding_rule():
+    """x.at[0:2].set(x + 1) of x = [1, 5] sharded P('a') on an Explicit mesh (a=2) returns [2, 6]
+    (found on 0.6.0 by the release matrix, where scatter had no sharding rule)."""
+    x = np.array([1.0, 5.0], np.float32)
+    explicit_accepts("static-range .at[].set on an Explicit mesh", bridge.first_devices_mesh(("a", 2)),
+                     {"x": (x, ("a",))}, "x.at[0:2].set(x + 1)", x + 1)
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+@explicit_only
+def test_explicit_at_add_of_a_sharded_array_has_a_sharding_rule():
+    """x.at[0:2].add(x) of x = [1, 5] sharded P('a') on an Explicit mesh (a=2) returns [2, 10]
+    (found on 0.6.1 by the release matrix, where scatter-add had no sharding rule)."""
+    x = np.array([1.0, 5.0], np.float32)
+    explicit_accepts("static-range .at[].add on an Explicit mesh", bridge.first_devices_mesh(("a", 2)),
+                     {"x": (x, ("a",))}, "x.at[0:2].add(x)", x + x)
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+@explicit_only
+def test_explicit_tril_of_a_row_sharded_matrix_is_well_typed():
+    """jnp.tril(m) of m int32[2, 2] sharded P('a') on an Explicit mesh (a=2) returns numpy's tril:
+    the mask it selects with is an iota of the same shape, which must not make the select
+    ill-typed (found on 0.6.0 by the release matrix)."""
+    m = np.arange(4, dtype=np.int32).reshape(2, 2)
+    explicit_accepts("tril of a row-sharded matrix", bridge.first_devices_mesh(("a", 2)), {"m": (m, ("a",))},
+                     "jnp.tril(m)", np.tril(m))
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+@explicit_only
+def test_explicit_where_of_a_sharded_condition_and_replicated_cases_is_well_typed():
+    """jnp.where(c, x, y) of c = [True, False] sharded P('a'), x = [1, 2] and y = [7] replicated on
+    an Explicit mesh (a=2) returns [1, 7]: the cases broadcast to the condition's sharding (found
+    on 0.7.0 by the release matrix)."""
+    c, x, y = np.array([True, False]), np.array([1, 2], np.int32), np.array([7], np.int32)
+    explicit_accepts("where with a sharded condition", bridge.first_devices_mesh(("a", 2)),
+                     {"c": (c, ("a",)), "x": (x, ()), "y": (y, ())}, "jnp.where(c, x, y)", np.where(c, x, y))
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+@explicit_only
+def test_explicit_device_put_inside_jit_types_its_result():
+    """Under jit on an Explicit mesh (a=2), jax.device_put(v, NamedSharding(mesh, P('a'))) of a
+    replicated v = [0, 1, 2, 3] is typed P('a'), so a dynamic_update_slice of it by u = [7, 8]
+    sharded P('a') at 1 is well typed and returns [0, 7, 8, 3] (found on 0.8.1 by a random program
+    in the release matrix)."""
+    v, u = np.arange(4, dtype=np.uint32), np.array([7, 8], np.uint32)
+    explicit_accepts("device_put inside jit", bridge.first_devices_mesh(("a", 2)),
+                     {"v": (v, ()), "u": (u, ("a",)), "s": (np.int32(1), ())},
+                     "jax.jit(lambda v, u, s: lax.dynamic_update_slice(jax.device_put(v, NamedSharding(mesh, P('a'))), u, (s,)))(v, u, s)",
+                     np.array([0, 7, 8, 3], np.uint32))
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+@explicit_only
 def test_explicit_strided_at_max_has_a_sharding_rule():
     """x.at[::2].max(u) of replicated x = [1, 5] and u = [4] on an Explicit mesh (a=2) returns
     [4, 5] (found on 0.6.2, where scatter-max had no sharding rule)."""
@@ -276,6 +368,41 @@ def test_dynamic_update_slice_normalizes_a_negative_start_with_a_sharded_output(
               {"x": (x, ()), "start": (np.int32(-3), ())},
               "lax.dynamic_update_slice(x, np.full((1, 1), 9, np.float32), (start, start))",
               (None, "a"), expected)
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+def test_dynamic_update_slice_clamps_its_start_on_a_sharded_operand():
+    """lax.dynamic_update_slice(x, [9], (start,)) of x = [0, 1, 2, 3] sharded over two devices,
+    with a traced start of 5, clamps it to 3 and returns [0, 1, 2, 9] under jit with a replicated
+    output, as unsharded (found on 0.4.30 by the release matrix; openxla/xla#49118 shows it with
+    the output sharded too)."""
+    x = np.arange(4, dtype=np.float32)
+    auto_case("dynamic_update_slice", bridge.first_devices_mesh(("a", 2)),
+              {"x": (x, ("a",)), "start": (np.int32(5), ())},
+              "lax.dynamic_update_slice(x, np.full((1,), 9, np.float32), (start,))", (),
+              np.array([0, 1, 2, 9], np.float32))
+
+
+@bridge.needs_devices(8, "for a 2x2x2 mesh")
+def test_take_along_axis_of_an_operand_cut_on_the_taken_axis():
+    """jax.jit(jnp.take_along_axis(v, i, axis=2)) of v float32[1, 4, 8] cut four ways along the
+    taken axis and indices i [1, 4, 2] cut on their second dimension returns numpy's
+    take_along_axis, with the output sharded (None, ('a', 'y'), 'b') (found on 0.4.33 by a random
+    program in the release matrix)."""
+    v = np.arange(32, dtype=np.float32).reshape(1, 4, 8)
+    i = np.array([[[0, 2], [0, 6], [7, 0], [0, 6]]], np.int32)
+    auto_case("take_along_axis", bridge.first_devices_mesh(("a", 2), ("y", 2), ("b", 2)),
+              {"v": (v, (None, None, ("a", "y"))), "i": (i, (None, ("b", "a"), None))},
+              "jnp.take_along_axis(v, i, axis=2)", (None, ("a", "y"), "b"), np.take_along_axis(v, i, axis=2))
+
+
+@bridge.needs_devices(4, "to shard four ways")
+def test_eager_pad_of_an_array_sharded_four_ways():
+    """jnp.pad(x, ((0, 2),)) of x = [0, 1, 2, 3] sharded four ways returns [0, 1, 2, 3, 0, 0]
+    eagerly, as unsharded (found on 0.9.2 by the release matrix)."""
+    x = np.arange(4, dtype=np.int32)
+    auto_case("constant pad", bridge.first_devices_mesh(("a", 4)), {"x": (x, ("a",))}, "jnp.pad(x, ((0, 2),))",
+              None, np.pad(x, ((0, 2),)), eager=True)
 
 
 @bridge.needs_devices(8, "for a 4x2 mesh")

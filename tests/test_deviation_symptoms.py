@@ -223,6 +223,43 @@ def test_triggers_hold_for_the_examples_they_name_and_not_others():
     assert not triggers.explicit_edge_pad_of_a_sharded_operand(edge(()))
 
 
+
+def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
+    """What the release matrix met (2026-12-01): on 0.4.30 a clamped dynamic_update_slice start on a
+    cut operand with a replicated output, a jitted concatenate of a partially replicated operand
+    into a replicated output, a jitted clipped take on a cut axis; on 0.4.35 the grad of a jit
+    whose in and out shardings cut alike."""
+    x = np.array([0.0, 0.125], np.float32)
+    dus = lambda start, specs, out: triggers.Call("dynamic_update_slice", (x, np.zeros(1, np.float32), np.int32(start)),  # noqa: E731
+                                                   {}, MESH, "Auto", specs, out, "(b) jit")
+    assert triggers.moved_start_with_a_cut_operand_or_output(dus(2, (("a",), (), ()), ()))
+    assert triggers.moved_start_with_a_cut_operand_or_output(dus(2, ((), (), ()), ("a",)))
+    assert not triggers.moved_start_with_a_cut_operand_or_output(dus(2, ((), (), ()), ()))  # nothing cut
+    assert not triggers.moved_start_with_a_cut_operand_or_output(dus(1, (("a",), (), ()), ()))  # in range
+    wide = MeshModel(tuple(range(8)), (4, 2), ("a", "b"))
+    v = np.array([0, 1], np.int32)
+    join = lambda specs, out, way: triggers.Call("concatenate", (v, v), {"axis": 0}, wide, "Auto", specs, out, way)  # noqa: E731
+    assert triggers.partially_replicated_join(join((("b",), ()), (), "(b) jit"))
+    assert triggers.partially_replicated_join(join(((), ()), ("a",), "(b) jit"))
+    assert not triggers.partially_replicated_join(join(((), ()), (), "(b) jit"))
+    assert not triggers.partially_replicated_join(join(((), ()), ("a",), "(a) eager"))  # eager: the operands say
+    take = lambda idx, spec, way: triggers.Call("take_clip", (v, np.int32(idx)), {"axis": 0}, MESH, "Auto",  # noqa: E731
+                                                (spec, ()), (), way)
+    assert triggers.clipped_take_on_a_cut_axis(take(2, ("a",), "(b) jit"))
+    assert triggers.clipped_take_on_a_cut_axis(take(2, ("a",), "(a) eager"))
+    assert not triggers.clipped_take_on_a_cut_axis(take(1, ("a",), "(b) jit"))  # in range
+    assert not triggers.clipped_take_on_a_cut_axis(take(2, (), "(b) jit"))  # the axis is whole
+
+    from types import SimpleNamespace
+    line = MeshModel(tuple(range(2)), (2,), ("a",))
+    autodiff = lambda transform, out: SimpleNamespace(transform=transform, mesh=line, x_spec=(None, "a"),  # noqa: E731
+                                                      w_spec=(None, "a"), out_spec=out)
+    assert triggers.transposed_jit_with_a_cut_output(autodiff("grad", (None, "a")))  # in and out alike (0.4.35)
+    assert triggers.transposed_jit_with_a_cut_output(autodiff("vjp", ("a",)))
+    assert not triggers.transposed_jit_with_a_cut_output(autodiff("jvp", (None, "a")))  # nothing transposed
+    assert not triggers.transposed_jit_with_a_cut_output(autodiff("grad", ()))  # the output whole
+
+
 # --- end to end: an unrelated failure under an entry goes red ------------------------------------
 SUITE = '''
 import numpy as np

@@ -106,22 +106,23 @@ def clamped_start_with_a_cut_output(call: Call) -> bool:
     return clamped and output_may_be_cut(call)
 
 
-def moved_start_with_a_cut_output(call: Call) -> bool:
+def moved_start_with_a_cut_operand_or_output(call: Call) -> bool:
     """lax.dynamic_update_slice with a start that is negative (counted from the end) or must be
-    clamped into range, with an output that is cut."""
+    clamped into range, with an operand or an output that is cut (XLA's partitioner places the
+    update by the raw start: openxla/xla#49118)."""
     if call.op != "dynamic_update_slice":
         return False
     x, update, starts = call.operands[0], call.operands[1], call.operands[2:]
     moved = any(int(s) < 0 or int(s) > n - k for s, n, k in zip(starts, np.shape(x), np.shape(update)))
-    return moved and output_may_be_cut(call)
+    return moved and (output_may_be_cut(call) or cuts(call.mesh, call.in_specs[0]))
 
 
 def partially_replicated_join(call: Call) -> bool:
-    """An operation built on concatenate (concatenate, stack, jnp.pad, roll) whose output (jitted)
-    or an operand (eager) is cut over part of the mesh and replicated over the rest."""
+    """An operation built on concatenate (concatenate, stack, jnp.pad, roll) with an operand, or
+    (jitted) its output, cut over part of the mesh and replicated over the rest."""
     if call.op not in ("concatenate", "stack", "pad", "roll"):
         return False
-    specs = call.in_specs if call.eager else (call.out_spec,)
+    specs = tuple(call.in_specs) + (() if call.eager else (call.out_spec,))
     return any(partially_replicated(call.mesh, s) for s in specs)
 
 
@@ -136,9 +137,9 @@ def join_of_differently_split_operands(call: Call) -> bool:
     return len({axes_of(s, 8) for s in specs}) > 1
 
 
-def eager_clipped_take_on_a_cut_axis(call: Call) -> bool:
-    """Eager jnp.take(mode='clip') with an index outside the taken axis, which is cut."""
-    if call.op != "take_clip" or not call.eager:
+def clipped_take_on_a_cut_axis(call: Call) -> bool:
+    """jnp.take(mode='clip') with an index outside the taken axis, which is cut in the operand."""
+    if call.op != "take_clip":
         return False
     x, idx = call.operands[0], np.asarray(call.operands[1])
     n = np.shape(x)[call.static["axis"]]
@@ -191,9 +192,22 @@ def strided_slice_of_a_cut_dimension(call: Call) -> bool:
                for d, s in enumerate(index))
 
 
+def jitted_take_along_a_cut_axis(call: Call) -> bool:
+    """jnp.take_along_axis under jit whose operand is cut along the taken axis."""
+    return (not call.eager and call.op == "take_along_axis" and bool(call.in_specs)
+            and cuts_dim(call.mesh, call.in_specs[0], call.static.get("axis", -1) % max(np.ndim(call.operands[0]), 1)))
+
+
+def eager_constant_pad_of_a_cut_operand(call: Call) -> bool:
+    """Eager jnp.pad in mode 'constant' of an operand that is cut."""
+    return (call.eager and call.op == "pad" and call.static.get("mode") == "constant" and bool(call.in_specs)
+            and cuts(call.mesh, call.in_specs[0]))
+
+
 def explicit_batch_dimensions_split_differently(call: Call) -> bool:
     """x @ y on an Explicit mesh where a batch dimension (all but the last two, aligned from the
-    right) is cut in one operand and split otherwise in the other."""
+    right) is split over some mesh axes in one operand and otherwise in the other (a size-1 axis
+    counts: the Explicit type names it; met on 0.11.0 in the release matrix)."""
     if call.op != "matmul" or call.axis_type != "Explicit" or len(call.operands) != 2:
         return False
     (x, y), (xs, ys) = call.operands, call.in_specs
@@ -203,8 +217,8 @@ def explicit_batch_dimensions_split_differently(call: Call) -> bool:
     xa, ya = axes_of(xs, xr), axes_of(ys, yr)
     xb, yb = xa[:max(xr - 2, 0)], ya[:max(yr - 2, 0)]
     for k in range(1, max(len(xb), len(yb)) + 1):
-        one = cut_axes(call.mesh, xb[-k]) if k <= len(xb) else ()
-        other = cut_axes(call.mesh, yb[-k]) if k <= len(yb) else ()
+        one = tuple(xb[-k]) if k <= len(xb) else ()
+        other = tuple(yb[-k]) if k <= len(yb) else ()
         if one != other:
             return True
     return False
@@ -260,24 +274,32 @@ def explicit_empty_slice_of_a_cut_dimension(call: Call) -> bool:
             and bool(call.in_specs) and cuts(call.mesh, call.in_specs[0]))
 
 
-INDEXING = ("slice", "strided_slice", "slice_out_of_range", "slice_empty", "at_set_shifted", "at_add_shifted",
-            "at_min", "at_max")
+SLICING = ("slice", "strided_slice", "slice_out_of_range", "slice_empty")
+RANGE_UPDATES = ("at_set_shifted", "at_add_shifted", "at_min", "at_max")
 
 
-def explicit_static_index_of_a_cut_operand(call: Call) -> bool:
-    """On an Explicit mesh, a static slice or an .at[] update of a static range (whose result, or
-    update, keeps the operand's spec on a dimension it may no longer divide) of an operand that is
-    cut."""
-    return (call.axis_type == "Explicit" and call.op in INDEXING and bool(call.in_specs)
+def explicit_static_slice_of_a_cut_operand(call: Call) -> bool:
+    """On an Explicit mesh, a static slice (whose result keeps the operand's spec on a dimension it
+    may no longer divide) of an operand that is cut."""
+    return (call.axis_type == "Explicit" and call.op in SLICING and bool(call.in_specs)
             and cuts(call.mesh, call.in_specs[0]))
 
 
-GATHERING = INDEXING[:4] + ("take", "take_clip", "index_array", "take_along_axis")
+def explicit_range_update_of_a_cut_operand(call: Call) -> bool:
+    """On an Explicit mesh, an .at[] update of a static range (whose update keeps the operand's
+    spec on a dimension it may not divide) of an operand that is cut."""
+    return (call.axis_type == "Explicit" and call.op in RANGE_UPDATES and bool(call.in_specs)
+            and cuts(call.mesh, call.in_specs[0]))
+
+
+GATHERING = SLICING + ("take", "take_clip", "index_array", "take_along_axis",
+                       "at_set_shifted", "at_add_shifted")  # (the shifted updates slice their operand)
 
 
 def explicit_indexing_of_a_sharded_operand(call: Call) -> bool:
-    """On an Explicit mesh, a static slice or a gather (take, fancy indexing, take_along_axis) whose
-    operand or index array is sharded over any mesh axis."""
+    """On an Explicit mesh, a static slice or a gather (take, fancy indexing, take_along_axis, the
+    slice an .at[] shift takes of its operand) whose operand or index array is sharded over any
+    mesh axis."""
     return (call.axis_type == "Explicit" and call.op in GATHERING
             and any(spec is not None and any(axes for axes in spec_axes(spec)) for spec in call.in_specs))
 
@@ -285,6 +307,38 @@ def explicit_indexing_of_a_sharded_operand(call: Call) -> bool:
 def explicit_sort_of_a_sharded_operand(call: Call) -> bool:
     """On an Explicit mesh, a sort or argsort of an operand sharded over any mesh axis."""
     return (call.axis_type == "Explicit" and call.op in ("sort", "argsort") and bool(call.in_specs)
+            and call.in_specs[0] is not None and any(axes for axes in spec_axes(call.in_specs[0])))
+
+
+def explicit_device_put_inside_jit(call: Call) -> bool:
+    """On an Explicit mesh, a program's jax.device_put step run under jit (a jit way)."""
+    return call.axis_type == "Explicit" and not call.eager and call.op == "device_put"
+
+
+def explicit_at_set(call: Call) -> bool:
+    """On an Explicit mesh, an .at[].set update of a static range (a scatter)."""
+    return call.axis_type == "Explicit" and call.op == "at_set_shifted"
+
+
+def explicit_at_add(call: Call) -> bool:
+    """On an Explicit mesh, an .at[].add update (a scatter-add) of a static range or of indices."""
+    return call.axis_type == "Explicit" and call.op in ("at_add_shifted", "at_add_indices")
+
+
+def explicit_where_of_operands_split_unlike(call: Call) -> bool:
+    """On an Explicit mesh, jnp.where whose condition and cases are not all split alike (an
+    unknown spec may be)."""
+    if call.axis_type != "Explicit" or call.op != "where":
+        return False
+    if any(s is None for s in call.in_specs):
+        return True
+    return len({axes_of(s, np.ndim(x)) for s, x in zip(call.in_specs, call.operands)}) > 1
+
+
+def explicit_tril_of_a_sharded_operand(call: Call) -> bool:
+    """On an Explicit mesh, jnp.tril of an operand sharded over any mesh axis (it selects with a
+    mask typed apart from the operand)."""
+    return (call.axis_type == "Explicit" and call.op == "tril" and bool(call.in_specs)
             and call.in_specs[0] is not None and any(axes for axes in spec_axes(call.in_specs[0])))
 
 
@@ -316,6 +370,13 @@ def explicit_reshape_over_a_size_one_axis(call: Call) -> bool:
 RESHAPING = ("reshape", "argmax", "argmin", "roll")  # (argmax/argmin/roll over all axes reshape to one dimension)
 
 
+def explicit_flattening_over_a_size_one_axis(call: Call) -> bool:
+    """On an Explicit mesh, a reshape (or an operation that flattens its operand: argmax, argmin,
+    roll over all axes) of an operand sharded over a mesh axis of size 1."""
+    return (call.axis_type == "Explicit" and call.op in RESHAPING and bool(call.in_specs)
+            and uses_a_size_one_axis(call.mesh, call.in_specs[0]))
+
+
 def explicit_reshape_with_a_size_one_dimension(call: Call) -> bool:
     """On an Explicit mesh, a reshape (or an operation that flattens its operand: argmax, argmin,
     roll over all axes) of a sharded operand where the operand or the result has a dimension of
@@ -345,12 +406,15 @@ def checked_body_with_pmax(example) -> bool:
     return example[2].name == "pmax"
 
 
-def out_shardings_split_what_in_shardings_replicate(example) -> bool:
-    """An autodiff example (``x_spec``, ``w_spec``, ``out_spec`` of a jitted function) whose output
-    spec cuts over a mesh axis that one of the input specs leaves replicated."""
+def transposed_jit_with_a_cut_output(example) -> bool:
+    """An autodiff example (``transform`` of a function jitted with ``out_spec``) that transposes
+    the jit (grad, value_and_grad, vjp) whose output spec cuts over a mesh axis of size > 1: the
+    cotangent reaches the transposed jit laid out otherwise (replicated, from the sum a gradient
+    takes; first met with the input specs replicating that axis, then on 0.4.35 with them cutting
+    it too)."""
     axes = lambda spec: {a for dim in spec_axes(spec or ()) for a in dim}  # noqa: E731
-    outs = {a for a in axes(example.out_spec) if example.mesh.axis_sizes[a] > 1}
-    return bool(outs - (axes(example.x_spec) & axes(example.w_spec)))
+    return example.transform in ("grad", "value_and_grad", "vjp") and \
+        any(example.mesh.axis_sizes[a] > 1 for a in axes(example.out_spec))
 
 
 def vmapped_body_with_psum_or_pmean(example) -> bool:
@@ -360,19 +424,23 @@ def vmapped_body_with_psum_or_pmean(example) -> bool:
 
 
 TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
-    clamped_start_with_a_cut_output, moved_start_with_a_cut_output, partially_replicated_join,
+    clamped_start_with_a_cut_output, moved_start_with_a_cut_operand_or_output, partially_replicated_join,
     join_of_differently_split_operands,
-    eager_clipped_take_on_a_cut_axis, interior_padding_with_a_cut_output, zero_size_result_with_out_shardings,
+    clipped_take_on_a_cut_axis, interior_padding_with_a_cut_output, zero_size_result_with_out_shardings,
     zero_size_result_with_a_cut_layout, zero_size_result_constrained, negative_edge_with_a_cut_output,
-    strided_slice_of_a_cut_dimension, explicit_batch_dimensions_split_differently,
+    strided_slice_of_a_cut_dimension, eager_constant_pad_of_a_cut_operand, jitted_take_along_a_cut_axis,
+    explicit_batch_dimensions_split_differently,
     explicit_one_axis_on_two_dimensions_of_a_broadcast, explicit_operand_and_indices_on_one_axis,
     explicit_update_sharded_unlike_its_operand, explicit_empty_slice_of_a_cut_dimension,
-    explicit_static_index_of_a_cut_operand, explicit_indexing_of_a_sharded_operand,
-    explicit_sort_of_a_sharded_operand, explicit_at_min_or_max,
+    explicit_static_slice_of_a_cut_operand, explicit_range_update_of_a_cut_operand,
+    explicit_indexing_of_a_sharded_operand,
+    explicit_sort_of_a_sharded_operand, explicit_at_min_or_max, explicit_at_set, explicit_at_add,
+    explicit_tril_of_a_sharded_operand, explicit_where_of_operands_split_unlike, explicit_device_put_inside_jit,
     explicit_edge_pad_of_a_sharded_operand, explicit_reduction_over_a_size_one_axis,
     explicit_reshape_over_a_size_one_axis, explicit_reshape_with_a_size_one_dimension,
+    explicit_flattening_over_a_size_one_axis,
     second_layout_change_in_a_row, strided_at_update,
-    checked_body_with_pmax, out_shardings_split_what_in_shardings_replicate,
+    checked_body_with_pmax, transposed_jit_with_a_cut_output,
     vmapped_body_with_psum_or_pmean,
 )}
 
