@@ -18,6 +18,18 @@ pytestmark = pytest.mark.sharding_invariance
 explicit_only = compat.requires("explicit_sharding")
 
 
+def explicit_namespace(mesh: MeshModel, arrays: dict):
+    """The Explicit JAX mesh over ``mesh``, and the names an expression of the reproductions below
+    evaluates in (what their scripts import, ``mesh``, and ``arrays`` = {name: (value, spec)}
+    committed)."""
+    jmesh = bridge.jax_mesh(mesh, "Explicit")
+    namespace = {"jax": jax, "jnp": jax.numpy, "lax": jax.lax, "np": np, "mesh": jmesh,
+                 "NamedSharding": jax.sharding.NamedSharding, "P": jax.sharding.PartitionSpec}
+    namespace.update({name: jax.device_put(value, bridge.named_sharding(mesh, spec, "Explicit"))
+                      for name, (value, spec) in arrays.items()})
+    return jmesh, namespace
+
+
 def explicit_outcome(title: str, mesh: MeshModel, arrays: dict, expression: str, expected) -> None:
     """On an Explicit mesh over ``mesh`` (inside its mesh context), with ``arrays`` = {name: (value,
     spec)} committed, ``expression`` is either accepted with numpy's ``expected`` values or rejected
@@ -25,10 +37,7 @@ def explicit_outcome(title: str, mesh: MeshModel, arrays: dict, expression: str,
     documented way."""
     case = scripted_case(f"{title}: {expression}", meshes={"mesh": mesh}, axis_type="Explicit",
                          placed=arrays, in_context=[f"print({expression})"])
-    jmesh = bridge.jax_mesh(mesh, "Explicit")
-    namespace = {"jnp": jax.numpy, "lax": jax.lax, "np": np}
-    namespace.update({name: jax.device_put(value, bridge.named_sharding(mesh, spec, "Explicit"))
-                      for name, (value, spec) in arrays.items()})
+    jmesh, namespace = explicit_namespace(mesh, arrays)
     with compat.mesh_context(jmesh, "Explicit"):
         try:
             result = eval(expression, namespace)
@@ -50,11 +59,7 @@ def explicit_accepts(title: str, mesh: MeshModel, arrays: dict, expression: str,
         else f"print(y, '# should be {expected.tolist()}')"
     case = scripted_case(f"{title}: {expression}", meshes={"mesh": mesh}, axis_type="Explicit",
                          placed=arrays, in_context=[f"y = {expression}", shows])
-    jmesh = bridge.jax_mesh(mesh, "Explicit")
-    namespace = {"jax": jax, "jnp": jax.numpy, "lax": jax.lax, "np": np, "mesh": jmesh,
-                 "NamedSharding": jax.sharding.NamedSharding, "P": jax.sharding.PartitionSpec}
-    namespace.update({name: jax.device_put(value, bridge.named_sharding(mesh, value_spec, "Explicit"))
-                      for name, (value, value_spec) in arrays.items()})
+    jmesh, namespace = explicit_namespace(mesh, arrays)
     with compat.mesh_context(jmesh, "Explicit"):
         result = case.accepts(expression, lambda: eval(expression, namespace))
     case.same_bits(expression, np.asarray(result), expected)

@@ -75,6 +75,17 @@ def uses_a_size_one_axis(mesh: MeshModel, spec: Optional[Spec]) -> bool:
     return spec is not None and any(mesh.axis_sizes[a] == 1 for axes in spec_axes(spec) for a in axes)
 
 
+def names_an_axis(spec: Optional[Spec]) -> bool:
+    """Whether ``spec`` (a known one) puts any mesh axis on a dimension, one of size 1 included
+    (as an Explicit type names it)."""
+    return spec is not None and any(axes for axes in spec_axes(spec))
+
+
+def explicit_first_operand_cut(call: Call, ops: Sequence[str]) -> bool:
+    """On an Explicit mesh, one of ``ops`` whose first operand is cut."""
+    return call.axis_type == "Explicit" and call.op in ops and bool(call.in_specs) and cuts(call.mesh, call.in_specs[0])
+
+
 def output_may_be_cut(call: Call) -> bool:
     """Jitted: the requested output spec cuts; eager: the output follows the inputs, so an operand
     is cut."""
@@ -281,15 +292,13 @@ RANGE_UPDATES = ("at_set_shifted", "at_add_shifted", "at_min", "at_max")
 def explicit_static_slice_of_a_cut_operand(call: Call) -> bool:
     """On an Explicit mesh, a static slice (whose result keeps the operand's spec on a dimension it
     may no longer divide) of an operand that is cut."""
-    return (call.axis_type == "Explicit" and call.op in SLICING and bool(call.in_specs)
-            and cuts(call.mesh, call.in_specs[0]))
+    return explicit_first_operand_cut(call, SLICING)
 
 
 def explicit_range_update_of_a_cut_operand(call: Call) -> bool:
     """On an Explicit mesh, an .at[] update of a static range (whose update keeps the operand's
     spec on a dimension it may not divide) of an operand that is cut."""
-    return (call.axis_type == "Explicit" and call.op in RANGE_UPDATES and bool(call.in_specs)
-            and cuts(call.mesh, call.in_specs[0]))
+    return explicit_first_operand_cut(call, RANGE_UPDATES)
 
 
 GATHERING = SLICING + ("take", "take_clip", "index_array", "take_along_axis",
@@ -301,13 +310,13 @@ def explicit_indexing_of_a_sharded_operand(call: Call) -> bool:
     slice an .at[] shift takes of its operand) whose operand or index array is sharded over any
     mesh axis."""
     return (call.axis_type == "Explicit" and call.op in GATHERING
-            and any(spec is not None and any(axes for axes in spec_axes(spec)) for spec in call.in_specs))
+            and any(names_an_axis(spec) for spec in call.in_specs))
 
 
 def explicit_sort_of_a_sharded_operand(call: Call) -> bool:
     """On an Explicit mesh, a sort or argsort of an operand sharded over any mesh axis."""
     return (call.axis_type == "Explicit" and call.op in ("sort", "argsort") and bool(call.in_specs)
-            and call.in_specs[0] is not None and any(axes for axes in spec_axes(call.in_specs[0])))
+            and names_an_axis(call.in_specs[0]))
 
 
 def explicit_device_put_inside_jit(call: Call) -> bool:
@@ -338,8 +347,7 @@ def explicit_where_of_operands_split_unlike(call: Call) -> bool:
 def explicit_tril_of_a_sharded_operand(call: Call) -> bool:
     """On an Explicit mesh, jnp.tril of an operand sharded over any mesh axis (it selects with a
     mask typed apart from the operand)."""
-    return (call.axis_type == "Explicit" and call.op == "tril" and bool(call.in_specs)
-            and call.in_specs[0] is not None and any(axes for axes in spec_axes(call.in_specs[0])))
+    return call.axis_type == "Explicit" and call.op == "tril" and bool(call.in_specs) and names_an_axis(call.in_specs[0])
 
 
 def explicit_at_min_or_max(call: Call) -> bool:
@@ -351,8 +359,7 @@ def explicit_edge_pad_of_a_sharded_operand(call: Call) -> bool:
     """On an Explicit mesh, jnp.pad in mode 'edge' (which repeats the edges with jnp.repeat) of an
     operand sharded over any mesh axis, one of size 1 included."""
     return (call.axis_type == "Explicit" and call.op == "pad" and call.static.get("mode") == "edge"
-            and bool(call.in_specs) and call.in_specs[0] is not None
-            and any(axes for axes in spec_axes(call.in_specs[0])))
+            and bool(call.in_specs) and names_an_axis(call.in_specs[0]))
 
 
 def explicit_reduction_over_a_size_one_axis(call: Call) -> bool:
@@ -384,7 +391,7 @@ def explicit_reshape_with_a_size_one_dimension(call: Call) -> bool:
     if call.axis_type != "Explicit" or call.op not in RESHAPING or not call.in_specs or not call.operands:
         return False
     shapes = [np.shape(call.operands[0])] + ([call.result_shape] if call.result_shape is not None else [])
-    sharded = any(axes for axes in spec_axes(call.in_specs[0] or ()))
+    sharded = names_an_axis(call.in_specs[0])
     return sharded and any(1 in shape for shape in shapes)
 
 
