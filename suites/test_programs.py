@@ -30,6 +30,7 @@ import suites.test_programs_reproductions as reproductions
 import suites.test_sharding_invariance_reproductions as invariance_reproductions
 from conformance.checking.case import Case
 from conformance.checking.layouts import check_layout
+import conformance.checking.triggers as triggers
 from conformance.checking.triggers import Call
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, MeshModel
@@ -54,13 +55,16 @@ def spec_of(program: Program, name: str):
     return known_specs(program).get(name)
 
 
-@functools.lru_cache(maxsize=16)  # (a Program hashes by identity)
-def known_specs(program: Program) -> dict:
+@functools.lru_cache(maxsize=32)  # (a Program hashes by identity)
+def known_specs(program: Program, device_put_retypes: bool = True) -> dict:
+    """(``device_put_retypes=False``: as a JAX whose device_put inside jit keeps its operand's type
+    types the values.)"""
     from conformance.model import sharding_rules as rules
     specs = dict(zip(program.inputs, program.in_specs))
     for step in program.steps:
         if step.changes_layout:
-            specs[step.result] = step.spec
+            kept = step.op == "device_put" and not device_put_retypes
+            specs[step.result] = specs.get(step.operands[0]) if kept else step.spec
         elif program.axis_type == "Explicit" and all(specs.get(n) is not None for n in step.operands):
             verdict = sharding_verdict(Call(step.op, tuple(program.value(n) for n in step.operands), step.kwargs,
                                             program.mesh, program.axis_type, tuple(specs[n] for n in step.operands)))
@@ -74,7 +78,8 @@ def step_call(program: Program, step: Step, way: str) -> Call:
     changed = {s.result for s in program.steps if s.changes_layout}
     op = "layout change of a layout change" if step.changes_layout and step.operands[0] in changed else step.op
     outputs = dict(zip(program.outputs, program.out_specs))
-    return Call(op, tuple(program.value(n) for n in step.operands), step.kwargs, program.mesh, program.axis_type,
+    static = {"spec": step.spec} if step.changes_layout else step.kwargs  # (a layout change's target)
+    return Call(op, tuple(program.value(n) for n in step.operands), static, program.mesh, program.axis_type,
                 tuple(spec_of(program, n) for n in step.operands),
                 None if way.startswith("(a)") else outputs.get(step.result), way,
                 tuple(np.shape(program.value(step.result))))
@@ -92,6 +97,19 @@ def depends_on(program: Program, name: str) -> list:
     return found
 
 
+def isolated_ways(program: Program, known_deviations) -> tuple:
+    """The ways of this program to run in a fresh interpreter, on a JAX whose known deviations say
+    XLA aborts the process on its shape: all three for a layout change onto combined mesh axes
+    (eagerly too), the two jit ways for a join; none elsewhere."""
+    combines = any(triggers.layout_change_onto_combined_axes(step_call(program, step, "(b)")) for step in program.steps)
+    if combines and known_deviations.covers(
+            reproductions.test_constraint_onto_two_combined_axes_after_a_split_input) is not None:
+        return ("(a)",) + programs_.ISOLATED_WAYS
+    if any(step.op in JOINING for step in program.steps) and known_deviations.covers(ABORT) is not None:
+        return programs_.ISOLATED_WAYS
+    return ()
+
+
 def jit_candidates(program: Program, way: str, output: str = ""):
     """What a jit way's failure is asked about: the steps ``output`` depends on (every step when
     the failure is not an output's), and an output that is a layout change's result (the jit lays
@@ -101,7 +119,25 @@ def jit_candidates(program: Program, way: str, output: str = ""):
     changed = {s.result for s in program.steps if s.changes_layout}
     if (output and output in changed) or (not output and changed & set(program.outputs)):
         calls.append(Call("layout change of a layout change", (), {}, program.mesh, program.axis_type, (), None, way))
-    return calls
+    return calls + rejected_as_typed_before_a_device_put(program, way, steps)
+
+
+def rejected_as_typed_before_a_device_put(program: Program, way: str, steps) -> list:
+    """Under jit on an Explicit mesh, the pseudo-step REJECTED_AS_TYPED_BEFORE_A_DEVICE_PUT when one of
+    ``steps`` is one our sharding-rule model rejects once each device_put is taken to keep its
+    operand's type (what a known deviation's trigger asks about); else nothing."""
+    from conformance.model import sharding_rules as rules
+    if program.axis_type != "Explicit" or way.startswith("(a)") or not any(s.op == "device_put" for s in program.steps):
+        return []
+    kept = known_specs(program, device_put_retypes=False)
+    for s in steps:
+        if s.changes_layout or any(kept.get(n) is None for n in s.operands):
+            continue
+        typed = Call(s.op, tuple(program.value(n) for n in s.operands), s.kwargs, program.mesh, program.axis_type,
+                     tuple(kept[n] for n in s.operands), None, way)
+        if isinstance(sharding_verdict(typed), rules.Rejects):
+            return [Call(triggers.REJECTED_AS_TYPED_BEFORE_A_DEVICE_PUT, (), {}, program.mesh, program.axis_type, (), None, way)]
+    return []
 
 
 def placed(program: Program):
@@ -263,17 +299,19 @@ def test_generated_programs_agree_with_the_unsharded_run(program, excuses, known
     program run unsharded, laid out as each layout change and output asks."""
     case = programs_.program_case(program)
     soak.log_program(case.repro, os.environ.get(environment.PROGRAM_LOG))
-    aborts = known_deviations.covers(ABORT) is not None
     ignores_returned_constraint = known_deviations.covers(
         invariance_reproductions.test_constraint_applies_to_a_returned_input) is not None
     check_unsharded(case, program)  # the oracle: never excused
-    check_eager(case, program, excuses)
-    if aborts and any(step.op in JOINING for step in program.steps):
+    isolated = isolated_ways(program, known_deviations)
+    if "(a)" not in isolated:
+        check_eager(case, program, excuses)
+    if isolated:  # values only there
         with excuses.way(lambda failure: jit_candidates(program, "(b)"), mesh_kind=program.axis_type, example=program):
             outcome = programs_.check_jitted_in_subprocess(
-                case, program, run_isolated, classify=lambda name, message: subprocess_outcome(program, name))
+                case, program, run_isolated, ways=isolated,
+                classify=lambda name, message: subprocess_outcome(program, name))
             if outcome is not None:
-                event(f"program (b)/(c) in a subprocess: {outcome}")
+                event(f"program {'/'.join(isolated)} in a subprocess: {outcome}")
     else:
         check_jitted(case, program, ignores_returned_constraint, excuses)
 

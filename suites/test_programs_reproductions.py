@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from conformance.checking.layouts import check_layout
-from conformance.checking.repro import scripted_case
+from conformance.checking.repro import check_in_a_subprocess, scripted_case
 from conformance.jaxside import bridge
 from conformance.model.layout import Layout
 
@@ -51,3 +51,20 @@ def test_strided_at_min_after_a_constraint_with_a_replicated_output():
     expected = x.copy()
     expected[-1::2] = np.minimum(expected[-1::2], u)
     case.same_bits("result", np.asarray(y), expected)
+
+
+@bridge.needs_devices(6, "for a (3, 2) mesh")
+def test_constraint_onto_two_combined_axes_after_a_split_input(run_isolated):
+    """jit(lambda a: with_sharding_constraint(-a, P(None, ('b', 'x'))), in_shardings=P('b'),
+    out_shardings=P()) of a uint32[6, 6] on a (3, 2) mesh ('b', 'x') returns -a; run in a subprocess
+    because XLA's SPMD partitioner aborts the process on it (found by a random program on 0.12.0.1
+    in the second release matrix pass: the worker died)."""
+    ids = list(bridge.live_device_ids()[:6])
+    lines = [f"mesh = Mesh(np.array([devices[i] for i in {ids}]).reshape((3, 2)), ('b', 'x'))",
+             "x = np.arange(36, dtype=np.uint32).reshape(6, 6)",
+             "f = jax.jit(lambda a: lax.with_sharding_constraint(-a, NamedSharding(mesh, P(None, ('b', 'x')))),",
+             "            in_shardings=NamedSharding(mesh, P('b')), out_shardings=NamedSharding(mesh, P()))",
+             "y = np.asarray(f(jax.device_put(x, NamedSharding(mesh, P('b')))))",
+             "print(y.tolist() == (-x).tolist(), '# should be True')"]
+    check_in_a_subprocess("jit(constraint onto ('b', 'x') of a value split over 'b', replicated output)", lines,
+                          run_isolated, printed="True # should be True", what="result equals -x")

@@ -259,6 +259,29 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     assert not triggers.transposed_jit_with_a_cut_output(autodiff("jvp", (None, "a")))  # nothing transposed
     assert not triggers.transposed_jit_with_a_cut_output(autodiff("grad", ()))  # the output whole
 
+    # the second pass (0.9.2): an eager lax.pad and a program's eager jnp.reshape of a cut operand
+    shaped = lambda op, spec, way, **static: triggers.Call(op, (np.zeros((2, 4), np.uint32),), static,  # noqa: E731
+                                                           wide, "Auto", (spec,), (), way)
+    assert triggers.eager_padding_or_reshape_of_a_cut_operand(shaped("reshape", ("b", "a"), "(a) eager", shape=(4, 2)))
+    assert triggers.eager_padding_or_reshape_of_a_cut_operand(shaped("lax_pad_negative", ("a",), "(a) eager"))
+    assert triggers.eager_padding_or_reshape_of_a_cut_operand(shaped("pad", ("a",), "(a) eager", mode="constant"))
+    assert not triggers.eager_padding_or_reshape_of_a_cut_operand(shaped("pad", ("a",), "(a) eager", mode="edge"))
+    assert not triggers.eager_padding_or_reshape_of_a_cut_operand(shaped("reshape", ("b", "a"), "(b) jit", shape=(4, 2)))
+    assert not triggers.eager_padding_or_reshape_of_a_cut_operand(shaped("reshape", (), "(a) eager", shape=(4, 2)))
+    cube = MeshModel(tuple(range(4)), (2, 2, 1), ("a", "b", "x"))  # and an Explicit ravel onto ('a', 'x'), x of size 1
+    ravel = lambda spec: triggers.Call("roll", (np.zeros((2, 2), np.int32),), {"shift": 0, "axis": None},  # noqa: E731
+                                       cube, "Explicit", (spec,), (), "(a) eager")
+    assert triggers.explicit_flattening_onto_axes_ending_with_a_size_one_axis(ravel(("b", ("a", "x"))))
+    assert not triggers.explicit_flattening_onto_axes_ending_with_a_size_one_axis(ravel(("b", ("x", "a"))))
+    assert not triggers.explicit_flattening_onto_axes_ending_with_a_size_one_axis(ravel(("b", "x")))
+    grid = MeshModel(tuple(range(6)), (3, 1, 2), ("b", "a", "x"))  # and a layout change onto ('b', 'a', 'x') (0.12.0.1)
+    move = lambda op, spec: triggers.Call(op, (np.zeros((6, 6), np.uint32),), {"spec": spec}, grid, "Auto",  # noqa: E731
+                                          (("b",),), (), "(b) jit")
+    assert triggers.layout_change_onto_combined_axes(move("constraint", (None, ("b", "a", "x"))))
+    assert triggers.layout_change_onto_combined_axes(move("device_put", (("b", "x"),)))
+    assert not triggers.layout_change_onto_combined_axes(move("constraint", (None, ("b", "a"))))  # one axis cuts
+    assert not triggers.layout_change_onto_combined_axes(move("negative", (None, ("b", "x"))))  # not a layout change
+
 
 # --- end to end: an unrelated failure under an entry goes red ------------------------------------
 SUITE = '''

@@ -166,3 +166,28 @@ def test_jit_ways_in_a_subprocess_check_values_and_report_an_abort():
                   subprocess.CompletedProcess([], 0, "(b) 0 00\n(c) 0 00\n", "")):
         with pytest.raises(ConformanceFailure):
             check(lambda lines: other)
+
+
+def test_a_step_the_model_rejects_as_typed_before_a_device_put_is_a_candidate_under_jit():
+    """The 0.7.1 finding of the second matrix pass: v1 = device_put(v0, P()) of a column-sharded v0,
+    then a (1, 1) dynamic_slice of it. Typed as device_put says, the slice is well typed; typed as a
+    JAX whose device_put inside jit keeps the operand's type, our model rejects it, so the jit ways'
+    candidates carry the pseudo-step its known deviation's trigger asks about (eager ones do not)."""
+    from conformance.checking import triggers
+    from suites.test_programs import jit_candidates
+    mesh = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
+    x = np.arange(4, dtype=np.uint32).reshape(2, 2)
+    start = np.int32(0)
+    program = written_program(mesh, [(x, ("a",)), (start, ()), (start, ())], [
+        Step("v0", "constraint", ("x0",), spec=(None, "a")),
+        Step("v1", "device_put", ("v0",), spec=()),
+        Step("v2", "dynamic_slice", ("v1", "x1", "x2"), (("sizes", (1, 1)),))], [()], axis_type="Explicit")
+    holds = lambda way: triggers.holds("explicit_step_rejected_as_typed_before_a_device_put",  # noqa: E731
+                                       jit_candidates(program, way))
+    assert holds("(b) jit with in/out_shardings") and holds("(c) jit with sharding constraints")
+    assert not holds("(a) eager")
+    replicated = written_program(mesh, [(x, ()), (start, ()), (start, ())], [
+        Step("v0", "device_put", ("x0",), spec=()),
+        Step("v1", "dynamic_slice", ("v0", "x1", "x2"), (("sizes", (1, 1)),))], [()], axis_type="Explicit")
+    assert not triggers.holds("explicit_step_rejected_as_typed_before_a_device_put",
+                              jit_candidates(replicated, "(b) jit with in/out_shardings"))  # nothing stale to reject

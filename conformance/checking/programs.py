@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -156,18 +156,22 @@ def program_case(program: Program) -> Case:
     return Case(describe(program), program_script(program))
 
 
-def isolated_lines(program: Program) -> List[str]:
-    """Lines for a fresh interpreter (after the repro preamble) that run the two jit ways and print
-    each output's bytes as hex, one line per output: ``<mode> <output index> <hex>``."""
-    run = [
-        "outs = {'(b)': jax.jit(program, in_shardings=in_shardings, out_shardings=out_shardings, "
-        f"donate_argnums={program.donated!r})(*placed())}}",
+ISOLATED_WAYS = ("(b)", "(c)")  # what runs in a fresh interpreter by default: the two jit ways
+
+
+def isolated_lines(program: Program, ways: Sequence[str] = ISOLATED_WAYS) -> List[str]:
+    """Lines for a fresh interpreter (after the repro preamble) that run ``ways`` (the two jit ways,
+    and "(a)", the program run eagerly, when asked) and print each output's bytes as hex, one line
+    per output: ``<mode> <output index> <hex>``."""
+    run = (["outs = {}"] + (["outs['(a)'] = program(*placed())"] if "(a)" in ways else []) + [
+        "outs['(b)'] = jax.jit(program, in_shardings=in_shardings, out_shardings=out_shardings, "
+        f"donate_argnums={program.donated!r})(*placed())",
         in_context_lines(program)[2],
         "outs['(c)'] = constrained(*placed())",
         "for mode, values in outs.items():",
         "    for k, o in enumerate(values):",
         "        print(mode, k, np.asarray(o).tobytes().hex(), flush=True)",
-    ]
+    ])
     if program.axis_type != "Auto":
         run = [f"with {compat.MESH_CONTEXT_SOURCE}(mesh):"] + ["    " + line for line in run]
     return ([f"mesh = {mesh_literal(program.mesh, program.axis_type)}"]
@@ -176,15 +180,16 @@ def isolated_lines(program: Program) -> List[str]:
 
 
 def check_jitted_in_subprocess(case: Case, program: Program, run_isolated: Callable, *,
-                               classify: Callable[[str, str], Optional[str]] = lambda name, message: None
-                               ) -> Optional[str]:
-    """Run (b) and (c) in a fresh interpreter (``run_isolated(lines)``, for a program XLA may abort
-    on) and check every output's values against the program's. Returns None when checked; else, on
+                               classify: Callable[[str, str], Optional[str]] = lambda name, message: None,
+                               ways: Sequence[str] = ISOLATED_WAYS) -> Optional[str]:
+    """Run (b) and (c) (or ``ways``: "(a)" too) in a fresh interpreter (``run_isolated(lines)``,
+    for a program XLA may abort on) and check every output's values against the program's. Returns None when checked; else, on
     an Explicit mesh, the outcome ``classify(class name, message)`` names for the exception the
     subprocess raised (as in-process runs classify them). Anything else is a failure: an abort is
     one at the check of the exit status, whose message quotes XLA's ``Check failed`` line (a known
     deviation's symptom names it)."""
-    result = run_isolated(isolated_lines(program))
+    label = "/".join(ways)
+    result = run_isolated(isolated_lines(program, ways))
     raised = [m for m in map(EXCEPTION_LINE.match, result.stderr.strip().splitlines()) if m]
     if result.returncode > 0 and program.axis_type == "Explicit" and raised:
         outcome = classify(raised[-1]["name"].rpartition(".")[2], raised[-1]["message"])
@@ -193,14 +198,14 @@ def check_jitted_in_subprocess(case: Case, program: Program, run_isolated: Calla
     lines = result.stderr.strip().splitlines()
     if result.returncode > 0 and raised:  # the program raised there: the failure names the exception
         name, message = raised[-1]["name"].rpartition(".")[2], raised[-1]["message"]
-        case.fail(f"(b)/(c) in a subprocess raised {name}: {message}, but should be accepted [{case.call}]",
-                  check="(b)/(c) in a subprocess", shows="raised", raised=name, raised_message=message)
+        case.fail(f"{label} in a subprocess raised {name}: {message}, but should be accepted [{case.call}]",
+                  check=f"{label} in a subprocess", shows="raised", raised=name, raised_message=message)
     checks = [line.strip() for line in lines if "Check failed" in line][:1]
     tail = " | ".join(checks + lines[-3:])
-    case.equal(f"exit status of (b)/(c) in a subprocess (negative: killed by a signal; {tail})", result.returncode, 0)
+    case.equal(f"exit status of {label} in a subprocess (negative: killed by a signal; {tail})", result.returncode, 0)
     printed = {tuple(line.split()[:2]): line.split()[2] if len(line.split()) > 2 else ""
                for line in result.stdout.splitlines() if line.startswith("(")}
-    for mode in ("(b)", "(c)"):
+    for mode in ways:
         for k, name in enumerate(program.outputs):
             expected = program.value(name)
             got = printed.get((mode, str(k)))

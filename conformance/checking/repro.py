@@ -7,7 +7,7 @@ the call, inside the mesh context where Explicit axes need one.
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
@@ -120,6 +120,16 @@ def script(lines: Iterable[str] = (), *, meshes: Optional[dict] = None, axis_typ
 def scripted_case(call: str, lines: Iterable[str] = (), **script_parts) -> Case:
     """A Case for ``call`` whose reproduction is ``script(lines, **script_parts)``."""
     return Case(call, script(lines, **script_parts))
+
+
+def check_in_a_subprocess(call: str, lines: Sequence[str], run_isolated, *, printed: str, what: str = "result") -> None:
+    """The script ``lines`` (after the repro preamble), run in a fresh interpreter by
+    ``run_isolated`` (for a case XLA may abort the process on), exits 0 and prints ``printed`` last
+    (checked as ``what``)."""
+    case = scripted_case(call, lines)
+    result = run_isolated(lines)
+    case.equal("exit status of the subprocess (negative: killed by a signal)", result.returncode, 0)
+    case.equal(what, result.stdout.strip().splitlines()[-1], printed)
 
 
 def shard_map_lines(body: str, in_specs, out_spec, *, check: bool = True, manual_axes=None):

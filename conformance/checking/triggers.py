@@ -209,9 +209,12 @@ def jitted_take_along_a_cut_axis(call: Call) -> bool:
             and cuts_dim(call.mesh, call.in_specs[0], call.static.get("axis", -1) % max(np.ndim(call.operands[0]), 1)))
 
 
-def eager_constant_pad_of_a_cut_operand(call: Call) -> bool:
-    """Eager jnp.pad in mode 'constant' of an operand that is cut."""
-    return (call.eager and call.op == "pad" and call.static.get("mode") == "constant" and bool(call.in_specs)
+def eager_padding_or_reshape_of_a_cut_operand(call: Call) -> bool:
+    """Eager jnp.pad in mode 'constant', lax.pad or jnp.reshape of an operand that is cut (ops whose
+    result's layout the eager dispatch reads back from the compiler's choice: met with jnp.pad in
+    the first matrix pass, lax.pad and jnp.reshape in the second)."""
+    padding = call.op == "pad" and call.static.get("mode") == "constant"
+    return (call.eager and (padding or call.op in ("lax_pad_negative", "reshape")) and bool(call.in_specs)
             and cuts(call.mesh, call.in_specs[0]))
 
 
@@ -384,6 +387,15 @@ def explicit_flattening_over_a_size_one_axis(call: Call) -> bool:
             and uses_a_size_one_axis(call.mesh, call.in_specs[0]))
 
 
+def explicit_flattening_onto_axes_ending_with_a_size_one_axis(call: Call) -> bool:
+    """On an Explicit mesh, a reshape (or an operation that flattens its operand: argmax, argmin,
+    roll over all axes) of an operand with a dimension sharded over more than one mesh axis, the
+    last of size 1 (P('b', ('a', 'x')) with x of size 1)."""
+    if call.axis_type != "Explicit" or call.op not in RESHAPING or not call.in_specs or call.in_specs[0] is None:
+        return False
+    return any(len(axes) > 1 and call.mesh.axis_sizes[axes[-1]] == 1 for axes in spec_axes(call.in_specs[0]))
+
+
 def explicit_reshape_with_a_size_one_dimension(call: Call) -> bool:
     """On an Explicit mesh, a reshape (or an operation that flattens its operand: argmax, argmin,
     roll over all axes) of a sharded operand where the operand or the result has a dimension of
@@ -393,6 +405,28 @@ def explicit_reshape_with_a_size_one_dimension(call: Call) -> bool:
     shapes = [np.shape(call.operands[0])] + ([call.result_shape] if call.result_shape is not None else [])
     sharded = names_an_axis(call.in_specs[0])
     return sharded and any(1 in shape for shape in shapes)
+
+
+def layout_change_onto_combined_axes(call: Call) -> bool:
+    """A program's layout change (constraint or device_put; the program passes its spec as
+    ``static["spec"]``) onto a spec that cuts one dimension over more than one mesh axis of size > 1
+    (P(None, ('b', 'x')) on a (3, 2) mesh: met as an XLA abort on 0.12.0.1)."""
+    spec = call.static.get("spec")
+    return call.op in ("constraint", "device_put") and spec is not None and any(
+        len(cut_axes(call.mesh, axes)) > 1 for axes in spec_axes(spec))
+
+
+# A program's pseudo-step (the programs pass it under jit on an Explicit mesh): a step that our
+# sharding-rule model rejects when typed as a JAX whose device_put inside jit keeps its operand's
+# type would type it (the known deviation of test_explicit_device_put_inside_jit_types_its_result).
+REJECTED_AS_TYPED_BEFORE_A_DEVICE_PUT = "a step rejected as typed before a device_put"
+
+
+def explicit_step_rejected_as_typed_before_a_device_put(call: Call) -> bool:
+    """Under jit on an Explicit mesh, a program step our sharding-rule model rejects once each
+    device_put inside the jit is taken to keep its operand's type (the program passes it as ``op``
+    REJECTED_AS_TYPED_BEFORE_A_DEVICE_PUT)."""
+    return call.op == REJECTED_AS_TYPED_BEFORE_A_DEVICE_PUT and call.axis_type == "Explicit" and not call.eager
 
 
 def second_layout_change_in_a_row(call: Call) -> bool:
@@ -435,7 +469,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     join_of_differently_split_operands,
     clipped_take_on_a_cut_axis, interior_padding_with_a_cut_output, zero_size_result_with_out_shardings,
     zero_size_result_with_a_cut_layout, zero_size_result_constrained, negative_edge_with_a_cut_output,
-    strided_slice_of_a_cut_dimension, eager_constant_pad_of_a_cut_operand, jitted_take_along_a_cut_axis,
+    strided_slice_of_a_cut_dimension, eager_padding_or_reshape_of_a_cut_operand, jitted_take_along_a_cut_axis,
     explicit_batch_dimensions_split_differently,
     explicit_one_axis_on_two_dimensions_of_a_broadcast, explicit_operand_and_indices_on_one_axis,
     explicit_update_sharded_unlike_its_operand, explicit_empty_slice_of_a_cut_dimension,
@@ -445,6 +479,8 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     explicit_tril_of_a_sharded_operand, explicit_where_of_operands_split_unlike, explicit_device_put_inside_jit,
     explicit_edge_pad_of_a_sharded_operand, explicit_reduction_over_a_size_one_axis,
     explicit_reshape_over_a_size_one_axis, explicit_reshape_with_a_size_one_dimension,
+    explicit_flattening_onto_axes_ending_with_a_size_one_axis, layout_change_onto_combined_axes,
+    explicit_step_rejected_as_typed_before_a_device_put,
     explicit_flattening_over_a_size_one_axis,
     second_layout_change_in_a_row, strided_at_update,
     checked_body_with_pmax, transposed_jit_with_a_cut_output,
