@@ -146,6 +146,18 @@ def test_explicit_indivisible_split_with_a_size_one_dimension_is_a_sharding_type
                      {"x": (x, ("y",))}, "jnp.reshape(x, (2, 2, 4, 1))", x.reshape(2, 2, 4, 1))
 
 
+@bridge.needs_devices(3, "for a mesh of three")
+@explicit_only
+def test_explicit_merge_with_size_one_dimensions_around_it():
+    """jnp.reshape(x, (1, 9, 1)) of x int32[3, 3] sharded P('a') over a=3 (a merge of the sharded
+    major dimension, with a size-1 dimension on either side) returns numpy's reshape or raises a
+    ShardingTypeError, not an internal IndexError (found on 0.12.0.1 by the rerun of the releases
+    the second matrix pass touched)."""
+    x = np.arange(9, dtype=np.int32).reshape(3, 3)
+    explicit_outcome("merge with size-1 dimensions around it", bridge.first_devices_mesh(("a", 3)),
+                     {"x": (x, ("a",))}, "jnp.reshape(x, (1, 9, 1))", x.reshape(1, 9, 1))
+
+
 @bridge.needs_devices(4, "for a 2x2x1 mesh")
 @explicit_only
 def test_explicit_merge_onto_axes_ending_with_a_size_one_axis():
