@@ -42,6 +42,12 @@ QUICK = {  # one fault per area, each with what its failure message must say
 }
 
 
+# Faults that only an example drawn on an Explicit mesh can show (38% of catalogue draws: with the
+# default profile's 4 examples of jnp.abs, about one random seed in seven draws none, and the
+# property passes). Their runs use a seed that draws one, so the self-test is deterministic.
+EXPLICIT_ONLY_SEED = {"abs-asserts-on-explicit": 1, "sin-rejects-explicit": 1}
+
+
 def run_suites(selection, fault=None, extra=()):
     """The suites in a subprocess with ``-x``, the default profile's examples, no shrinking (a
     fault is caught or not all the same; shrinking a broad fault's failure costs minutes)."""
@@ -64,8 +70,9 @@ def test_planted_fault_is_caught_by_its_suites(fault):
     if "multiprocess" in targets:
         if not compat.MULTIPROCESS_CPU:
             pytest.skip(compat.MULTIPROCESS_CPU_REASON)
+    seeded = [f"--hypothesis-seed={EXPLICIT_ONLY_SEED[fault]}"] if fault in EXPLICIT_ONLY_SEED else []
     result = run_suites(suite_selection(targets), fault,
-                        [*multiprocess_args(targets), "--devices", "4"] if "multiprocess" in targets else ())
+                        [*multiprocess_args(targets), "--devices", "4"] if "multiprocess" in targets else seeded)
     if result.returncode == USAGE_ERROR and "cannot be planted on this JAX" in result.stderr:
         pytest.skip(result.stderr.strip().splitlines()[-1])
     assert result.returncode == 1, f"{fault} was not caught by {targets}:\n{result.stdout[-3000:]}"
