@@ -25,6 +25,7 @@ from typing import Callable, Dict, Optional, Sequence, Tuple
 import numpy as np
 
 from conformance.model.layout import MeshModel, Spec, spec_axes
+from conformance.model.program import LAYOUT_CHANGES
 
 
 @dataclass(frozen=True)
@@ -412,7 +413,7 @@ def layout_change_onto_combined_axes(call: Call) -> bool:
     ``static["spec"]``) onto a spec that cuts one dimension over more than one mesh axis of size > 1
     (P(None, ('b', 'x')) on a (3, 2) mesh: met as an XLA abort on 0.12.0.1)."""
     spec = call.static.get("spec")
-    return call.op in ("constraint", "device_put") and spec is not None and any(
+    return call.op in LAYOUT_CHANGES and spec is not None and any(
         len(cut_axes(call.mesh, axes)) > 1 for axes in spec_axes(spec))
 
 
