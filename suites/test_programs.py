@@ -55,10 +55,18 @@ def spec_of(program: Program, name: str):
     return known_specs(program).get(name)
 
 
+def typed_step_call(program: Program, step: Step, specs: dict, way: str = "") -> Call:
+    """``step`` as our sharding-rule model reads it, its operands typed with ``specs`` (by name)."""
+    return Call(step.op, tuple(program.value(n) for n in step.operands), step.kwargs, program.mesh,
+                program.axis_type, tuple(specs[n] for n in step.operands), None, way)
+
+
 @functools.lru_cache(maxsize=32)  # (a Program hashes by identity)
 def known_specs(program: Program, device_put_retypes: bool = True) -> dict:
-    """(``device_put_retypes=False``: as a JAX whose device_put inside jit keeps its operand's type
-    types the values.)"""
+    """The spec our sharding-rule model types each value of ``program`` with, by name: the input
+    specs, a layout change's target, and on an Explicit mesh the spec a step's rule gives its result
+    (None where the rule rejects or no rule is modelled). (``device_put_retypes=False``: as a JAX
+    whose device_put inside jit keeps its operand's type types the values.)"""
     from conformance.model import sharding_rules as rules
     specs = dict(zip(program.inputs, program.in_specs))
     for step in program.steps:
@@ -66,8 +74,7 @@ def known_specs(program: Program, device_put_retypes: bool = True) -> dict:
             kept = step.op == "device_put" and not device_put_retypes
             specs[step.result] = specs.get(step.operands[0]) if kept else step.spec
         elif program.axis_type == "Explicit" and all(specs.get(n) is not None for n in step.operands):
-            verdict = sharding_verdict(Call(step.op, tuple(program.value(n) for n in step.operands), step.kwargs,
-                                            program.mesh, program.axis_type, tuple(specs[n] for n in step.operands)))
+            verdict = sharding_verdict(typed_step_call(program, step, specs))
             specs[step.result] = verdict.out_spec if isinstance(verdict, rules.Accepts) else None
     return specs
 
@@ -133,9 +140,7 @@ def rejected_as_typed_before_a_device_put(program: Program, way: str, steps) -> 
     for s in steps:
         if s.changes_layout or any(kept.get(n) is None for n in s.operands):
             continue
-        typed = Call(s.op, tuple(program.value(n) for n in s.operands), s.kwargs, program.mesh, program.axis_type,
-                     tuple(kept[n] for n in s.operands), None, way)
-        if isinstance(sharding_verdict(typed), rules.Rejects):
+        if isinstance(sharding_verdict(typed_step_call(program, s, kept, way)), rules.Rejects):
             return [Call(triggers.REJECTED_AS_TYPED_BEFORE_A_DEVICE_PUT, (), {}, program.mesh, program.axis_type, (), None, way)]
     return []
 

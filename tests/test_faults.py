@@ -106,6 +106,28 @@ def test_a_fault_is_registered_once_with_one_line():
         fault("new-fault", "one line", suites=("test_named_sharding.py",))
 
 
+def test_a_stopped_kill_map_resumes_only_on_the_commit_it_measured(tmp_path, capsys):
+    """``--resume`` finishes a map from the faults saved in its ``.partial`` file, without
+    running them again, and refuses a partial measured on another commit or device count."""
+    from tests.faults import killmap
+    out = tmp_path / "jax-x.json"
+    partial = tmp_path / "jax-x.json.partial"
+    test_id = "suites/test_visualize.py::test_picture_is_the_models_block_grid"
+    saved = {"jax": killmap.version("jax"), "devices": 8, "commit": "0" * 40,
+             "unfaulted": {"wall": 1.0, "tests": {test_id: {"outcome": "passed"}}},
+             "faults": {"swap-index-map": {"plantable": True, "seconds_to_first_failure": 2.0, "x_status": 1,
+                                           "killed": [test_id]}}}
+    partial.write_text(json.dumps(saved))
+    args = ["--resume", "--faults", "swap-index-map", "--output", str(out)]
+    assert killmap.main(args) == 2 and not out.exists(), "resumed a partial of another commit"
+    assert "not resumed" in capsys.readouterr().err
+    partial.write_text(json.dumps({**saved, "commit": killmap.measured_commit()}))
+    assert killmap.main(args) == 0
+    record = json.loads(out.read_text())
+    assert record["properties"] == {test_id: ["swap-index-map"]} and record["unfaulted_seconds"] == 1.0
+    assert not partial.exists(), "the partial should go once the map is written"
+
+
 def kill_maps():
     return [json.loads(p.read_text()) for p in sorted(MAPS.glob("jax-*.json"))]
 

@@ -14,8 +14,11 @@ and writes ``tests/faults/kill_maps/jax-<version>.json``, which ``tests/test_fau
 check that every property of suites/ is killed by some fault, or is explained in
 ``tests/faults/unkilled.toml``.
 Faults whose API this JAX lacks are recorded as not plantable (another version's map covers them).
+Each measured fault is saved at once beside the map (``jax-<version>.json.partial``, with the
+unfaulted run and the commit measured); ``--resume`` goes on from there on the same commit, so a
+run stopped half-way loses only the faults in flight.
 
-    python -m tests.faults.killmap [--jobs 2] [--faults NAME ...] [--devices 8]
+    python -m tests.faults.killmap [--jobs 2] [--faults NAME ...] [--devices 8] [--resume]
     python -m tests.faults.killmap show      the measured maps as text (fault -> first failure, kills)
 """
 
@@ -24,10 +27,11 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from importlib.metadata import version
 from pathlib import Path
 from typing import List, Optional, Sequence
@@ -83,6 +87,14 @@ def measure_fault(name: str, fault, baseline: dict, work: Path, devices: int) ->
             "targets_status": full["status"], "targets_seconds": full["wall"], "killed": killed}
 
 
+def measured_commit() -> str:
+    """The checkout's commit, with ``+changes`` when its tracked files differ from it."""
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=MAPS.parent, capture_output=True, text=True).stdout.strip()
+    commit = git("rev-parse", "HEAD") or "unknown"
+    return commit + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
 def show(maps: Sequence[dict]) -> str:
     """The measured maps as text: per fault, what stopped ``pytest suites/ -x`` and how many
     properties it kills; per property, the faults that kill it (across the maps)."""
@@ -119,19 +131,34 @@ def main(argv=None) -> int:
                         help="only these faults (names: python -m tests.faults.killmap show, or tests/faults/)")
     parser.add_argument("--devices", type=int, default=8, help="forced CPU devices (default 8)")
     parser.add_argument("--output", help="where to write the map (default tests/faults/kill_maps/jax-<version>.json)")
+    parser.add_argument("--resume", action="store_true",
+                        help="go on from the faults saved in jax-<version>.json.partial (same commit)")
     parser.add_argument("--update", action="store_true",
                         help="keep the other faults' results already in the map (with --faults)")
     args = parser.parse_args(argv)
     jax_version = version("jax")  # (names the map; the runs import JAX, not this process)
+    out = Path(args.output) if args.output else MAPS / f"jax-{jax_version}.json"
+    partial = out.with_name(out.name + ".partial")
+    commit = measured_commit()
+    saved = json.loads(partial.read_text()) if args.resume and partial.exists() else None
+    if saved is not None and (saved["jax"], saved["devices"], saved["commit"]) != (jax_version, args.devices, commit):
+        print(f"{partial} was measured on jax {saved['jax']}, {saved['devices']} devices, commit {saved['commit']}, "
+              f"not this run's jax {jax_version}, {args.devices} devices, commit {commit}: not resumed; "
+              f"remove it or check that commit out", file=sys.stderr)
+        return 2
     work = Path(tempfile.mkdtemp(prefix="killmap-"))
-    print(f"jax {jax_version}: unfaulted run of suites/ ...", flush=True)
-    base = run(["suites/"], work / "baseline", devices=args.devices)
-    if base["status"] != 0:
-        print(f"the unfaulted suites do not pass (exit {base['status']}): {base['tail']}; no map", file=sys.stderr)
-        return 1
+    if saved is not None:
+        base = saved["unfaulted"]
+        print(f"jax {jax_version}: resuming {partial} ({len(saved['faults'])} faults measured)", flush=True)
+    else:
+        print(f"jax {jax_version}: unfaulted run of suites/ ...", flush=True)
+        base = run(["suites/"], work / "baseline", devices=args.devices)
+        if base["status"] != 0:
+            print(f"the unfaulted suites do not pass (exit {base['status']}): {base['tail']}; no map", file=sys.stderr)
+            return 1
     baseline = base["tests"]
-    names = args.faults or sorted(FAULTS)
-    results = {}
+    results = dict(saved["faults"]) if saved is not None else {}
+    names = [n for n in (args.faults or sorted(FAULTS)) if n not in results]
 
     def one(name):
         started = time.monotonic()
@@ -143,16 +170,20 @@ def main(argv=None) -> int:
         return name, result
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        for name, result in pool.map(one, names):
+        for done in as_completed([pool.submit(one, name) for name in names]):
+            name, result = done.result()
             results[name] = result
-    out = Path(args.output) if args.output else MAPS / f"jax-{jax_version}.json"
+            partial.parent.mkdir(parents=True, exist_ok=True)
+            partial.write_text(json.dumps({"jax": jax_version, "devices": args.devices, "commit": commit,
+                                           "unfaulted": base, "faults": results}, indent=1) + "\n")
+    results = {name: results[name] for name in sorted(results)}
     if args.update and out.exists():  # re-measured faults replace theirs; the others are kept
         results = {**json.loads(out.read_text())["faults"], **results}
     properties = {i: sorted(n for n, r in results.items() if i in r.get("killed", ())) for i in sorted(baseline)}
     plantable = [r for r in results.values() if r["plantable"]]
     times = [r["seconds_to_first_failure"] for r in plantable]
     record = {
-        "jax": jax_version, "devices": args.devices, "measured": time.strftime("%Y-%m-%d"),
+        "jax": jax_version, "devices": args.devices, "measured": time.strftime("%Y-%m-%d"), "commit": commit,
         "unfaulted_seconds": base["wall"],
         "median_seconds_to_first_failure": statistics.median(times) if times else None,
         "baseline": {i: t["outcome"] for i, t in sorted(baseline.items())},
@@ -160,6 +191,7 @@ def main(argv=None) -> int:
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(record, indent=1) + "\n")
+    partial.unlink(missing_ok=True)
     missed = [n for n, r in results.items() if r["plantable"] and r["x_status"] != 1]
     unkilled = [i for i, faults in properties.items() if not faults and baseline[i]["outcome"] == "passed"]
     print(f"\nwrote {out}: {len(plantable)} faults planted, median {record['median_seconds_to_first_failure']} s "
