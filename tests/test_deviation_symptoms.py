@@ -190,7 +190,45 @@ def test_a_random_entry_excuses_the_examples_its_trigger_and_symptom_cover_and_c
     assert [r["excused"] for r in excuses.report()] == [1]
 
 
+def test_a_check_skipped_for_a_strict_entry_is_counted_in_the_report_once_per_example(monkeypatch):
+    """The checks a strict entry's reproduction makes a random property skip (a returned input's
+    layout, an XLA abort in a warm interpreter) count as excused by that entry, as the triggered
+    excuses do; an Excuses with no random entries counts them too."""
+    import hypothesis
+    seen = []
+    monkeypatch.setattr(hypothesis, "event", seen.append)
+    strict = Deviation("suites/t.py::test_r", "<0.7.0", "ignores a returned input's constraint",
+                       Symptom.parse({"wrong": "layout"}))
+    excuses, example = Excuses([]), object()
+    excuses.count(strict, example, "(c) layout of a returned input not checked")
+    excuses.count(strict, example, "(c) layout of a returned input not checked")
+    excuses.count(strict, object(), "(c) layout of a returned input not checked")
+    assert [(r["entry"], r["excused"]) for r in excuses.report()] == [(strict.label, 2)]
+    assert seen[0] == f"(c) layout of a returned input not checked by a known deviation: {strict.label}"
+
+
 # --- triggers ------------------------------------------------------------------------------------
+def test_the_merge_trigger_holds_where_a_dimension_past_its_groups_first_is_sharded():
+    """explicit_merge_sharded_past_its_first_dimension: (2@a, 2@b) -> (4,) and argmax over all axes
+    of it hold; a merge sharded in its group's first dimension only, a split, an Auto mesh, and
+    argmax over one axis do not."""
+    mesh = MeshModel(tuple(range(4)), (2, 2), ("a", "b"))
+    x = np.zeros((2, 2), np.int32)
+    def call(op, spec, result_shape, axis_type="Explicit", static=None):
+        return triggers.Call(op, (x,), static or {}, mesh, axis_type, (spec,), None, "(a) eager", result_shape)
+    holds = triggers.explicit_merge_sharded_past_its_first_dimension
+    assert holds(call("reshape", ("a", "b"), (4,)))
+    assert holds(call("reshape", (None, "b"), (4,)))
+    assert holds(call("argmax", (None, "b"), ()))
+    assert not holds(call("reshape", ("a", None), (4,)))
+    assert not holds(call("reshape", ("a", "b"), (4,), axis_type="Auto"))
+    assert not holds(call("reshape", ("a", "b"), (2, 2, 1)))
+    assert not holds(call("argmax", ("a", "b"), (2,), static={"axis": 0}))
+    y = triggers.Call("reshape", (np.zeros((2, 3, 4), np.int32),), {}, mesh, "Explicit", (("a", None, "b"),), None,
+                      "(a) eager", (6, 4))
+    assert not holds(y), "the merged group (2, 3) is sharded in its first dimension only"
+
+
 def test_triggers_hold_for_the_examples_they_name_and_not_others():
     x = np.arange(4, dtype=np.int32)
     clamped = triggers.Call("dynamic_slice", (x, np.int32(3)), {"sizes": (2,)}, MESH, "Auto", ((), ()), ("a",), "(b) jit")

@@ -10,7 +10,7 @@ import pytest
 
 from conformance.model.layout import MeshModel
 from conformance.model.sharding_rules import (Accepts, Rejects, Unmodelled, canonical_spec, consensus, IllTyped,
-                                              reshape, sharding_verdict)
+                                              merged_groups, reshape, sharding_verdict)
 
 MESH = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
 MESH_Y = MeshModel(tuple(range(8)), (2, 1, 4), ("a", "y", "b"))
@@ -398,3 +398,12 @@ def test_unknown_families_and_operations_are_unmodelled():
     """An operation the model has no rule for is Unmodelled, never a guess."""
     assert isinstance(sharding_verdict("fft", "spectral", [(4,)], [("a",)], {}, MESH), Unmodelled)
     assert isinstance(sharding_verdict("frobnicate", "shape", [(4,)], [("a",)], {}, MESH), Unmodelled)
+
+
+def test_merged_groups_name_the_dimensions_a_reshape_merges():
+    assert merged_groups((2, 2), (4,)) == [[0, 1]]
+    assert merged_groups((2, 3, 4), (6, 4)) == [[0, 1]]
+    assert merged_groups((2, 3, 4), (2, 12)) == [[1, 2]]
+    assert merged_groups((3, 1, 2), (6,)) == [[0, 1, 2]]
+    assert merged_groups((4,), (2, 2)) == []  # a split
+    assert merged_groups((2, 3), (3, 2)) == []  # neither

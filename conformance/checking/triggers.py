@@ -366,12 +366,6 @@ def explicit_edge_pad_of_a_sharded_operand(call: Call) -> bool:
             and bool(call.in_specs) and names_an_axis(call.in_specs[0]))
 
 
-def explicit_reduction_over_a_size_one_axis(call: Call) -> bool:
-    """On an Explicit mesh, argmax/argmin of an operand sharded over a mesh axis of size 1."""
-    return (call.axis_type == "Explicit" and call.op in ("argmax", "argmin")
-            and uses_a_size_one_axis(call.mesh, call.in_specs[0]))
-
-
 def explicit_reshape_over_a_size_one_axis(call: Call) -> bool:
     """On an Explicit mesh, a reshape of an operand sharded over a mesh axis of size 1."""
     return (call.axis_type == "Explicit" and call.op == "reshape"
@@ -386,6 +380,23 @@ def explicit_flattening_over_a_size_one_axis(call: Call) -> bool:
     roll over all axes) of an operand sharded over a mesh axis of size 1."""
     return (call.axis_type == "Explicit" and call.op in RESHAPING and bool(call.in_specs)
             and uses_a_size_one_axis(call.mesh, call.in_specs[0]))
+
+
+def explicit_merge_sharded_past_its_first_dimension(call: Call) -> bool:
+    """On an Explicit mesh, a reshape that merges a group of dimensions (or an operation that
+    ravels its operand: argmax, argmin, roll with no axis) where a dimension after the group's
+    first names a mesh axis ((2@a, 2@b) to (4,); lax merged only groups sharded in their first
+    dimension before 0.10.0)."""
+    if call.axis_type != "Explicit" or call.op not in RESHAPING or not call.in_specs or not call.operands:
+        return False
+    shape = tuple(np.shape(call.operands[0]))
+    axes = axes_of(call.in_specs[0], len(shape))
+    if call.op != "reshape":
+        return call.static.get("axis") is None and any(axes[1:])
+    if call.result_shape is None or len(call.result_shape) >= len(shape):
+        return False
+    from conformance.model.sharding_rules import merged_groups
+    return any(any(axes[d] for d in group[1:]) for group in merged_groups(shape, call.result_shape))
 
 
 def explicit_flattening_onto_axes_ending_with_a_size_one_axis(call: Call) -> bool:
@@ -478,9 +489,10 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     explicit_indexing_of_a_sharded_operand,
     explicit_sort_of_a_sharded_operand, explicit_at_min_or_max, explicit_at_set, explicit_at_add,
     explicit_tril_of_a_sharded_operand, explicit_where_of_operands_split_unlike, explicit_device_put_inside_jit,
-    explicit_edge_pad_of_a_sharded_operand, explicit_reduction_over_a_size_one_axis,
+    explicit_edge_pad_of_a_sharded_operand,
     explicit_reshape_over_a_size_one_axis, explicit_reshape_with_a_size_one_dimension,
-    explicit_flattening_onto_axes_ending_with_a_size_one_axis, layout_change_onto_combined_axes,
+    explicit_flattening_onto_axes_ending_with_a_size_one_axis, explicit_merge_sharded_past_its_first_dimension,
+    layout_change_onto_combined_axes,
     explicit_step_rejected_as_typed_before_a_device_put,
     explicit_flattening_over_a_size_one_axis,
     second_layout_change_in_a_row, strided_at_update,

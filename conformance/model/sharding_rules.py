@@ -280,6 +280,23 @@ def _one_group(op_shape: Sequence[int], new_sizes: Sequence[int]) -> Optional[li
     return out if len(out) == len(op_shape) else None
 
 
+def merged_groups(shape: Shape, new_shape: Shape) -> List[List[int]]:
+    """The dimensions of ``shape`` that a reshape to ``new_shape`` merges into one, by index
+    ([[0, 1]] for (2, 2) -> (4,)); none where the reshape is not one merge (lax's
+    ``_merge_on_one_axis``, on the shapes as given)."""
+    if len(new_shape) >= len(shape):
+        return []
+    parts = _one_group(tuple(new_shape), tuple(shape))
+    groups: List[List[int]] = []
+    first = 0
+    for part in parts or ():
+        width = len(part) if isinstance(part, list) else 1
+        if isinstance(part, list):
+            groups.append(list(range(first, first + width)))
+        first += width
+    return groups
+
+
 def _split_partitions(mesh: MeshModel, axes: Sequence[str], sizes: Sequence[int], what: str) -> List[SpecEntry]:
     """Deal a dimension's mesh axes, major first, over new dimensions of ``sizes``: each takes axes
     while its remaining size exceeds 1, and each axis size must divide what remains."""

@@ -343,14 +343,20 @@ class Excuses:
         for entry in self.entries:
             why = entry.why_not(seen, chosen, mesh_kind)
             if why is None:
-                if example is None or not any(e is example for e in self.excused[entry]):
-                    self.excused[entry].append(example)  # (an example counts once)
-                from hypothesis import event  # (the runner's plugin imports no Hypothesis at its top)
-                event(f"excused by a known deviation: {entry.label}")
+                self.count(entry, example)
                 return
             reasons.append(why)
         failure.add_note(not_matched(self.entries, seen, reasons))
         raise failure
+
+    def count(self, entry: Deviation, example=None, what: str = "excused") -> None:
+        """Count ``example`` as excused by ``entry`` (once per example), as a Hypothesis event and in
+        the run report; also for a check skipped because a strict entry says this JAX gets it wrong
+        (``what`` says which)."""
+        if example is None or not any(e is example for e in self.excused[entry]):
+            self.excused[entry].append(example)
+        from hypothesis import event  # (the runner's plugin imports no Hypothesis at its top)
+        event(f"{what} by a known deviation: {entry.label}")
 
     def report(self) -> List[dict]:
         """Per entry that excused something: its label, file:line, range, trigger and count."""
