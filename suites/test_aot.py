@@ -15,7 +15,7 @@ from conformance.checking.case import Case
 from conformance.checking.repro import describe_mesh, scripted_case, spec_literal
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout
-from strategies import dividing_specs, meshes
+from strategies import cutting_meshes, dividing_specs, sharding_specs
 from strategies.ops import CATALOGUE
 
 pytestmark = pytest.mark.aot
@@ -28,16 +28,17 @@ SINGLE_OPERAND_OPS = tuple(op for op in CATALOGUE if op.family in ("elementwise"
 
 @st.composite
 def aot_examples(draw):
-    """A one-operand catalogue operation and its input; a mesh; a dividing spec for the input and
-    the output; what the lowering is given; and another dividing spec for the input, to call the
-    compiled function with."""
+    """A one-operand catalogue operation and its input; a mesh that mostly cuts one of them; a spec
+    for the input and for the output, each mostly cutting (a compiled function's reported
+    shardings are checked on layouts that split something); what the lowering is given; and a
+    dividing spec for the input, to call the compiled function with."""
     op = draw(st.sampled_from(SINGLE_OPERAND_OPS))
     (x,), static = draw(op.inputs)
     with np.errstate(all="ignore"):
         expected = np.asarray(op.reference(x, **static))
-    mesh = draw(meshes(DEVICES, max_axes=2))
-    return (op, x, static, expected, mesh, draw(dividing_specs(mesh, x.shape)),
-            draw(dividing_specs(mesh, expected.shape)), draw(st.sampled_from(LOWERED_FROM)),
+    mesh = draw(cutting_meshes(DEVICES, np.shape(x) + np.shape(expected), max_axes=2))
+    return (op, x, static, expected, mesh, draw(sharding_specs(mesh, x.shape)),
+            draw(sharding_specs(mesh, expected.shape)), draw(st.sampled_from(LOWERED_FROM)),
             draw(dividing_specs(mesh, x.shape)))
 
 
