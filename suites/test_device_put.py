@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import example, given
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conformance.checking import isolation
@@ -232,6 +232,7 @@ def jit_call(in_layout, out_layout, x):
     return lambda: f(jax.device_put(x, bridge.layout_sharding(in_layout)))
 
 
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])  # (excuses counts over the examples)
 @given(example=jit_examples())
 def test_jit_in_and_out_shardings(example, known_deviations, excuses, warm_interpreter):
     """jit(f, in_shardings=s1, out_shardings=s2) over one device assignment (same devices, same
