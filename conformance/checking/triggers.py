@@ -26,6 +26,7 @@ import numpy as np
 
 from conformance.model.layout import MeshModel, Spec, spec_axes
 from conformance.model.program import LAYOUT_CHANGES
+from conformance.model.sharding_rules import merged_groups
 
 
 @dataclass(frozen=True)
@@ -395,7 +396,6 @@ def explicit_merge_sharded_past_its_first_dimension(call: Call) -> bool:
         return call.static.get("axis") is None and any(axes[1:])
     if call.result_shape is None or len(call.result_shape) >= len(shape):
         return False
-    from conformance.model.sharding_rules import merged_groups
     return any(any(axes[d] for d in group[1:]) for group in merged_groups(shape, call.result_shape))
 
 

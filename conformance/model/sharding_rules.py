@@ -290,10 +290,11 @@ def merged_groups(shape: Shape, new_shape: Shape) -> List[List[int]]:
     groups: List[List[int]] = []
     first = 0
     for part in parts or ():
-        width = len(part) if isinstance(part, list) else 1
         if isinstance(part, list):
-            groups.append(list(range(first, first + width)))
-        first += width
+            groups.append(list(range(first, first + len(part))))
+            first += len(part)
+        else:
+            first += 1
     return groups
 
 
