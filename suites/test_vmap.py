@@ -75,12 +75,17 @@ def split_batch_example():
     return negative, (batch,), {}, MeshModel(ids, (len(ids),), ("a",)), (("a",),), False
 
 
-@settings(max_examples=2 * EXAMPLES)
+@settings(max_examples=2 * EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(example=vmap_examples())
 @example(example=split_batch_example())
-def test_vmap_of_an_operation_over_a_sharded_batch(example):
+def test_vmap_of_an_operation_over_a_sharded_batch(example, excuses):
     """vmap of a catalogue operation over sharded batched operands, eager or under jit, equals numpy's
     operation applied to each example and stacked."""
+    with excuses.way([example]):
+        check_vmap_of_an_operation_over_a_sharded_batch(example)
+
+
+def check_vmap_of_an_operation_over_a_sharded_batch(example):
     op, batches, static, mesh, specs, jitted = example
     names = [f"x{i}" for i in range(len(batches))]
     run = "jax.jit(jax.vmap(f))" if jitted else "jax.vmap(f)"

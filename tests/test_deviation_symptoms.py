@@ -266,7 +266,7 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     """What the release matrix met (2026-12-01): on 0.4.30 a clamped dynamic_update_slice start on a
     cut operand with a replicated output, a jitted concatenate of a partially replicated operand
     into a replicated output, a jitted clipped take on a cut axis; on 0.4.35 the grad of a jit
-    whose in and out shardings cut alike."""
+    whose in and out shardings cut alike; later passes as marked."""
     x = np.array([0.0, 0.125], np.float32)
     dus = lambda start, specs, out: triggers.Call("dynamic_update_slice", (x, np.zeros(1, np.float32), np.int32(start)),  # noqa: E731
                                                    {}, MESH, "Auto", specs, out, "(b) jit")
@@ -319,6 +319,18 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     assert triggers.layout_change_onto_combined_axes(move("device_put", (("b", "x"),)))
     assert not triggers.layout_change_onto_combined_axes(move("constraint", (None, ("b", "a"))))  # one axis cuts
     assert not triggers.layout_change_onto_combined_axes(move("negative", (None, ("b", "x"))))  # not a layout change
+
+    # the third pass (0.4.37): vmap of an edge pad over a batch cut over b of an (a=4, b=2) mesh
+    from strategies.ops import CATALOGUE
+    ops = {op.name: op for op in CATALOGUE}
+    batch = np.zeros((2, 2, 2), np.int32)
+    vmapped = lambda name, spec, mesh=wide: (ops[name], (batch,), {}, mesh, (spec,), False)  # noqa: E731
+    assert triggers.vmapped_partially_replicated_join(vmapped("pad", (None, None, "b")))
+    assert triggers.vmapped_partially_replicated_join(vmapped("roll", ("a",)))
+    assert not triggers.vmapped_partially_replicated_join(vmapped("pad", ("a", None, "b")))  # every axis used
+    assert not triggers.vmapped_partially_replicated_join(vmapped("pad", ()))  # nothing cut
+    assert not triggers.vmapped_partially_replicated_join(vmapped("pad", ("a",), MeshModel(tuple(range(8)), (8,), ("a",))))
+    assert not triggers.vmapped_partially_replicated_join(vmapped("negative", (None, None, "b")))  # no join
 
 
 # --- end to end: an unrelated failure under an entry goes red ------------------------------------

@@ -130,10 +130,13 @@ def moved_start_with_a_cut_operand_or_output(call: Call) -> bool:
     return moved and (output_may_be_cut(call) or cuts(call.mesh, call.in_specs[0]))
 
 
+JOINS = ("concatenate", "stack", "pad", "roll")  # the catalogue's operations built on concatenate
+
+
 def partially_replicated_join(call: Call) -> bool:
     """An operation built on concatenate (concatenate, stack, jnp.pad, roll) with an operand, or
     (jitted) its output, cut over part of the mesh and replicated over the rest."""
-    if call.op not in ("concatenate", "stack", "pad", "roll"):
+    if call.op not in JOINS:
         return False
     specs = tuple(call.in_specs) + (() if call.eager else (call.out_spec,))
     return any(partially_replicated(call.mesh, s) for s in specs)
@@ -476,6 +479,13 @@ def vmapped_body_with_psum_or_pmean(example) -> bool:
     return example[0].name in ("psum", "pmean")
 
 
+def vmapped_partially_replicated_join(example) -> bool:
+    """A vmap example ``(op, batches, static, mesh, specs, jitted)`` of an operation built on
+    concatenate with a batched operand cut over part of the mesh and replicated over the rest."""
+    op, _, _, mesh, specs, _ = example
+    return op.name in JOINS and any(partially_replicated(mesh, s) for s in specs)
+
+
 TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     clamped_start_with_a_cut_output, moved_start_with_a_cut_operand_or_output, partially_replicated_join,
     join_of_differently_split_operands,
@@ -497,7 +507,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     explicit_flattening_over_a_size_one_axis,
     second_layout_change_in_a_row, strided_at_update,
     checked_body_with_pmax, transposed_jit_with_a_cut_output,
-    vmapped_body_with_psum_or_pmean,
+    vmapped_body_with_psum_or_pmean, vmapped_partially_replicated_join,
 )}
 
 
