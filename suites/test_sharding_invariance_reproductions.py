@@ -434,6 +434,19 @@ def test_take_along_axis_of_an_operand_cut_on_the_taken_axis():
               "jnp.take_along_axis(v, i, axis=2)", (None, ("a", "y"), "b"), np.take_along_axis(v, i, axis=2))
 
 
+@bridge.needs_devices(8, "for a 2x2x2 mesh")
+def test_take_along_axis_of_an_operand_cut_over_combined_axes():
+    """jax.jit(jnp.take_along_axis(x, i, axis=0)) of x = arange(16) as int32[2, 4, 2] sharded
+    (None, ('b', 'y'), 'a') and replicated zero indices i returns x's first row twice, as numpy's
+    take_along_axis, with the output sharded ('a', None, 'b') (found on 0.4.33 by the third
+    release-matrix pass)."""
+    x = np.arange(16, dtype=np.int32).reshape(2, 4, 2)
+    i = np.zeros((2, 4, 2), np.int32)
+    auto_case("take_along_axis", bridge.first_devices_mesh(("a", 2), ("b", 2), ("y", 2)),
+              {"x": (x, (None, ("b", "y"), "a")), "i": (i, ())},
+              "jnp.take_along_axis(x, i, axis=0)", ("a", None, "b"), np.take_along_axis(x, i, axis=0))
+
+
 @bridge.needs_devices(4, "to shard four ways")
 def test_eager_pad_of_an_array_sharded_four_ways():
     """jnp.pad(x, ((0, 2),)) of x = [0, 1, 2, 3] sharded four ways returns [0, 1, 2, 3, 0, 0]

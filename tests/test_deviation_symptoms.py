@@ -320,6 +320,18 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     assert not triggers.layout_change_onto_combined_axes(move("constraint", (None, ("b", "a"))))  # one axis cuts
     assert not triggers.layout_change_onto_combined_axes(move("negative", (None, ("b", "x"))))  # not a layout change
 
+    # the third pass (0.4.33): a jitted take_along_axis of an operand with ('b', 'y') on one dimension
+    cube3 = MeshModel(tuple(range(8)), (2, 2, 2), ("a", "b", "y"))
+    along = lambda specs, way="(b) jit", mesh=cube3: triggers.Call("take_along_axis", (np.zeros((2, 4, 2), np.int32),) * 2,  # noqa: E731
+                                                                   {"axis": 0}, mesh, "Auto", specs, ("a", None, "b"), way)
+    assert triggers.jitted_take_along_over_combined_axes(along(((None, ("b", "y"), "a"), ())))
+    assert triggers.jitted_take_along_over_combined_axes(along(((), (("a", "b"),))))  # on the indices
+    assert triggers.jitted_take_along_over_combined_axes(along((None, ())))  # an unknown spec may
+    assert not triggers.jitted_take_along_over_combined_axes(along(((None, "b", "a"), ())))  # one axis a dimension
+    assert not triggers.jitted_take_along_over_combined_axes(along(((None, ("b", "y"), "a"), ()), "(a) eager"))
+    size_one_y = MeshModel(tuple(range(4)), (2, 2, 1), ("a", "b", "y"))
+    assert not triggers.jitted_take_along_over_combined_axes(along(((None, ("b", "y"), "a"), ()), mesh=size_one_y))
+
     # the third pass (0.4.37): vmap of an edge pad over a batch cut over b of an (a=4, b=2) mesh
     from strategies.ops import CATALOGUE
     ops = {op.name: op for op in CATALOGUE}
@@ -417,3 +429,17 @@ def test_compare_and_the_run_page_show_the_examples_each_entry_excused():
     assert excused_lines(record(3), record(3)) == []
     page = run_page(record(10))
     assert "Examples excused by known deviations (10)" in page and "clamped_start_with_a_cut_output" in page
+
+
+def test_a_backend_entry_applies_where_its_name_says():
+    """cuda and rocm entries apply on JAX's "gpu" platform of their maker only (its client's
+    platform_version tells them apart); gpu on both; a device kind on that kind only."""
+    from conformance.runner.deviations import Deviation
+    entry = lambda backend: Deviation("suites/t.py::test_x", ">=0", "r", backend=backend)  # noqa: E731
+    assert entry("cuda").applies_on("gpu", "NVIDIA H200", "PJRT C API\ncuda 12080")
+    assert not entry("cuda").applies_on("gpu", "AMD Instinct MI300X", "PJRT C API\nrocm 60300")
+    assert entry("rocm").applies_on("gpu", "AMD Instinct MI300X", "rocm 60300")
+    assert entry("gpu").applies_on("gpu", "AMD Instinct MI300X", "rocm 60300")
+    assert entry("cuda").applies_on("cuda", "NVIDIA H200")
+    assert not entry("cuda").applies_on("cpu", "cpu") and not entry("tpu").applies_on("gpu", "NVIDIA H200")
+    assert entry("NVIDIA H200").applies_on("gpu", "nvidia h200") and not entry("NVIDIA H200").applies_on("gpu", "NVIDIA A100")

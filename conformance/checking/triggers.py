@@ -214,6 +214,14 @@ def jitted_take_along_a_cut_axis(call: Call) -> bool:
             and cuts_dim(call.mesh, call.in_specs[0], call.static.get("axis", -1) % max(np.ndim(call.operands[0]), 1)))
 
 
+def jitted_take_along_over_combined_axes(call: Call) -> bool:
+    """jnp.take_along_axis under jit whose operand or indices put two or more mesh axes of size > 1
+    on one dimension (an unknown spec may)."""
+    if call.eager or call.op != "take_along_axis":
+        return False
+    return any(s is None or any(len(cut_axes(call.mesh, axes)) > 1 for axes in spec_axes(s)) for s in call.in_specs[:2])
+
+
 def eager_padding_or_reshape_of_a_cut_operand(call: Call) -> bool:
     """Eager jnp.pad in mode 'constant', lax.pad or jnp.reshape of an operand that is cut (ops whose
     result's layout the eager dispatch reads back from the compiler's choice: met with jnp.pad in
@@ -492,6 +500,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     clipped_take_on_a_cut_axis, interior_padding_with_a_cut_output, zero_size_result_with_out_shardings,
     zero_size_result_with_a_cut_layout, zero_size_result_constrained, negative_edge_with_a_cut_output,
     strided_slice_of_a_cut_dimension, eager_padding_or_reshape_of_a_cut_operand, jitted_take_along_a_cut_axis,
+    jitted_take_along_over_combined_axes,
     explicit_batch_dimensions_split_differently,
     explicit_one_axis_on_two_dimensions_of_a_broadcast, explicit_operand_and_indices_on_one_axis,
     explicit_update_sharded_unlike_its_operand, explicit_empty_slice_of_a_cut_dimension,
