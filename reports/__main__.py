@@ -1,7 +1,8 @@
 """``python -m reports``: turn run reports into answers.
 
-    python -m reports compare BASE NEW [--markdown FILE] [--replay | --replay-with PYTHON]
-                                                           what changed; exit 1 on regressions
+    python -m reports compare BASE NEW [--accept FILE] [--markdown FILE] [--replay | --replay-with PYTHON]
+                                                           the upgrade gate: safe (exit 0), regressions
+                                                           (1) or not comparable (3), then what changed
     python -m reports matrix RUN... [-o FILE]              properties x runs, as one HTML page
     python -m reports html RUN                             (re)write a run's report.html
     python -m reports bench [--devices N...] [-- ARGS]     time pytest suites/ per suite (and growth)
@@ -11,8 +12,8 @@
 
 BASE, NEW and RUN are run folders (holding report.json), report.json files, or JAX versions
 (``0.10.2`` or ``jax-0.10.2``: the tox run folder reports/runs/jax-0.10.2). ``matrix --all`` takes
-every tox run folder present, oldest release first. Exit status: 0 fine, 1 regressions found, 2 a
-bad argument or a malformed report.
+every tox run folder present, oldest release first. Exit status: 0 fine (compare: safe), 1
+regressions found, 2 a bad argument or a malformed report, 3 (compare) runs that are not comparable.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from conformance.runner.run_folder import ROOT, write_atomically
 from . import bench as bench_
 from . import compare as cmp
 from . import deviations as dev
+from . import gate
 from .html import matrix_page, run_page
 from .record import REPORT_NAME, ReportError, load, resolve
 from .replay import replay_regressions
@@ -91,9 +93,13 @@ def output_file(path: str, option: str) -> Path:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m reports", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    c = commands.add_parser("compare", help="what changed between two runs; exit 1 on regressions")
+    c = commands.add_parser("compare", help="the upgrade gate: safe (0), regressions (1), not comparable (3)",
+                            description=gate.__doc__.split("\n\n")[0])
     c.add_argument("base")
     c.add_argument("new")
+    c.add_argument("--accept", metavar="FILE", type=Path,
+                   help="regressions your team has decided to take on ([[accept]] tables: test, reason, "
+                        "optional jax range of NEW): the gate is safe for them only")
     c.add_argument("--markdown", metavar="FILE", help="also write the comparison as Markdown")
     c.add_argument("--replay-with", metavar="PYTHON",
                    help="the base environment's interpreter: replay each regression there with the new "
@@ -130,6 +136,8 @@ def main(argv=None) -> int:
         if args.command == "bench":
             return bench_.bench(args.devices, args.keep, args.pytest_args)
         if args.command == "deviations":
+            if not args.file.is_file():
+                raise ReportError(f"--file {args.file}: no such file")
             entries = load_deviations(args.file)
             print(dev.table(entries))
             if args.reports:
@@ -141,14 +149,18 @@ def main(argv=None) -> int:
             return 0
         if args.command == "compare":
             base, new = load(locate(args.base)), load(locate(args.new))
+            acceptances = gate.load_acceptances(args.accept) if args.accept else []
+            markdown_file = output_file(args.markdown, "--markdown") if args.markdown else None
             changes = cmp.compare(base, new)
             base_python = args.replay_with or (base_interpreter(base) if args.replay else None)
-            if base_python:
+            if base_python and not gate.comparability(base, new):
                 changes = cmp.with_replays(changes, replay_regressions(changes, new, base_python))
-            print(cmp.text_table(base, new, changes))
-            if args.markdown:
-                write_atomically(output_file(args.markdown, "--markdown"), cmp.markdown(base, new, changes))
-            return 1 if cmp.has_regressions(changes) else 0
+            changes = gate.with_acceptances(changes, acceptances, new["environment"]["jax"])
+            verdict = gate.verdict(base, new, changes)
+            print(cmp.text_table(base, new, changes, verdict, gate.unused_acceptances(changes, acceptances)))
+            if markdown_file:
+                write_atomically(markdown_file, cmp.markdown(base, new, changes, verdict))
+            return verdict.exit_status
         if args.command == "matrix":
             output = output_file(args.output, "-o")
             runs = [locate(run) for run in args.runs] + (tox_runs() if args.all else [])

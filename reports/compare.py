@@ -5,11 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Optional
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion
+
 from .record import ReportError, deviation_fixed, run_label
 
 # Change kinds, in the order they are listed; REGRESSIONS make `compare` exit non-zero.
 KINDS = (
     ("regression", "pass -> fail (regression)"),
+    ("known-regression", "pass -> known deviation (a known regression: the new JAX has a bug the base did not)"),
+    ("accepted", "regression accepted (--accept)"),
     ("pre-existing", "pass -> fail, but the base JAX fails it too when replayed (a pre-existing bug drawn late)"),
     ("new-failure", "new property that fails"),
     ("fixed-in-jax", "FIXED IN THIS JAX: a strict known deviation did not reproduce (narrow its entry's range)"),
@@ -25,7 +30,7 @@ KINDS = (
     ("added", "new property"),
     ("removed", "property removed"),
 )
-REGRESSIONS = ("regression", "new-failure")
+REGRESSIONS = ("regression", "new-failure", "known-regression")
 NOT_CHANGES = ("deviation-draw",)  # listed for the reader, but not counted as changes
 FAILING = ("failed", "error")
 API_SKIPS = ("api-removed", "api-arrived")  # a test's skip_kind when its JAX lacks the API
@@ -61,6 +66,8 @@ def classify(base: Optional[dict], new: Optional[dict]) -> Optional[str]:
         return "deviation-draw"
     if n in FAILING and b not in FAILING:
         return "regression"
+    if b == "passed" and n == "xfailed":
+        return "known-regression"
     if b in FAILING and n == "passed":
         return "fixed"
     if n == "skipped":
@@ -94,8 +101,45 @@ def compare(base: dict, new: dict) -> List[Change]:
             detail = (n.get("reason") or n.get("message")).split("\n")[0][:200]
         elif b is not None and b.get("reason"):
             detail = b["reason"][:200]
+        if kind == "known-regression":
+            detail = f"{detail} [{entry_words(n.get('deviation') or {})}]"
         changes.append(Change(kind, test_id, b and b["outcome"], n and n["outcome"], detail))
+    changes += newly_excused(base, new)
     return ordered(changes)
+
+
+def in_range(jax_range: Optional[str], version: str) -> bool:
+    """Whether ``version`` is in ``jax_range`` (an unreadable range counts as in it)."""
+    try:
+        return SpecifierSet(jax_range or "").contains(version, prereleases=True)
+    except (InvalidSpecifier, InvalidVersion):
+        return True
+
+
+def entry_words(deviation: dict) -> str:
+    """A known deviation as a known regression shows it: range, kind, upstream and file:line."""
+    parts = [f"JAX {deviation['jax']}"] if deviation.get("jax") else []
+    parts += [f"{key} {deviation[key]}" for key in ("kind", "upstream") if deviation.get(key)]
+    where = deviation.get("where") or deviation.get("source")
+    return "; ".join(parts + ([where] if where else []))
+
+
+def newly_excused(base: dict, new: dict) -> List[Change]:
+    """Random properties that pass in both runs but whose examples NEW had excused by an entry not
+    in effect on BASE's JAX: known regressions too (an entry BASE's JAX is in could have excused
+    there as well, so its count is only a draw)."""
+    before = {t["id"]: t for t in base["tests"]}
+    out = []
+    for test in new["tests"]:
+        b = before.get(test["id"])
+        if b is None or b["outcome"] != "passed" or test["outcome"] != "passed":
+            continue
+        fresh = [e for e in test.get("excused") or () if e.get("excused")
+                 and not in_range(e.get("jax"), base["environment"]["jax"])]
+        if fresh:
+            detail = "; ".join(f"{e['excused']} example(s) excused by {e['entry']} [{entry_words(e)}]" for e in fresh)
+            out.append(Change("known-regression", test["id"], "passed", "passed", detail))
+    return out
 
 
 def ordered(changes: List[Change]) -> List[Change]:
@@ -130,13 +174,25 @@ def excused_lines(base: dict, new: dict) -> List[str]:
     return lines
 
 
-def text_table(base: dict, new: dict, changes: List[Change]) -> str:
-    lines = header(base, new)
+def verdict_lines(verdict) -> List[str]:
+    """The gate's verdict first (its reasons beneath when the runs are not comparable)."""
+    if verdict is None:
+        return []
+    if verdict.name == "not comparable":
+        return [f"VERDICT: NOT COMPARABLE ({len(verdict.reasons) - 1} reason(s); no change below is a verdict)",
+                *(f"  - {r}" for r in verdict.reasons)]
+    return [verdict.line() if verdict.reasons else f"VERDICT: {verdict.name.upper()} (no regression)"]
+
+
+def text_table(base: dict, new: dict, changes: List[Change], verdict=None, unused=()) -> str:
+    lines = verdict_lines(verdict) + header(base, new)
+    stale = [f"\naccepted, but no such regression here ({len(unused)}): the acceptance may be stale"] + \
+        [f"  {a.test}  ({a.where})" for a in unused] if unused else []
     if not real_changes(changes):
         lines.append("no change: every property has the same outcome in both runs"
                      + (f" (apart from {len(changes)} random known-deviation draw(s), listed below)" if changes else ""))
         if not changes:
-            return "\n".join(lines + excused_lines(base, new))
+            return "\n".join(lines + excused_lines(base, new) + stale)
     titles = dict(KINDS)
     width = max(len(c.test) for c in changes)
     for kind, title in KINDS:
@@ -148,15 +204,20 @@ def text_table(base: dict, new: dict, changes: List[Change]) -> str:
             lines.append(f"  {c.test:<{width}}  {c.base or '-':>8} -> {c.new or '-':<8}  {c.detail}")
     counts = ", ".join(f"{sum(c.kind == k for c in changes)} {titles[k]}" for k, _ in KINDS
                        if any(c.kind == k for c in changes))
-    return "\n".join(lines + excused_lines(base, new) + ["", f"{len(real_changes(changes))} change(s); listed: {counts}"])
+    return "\n".join(lines + excused_lines(base, new) + stale
+                     + ["", f"{len(real_changes(changes))} change(s); listed: {counts}"])
 
 
 def real_changes(changes: List[Change]) -> List[Change]:
     return [c for c in changes if c.kind not in NOT_CHANGES]
 
 
-def markdown(base: dict, new: dict, changes: List[Change]) -> str:
-    lines = ["# Conformance comparison", "", *(f"- {h}" for h in header(base, new)), ""]
+def markdown(base: dict, new: dict, changes: List[Change], verdict=None) -> str:
+    lines = ["# Conformance comparison", ""]
+    if verdict is not None:
+        first, *rest = verdict_lines(verdict)
+        lines += [f"**{first}**", "", *(f"- {r.strip().removeprefix('- ')}" for r in rest), *([""] if rest else [])]
+    lines += [*(f"- {h}" for h in header(base, new)), ""]
     if not real_changes(changes):
         lines += ["No change: every property has the same outcome in both runs.", ""]
     if not changes:

@@ -96,9 +96,10 @@ def run_page(record: dict) -> str:
     if fixed:
         body.append(f"<h2>Fixed in this JAX ({len(fixed)})</h2><p>Strict known deviations that did not "
                     "reproduce: this JAX fixed them. They count as failures (so the run fails) until "
-                    "each entry's range in suites/known_deviations.toml is narrowed to end before "
+                    "each entry's range, in the file named beside it, is narrowed to end before "
                     "this release; they are not regressions.</p><ul>")
-        body += [f"<li class=\"mono\">{esc(t['id'])}: {esc(t.get('message'))}</li>" for t in fixed]
+        body += [f"<li class=\"mono\">{esc(t['id'])} (entry at {esc(t['deviation'].get('where') or t['deviation'].get('source') or '?')}): "
+                 f"{esc(t.get('message'))}</li>" for t in fixed]
         body.append("</ul>")
     failures = [t for t in record["tests"] if t["outcome"] in ("failed", "error") and not deviation_fixed(t)]
     if failures:

@@ -80,7 +80,9 @@ def deviation_fields(item, call, report) -> Optional[dict]:
     return {"jax": deviation.jax, "strict": deviation.strict, "reproduced_by": deviation.reproduced_by or None,
             "fixed": deviations.is_unexpected_pass(deviation, call, report),
             "source": deviations.shown_path(deviation.source, run_folder.ROOT) if deviation.source else None,
-            "backend": deviation.backend or None, "symptom": deviation.symptom.describe()}
+            "backend": deviation.backend or None, "symptom": deviation.symptom.describe(),
+            "kind": deviation.kind or None, "upstream": deviation.upstream or None,
+            "where": deviation.where if deviation.source else None}
 
 
 def peak_rss_mib() -> float:
@@ -244,7 +246,8 @@ class ReportWriter:
                 self.write("incomplete")
 
     def pytest_sessionfinish(self, session, exitstatus):
-        if not self.active:
+        if not self.active or not self.tests:  # -m/-k selected nothing, or a usage error stopped it
+            self.discard()
             return
         interrupted = exitstatus in (2,)  # pytest's INTERRUPTED: a Ctrl-C leaves an incomplete run
         self.environment["finished"] = iso_now()
@@ -252,6 +255,19 @@ class ReportWriter:
                                                                    if t.get("peak_rss_mib") is not None])
         self.write("incomplete" if interrupted else "complete")
         run_folder.write_atomically(self.run_dir / "report.html", run_page(self.record("complete")))
+
+    def discard(self) -> None:
+        """Take back the report written when collection ended (and the run folder, if it is left
+        empty): the run ran no test."""
+        if self.active:
+            for name in (rec.REPORT_NAME, "report.html"):
+                (self.run_dir / name).unlink(missing_ok=True)
+        self.active = False
+        if self.run_dir.absolute() in run_folder.MADE:
+            try:
+                self.run_dir.rmdir()  # (only when empty)
+            except OSError:
+                pass
 
     def pytest_terminal_summary(self, terminalreporter):
         if self.active:
@@ -323,9 +339,27 @@ def environment(config) -> dict:
         "x64": bool(jax.config.jax_enable_x64), "known_deviations": len(config.stash[state.DEVIATIONS]),
         "deviation_files": list(config.stash[state.DEVIATIONS].files),
         "command": " ".join(["pytest", *sys.argv[1:]]) if sys.argv else "pytest",
+        "selection": selection(config),
         "suite": suite_identity(run_folder.ROOT),
         "peak_rss_mib": None,  # (the largest of every process's, when the run ends)
     }
+
+
+def selection(config) -> dict:
+    """Which tests the run selected, as compare checks two runs against each other: the paths
+    (relative to the checkout, "suites/" for the folder), ``-m``, ``-k`` and ``--deselect``."""
+    here = Path(config.invocation_params.dir)
+    def shown(arg: str) -> str:
+        path, sep, rest = arg.partition("::")
+        try:
+            relative = (here / path).resolve().relative_to(run_folder.ROOT).as_posix()
+        except ValueError:
+            relative = path
+        folder = (run_folder.ROOT / relative).is_dir()
+        return (relative.rstrip("/") + ("/" if folder else "")) + sep + rest
+    return {"paths": sorted(shown(a) for a in config.args),
+            "markers": config.option.markexpr or "", "keywords": config.option.keyword or "",
+            "deselect": sorted(shown(a) for a in (config.option.deselect or ()))}
 
 
 def suite_identity(root: Path) -> dict:

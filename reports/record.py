@@ -28,7 +28,9 @@ from .schema import SchemaError, validate
 FORMAT_NAME = "jax-conformance-report"
 # /6 added each failed test's "seen": its failure as a deviation's symptom reads it (the exception
 # raised and its message, or the check that failed and what it shows).
-FORMAT_VERSION = 6
+# /7 added the run's selection (paths, -m, -k, --deselect: compare's gate checks both runs made the
+# same one), each deviation's and excusing entry's kind and upstream link, and a deviation's file:line.
+FORMAT_VERSION = 7
 FORMAT = f"{FORMAT_NAME}/{FORMAT_VERSION}"
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")

@@ -65,11 +65,12 @@ def test_choose_seed():
 
 
 def test_load_deviations(tmp_path):
-    """Entries need test, jax and reason; a bad range or missing field is a UsageError."""
+    """Entries need test, jax and reason; a bad range or missing field is a UsageError (these name
+    made-up tests: whether a test exists is checked in tests/test_usage_errors.py)."""
     good = tmp_path / "good.toml"
     good.write_text('format = 2\n[[deviation]]\ntest = "suites/t.py::test_a"\njax = ">=0.5"\nreason = "r"\n'
                     'symptom = { raises = "AssertionError" }\n')
-    (entry,) = load_deviations(good)
+    (entry,) = load_deviations(good, tests_exist=False)
     assert entry.matches("suites/t.py::test_a") and not entry.matches("suites/t.py::test_a[x]")
     assert not entry.matches("suites/t.py::test_ab")
     symptom = 'symptom = { raises = "AssertionError" }\n'
@@ -79,16 +80,16 @@ def test_load_deviations(tmp_path):
                           ('[[deviation]]\ntest = "t"\njax = ">=0.5"\nreason = "r"\nstrict = false\n' + symptom,
                            "reproduced_by"),
                           ('[[deviation]]\ntest = "t"\njax = ">=0.5"\nreason = "r"\nstrict = "no"\n' + symptom,
-                           "not true or false")]:
+                           "must be true or false")]:
         bad = tmp_path / "bad.toml"
         bad.write_text(text if text.startswith("[[deviation]\n") else "format = 2\n" + text)
         with pytest.raises(UsageError, match=message):
-            load_deviations(bad)
+            load_deviations(bad, tests_exist=False)
     assert load_deviations(tmp_path / "absent.toml") == []
     loose = tmp_path / "loose.toml"
     loose.write_text('format = 2\n[[deviation]]\ntest = "t"\njax = ">=0.5"\nreason = "r"\nstrict = false\n'
                      'reproduced_by = "suites/t.py::test_b"\ntrigger = "strided_at_update"\n' + symptom)
-    (entry,) = load_deviations(loose)
+    (entry,) = load_deviations(loose, tests_exist=False)
     assert not entry.strict and entry.reproduced_by == "suites/t.py::test_b"
 
 
@@ -229,17 +230,17 @@ def test_users_deviations_merge_with_the_suites_and_come_first(tmp_path):
 
     suite = tmp_path / "suite.toml"
     symptom = 'symptom = { raises = "AssertionError" }\n'
-    suite.write_text('format = 2\n[[deviation]]\ntest = "suites/t.py::test_a"\njax = ">=0.4.30"\nreason = "suite\'s"\n'
-                     + symptom + '[[deviation]]\ntest = "suites/t.py::test_b"\njax = "<0.4.30"\nreason = "old"\n' + symptom)
+    suite.write_text('format = 2\n[[deviation]]\ntest = "suites/test_mesh.py::test_mesh_attributes_match_the_model"\njax = ">=0.4.30"\nreason = "suite\'s"\n'
+                     + symptom + '[[deviation]]\ntest = "suites/test_mesh.py::test_mesh_rejects_duplicate_axis_names"\njax = "<0.4.30"\nreason = "old"\n' + symptom)
     user = tmp_path / "team.toml"
-    user.write_text('format = 2\n[[deviation]]\ntest = "suites/t.py::test_a"\njax = ">=0.4.30"\nreason = "ours"\n'
-                    + symptom + '[[deviation]]\ntest = "suites/t.py::test_c"\njax = ">=0.4.30"\nreason = "gpu"\n'
+    user.write_text('format = 2\n[[deviation]]\ntest = "suites/test_mesh.py::test_mesh_attributes_match_the_model"\njax = ">=0.4.30"\nreason = "ours"\n'
+                    + symptom + '[[deviation]]\ntest = "suites/test_mesh.py::test_make_mesh_holds_distinct_devices"\njax = ">=0.4.30"\nreason = "gpu"\n'
                     'backend = "gpu"\n' + symptom)
     files = [read_deviation_file(suite, "suite", "--known-deviations"), read_deviation_file(user, "user", "--deviations")]
     chosen = DeviationsInEffect.select(files, lambda spec: "0.10.2" in SpecifierSet(spec), "cpu", "cpu", tmp_path)
     assert [d.reason for d in chosen.deviations] == ["ours", "suite's"]
-    assert chosen.for_test("suites/t.py::test_a").reason == "ours"
-    assert chosen.for_test("suites/t.py::test_c") is None
+    assert chosen.for_test("suites/test_mesh.py::test_mesh_attributes_match_the_model").reason == "ours"
+    assert chosen.for_test("suites/test_mesh.py::test_make_mesh_holds_distinct_devices") is None
     assert chosen.header() == "2 (1 from team.toml, 1 from suite.toml; 1 more for another backend, not applied)"
     assert [(f["origin"], f["in_effect"], f["other_backends"], len(f["sha256"])) for f in chosen.files] == [
         ("user", 1, 1, 64), ("suite", 1, 0, 64)]

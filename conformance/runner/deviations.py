@@ -15,10 +15,14 @@ and ``excuses`` (this random property's entries, applied around each way an exam
 
 from __future__ import annotations
 
+import ast
 import collections
 import contextlib
+import difflib
+import functools
 import hashlib
 import inspect
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,9 +38,6 @@ from .devices import UsageError
 from .run_folder import ROOT
 
 FORMAT = 2  # the deviation file format this runner reads: ``format = 2`` at the top of the file
-ENTRY_KEYS = ("test", "params", "jax", "reason", "kind", "upstream", "strict", "reproduced_by", "backend",
-              "symptom", "trigger")
-
 DEVIATIONS_FILE = ROOT / "suites" / "known_deviations.toml"  # the list the runner applies by default
 
 
@@ -47,7 +48,9 @@ KINDS = ("bug", "documented change", "unspecified")
 
 # Where an entry applies: every backend (no ``backend``), one platform, or one device kind (any other
 # string, compared with JAX's ``device_kind`` ignoring case, e.g. "NVIDIA H200" or "TPU v5 lite").
-PLATFORMS = {"cpu": ("cpu",), "gpu": ("gpu", "cuda", "rocm"), "tpu": ("tpu",)}
+PLATFORMS = {"cpu": ("cpu",), "gpu": ("gpu", "cuda", "rocm"), "cuda": ("gpu", "cuda"), "rocm": ("gpu", "rocm"),
+             "tpu": ("tpu",)}
+GPU_MAKERS = {"cuda": "cuda", "rocm": "rocm"}  # the names a GPU client's platform_version carries
 
 
 class KnownDeviationSeen(Exception):
@@ -92,14 +95,16 @@ class Deviation:
             return f"its trigger {self.trigger} does not hold for this example"
         return self.symptom.why_not(seen, mesh_kind)
 
-    def applies_on(self, platform: str, device_kind: str) -> bool:
+    def applies_on(self, platform: str, device_kind: str, platform_version: str = "") -> bool:
         """Whether the entry applies on this backend: ``platform`` as JAX names it (cpu, gpu, cuda,
-        tpu, ...) and its devices' ``device_kind``."""
+        tpu, ...), its devices' ``device_kind`` and its client's ``platform_version`` (which tells a
+        CUDA GPU from a ROCm one where JAX calls both "gpu")."""
         if not self.backend:
             return True
         wanted = self.backend.lower()
         if wanted in PLATFORMS:
-            return platform.lower() in PLATFORMS[wanted]
+            others = [m for name, m in GPU_MAKERS.items() if name != wanted and wanted in GPU_MAKERS]
+            return platform.lower() in PLATFORMS[wanted] and not any(m in platform_version.lower() for m in others)
         return wanted == device_kind.lower()
 
     def matches(self, nodeid: str) -> bool:
@@ -120,80 +125,201 @@ class Deviation:
         return f"known deviation (JAX {self.jax}): {self.reason}{seen}"
 
 
+# The schema of an entry, one for the suite's file and the users': each key and the type its value
+# must have (TOML's own types: a range is a quoted string, ``jax = ">=0.4.30"``).
+ENTRY_TYPES = {"test": str, "params": list, "jax": str, "reason": str, "kind": str, "upstream": str,
+               "strict": bool, "reproduced_by": str, "backend": str, "symptom": dict, "trigger": str}
+TOML_TYPES = {str: "a string", list: "a list", bool: "true or false", dict: "a table ({ ... })",
+              int: "a number", float: "a number"}
+TOP_KEYS = ("format", "deviation")
+
+
 def entry_lines(text: str) -> List[int]:
     """The line number of each ``[[deviation]]`` header of a deviation file, in order."""
     return [n for n, line in enumerate(text.splitlines(), 1) if line.strip() == "[[deviation]]"]
 
 
-def load_deviations(path: Path) -> List[Deviation]:
-    """Read a known-deviation list (format 2); a malformed entry is a usage error naming it by
+def key_line(lines: Sequence[str], first: int, last: int, key: str) -> int:
+    """The line (1-based) of ``key = ...`` between lines ``first`` and ``last`` (the entry's header
+    when it is not there)."""
+    for n in range(first, min(last, len(lines)) + 1):
+        if lines[n - 1].split("=", 1)[0].strip() == key:
+            return n
+    return first
+
+
+def header_line(lines: Sequence[str], name: str) -> int:
+    """The first line naming top-level table or key ``name`` (0 when none does)."""
+    for n, line in enumerate(lines, 1):
+        bare = line.strip().strip("[]").strip()
+        if bare == name or line.split("=", 1)[0].strip() == name:
+            return n
+    return 0
+
+
+def type_name(value) -> str:
+    return TOML_TYPES.get(type(value), type(value).__name__)
+
+
+def load_deviations(path: Path, tests_exist: bool = True) -> List[Deviation]:
+    """Read a known-deviation list (format 2) against the entry schema; a malformed entry, or one
+    naming a test the suites do not have (``tests_exist``), is a usage error naming it by
     ``file:line``."""
     if not path.exists():
         return []
     text = path.read_text()
+    lines = text.splitlines()
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise UsageError(f"{path}: {e}") from None
+        found = re.search(r"at line (\d+)", str(e))
+        raise UsageError(f"{path}:{found[1] if found else '?'}: not TOML: {e}") from None
     if data.get("format") != FORMAT:
         raise UsageError(f"{path}: deviation file format {data.get('format', 1)!r} is not read by this suite: "
                          f"write format = {FORMAT} at the top and give every entry a symptom (and a random "
                          f"property's entry a trigger), as suites/known_deviations.toml does")
-    lines = entry_lines(text)
+    for name in sorted(set(data) - set(TOP_KEYS)):
+        close = difflib.get_close_matches(name, TOP_KEYS, n=1)
+        raise UsageError(f"{path}:{header_line(lines, name) or '?'}: unknown table or key {name!r}: a deviation file "
+                         f"holds format = {FORMAT} and [[deviation]] tables" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    entries = data.get("deviation", [])
+    if not isinstance(entries, list):
+        raise UsageError(f"{path}:{header_line(lines, 'deviation')}: [deviation] is one table: write each entry "
+                         f"as an [[deviation]] table (two brackets)")
+    starts = entry_lines(text)
     out = []
-    for i, entry in enumerate(data.get("deviation", [])):
-        where = f"{path}:{lines[i] if i < len(lines) else '?'}"
-        out.append(parse_entry(entry, where, str(path), lines[i] if i < len(lines) else 0))
+    for i, entry in enumerate(entries):
+        first = starts[i] if i < len(starts) else 0
+        last = starts[i + 1] - 1 if i + 1 < len(starts) else len(lines)
+        out.append(parse_entry(entry, str(path), first, lambda key: f"{path}:{key_line(lines, first, last, key)}",
+                               tests_exist))
     return out
 
 
-def parse_entry(entry: dict, where: str, source: str, line: int) -> Deviation:
-    """One ``[[deviation]]`` table as a Deviation; a UsageError names ``where`` and what is wrong."""
-    def refuse(message: str):
-        raise UsageError(f"{where}: deviation {message}")
-    unknown = sorted(set(entry) - set(ENTRY_KEYS))
+def parse_entry(entry: dict, source: str, line: int, where_key: Callable[[str], str] = None,
+                tests_exist: bool = False) -> Deviation:
+    """One ``[[deviation]]`` table as a Deviation; a UsageError names where (``where_key(key)``:
+    the ``file:line`` of a key) and what is wrong."""
+    where_key = where_key or (lambda key: f"{source}:{line}")
+    def refuse(message: str, key: str = ""):
+        raise UsageError(f"{where_key(key) if key else where_key('[[deviation]]')}: deviation {message}")
+    unknown = sorted(set(entry) - set(ENTRY_TYPES))
     if unknown:
-        refuse(f"has unknown key(s) {', '.join(unknown)} (known: {', '.join(ENTRY_KEYS)})")
+        close = [c for k in unknown for c in difflib.get_close_matches(k, ENTRY_TYPES, n=1)]
+        refuse(f"has unknown key(s) {', '.join(unknown)}" + (f" (did you mean {', '.join(close)}?)" if close else
+                                                             f" (known: {', '.join(ENTRY_TYPES)})"), unknown[0])
+    for key, wanted in ENTRY_TYPES.items():
+        if key in entry and not (isinstance(entry[key], wanted) and not (wanted is not bool and isinstance(entry[key], bool))):
+            hint = f': quote it, {key} = "{entry[key]}"' if wanted is str and isinstance(entry[key], (int, float)) else ""
+            refuse(f"has {key} = {entry[key]!r}, {type_name(entry[key])}, but {key} must be {TOML_TYPES[wanted]}{hint}", key)
     missing = [k for k in ("test", "jax", "reason", "symptom") if not entry.get(k)]
     if missing:
         refuse(f"lacks {', '.join(missing)}")
     try:
         SpecifierSet(entry["jax"])
-    except (InvalidSpecifier, TypeError):
-        refuse(f"has an invalid jax range {entry['jax']!r}")
+    except InvalidSpecifier:
+        refuse(f"has an invalid jax range {entry['jax']!r} (a range as packaging reads it, e.g. \">=0.4.30,<0.5\")", "jax")
     strict = entry.get("strict", True)
-    if not isinstance(strict, bool):
-        refuse(f"has strict = {strict!r}, not true or false")
     if not strict and not entry.get("reproduced_by"):
-        refuse("is not strict, so it must name the strict deterministic test that reproduces it (reproduced_by)")
+        refuse("is not strict, so it must name the strict deterministic test that reproduces it (reproduced_by)", "strict")
     trigger = entry.get("trigger", "")
     if not strict and not trigger:
         refuse("is not strict, so it must name the trigger its examples meet (trigger = one of "
-               f"{', '.join(sorted(triggers.TRIGGERS))})")
+               f"{', '.join(sorted(triggers.TRIGGERS))})", "strict")
     if strict and trigger:
-        refuse("is strict (a deterministic test), so it takes no trigger: a trigger selects examples of a random property")
+        refuse("is strict (a deterministic test), so it takes no trigger: a trigger selects examples of a random property",
+               "trigger")
     if trigger and trigger not in triggers.TRIGGERS:
-        close = ", ".join(n for n in sorted(triggers.TRIGGERS) if n[:8] == trigger[:8]) or "none close"
-        refuse(f"names an unknown trigger {trigger!r} (similar: {close})")
+        close = ", ".join([n for n in sorted(triggers.TRIGGERS) if n.startswith(trigger)][:3]
+                          or difflib.get_close_matches(trigger, triggers.TRIGGERS, n=3)) or "none close"
+        refuse(f"names an unknown trigger {trigger!r} (similar: {close})", "trigger")
     kind = entry.get("kind", "")
     if kind and kind not in KINDS:
-        refuse(f"has kind = {kind!r}, not one of {', '.join(KINDS)}")
+        refuse(f"has kind = {kind!r}, not one of {', '.join(KINDS)}", "kind")
     backend = entry.get("backend", "")
-    if not isinstance(backend, str):
-        refuse(f"has backend = {backend!r}: name a platform ({', '.join(PLATFORMS)}) or a device kind, as a string")
+    if backend and backend_problem(backend):
+        refuse(f"has backend = {backend!r}: {backend_problem(backend)}", "backend")
     params = entry.get("params", [])
-    if not isinstance(params, list) or not all(isinstance(p, str) and p for p in params):
-        refuse(f"has params = {params!r}: a list of the parametrized case ids it covers")
+    if not all(isinstance(p, str) and p for p in params):
+        refuse(f"has params = {params!r}: a list of the parametrized case ids it covers", "params")
     if params and "[" in entry["test"]:
-        refuse("names a parametrized case in test and params too: name the test, and its cases in params")
+        refuse("names a parametrized case in test and params too: name the test, and its cases in params", "params")
     try:
         symptom = Symptom.parse(entry["symptom"])
     except ValueError as e:
-        refuse(str(e))
+        refuse(str(e), "symptom")
     if symptom.mesh and strict:
-        refuse("is strict, so its symptom takes no mesh (the test's mesh is fixed): mesh limits a random property's")
+        refuse("is strict, so its symptom takes no mesh (the test's mesh is fixed): mesh limits a random property's",
+               "symptom")
+    for key in ("test", "reproduced_by"):
+        problem = entry.get(key) and tests_exist and missing_test(entry[key])
+        if problem:
+            refuse(f"has {key} = {entry[key]!r}, which names no test: {problem}", key)
     return Deviation(entry["test"], entry["jax"], entry["reason"], symptom, strict, entry.get("reproduced_by", ""),
                      kind, entry.get("upstream", ""), backend, source, trigger, tuple(params), line)
+
+
+def backend_problem(backend: str) -> str:
+    """Why ``backend`` names no backend ("" when it does): a platform name as ``--backend`` and JAX
+    take them, or a device kind as JAX reports it (which has a space or a digit: "NVIDIA H200",
+    "TPU v5 lite"); a word that is neither is a misspelling."""
+    if backend.lower() in PLATFORMS or any(ch.isspace() or ch.isdigit() for ch in backend):
+        return ""
+    close = difflib.get_close_matches(backend.lower(), PLATFORMS, n=1)
+    return (f"not a platform ({', '.join(PLATFORMS)}) nor a device kind as JAX names one (e.g. \"NVIDIA H200\")"
+            + (f"; did you mean {close[0]!r}?" if close else ""))
+
+
+def unknown_cases(entries: Sequence[Deviation], nodeids: Sequence[str]) -> List[str]:
+    """One line (``file:line: ...``) per entry that names a parametrized case its test, as
+    collected (``nodeids``, before any -k/-m deselection), does not have; an entry whose test was
+    not collected at all (another file was selected) is not judged."""
+    cases: Dict[str, List[str]] = collections.defaultdict(list)
+    for nodeid in nodeids:
+        function, _, case = nodeid.partition("[")
+        cases[function].append(case.removesuffix("]"))
+    problems = []
+    for d in entries:
+        test, _, named = d.test.partition("[")
+        wanted = list(d.params) or ([named.removesuffix("]")] if named else [])
+        collected = next((ids for function, ids in cases.items() if function == test or function.endswith("/" + test)), None)
+        if collected is None or not wanted:
+            continue
+        for case in wanted:
+            if case not in collected:
+                close = difflib.get_close_matches(case, collected, n=1)
+                problems.append(f"{d.where}: deviation names a case {test}[{case}] that is not collected"
+                                + (f" (did you mean {close[0]!r}?)" if close else f" (its cases: {', '.join(collected[:8])})"))
+    return problems
+
+
+@functools.lru_cache(maxsize=None)
+def test_functions(path: Path) -> List[str]:
+    """The test functions a suite file defines (read, not imported)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")]
+
+
+def missing_test(test: str) -> str:
+    """Why ``test`` (``file::function``, a case's ``[id]`` allowed) names no test of the checkout ("" when
+    it does), with a close match when there is one; the parametrized case itself is checked when
+    the tests are collected."""
+    file, _, function = test.partition("::")
+    function = function.split("[", 1)[0]
+    path = ROOT / file
+    if not path.is_file():
+        candidates = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "suites").glob("**/test_*.py"))
+        ending = [c for c in candidates if c.endswith("/" + file)]
+        if len(ending) == 1:
+            path = ROOT / ending[0]
+        else:
+            close = difflib.get_close_matches(file, candidates, n=1)
+            return f"no file {file}" + (f" (did you mean {close[0]}?)" if close else "")
+    names = test_functions(path)
+    if function not in names:
+        close = difflib.get_close_matches(function, names, n=1)
+        return f"{file} has no {function}" + (f" (did you mean {close[0]}?)" if close else "")
+    return ""
 
 
 @dataclass(frozen=True)
@@ -239,25 +365,28 @@ def nodeid_of(function: Callable, root: Path) -> str:
 class DeviationsInEffect:
     """The known deviations of the installed JAX (the ``known_deviations`` fixture)."""
 
-    def __init__(self, deviations: Sequence[Deviation], root: Path, files: Sequence[dict] = ()):
+    def __init__(self, deviations: Sequence[Deviation], root: Path, files: Sequence[dict] = (),
+                 read: Sequence[Deviation] = ()):
         self.deviations = tuple(deviations)
         self.root = root
         self.files = tuple(files)  # per file read: path, origin, sha256, in_effect, other_backends
+        self.read = tuple(read)  # every entry of every file, in effect here or not
 
     @classmethod
     def select(cls, files: Sequence[DeviationFile], version_in: Callable[[str], bool], platform: str,
-               device_kind: str, root: Path) -> "DeviationsInEffect":
+               device_kind: str, root: Path, platform_version: str = "") -> "DeviationsInEffect":
         """The entries of ``files`` whose range holds this JAX (``version_in``) and whose backend is
         this one; the users' files first, so that where a user's entry and the suite's name one
         test, the user's applies."""
         chosen, summary = [], []
+        read = [d for file in files for d in file.entries]
         for file in sorted(files, key=lambda f: f.origin != "user"):
             in_range = [d for d in file.entries if version_in(d.jax)]
-            here = [d for d in in_range if d.applies_on(platform, device_kind)]
+            here = [d for d in in_range if d.applies_on(platform, device_kind, platform_version)]
             chosen += here
             summary.append({"path": shown_path(file.path, root), "origin": file.origin, "sha256": file.sha256,
                             "in_effect": len(here), "other_backends": len(in_range) - len(here)})
-        return cls(chosen, root, summary)
+        return cls(chosen, root, summary, read)
 
     def header(self) -> str:
         """``31 (31 from suites/known_deviations.toml, 2 from team.toml; 1 more is for another
@@ -359,7 +488,8 @@ class Excuses:
         event(f"{what} by a known deviation: {entry.label}")
 
     def report(self) -> List[dict]:
-        """Per entry that excused something: its label, file:line, range, trigger and count."""
-        return [{"entry": e.label, "where": e.where, "jax": e.jax, "trigger": e.trigger,
-                 "symptom": e.symptom.describe(), "excused": len(examples)}
+        """Per entry that excused something: its label, file:line, range, kind, upstream, trigger
+        and count."""
+        return [{"entry": e.label, "where": e.where, "jax": e.jax, "kind": e.kind or None, "upstream": e.upstream or None,
+                 "trigger": e.trigger, "symptom": e.symptom.describe(), "excused": len(examples)}
                 for e, examples in sorted(self.excused.items(), key=lambda kv: kv[0].where)]

@@ -17,7 +17,8 @@ import sys
 import pytest
 
 from . import areas, devices, environment, hookspecs, profiles, run_folder, state
-from .deviations import DeviationsInEffect, Excuses, KnownDeviationSeen, is_unexpected_pass, strict_verdict
+from .deviations import (DeviationsInEffect, Excuses, KnownDeviationSeen, is_unexpected_pass, strict_verdict,
+                         unknown_cases)
 from .state import leader_of
 
 
@@ -73,7 +74,21 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 # --- collection -----------------------------------------------------------------------------
+def refuse_unknown_cases(config, nodeids) -> None:
+    """A usage error (exit status 4) when a deviation entry names a parametrized case the suites
+    do not collect; judged on whole files only (a node id collects only the cases it names), and
+    not under xdist, whose controller sees only what is left after -k and -m."""
+    if any("::" in arg for arg in config.args):
+        return
+    problems = unknown_cases(config.stash[state.DEVIATIONS].read, [n for n in nodeids if areas.in_suites(n)])
+    if problems:
+        raise pytest.UsageError(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
+
+
+@pytest.hookimpl(tryfirst=True)  # before -k and -m deselect: the cases an entry names are judged against all
 def pytest_collection_modifyitems(config, items):
+    if not hasattr(config, "workerinput"):
+        refuse_unknown_cases(config, [i.nodeid for i in items])
     items.sort(key=areas.suite_rank)  # stable: tests keep their order within a suite
     if leader_of(config) is not None or config.stash.get(state.MULTIPROCESS_SKIP, None):
         # a multi-process run (or one asked for): only the multiprocess suite

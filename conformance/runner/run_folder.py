@@ -27,6 +27,9 @@ def default(jax_version: str, backend: str) -> Path:
     return ROOT / "reports" / "runs" / f"{stamp}-jax-{jax_version}-{backend}"
 
 
+MADE: set = set()  # the run folders this process made (a run that reports nothing takes its own back)
+
+
 def check_usable(folder: Path, origin: str, create: bool = True) -> None:
     """Raise UsageError unless ``folder`` is (or, with ``create``, now is) a folder this process can
     write into; ``origin`` names where it was asked for (``--report-dir``). Without ``create`` (a run
@@ -35,6 +38,8 @@ def check_usable(folder: Path, origin: str, create: bool = True) -> None:
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{where}: is a file, not a folder (name a folder for the run report)")
     if create:
+        if not folder.exists():
+            MADE.add(folder.absolute())
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as e:
