@@ -28,6 +28,7 @@ from packaging.version import InvalidVersion, Version
 
 from conformance.runner.deviations import DEVIATIONS_FILE, load_deviations
 from conformance.runner.devices import UsageError
+from conformance.runner.environment import quiet_on_a_closed_pipe
 from conformance.runner.release_envs import python_of
 from conformance.runner.releases import release
 from conformance.runner.run_folder import ROOT, write_atomically
@@ -181,4 +182,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    quiet_on_a_closed_pipe()
     sys.exit(main())

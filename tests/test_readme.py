@@ -76,3 +76,15 @@ def test_every_imported_package_is_declared():
     missing = sorted(DISTRIBUTION_OF.get(n, n) for n in imported_distributions()
                      if DISTRIBUTION_OF.get(n, n).lower() not in declared)
     assert not missing, f"imported but not declared in pyproject.toml: {missing}"
+
+
+def test_ci_runs_the_readmes_set_up_command_as_written():
+    """The README opens with the set-up command and `pytest suites/`; .ci/run runs that set-up
+    command as written (with --quiet), so a fresh machine that passes CI can follow the README."""
+    block = README.split("```sh\n", 1)[1].split("```", 1)[0].splitlines()
+    set_up, run = (line.split("#", 1)[0].strip() for line in block[:2])
+    assert run == "pytest suites/", f"got {run!r}, but should be 'pytest suites/' [README's second command]"
+    assert "python3 -m venv" in set_up and "pip install ." in set_up, f"got {set_up!r} [README's set-up command]"
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert set_up.replace("pip install .", "pip install --quiet .") in ci, (
+        f"got no {set_up!r} in .ci/run, but CI should run the README's set-up command [.ci/run]")

@@ -27,9 +27,14 @@ PROBE = "tests/probes/probe_devices.py"
     (None, "cuda", {}, DevicePlan("cuda", None, "all cuda devices present")),
     (None, None, {"JAX_PLATFORMS": "tpu"}, DevicePlan("tpu", None, "all tpu devices present")),
     ("6", "cpu", {"JAX_PLATFORMS": "cuda"}, DevicePlan("cpu", 6, "--devices")),
+    (None, None, {"JAX_NUM_CPU_DEVICES": "4", "XLA_FLAGS": "--xla_force_host_platform_device_count=5"},
+     DevicePlan("cpu", 4, "$JAX_NUM_CPU_DEVICES")),
+    (None, None, {"JAX_NUM_CPU_DEVICES": "4", "CONFORMANCE_DEVICES": "2"}, DevicePlan("cpu", 2, "$CONFORMANCE_DEVICES")),
+    (None, "tpu", {"JAX_NUM_CPU_DEVICES": "4"}, DevicePlan("tpu", None, "all tpu devices present")),
 ])
 def test_plan_devices(option, backend, env, expected):
-    """--devices beats $CONFORMANCE_DEVICES beats a count in $XLA_FLAGS beats 8, on CPU only."""
+    """--devices beats $CONFORMANCE_DEVICES beats JAX's $JAX_NUM_CPU_DEVICES beats a count in
+    $XLA_FLAGS beats 8, on CPU only."""
     assert plan_devices(option, backend, env) == expected
 
 

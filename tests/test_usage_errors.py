@@ -188,3 +188,11 @@ def test_a_selection_of_nothing_writes_no_report(tmp_path):
     done = run_pytest(["suites/", "-k", "no_property_is_called_this", "--report-dir", str(tmp_path / "run")], timeout=300)
     assert done.returncode == 5, done.stdout[-2000:]  # pytest's NO_TESTS_COLLECTED
     assert not (tmp_path / "run").exists()
+
+
+def test_output_into_a_closed_pipe_ends_quietly():
+    """`python -m reports deviations | true`: the reader is gone before the first line, and the tool
+    ends without a BrokenPipeError traceback."""
+    done = subprocess.run(f"{sys.executable} -m reports deviations | true", shell=True, cwd=ROOT,
+                          capture_output=True, text=True, env=fresh_environment({}), timeout=120)
+    assert done.stderr == "", f"got stderr {done.stderr[-800:]!r}, but should be empty"

@@ -46,7 +46,8 @@ def plan_devices(option: Optional[str], backend: Optional[str], env: Mapping[str
     """Decide the platform and the forced CPU device count.
 
     Platform: ``--backend``, else ``$JAX_PLATFORMS``, else ``cpu``. Device count on CPU:
-    ``--devices``, else ``$CONFORMANCE_DEVICES``, else a count already in ``$XLA_FLAGS``, else 8.
+    ``--devices``, else ``$CONFORMANCE_DEVICES``, else JAX's own ``$JAX_NUM_CPU_DEVICES``, else a
+    count already in ``$XLA_FLAGS``, else 8.
     On an accelerator the devices present are used, and asking for a count is a usage error.
     """
     platforms = backend or env.get("JAX_PLATFORMS") or "cpu"
@@ -57,6 +58,9 @@ def plan_devices(option: Optional[str], backend: Optional[str], env: Mapping[str
     elif env.get(environment.DEVICES):
         origin = f"${environment.DEVICES}"
         requested = _parse_count(env[environment.DEVICES], origin)
+    elif env.get("JAX_NUM_CPU_DEVICES") and platform == "cpu":
+        origin = "$JAX_NUM_CPU_DEVICES"
+        requested = _parse_count(env["JAX_NUM_CPU_DEVICES"], origin)
     if platform != "cpu":
         if requested is not None:
             raise UsageError(

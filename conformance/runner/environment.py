@@ -16,6 +16,7 @@ STEP_TIMEOUT = "CONFORMANCE_STEP_TIMEOUT"  # seconds a multi-process step may wa
 INIT_TIMEOUT = "CONFORMANCE_INIT_TIMEOUT"  # seconds to join the coordination service (default 60)
 COORDINATOR_PORT = "CONFORMANCE_COORDINATOR_PORT"  # the launcher's port (default: a free one)
 VENVS = "CONFORMANCE_VENVS"  # where the per-release environments live (release_envs)
+PYTHON313 = "CONFORMANCE_PYTHON313"  # a Python 3.13 interpreter, for releases from 0.11 (release_envs)
 
 # --- set by the runner for the processes it starts -------------------------------------------
 SEED = "CONFORMANCE_SEED"  # the controller's Hypothesis seed, shared by every xdist worker
@@ -25,8 +26,16 @@ COORDINATOR = "CONFORMANCE_COORDINATOR"  # ... the coordination service's addres
 LAUNCHER_PID = "CONFORMANCE_LAUNCHER_PID"  # ... the launcher, whose end ends the copy
 PROGRAM_LOG = "CONFORMANCE_PROGRAM_LOG"  # a soak round's file for the program it is running
 
-ALL = (DEVICES, REPORT_DIR, STEP_TIMEOUT, INIT_TIMEOUT, COORDINATOR_PORT, VENVS, SEED, PROCESS_ID,
+ALL = (DEVICES, REPORT_DIR, STEP_TIMEOUT, INIT_TIMEOUT, COORDINATOR_PORT, VENVS, PYTHON313, SEED, PROCESS_ID,
        PROCESS_COUNT, COORDINATOR, LAUNCHER_PID, PROGRAM_LOG)
+
+
+def quiet_on_a_closed_pipe() -> None:
+    """A command-line tool's output piped into ``head`` ends quietly when the pipe closes, as a
+    Unix tool does (SIGPIPE's default action), instead of a BrokenPipeError traceback."""
+    import signal
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 
 
 def seconds(name: str, default: float, env: Mapping[str, str] = os.environ) -> float:

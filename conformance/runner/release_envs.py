@@ -18,7 +18,7 @@ bisects a known deviation's range and runs the release matrix.
 
 Environments live in $CONFORMANCE_VENVS (default ~/.cache/jax-conformance/venvs), one folder per
 release named as its tox environment (jax-0.4.30), made on first use: `python3.11` for releases up to
-0.10.x, Python 3.13 from 0.11 (`python3.13` on PATH, else ../shared/tools/python3.13 builds one).
+0.10.x, Python 3.13 from 0.11 (`$CONFORMANCE_PYTHON313`, else `python3.13` on PATH).
 Scripts run on CPU with 8 forced devices unless XLA_FLAGS or JAX_PLATFORMS say otherwise.
 """
 
@@ -49,7 +49,6 @@ from .pytest_process import run_pytest
 from .releases import RELEASES, Release, release
 from .run_folder import ROOT, write_atomically
 
-SHARED_PYTHON_313 = ROOT.parent / "shared" / "tools" / "python3.13"
 READY = ".conformance-release"  # written in an environment once its install succeeded: its pins
 
 
@@ -57,19 +56,22 @@ def venvs_folder(env: Mapping[str, str] = os.environ) -> Path:
     return Path(env.get(environment.VENVS) or Path.home() / ".cache" / "jax-conformance" / "venvs")
 
 
-def interpreter_for(python: str) -> str:
-    """A Python ``python`` (major.minor) interpreter to make environments with."""
+def interpreter_for(python: str, env: Mapping[str, str] = os.environ) -> str:
+    """A Python ``python`` (major.minor) interpreter to make environments with: this one, else, for
+    3.13, ``$CONFORMANCE_PYTHON313``, else ``python<major.minor>`` on PATH."""
     if f"{sys.version_info.major}.{sys.version_info.minor}" == python:
         return sys.executable
+    chosen = env.get(environment.PYTHON313) if python == "3.13" else None
+    if chosen:
+        if not works(chosen):
+            raise UsageError(f"${environment.PYTHON313}={chosen}: does not run, or cannot make virtual environments")
+        return chosen
     found = shutil.which(f"python{python}")
     if found and works(found):  # (a pyenv shim of an inactive version is on PATH but fails)
         return found
-    if python == "3.13" and SHARED_PYTHON_313.exists():
-        built = subprocess.run([str(SHARED_PYTHON_313)], capture_output=True, text=True)
-        if built.returncode == 0 and built.stdout.strip():
-            return built.stdout.strip().splitlines()[-1]
-        raise UsageError(f"{SHARED_PYTHON_313} could not provide Python 3.13: {built.stderr.strip()[-500:]}")
-    raise UsageError(f"no python{python} found on PATH (JAX releases that need it cannot be run)")
+    hint = (f"; or set ${environment.PYTHON313} to one (your distribution's python3.13 package, "
+            f"`pyenv install 3.13`, or `uv python install 3.13` then `uv python find 3.13`)") if python == "3.13" else ""
+    raise UsageError(f"no python{python} found on PATH (JAX releases that need it cannot be run){hint}")
 
 
 def works(interpreter: str) -> bool:
@@ -393,4 +395,5 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
+    environment.quiet_on_a_closed_pipe()
     sys.exit(main())

@@ -18,6 +18,7 @@ from typing import List, Sequence
 
 from packaging.version import Version
 
+from . import environment
 from .devices import UsageError
 from .run_folder import ROOT
 
@@ -95,7 +96,7 @@ TOX_HEAD = """\
 #   tox -e jax-0.9.2 -- -n 2 --hypothesis-profile=nightly
 # Each environment names the Python its release needs: python3.11 up to 0.10.x, python3.13 from
 # 0.11 (JAX publishes no older wheels for those). tox finds python3.13 on PATH:
-#   PATH="$(dirname "$(../shared/tools/python3.13)"):$PATH" tox -e jax-0.12.0
+#   PATH="$(dirname "$CONFORMANCE_PYTHON313"):$PATH" tox -e jax-0.12.0
 """
 
 TOX_BODY = """
@@ -178,4 +179,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    environment.quiet_on_a_closed_pipe()
     sys.exit(main())
