@@ -19,6 +19,7 @@ import json
 import platform
 import re
 import resource
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -125,9 +126,31 @@ def attach_details(item, call, report) -> None:
         if failure is not None:
             details["message"] = failure.finding
             details["repro"] = textwrap.dedent(failure.repro) or None
+            crash = getattr(report.longrepr, "reprcrash", None)
+            if crash is not None:  # the short summary (-ra) leads with the finding, not our class's path
+                crash.message = failure.finding.splitlines()[0]
         else:
             details["message"] = f"{call.excinfo.typename}: {call.excinfo.value}"[:2000]
+        details["rerun"] = rerun_command(item)
+        report.sections.append(("rerun this property", details["rerun"]))
     report.user_properties.append((DETAILS, details))
+
+
+def rerun_command(item) -> str:
+    """The one-line command that reruns exactly this property as this run ran it: its node id,
+    the seed, the devices (or backend), the profile, x64 and the users' deviation files."""
+    import jax
+
+    config = item.config
+    words = ["pytest", shlex.quote(item.nodeid), f"--hypothesis-seed={config.option.hypothesis_seed}"]
+    backend = jax.default_backend()
+    words.append(f"--devices {jax.device_count()}" if backend == "cpu" else f"--backend {backend}")
+    if profiles.profile_name(config) != "default":
+        words.append(f"--hypothesis-profile={profiles.profile_name(config)}")
+    if jax.config.jax_enable_x64:
+        words.append("--x64")
+    words += [f"--deviations {shlex.quote(str(p))}" for p in config.getoption("--deviations")]
+    return " ".join(words)
 
 
 def seen_fields(failure: BaseException) -> Optional[dict]:
@@ -194,7 +217,8 @@ def new_entry(nodeid: str) -> dict:
     return {"id": nodeid, "suite": module, "area": None, "outcome": "passed",
             "duration": 0.0, "examples": None, "invalid_examples": None, "compilations": None,
             "compile_seconds": None, "peak_rss_mib": None, "random": None, "skip_kind": None, "deviation": None,
-            "excused": None, "seen": None, "reason": None, "message": None, "falsifying_example": None, "repro": None}
+            "excused": None, "seen": None, "reason": None, "message": None, "falsifying_example": None, "repro": None,
+            "rerun": None}
 
 
 class ReportWriter:

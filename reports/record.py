@@ -29,7 +29,7 @@ FORMAT_NAME = "jax-conformance-report"
 # /6 added each failed test's "seen": its failure as a deviation's symptom reads it (the exception
 # raised and its message, or the check that failed and what it shows).
 # /7 added the run's selection (paths, -m, -k, --deselect: compare's gate checks both runs made the
-# same one), each deviation's and excusing entry's kind and upstream link, and a deviation's file:line.
+# same one), each deviation's and excusing entry's kind and upstream link, a deviation's file:line, and each failed test's rerun command.
 FORMAT_VERSION = 7
 FORMAT = f"{FORMAT_NAME}/{FORMAT_VERSION}"
 SCHEMA_PATH = Path(__file__).with_name("schema.json")

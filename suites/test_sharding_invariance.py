@@ -96,26 +96,32 @@ def invariance_case(example: Example) -> Case:
     names = [f"x{i}" for i in range(len(example.operands))]
     shardings = ", ".join(f"NamedSharding(mesh, {spec_literal(s)})" for s in example.in_specs)
     constrain = compat.CONSTRAIN_SOURCE[example.axis_type]
+    ways = {"unsharded": "f(" + ", ".join(f"jnp.asarray({n})" for n in names) + ")",
+            "(a) eager": "f(*args)",
+            "(b) jit with in/out_shardings": "jax.jit(f, in_shardings=in_shardings, out_shardings=out_sharding)(*args)",
+            "(c) jit with sharding constraints": "constrained(*args)"}
     code = script([
         "import functools",
         f"f = functools.partial({op.source}, **{example.static!r})",
         f"in_shardings = ({shardings},)",
         f"out_sharding = NamedSharding(mesh, {spec_literal(example.out_spec)})",
         f"args = [jax.device_put(x, s) for x, s in zip(({', '.join(names)},), in_shardings)]",
-        "print('unsharded:', f(" + ", ".join(f"jnp.asarray({n})" for n in names) + "))",
+        f"print('unsharded:', {ways['unsharded']})",
     ], meshes={"mesh": example.mesh}, axis_type=example.axis_type,
         arrays=dict(zip(names, example.operands)), in_context=[
-        "print('(a) eager:', f(*args))",
-        "print('(b) jit:  ', jax.jit(f, in_shardings=in_shardings, out_shardings=out_sharding)(*args))",
         f"constrained = jax.jit(lambda *a: {constrain}(f(*({constrain}(x, s) for x, s in "
         "zip(a, in_shardings))), out_sharding))",
-        "print('(c) constrained:', constrained(*args))",
+        f"print('(a) eager:', {ways['(a) eager']})",
+        f"print('(b) jit:  ', {ways['(b) jit with in/out_shardings']})",
+        f"print('(c) constrained:', {ways['(c) jit with sharding constraints']})",
     ])
     inputs = "; ".join(f"{name}: {x.dtype}{list(np.shape(x))} {spec_literal(s)}"
                        for name, x, s in zip(names, example.operands, example.in_specs))
     call = (f"{op.name}: {op.source} with {example.static!r}; {example.axis_type} "
             f"{describe_mesh(example.mesh)}; inputs {inputs}; output {spec_literal(example.out_spec)}")
-    return Case(call, code)
+    outcomes = {**ways, **{f"np.asarray of the {way}": f"np.asarray({expression})" for way, expression in ways.items()},
+                "unsharded call": ways["unsharded"]}
+    return Case(call, code, outcomes, indent="" if example.axis_type == "Auto" else "    ")
 
 
 def as_numpy(case: Case, mode: str, result) -> np.ndarray:

@@ -369,7 +369,8 @@ def auto_case(title: str, mesh: MeshModel, arrays: dict, expression: str, out_sp
         f"jax.jit(lambda {', '.join(names)}: {expression}, out_shardings=out)({', '.join(names)})"
     lines = [] if eager else [f"out = NamedSharding(mesh, {spec_literal(out_spec)})"]
     lines.append(f"print(np.asarray({call}).tolist(), '# should be {np.asarray(expected).tolist()}')")
-    case = scripted_case(f"{title}: {call}", lines, meshes={"mesh": mesh}, placed=arrays)
+    case = scripted_case(f"{title}: {call}", lines, meshes={"mesh": mesh}, placed=arrays,
+                         outcomes={call: call, "jit": call})
     namespace = {"jnp": jax.numpy, "lax": jax.lax, "np": np}
     committed = {name: jax.device_put(value, bridge.named_sharding(mesh, spec))
                  for name, (value, spec) in arrays.items()}

@@ -94,7 +94,9 @@ def check_vmap_of_an_operation_over_a_sharded_batch(example):
                 ["import functools", f"f = functools.partial({op.source}, **{static!r})",
                         f"args = [jax.device_put(x, NamedSharding(mesh, s)) for x, s in zip(({''.join(n + ', ' for n in names)}), "
                         f"({''.join(spec_literal(s) + ', ' for s in specs)}))]",
-                        f"print({run}(*args))"], meshes={"mesh": mesh}, arrays=dict(zip(names, batches)))
+                        f"print({run}(*args))"], meshes={"mesh": mesh}, arrays=dict(zip(names, batches)),
+                         outcomes={run: f"{run}(*args)", "vmap result": f"{run}(*args)",
+                                   "np.asarray of the result": f"np.asarray({run}(*args))"})
     with np.errstate(all="ignore"):
         expected = np.stack([np.asarray(op.reference(*(b[i] for b in batches), **static))
                              for i in range(batches[0].shape[0])])

@@ -178,3 +178,40 @@ def test_a_warm_interpreter_runs_scripts_and_survives_their_crashes():
         assert fresh.returncode == 0 and fresh.stdout != first.stdout, (fresh, first)
     finally:
         warm.close()
+
+
+# --- the script's verdict ------------------------------------------------------------------------
+def failed_script(case: Case, check) -> str:
+    with pytest.raises(ConformanceFailure) as failure:
+        check(case)
+    return failure.value.repro
+
+
+@pytest.mark.parametrize("outcome, status, printed", [
+    ("jax.device_put(x, NamedSharding(mesh, P('a'))) + 1", 1, "got:      int32 [1, 2, 3, 4]"),  # JAX still wrong
+    ("jax.device_put(x, NamedSharding(mesh, P('a')))", 0, "expected: int32 [0, 1, 2, 3]"),  # JAX behaves
+])
+def test_a_value_check_ends_its_script_with_a_verdict(outcome, status, printed):
+    """The script of a failed value check prints what JAX returns and what it should, and exits 1
+    while they differ, 0 once they agree (every shard against its block too)."""
+    x = np.arange(4, dtype=np.int32)
+    case = Case("x + 0", script([], meshes={"mesh": MeshModel((0, 1), (2,), ("a",))}, arrays={"x": x}),
+                outcomes={"sharded x": outcome})
+    repro = failed_script(case, lambda c: c.close("sharded x result", x + 1, x, rtol=0, atol=0))
+    assert "expected = np.arange(4, dtype=np.int32)" in repro
+    result = run_script(repro)
+    assert result.returncode == status and printed in result.stdout, (result.returncode, result.stdout, result.stderr[-2000:])
+
+
+def test_a_call_that_should_return_or_raise_ends_its_script_with_a_verdict():
+    """accepts: exit 1 while the call raises; rejects: exit 1 while it returns; a check the
+    property named no expression for leaves the script as it was."""
+    case = Case("calls", script([]), outcomes={"int of text": "int('x')", "int of a number": "int('1')"})
+    raised = failed_script(case, lambda c: c.accepts("int of text", lambda: int("x")))
+    result = run_script(raised)
+    assert result.returncode == 1 and "raised: ValueError" in result.stdout, result.stdout
+    returned = failed_script(case, lambda c: c.rejects("int of a number", lambda: int("1"), (ValueError,)))
+    result = run_script(returned)
+    assert result.returncode == 1 and "returned: 1" in result.stdout and "expected: ValueError" in result.stdout
+    plain = failed_script(case, lambda c: c.equal("something else", 1, 2))
+    assert plain == case.repro and "sys.exit" not in plain

@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -358,6 +359,27 @@ def test_a_failure_keeps_its_finding_falsifying_example_and_reproduction(tmp_pat
     assert "but should be" in failed["message"]
     assert "Falsifying example" in failed["falsifying_example"] or "Failing test case" in failed["falsifying_example"]
     assert failed["repro"].startswith("import os") and "lax.pmin" in failed["repro"]
+
+
+def test_a_failure_leads_with_its_finding_and_ends_with_its_rerun_and_verdict(tmp_path):
+    """Under a planted fault in a catalogue operation: the -ra line reads the finding (not our
+    exception's module path), the failure ends with the command that reruns that one property with
+    its seed (also in the report), no Hypothesis explanation lines, and the script ends with a
+    verdict: run without the fault it exits 0, as JAX behaves there."""
+    run_dir = tmp_path / "run"
+    test = "suites/test_sharding_invariance.py::test_sharding_never_changes_values[dynamic_slice]"
+    result = run_pytest(["-p", "tests.faults", "--plant-fault", "dynamic-slice-plus-one", test, "-ra",
+                         "--report-dir", str(run_dir)], env={"COLUMNS": "400"}, timeout=600)
+    assert result.returncode == 1, result.stdout[-3000:]
+    summary = [line for line in result.stdout.splitlines() if line.startswith(f"FAILED {test}")]
+    assert summary and " - unsharded result vs numpy differs" in summary[0], result.stdout[-3000:]
+    assert "Explanation:" not in result.stdout and "ConformanceFailure: " not in summary[0]
+    (failed,) = [t for t in load(run_dir)["tests"] if t["outcome"] == "failed"]
+    assert failed["rerun"].startswith(f"pytest '{test}' --hypothesis-seed=") and "--devices 8" in failed["rerun"]
+    assert failed["rerun"] in result.stdout.split("rerun this property")[1]
+    script = subprocess.run([sys.executable, "-c", failed["repro"]], capture_output=True, text=True, timeout=300,
+                            env={k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAX_PLATFORMS")})
+    assert script.returncode == 0 and "expected:" in script.stdout, (script.stdout, script.stderr[-2000:])
 
 
 def test_bench_table_sums_suites_and_rates_examples():

@@ -2,7 +2,10 @@
 
 Every message reads ``<what>=<got>, but should be <expected> [<call>]`` and ends with a script that
 reproduces the case without Hypothesis. A property builds one ``Case`` per example and asks it to
-check things; the first disagreement raises ``ConformanceFailure`` (an ``AssertionError``).
+check things; the first disagreement raises ``ConformanceFailure`` (an ``AssertionError``). Where
+the property names the script's expression for the failing check (``outcomes``), the script ends
+with its verdict (``conformance.checking.verdict``): it prints what JAX returns and what it should
+return, and exits 1 while they differ.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ import re
 from typing import Callable, Dict, Optional, Sequence, Tuple, Type
 
 import numpy as np
+
+from . import verdict as verdicts
 
 
 # What a failed check shows (``ConformanceFailure.shows``): the words known-deviation symptoms use.
@@ -61,32 +66,54 @@ def error_names_dimension(message: str, dims: Sequence[int]) -> bool:
 class Case:
     """One example under test: a one-line description of the call, and a script reproducing it."""
 
-    def __init__(self, call: str, repro: str = ""):
+    def __init__(self, call: str, repro: str = "", outcomes: Optional[Dict[str, str]] = None, indent: str = ""):
+        """(``outcomes``: {a check's name, or the start of it: the expression in ``repro`` whose
+        value that check judges}; ``indent``: where the script's last lines are, e.g. inside a
+        ``with`` block for an Explicit mesh.)"""
         self.call = call
         self.repro = repro
+        self.outcomes = dict(outcomes or {})
+        self.indent = indent
+
+    def verdict(self, what: str, lines: Callable[[str], Sequence[str]], exact: bool = False) -> str:
+        """The script's verdict lines for check ``what`` (``lines(expression)``), or "" where the
+        property named no expression for it."""
+        expression = self.outcomes.get(what) if exact else verdicts.outcome_for(self.outcomes, what)
+        if expression is None or not self.repro:
+            return ""
+        return "\n" + "\n".join("    " + self.indent + line for line in lines(expression))
 
     def fail(self, message: str, *, check: str = "", shows: str = "mismatch", raised: str = "",
-             raised_message: str = "") -> None:
-        """Raise the ConformanceFailure of ``message``, naming the ``check`` and what it ``shows``."""
-        footer = f"\n\nReproduce without Hypothesis:\n{self.repro}" if self.repro else ""
-        raise ConformanceFailure(f"{message}{footer}", message, self.repro, check=check, shows=shows,
+             raised_message: str = "", verdict: str = "") -> None:
+        """Raise the ConformanceFailure of ``message``, naming the ``check`` and what it ``shows``
+        (``verdict``: the lines that end the script, from ``verdict()``)."""
+        __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        repro = self.repro + verdict if self.repro else ""
+        footer = f"\n\nReproduce without Hypothesis:\n{repro}" if repro else ""
+        raise ConformanceFailure(f"{message}{footer}", message, repro, check=check, shows=shows,
                                  raised=raised, raised_message=raised_message)
 
-    def _mismatch(self, what: str, got, expected, shows: str = "mismatch") -> None:
-        self.fail(f"{what}={got!r}, but should be {expected!r} [{self.call}]", check=what, shows=shows)
+    def _mismatch(self, what: str, got, expected, shows: str = "mismatch", verdict: str = "") -> None:
+        __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        self.fail(f"{what}={got!r}, but should be {expected!r} [{self.call}]", check=what, shows=shows,
+                  verdict=verdict)
 
     def equal(self, what: str, got, expected, *, shows: str = "mismatch") -> None:
         """``got == expected`` (``shows``: what a difference shows, for known-deviation symptoms)."""
+        __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
         if got != expected:
-            self._mismatch(what, got, expected, shows)
+            self._mismatch(what, got, expected, shows,
+                           self.verdict(what, lambda e: verdicts.equal_lines(e, expected), exact=True))
 
     def true(self, what: str, got: bool) -> None:
+        __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
         if not got:
-            self._mismatch(what, got, True)
+            self._mismatch(what, got, True, verdict=self.verdict(what, lambda e: verdicts.equal_lines(e, True), exact=True))
 
     def index_map(self, what: str, got: Dict[int, tuple], expected: Dict[int, tuple]) -> None:
         """Two ``{device id: block}`` maps agree device by device; the message lists the devices
         that differ."""
+        __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
         if got == expected:
             return
         lines = []
@@ -98,29 +125,34 @@ class Case:
             elif got[device] != expected[device]:
                 lines.append(f"  device {device}: holds {got[device]}, but should hold {expected[device]}")
         self.fail(f"{what} differs from the model on {len(lines)} device(s) [{self.call}]\n"
-                  + "\n".join(lines[:16]) + ("\n  ..." if len(lines) > 16 else ""), check=what, shows="layout")
+                  + "\n".join(lines[:16]) + ("\n  ..." if len(lines) > 16 else ""), check=what, shows="layout",
+                  verdict=self.verdict(what, lambda e: verdicts.index_map_lines(e, expected)))
 
     def same_bits(self, what: str, got, expected) -> None:
         """Same shape, dtype and bit pattern (so NaN payloads and -0.0 count)."""
+        __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
         got, expected = np.asarray(got), np.asarray(expected)
+        verdict = lambda: self.verdict(what, lambda e: verdicts.values_lines(e, expected, bits=True))  # noqa: E731
         if got.dtype != expected.dtype:
-            self._mismatch(f"{what}.dtype", got.dtype.name, expected.dtype.name, "dtype")
+            self._mismatch(f"{what}.dtype", got.dtype.name, expected.dtype.name, "dtype", verdict())
         if got.shape != expected.shape:
-            self._mismatch(f"{what}.shape", got.shape, expected.shape, "shape")
+            self._mismatch(f"{what}.shape", got.shape, expected.shape, "shape", verdict())
         differ = _bits(got) != _bits(expected)
         if differ.any():
             where = tuple(int(i) for i in np.argwhere(differ)[0])
             self.fail(f"{what} differs in {int(differ.sum())} of {got.size} element(s); first at "
                       f"{where}: got {got[where]!r}, but should be {expected[where]!r} [{self.call}]",
-                      check=what, shows="values")
+                      check=what, shows="values", verdict=verdict())
 
     def close(self, what: str, got, expected, *, rtol: float, atol: float) -> None:
         """Same shape and dtype, values within ``atol + rtol * |expected|`` (NaN matches NaN)."""
+        __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
         got, expected = np.asarray(got), np.asarray(expected)
+        verdict = lambda: self.verdict(what, lambda e: verdicts.values_lines(e, expected, rtol=rtol, atol=atol))  # noqa: E731
         if got.dtype != expected.dtype:
-            self._mismatch(f"{what}.dtype", got.dtype.name, expected.dtype.name, "dtype")
+            self._mismatch(f"{what}.dtype", got.dtype.name, expected.dtype.name, "dtype", verdict())
         if got.shape != expected.shape:
-            self._mismatch(f"{what}.shape", got.shape, expected.shape, "shape")
+            self._mismatch(f"{what}.shape", got.shape, expected.shape, "shape", verdict())
         g, e = got.astype(np.complex128 if got.dtype.kind == "c" else np.float64), \
             expected.astype(np.complex128 if got.dtype.kind == "c" else np.float64)
         ok = np.isclose(g, e, rtol=rtol, atol=atol, equal_nan=True)
@@ -128,22 +160,25 @@ class Case:
             where = tuple(int(i) for i in np.argwhere(~ok)[0])
             self.fail(f"{what} differs in {int((~ok).sum())} of {got.size} element(s) beyond "
                       f"rtol={rtol}, atol={atol}; first at {where}: got {got[where]!r}, but should "
-                      f"be {expected[where]!r} [{self.call}]", check=what, shows="values")
+                      f"be {expected[where]!r} [{self.call}]", check=what, shows="values", verdict=verdict())
 
     def accepts(self, what: str, fn: Callable):
         """``fn()`` returns; an exception is a failure that quotes it."""
+        __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
         try:
             return fn()
         except Exception as e:  # noqa: BLE001 - any exception is the finding
             self.fail(f"{what} raised {type(e).__name__}: {_short(e)}, but should be accepted "
                       f"[{self.call}]", check=what, shows="raised", raised=type(e).__name__,
-                      raised_message=str(e))
+                      raised_message=str(e), verdict=self.verdict(what, verdicts.returns_lines))
 
     def rejects(self, what: str, fn: Callable, errors: Tuple[Type[BaseException], ...],
                 names_dims: Optional[Sequence[int]] = None) -> BaseException:
         """``fn()`` raises one of ``errors``; when ``names_dims`` is given, the message names one of
         those dimensions."""
+        __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
         expected = " or ".join(e.__name__ for e in errors)
+        verdict = lambda: self.verdict(what, lambda e: verdicts.raises_lines(e, [error.__name__ for error in errors]))  # noqa: E731
         try:
             result = fn()
         except errors as e:
@@ -155,6 +190,6 @@ class Case:
         except Exception as e:  # noqa: BLE001
             self.fail(f"{what} raised {type(e).__name__}: {_short(e)}, but should raise {expected} "
                       f"[{self.call}]", check=what, shows="raised", raised=type(e).__name__,
-                      raised_message=str(e))
+                      raised_message=str(e), verdict=verdict())
         self.fail(f"{what} returned {_short(repr(result), 200)}, but should raise {expected} "
-                  f"[{self.call}]", check=what, shows="accepted")
+                  f"[{self.call}]", check=what, shows="accepted", verdict=verdict())

@@ -13,9 +13,10 @@ from .repro import describe_layout, script, spec_literal
 
 
 def layout_case(layout: Layout, call: str, lines: Sequence[str] = (), *, x=None,
-                extra_layouts: Optional[dict] = None) -> Case:
+                extra_layouts: Optional[dict] = None, outcomes: Optional[dict] = None) -> Case:
     """A Case whose script builds ``mesh``/``sharding`` for ``layout`` (and ``mesh_<n>``/``<n>`` for
-    each of ``extra_layouts``), recreates ``x`` if given, then runs ``lines``."""
+    each of ``extra_layouts``), recreates ``x`` if given, then runs ``lines`` (``outcomes``: the
+    script's expression per check, for its verdict; see ``Case``)."""
     meshes = {"mesh": layout.mesh}
     setup = [f"sharding = NamedSharding(mesh, {spec_literal(layout.spec)})"]
     described = [describe_layout(layout)]
@@ -24,13 +25,14 @@ def layout_case(layout: Layout, call: str, lines: Sequence[str] = (), *, x=None,
         setup.append(f"{name} = NamedSharding(mesh_{name}, {spec_literal(other.spec)})")
         described.append(f"{name}: {describe_layout(other)}")
     code = script([*setup, *lines], meshes=meshes, arrays={"x": x} if x is not None else None)
-    return Case(f"{call}; {'; '.join(described)}", code)
+    return Case(f"{call}; {'; '.join(described)}", code, outcomes)
 
 
 def check_layout(case: Case, array, layout: Layout, x=None, what: str = "shard") -> None:
     """``array`` is laid out as ``layout`` says: its sharding's index map is the model's; each
     addressable shard sits on a mesh device, covers that device's block, lives on that device and
     has the model's shard shape; and, given ``x``, holds ``x[block]`` bit for bit."""
+    __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
     case.index_map(f"{what} sharding devices_indices_map",
                    bridge.index_map(array.sharding, layout.shape), layout.blocks)
     views = bridge.shards(array)

@@ -151,9 +151,32 @@ def program_script(program: Program) -> str:
                   arrays=dict(zip(program.inputs, program.arrays)), in_context=in_context_lines(program))
 
 
+def program_outcomes(program: Program) -> dict:
+    """The script's expression for each check of a program's outputs (see ``Case``): the three
+    ways' calls, each output of the two jit ways, and the outputs' steps eagerly and unsharded."""
+    names = ", ".join(program.inputs) + ("," if len(program.inputs) == 1 else "")
+    calls = {"(a) eager": "program(*placed())",
+             "(b) jit with in/out_shardings": "jax.jit(program, in_shardings=in_shardings, out_shardings=out_shardings, "
+                                              f"donate_argnums={program.donated!r})(*placed())",
+             "(c) jit with constraints": "constrained(*placed())",
+             "(0) unsharded": f"unsharded(*(jnp.asarray(x) for x in ({names})))"}
+    outcomes = {way: call for way, call in calls.items() if not way.startswith(("(a)", "(0)"))}
+    by_name = {s.result: s for s in program.steps}
+    for k, name in enumerate(program.outputs):
+        for way in ("(b) jit with in/out_shardings", "(c) jit with constraints"):
+            outcomes[f"{way} output {name}"] = outcomes[f"np.asarray of {way} output {name}"] = f"{calls[way]}[{k}]"
+        if name in by_name:  # an output computed by a step (not an input returned as is)
+            step = f"{name} = {expression(by_name[name])}"
+            outcomes[f"(a) eager {step}"] = outcomes[f"np.asarray of (a) eager {step}"] = f"{calls['(a) eager']}[{k}]"
+            outcomes[f"(0) unsharded {step}"] = f"{calls['(0) unsharded']}[{k}]"
+    return outcomes
+
+
 def program_case(program: Program) -> Case:
-    """The Case for a program: its one-line description and its script."""
-    return Case(describe(program), program_script(program))
+    """The Case for a program: its one-line description and its script (ending, on a failure of
+    an output's check, with that check's verdict)."""
+    return Case(describe(program), program_script(program), program_outcomes(program),
+                indent="" if program.axis_type == "Auto" else "    ")
 
 
 ISOLATED_WAYS = ("(b)", "(c)")  # what runs in a fresh interpreter by default: the two jit ways

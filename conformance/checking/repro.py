@@ -15,6 +15,7 @@ from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, MeshModel
 
 from .case import Case
+from .verdict import array_literal, dtype_literal  # noqa: F401 - the scripts' literals, used here and by the suites
 
 
 def preamble() -> list:
@@ -34,18 +35,6 @@ def preamble() -> list:
         "devices = {d.id: d for d in jax.devices()}",
     ]
     return lines
-
-
-def dtype_literal(dtype) -> str:
-    name = np.dtype(dtype).name
-    return "jnp.bfloat16" if name == "bfloat16" else f"np.{name}"
-
-
-def array_literal(x: np.ndarray) -> str:
-    """An expression that rebuilds ``x`` exactly (same dtype, shape and bits)."""
-    x = np.asarray(x)  # (np.ascontiguousarray would turn a 0-d array into a 1-d one)
-    return (f"np.frombuffer(bytes.fromhex('{x.tobytes().hex()}'), dtype={dtype_literal(x.dtype)})"
-            f".reshape({tuple(x.shape)})")
 
 
 def tree_literal(tree) -> str:
@@ -117,9 +106,11 @@ def script(lines: Iterable[str] = (), *, meshes: Optional[dict] = None, axis_typ
     return "\n".join("    " + line for line in body)
 
 
-def scripted_case(call: str, lines: Iterable[str] = (), **script_parts) -> Case:
-    """A Case for ``call`` whose reproduction is ``script(lines, **script_parts)``."""
-    return Case(call, script(lines, **script_parts))
+def scripted_case(call: str, lines: Iterable[str] = (), *, outcomes: Optional[dict] = None, **script_parts) -> Case:
+    """A Case for ``call`` whose reproduction is ``script(lines, **script_parts)`` (``outcomes``:
+    the script's expression per check, for the script's verdict; see ``Case``)."""
+    explicit = script_parts.get("axis_type", "Auto") != "Auto" and bool(list(script_parts.get("in_context", ())))
+    return Case(call, script(lines, **script_parts), outcomes, indent="    " if explicit else "")
 
 
 def check_in_a_subprocess(call: str, lines: Sequence[str], run_isolated, *, printed: str, what: str = "result") -> None:

@@ -161,10 +161,10 @@ def type_name(value) -> str:
     return TOML_TYPES.get(type(value), type(value).__name__)
 
 
-def load_deviations(path: Path, tests_exist: bool = True) -> List[Deviation]:
+def load_deviations(path: Path, tests_exist: bool = True, root: Path = ROOT) -> List[Deviation]:
     """Read a known-deviation list (format 2) against the entry schema; a malformed entry, or one
-    naming a test the suites do not have (``tests_exist``), is a usage error naming it by
-    ``file:line``."""
+    naming a test the suites under ``root`` do not have (``tests_exist``), is a usage error naming
+    it by ``file:line``."""
     if not path.exists():
         return []
     text = path.read_text()
@@ -192,14 +192,15 @@ def load_deviations(path: Path, tests_exist: bool = True) -> List[Deviation]:
         first = starts[i] if i < len(starts) else 0
         last = starts[i + 1] - 1 if i + 1 < len(starts) else len(lines)
         out.append(parse_entry(entry, str(path), first, lambda key: f"{path}:{key_line(lines, first, last, key)}",
-                               tests_exist))
+                               root if tests_exist else None))
     return out
 
 
 def parse_entry(entry: dict, source: str, line: int, where_key: Callable[[str], str] = None,
-                tests_exist: bool = False) -> Deviation:
+                tests_root: Optional[Path] = None) -> Deviation:
     """One ``[[deviation]]`` table as a Deviation; a UsageError names where (``where_key(key)``:
-    the ``file:line`` of a key) and what is wrong."""
+    the ``file:line`` of a key) and what is wrong (``tests_root``: where the tests it names must
+    exist; None: not checked)."""
     where_key = where_key or (lambda key: f"{source}:{line}")
     def refuse(message: str, key: str = ""):
         raise UsageError(f"{where_key(key) if key else where_key('[[deviation]]')}: deviation {message}")
@@ -252,7 +253,7 @@ def parse_entry(entry: dict, source: str, line: int, where_key: Callable[[str], 
         refuse("is strict, so its symptom takes no mesh (the test's mesh is fixed): mesh limits a random property's",
                "symptom")
     for key in ("test", "reproduced_by"):
-        problem = entry.get(key) and tests_exist and missing_test(entry[key])
+        problem = entry.get(key) and tests_root is not None and missing_test(entry[key], tests_root)
         if problem:
             refuse(f"has {key} = {entry[key]!r}, which names no test: {problem}", key)
     return Deviation(entry["test"], entry["jax"], entry["reason"], symptom, strict, entry.get("reproduced_by", ""),
@@ -300,18 +301,18 @@ def test_functions(path: Path) -> List[str]:
     return [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")]
 
 
-def missing_test(test: str) -> str:
+def missing_test(test: str, root: Path = ROOT) -> str:
     """Why ``test`` (``file::function``, a case's ``[id]`` allowed) names no test of the checkout ("" when
     it does), with a close match when there is one; the parametrized case itself is checked when
     the tests are collected."""
     file, _, function = test.partition("::")
     function = function.split("[", 1)[0]
-    path = ROOT / file
+    path = root / file
     if not path.is_file():
-        candidates = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "suites").glob("**/test_*.py"))
+        candidates = sorted(p.relative_to(root).as_posix() for p in (root / "suites").glob("**/test_*.py"))
         ending = [c for c in candidates if c.endswith("/" + file)]
         if len(ending) == 1:
-            path = ROOT / ending[0]
+            path = root / ending[0]
         else:
             close = difflib.get_close_matches(file, candidates, n=1)
             return f"no file {file}" + (f" (did you mean {close[0]}?)" if close else "")
@@ -333,12 +334,13 @@ class DeviationFile:
     entries: Tuple[Deviation, ...]
 
 
-def read_deviation_file(path: Path, origin: str, option: str) -> DeviationFile:
-    """Read a known-deviation list named by ``option``; a missing file is a usage error."""
+def read_deviation_file(path: Path, origin: str, option: str, root: Path = ROOT) -> DeviationFile:
+    """Read a known-deviation list named by ``option`` (its tests looked for under ``root``, the
+    run's root folder); a missing file is a usage error."""
     if not path.is_file():
         raise UsageError(f"{option} {path}: no such file")
     return DeviationFile(path, origin, hashlib.sha256(path.read_bytes()).hexdigest(),
-                         tuple(load_deviations(path)))
+                         tuple(load_deviations(path, root=root)))
 
 
 def shown_path(path: Path, root: Path) -> str:

@@ -57,8 +57,9 @@ def deviations_in_effect(config) -> DeviationsInEffect:
     """The suite's known deviations and those of every ``--deviations FILE``, for this JAX and this
     backend (an entry with ``backend`` applies only there)."""
     try:
-        files = [read_deviation_file(deviations_file(config), "suite", "--known-deviations")]
-        files += [read_deviation_file(Path(p), "user", "--deviations") for p in config.getoption("--deviations")]
+        root = Path(config.rootpath)
+        files = [read_deviation_file(deviations_file(config), "suite", "--known-deviations", root)]
+        files += [read_deviation_file(Path(p), "user", "--deviations", root) for p in config.getoption("--deviations")]
     except devices.UsageError as e:
         raise pytest.UsageError(str(e)) from None
     present = jax.devices()

@@ -1,0 +1,142 @@
+"""The end of a reproduction script: it prints what JAX returns and what it should return, and
+exits 1 while they differ (0 once JAX behaves), so a maintainer can run it as a test.
+
+Vocabulary:
+
+* an *outcome* is an expression in the script's own names (``f(*args)``, ``constrained(*args)``)
+  whose value a check of the property judged; a property names them when it builds its ``Case``
+  (``outcomes = {check name prefix: expression}``);
+* the *verdict lines* run that expression once more and judge it as the check did: values within
+  the check's tolerances (each addressable shard too, against its block), the call returning where
+  it raised, or raising where it returned;
+* literals: an array is written as numpy code that rebuilds it exactly, as a plain list where its
+  repr is exact (``np.array([[0, 1], [2, 3]], dtype=np.int32)``, ``np.arange(8, ...)`` for a
+  range), else from its bytes.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional, Sequence
+
+import numpy as np
+
+PLAIN_LIMIT = 256  # elements up to which an array is written as a plain list
+
+
+def dtype_literal(dtype) -> str:
+    name = np.dtype(dtype).name
+    return {"bfloat16": "jnp.bfloat16", "bool": "np.bool_"}.get(name, f"np.{name}")  # (np.bool: numpy 2 only)
+
+
+def array_literal(x) -> str:
+    """An expression that rebuilds ``x`` exactly (same dtype, shape and bits)."""
+    x = np.asarray(x)
+    dtype = dtype_literal(x.dtype)
+    shape = tuple(x.shape)
+    if x.size == 0:
+        return f"np.zeros({shape}, dtype={dtype})"
+    if x.dtype.kind in "iub" and x.size and x.ndim and x.dtype.kind != "b" and \
+            np.array_equal(x.ravel(), np.arange(x.size)):
+        return f"np.arange({x.size}, dtype={dtype})" + (f".reshape({shape})" if x.ndim > 1 else "")
+    plain = x.dtype.kind in "iub" or (x.dtype.kind in "fc" and x.dtype.name != "bfloat16"
+                                     and bool(np.isfinite(x).all()))
+    if plain and x.size <= PLAIN_LIMIT:  # (tolist gives Python numbers, whose repr round-trips)
+        return f"np.array({x.tolist()!r}, dtype={dtype})"
+    return f"np.frombuffer(bytes.fromhex('{x.tobytes().hex()}'), dtype={dtype}).reshape({shape})"
+
+
+def values_lines(expression: str, expected, *, rtol: float = 0.0, atol: float = 0.0, bits: bool = False) -> List[str]:
+    """Judge ``expression``'s value (and, for a sharded array, every addressable shard against its
+    block) against ``expected``: within ``rtol``/``atol`` (NaN matching NaN), or bit for bit."""
+    expected = np.asarray(expected)
+    same = ("lambda a, b: a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()"
+            if bits else
+            f"lambda a, b: a.shape == b.shape and a.dtype == b.dtype and bool(np.isclose(a.astype(np.complex128), "
+            f"b.astype(np.complex128), rtol={rtol}, atol={atol}, equal_nan=True).all())")
+    return [
+        "import sys",
+        f"expected = {array_literal(expected)}",
+        f"got = {expression}",
+        f"same = {same}",
+        "shards_agree = all(same(np.asarray(s.data), expected[s.index]) for s in getattr(got, 'addressable_shards', ()))",
+        "print('got:     ', np.asarray(got).dtype, np.asarray(got).tolist())",
+        "print('expected:', expected.dtype, expected.tolist())",
+        "if same(np.asarray(got), expected) and not shards_agree:",
+        "    print('(the whole array agrees, but a shard does not hold its block)')",
+        "sys.exit(0 if same(np.asarray(got), expected) and shards_agree else 1)",
+    ]
+
+
+def returns_lines(expression: str) -> List[str]:
+    """The call should return: exit 1 while it raises."""
+    return [
+        "import sys",
+        "try:",
+        f"    got = {expression}",
+        "except Exception as e:",
+        "    print('raised:', type(e).__name__, str(e)[:1000])",
+        "    print('expected: a result, no exception')",
+        "    sys.exit(1)",
+        "print('returned, as it should:', got)",
+        "sys.exit(0)",
+    ]
+
+
+def raises_lines(expression: str, errors: Sequence[str]) -> List[str]:
+    """The call should raise one of ``errors`` (class names): exit 1 while it returns (or raises
+    something else)."""
+    names = set(errors)
+    return [
+        "import sys",
+        "try:",
+        f"    got = {expression}",
+        "except Exception as e:",
+        f"    ok = type(e).__name__ in {sorted(names)!r}",
+        "    print('raised:', type(e).__name__, str(e)[:1000])",
+        f"    print('expected: {' or '.join(sorted(names))}')",
+        "    sys.exit(0 if ok else 1)",
+        "print('returned:', got)",
+        f"print('expected: {' or '.join(sorted(names))}')",
+        "sys.exit(1)",
+    ]
+
+
+def equal_lines(expression: str, expected) -> List[str]:
+    """A plain value (a shape, a dtype name, a count) that should equal ``expected``."""
+    return [
+        "import sys",
+        f"got = {expression}",
+        f"expected = {expected!r}",
+        "print('got:     ', got)",
+        "print('expected:', expected)",
+        "sys.exit(0 if got == expected else 1)",
+    ]
+
+
+def index_map_lines(expression: str, expected: dict) -> List[str]:
+    """Judge the index map of ``expression`` (a sharding, or an array's sharding) against
+    ``expected`` ({device id: ((start, stop) per dimension)}), listing the devices that differ."""
+    shape = tuple(max(block[d][1] for block in expected.values()) for d in range(len(next(iter(expected.values()), ()))))
+    return [
+        "import sys",
+        f"expected = {dict(sorted(expected.items()))!r}",
+        f"value = {expression}",
+        f"index_map = getattr(value, 'sharding', value).devices_indices_map({shape!r})",
+        f"got = {{d.id: tuple((s.indices(n)[0], s.indices(n)[1]) for s, n in zip(index, {shape!r})) "
+        "for d, index in index_map.items()}",
+        "for device in sorted(set(got) | set(expected)):",
+        "    if got.get(device) != expected.get(device):",
+        "        print(f'device {device}: holds {got.get(device)}, but should hold {expected.get(device)}')",
+        "print('index maps agree' if got == expected else 'index maps differ')",
+        "sys.exit(0 if got == expected else 1)",
+    ]
+
+
+def indented(lines: Sequence[str], indent: str) -> List[str]:
+    return [indent + line for line in lines]
+
+
+def outcome_for(outcomes: dict, what: str) -> Optional[str]:
+    """The expression of the longest outcome name that ``what`` starts with (None without one)."""
+    names = [name for name in outcomes if what.startswith(name)]
+    return outcomes[max(names, key=len)] if names else None
