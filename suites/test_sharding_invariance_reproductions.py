@@ -192,6 +192,18 @@ def test_explicit_merge_of_two_dimensions_each_sharded():
                      {"x": (x, ("a", "b"))}, "jnp.reshape(x, (4,))", x.reshape(4), spec=(("a", "b"),))
 
 
+@bridge.needs_devices(4, "to shard four ways")
+@explicit_only
+def test_explicit_dynamic_slice_of_a_cut_operand_clamps_its_start_once():
+    """On an Explicit mesh, lax.dynamic_slice(x, (start,), (4,)) of x = arange(8) sharded four
+    ways with a traced start of 7 clamps it to 4 and returns [4, 5, 6, 7] (the output's type keeps
+    the operand's sharding, so the output is cut though nothing asks for it; found on 0.7.0 by the
+    third release-matrix pass)."""
+    x = np.arange(8, dtype=np.int32)
+    explicit_accepts("dynamic_slice", bridge.first_devices_mesh(("a", 4)),
+                     {"x": (x, ("a",)), "start": (np.int32(7), ())}, "lax.dynamic_slice(x, (start,), (4,))", x[4:8])
+
+
 @bridge.needs_devices(2, "for a two-axis mesh")
 @explicit_only
 def test_explicit_edge_pad_over_size_one_axis():

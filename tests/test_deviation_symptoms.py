@@ -321,6 +321,13 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     assert not triggers.layout_change_onto_combined_axes(move("constraint", (None, ("b", "a"))))  # one axis cuts
     assert not triggers.layout_change_onto_combined_axes(move("negative", (None, ("b", "x"))))  # not a layout change
 
+    # the third pass (0.7.0): on an Explicit mesh a clamped dynamic_slice of a cut operand, output replicated
+    ds = lambda axis_type, spec: triggers.Call("dynamic_slice", (np.arange(8, dtype=np.int32), np.int32(7)),  # noqa: E731
+                                               {"sizes": (4,)}, MESH, axis_type, (spec, ()), (), "(b) jit")
+    assert triggers.clamped_start_with_a_cut_output(ds("Explicit", ("a",)))
+    assert not triggers.clamped_start_with_a_cut_output(ds("Auto", ("a",)))  # Auto: the output is replicated
+    assert not triggers.clamped_start_with_a_cut_output(ds("Explicit", ()))
+
     # the third pass (0.4.33): a jitted take_along_axis of an operand with ('b', 'y') on one dimension
     cube3 = MeshModel(tuple(range(8)), (2, 2, 2), ("a", "b", "y"))
     along = lambda specs, way="(b) jit", mesh=cube3: triggers.Call("take_along_axis", (np.zeros((2, 4, 2), np.int32),) * 2,  # noqa: E731

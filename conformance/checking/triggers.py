@@ -109,14 +109,16 @@ def partially_replicated(mesh: MeshModel, spec: Optional[Spec]) -> bool:
 # --- the catalogue's and the programs' triggers ----------------------------------------------
 def clamped_start_with_a_cut_output(call: Call) -> bool:
     """lax.dynamic_slice whose start (negative ones counted from the end) must be clamped into
-    range, with an output that is cut."""
+    range, with an output that is cut (on an Explicit mesh the output's type keeps its operand's
+    sharding: an operand that is cut)."""
     if call.op != "dynamic_slice":
         return False
     x, starts = call.operands[0], call.operands[1:]
     sizes = call.static["sizes"]
     clamped = any(not 0 <= int(s) + (n if s < 0 else 0) <= n - k
                   for s, n, k in zip(starts, np.shape(x), sizes))
-    return clamped and output_may_be_cut(call)
+    explicit_cut = call.axis_type == "Explicit" and bool(call.in_specs) and cuts(call.mesh, call.in_specs[0])
+    return clamped and (output_may_be_cut(call) or explicit_cut)
 
 
 def moved_start_with_a_cut_operand_or_output(call: Call) -> bool:
