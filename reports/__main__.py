@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import os
 import re
 import sys
 from pathlib import Path
@@ -168,7 +169,8 @@ def main(argv=None) -> int:
             if not runs:
                 raise ReportError("no runs to show: name run folders, or --all for the tox runs present")
             records = [load(run) for run in runs]
-            write_atomically(output, matrix_page(records))
+            links = [os.path.relpath(resolve(run).with_name("report.html"), output.absolute().parent) for run in runs]
+            write_atomically(output, matrix_page(records, links))
             print(f"wrote {args.output}: {len(records)} runs")
             return 0
         record = load(args.run)

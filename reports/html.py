@@ -8,7 +8,6 @@ from collections import Counter, defaultdict
 from datetime import datetime
 from typing import Dict, List, Optional, Tuple
 
-from packaging.version import Version
 
 from .record import OUTCOMES, deviation_fixed, run_label
 
@@ -31,6 +30,11 @@ th { background: #f3f3f3; }
 pre { background: #f7f7f7; border: 1px solid #ddd; padding: 6px; overflow-x: auto; font-size: 12px; }
 .count { display: inline-block; margin-right: 1em; padding: 3px 8px; border-radius: 4px; }
 .mono { font-family: monospace; }
+pre.wrap { white-space: pre-wrap; overflow-wrap: anywhere; }
+details { margin: 0.4em 0; } summary { cursor: pointer; }
+.banner { padding: 10px 14px; border-radius: 6px; margin: 0.8em 0; font-size: 15px; }
+.banner.green { background: #c8e6c9; } .banner.red { background: #ffcdd2; } .banner.amber { background: #ffe0b2; }
+.banner ul { margin: 0.3em 0; } th.run a { color: inherit; text-decoration: none; }
 .legend .key { display: inline-block; width: 1.6em; text-align: center; font-family: monospace;
                border: 1px solid #ccc; margin: 0 0.2em 0 0.8em; }
 table.matrix { border-collapse: separate; border-spacing: 0; font-size: 12px; }
@@ -73,21 +77,83 @@ def shown_outcome(test: dict) -> str:
 
 
 def counts(summary: dict) -> str:
-    return "".join(f'<span class="count" style="background:{COLOURS[o]}">{o}: {summary.get(o, 0)}</span>'
+    """The outcome counts as chips; a count of 0 is grey, not coloured as if it said something."""
+    return "".join(f'<span class="count" style="background:{COLOURS[o] if summary.get(o, 0) else "#f5f5f5"}'
+                   f'{"" if summary.get(o, 0) else "; color:#999"}">{o}: {summary.get(o, 0)}</span>'
                    for o in OUTCOMES)
 
 
-def run_page(record: dict) -> str:
-    """A run: environment, summary counts, a table per suite, failures with their reproduction,
-    skips grouped by reason."""
-    env = record["environment"]
-    body = [f"<h1>Conformance run: {esc(run_label(record))}</h1>"]
+def verdict_banner(record: dict) -> str:
+    """The first thing on a run page: green (nothing to do), red (what failed and what to do next),
+    or amber (the run did not finish)."""
+    summary = record["summary"]
+    failing = [t for t in record["tests"] if t["outcome"] in ("failed", "error")]
+    fixed = [t for t in failing if deviation_fixed(t)]
+    broken = [t for t in failing if not deviation_fixed(t)]
     if record["status"] != "complete":
-        body.append("<p><strong>This run did not finish: the report holds the tests that ran before "
-                    "it stopped.</strong></p>")
-    body.append(f"<p>{counts(record['summary'])} total: {record['summary']['total']}</p>")
-    body.append("<h2>Environment</h2><table>" + "".join(
-        f"<tr><th>{esc(k)}</th><td class=\"mono\">{esc(v)}</td></tr>" for k, v in env.items()) + "</table>")
+        stopped = f" It stopped in <span class=\"mono\">{esc(record.get('running'))}</span>." if record.get("running") else ""
+        return (f"<div class=\"banner amber\"><strong>Incomplete: this run did not finish.</strong>{stopped} The "
+                f"report holds the {summary['total']} tests that ran before it stopped; rerun it (a crash of JAX "
+                "itself ends a serial run: <span class=\"mono\">-n 2</span> goes on past it).</div>")
+    if not failing:
+        known = f", {summary['xfailed']} known deviations reproduced" if summary.get("xfailed") else ""
+        return (f"<div class=\"banner green\"><strong>Green: nothing to do.</strong> {summary['passed']} "
+                f"properties passed{known}, {summary['skipped']} skipped (reasons below).</div>")
+    items = "".join(f"<li><a class=\"mono\" href=\"#{esc(t['id'])}\">{esc(t['id'])}</a></li>" for t in broken[:12])
+    more = f"<li>and {len(broken) - 12} more</li>" if len(broken) > 12 else ""
+    parts = [f"<div class=\"banner red\"><strong>Red: {len(broken)} propert{'y' if len(broken) == 1 else 'ies'} "
+             "failed.</strong>" if broken else "<div class=\"banner red\"><strong>Red only for fixed known deviations."
+             "</strong>", f"<ul>{items}{more}</ul>" if broken else ""]
+    if broken:
+        parts.append("<p>Next: read each failure below (what JAX returned, what it should have), run its script "
+                     "(it exits 1 while the bug is there) or its rerun command; a first-time draw on an unchanged "
+                     "JAX is a finding too: search JAX's and XLA's trackers, then add a known deviation with "
+                     "its symptom and trigger.</p>")
+    if fixed:
+        parts.append(f"<p>{len(fixed)} strict known deviation(s) did not reproduce: JAX fixed them here; narrow "
+                     "their entries' ranges (below).</p>")
+    return "".join(parts) + "</div>"
+
+
+def environment_rows(env: dict) -> List[Tuple[str, str]]:
+    """The environment as a reader wants it: one row per fact, lists and tables in words."""
+    rows = [("JAX", f"{env['jax']} (jaxlib {env['jaxlib']})"),
+            ("backend", f"{env['backend']}: {env['device_count']} x {env.get('device_kind', '?')}, "
+                        f"{env.get('process_count', 1)} process(es), {env.get('workers') or 0} xdist workers"),
+            ("profile", f"{env['profile']} ({env.get('max_examples', '?')} examples), seed {env['seed']}, "
+                        f"x64 {'on' if env.get('x64') else 'off'}")]
+    selection = env.get("selection")
+    if selection:
+        words = " ".join([*selection.get("paths", []), *(["-m", repr(selection["markers"])] if selection.get("markers") else []),
+                          *(["-k", repr(selection["keywords"])] if selection.get("keywords") else [])])
+        rows.append(("selection", words))
+    rows.append(("command", env.get("command", "")))
+    rows.append(("time", f"{env.get('started', '?')} to {env.get('finished') or 'not finished'}"))
+    files = env.get("deviation_files") or []
+    if files:
+        rows.append(("known deviations", "; ".join(f"{f['path']} ({f['origin']}: {f['in_effect']} in effect"
+                                                    + (f", {f['other_backends']} for other backends" if f.get("other_backends") else "")
+                                                    + f"; sha256 {f['sha256'][:12]})" for f in files)))
+    suite = env.get("suite") or {}
+    if suite:
+        commit = suite.get("commit")
+        rows.append(("suite", f"{suite.get('version')}" + (f", commit {commit[:12]}" if commit else "")
+                     + (" (modified)" if suite.get("modified") else "")))
+    rows.append(("versions", f"numpy {env['numpy']}, hypothesis {env['hypothesis']}, Python {env['python']}"
+                             + (f", {env['platform']}" if env.get("platform") else "")))
+    if env.get("peak_rss_mib") is not None:
+        rows.append(("peak memory", f"{env['peak_rss_mib']} MiB"))
+    return rows
+
+
+def run_page(record: dict) -> str:
+    """A run: the verdict first, the failures (with their reproduction and rerun command), excused
+    examples, skips grouped by reason, the environment, and a table per suite."""
+    env = record["environment"]
+    body = [f"<h1>Conformance run: {esc(run_label(record))}</h1>", verdict_banner(record),
+            f"<p>{counts(record['summary'])} total: {record['summary']['total']}</p>"]
+    environment = ("<h2>Environment</h2><table>" + "".join(
+        f"<tr><th>{esc(k)}</th><td class=\"mono\">{esc(v)}</td></tr>" for k, v in environment_rows(env)) + "</table>")
 
     by_suite = defaultdict(list)
     for test in record["tests"]:
@@ -107,11 +173,15 @@ def run_page(record: dict) -> str:
         for test in failures:
             body.append(f"<h3 class=\"mono\" id=\"{esc(test['id'])}\">{esc(test['id'])} — {esc(test['outcome'])}</h3>")
             if test.get("message"):
-                body.append(f"<pre>{esc(test['message'])}</pre>")
+                body.append(f"<pre class=\"wrap\">{esc(test['message'])}</pre>")
             if test.get("falsifying_example"):
-                body.append(f"<p>Falsifying example:</p><pre>{esc(test['falsifying_example'])}</pre>")
+                body.append(f"<details><summary>Falsifying example (Hypothesis)</summary>"
+                            f"<pre>{esc(test['falsifying_example'])}</pre></details>")
             if test.get("repro"):
-                body.append(f"<p>Reproduce without Hypothesis:</p><pre>{esc(test['repro'])}</pre>")
+                body.append(f"<p>Reproduce without Hypothesis (exits 1 while the bug is there, where the "
+                            f"script ends with a verdict):</p><pre>{esc(test['repro'])}</pre>")
+            if test.get("rerun"):
+                body.append(f"<p>Rerun this property:</p><pre>{esc(test['rerun'])}</pre>")
 
     excused = [(t, e) for t in record["tests"] for e in (t.get("excused") or ())]
     if excused:
@@ -142,6 +212,7 @@ def run_page(record: dict) -> str:
                         f"<td class=\"mono\">{'<br>'.join(esc(i) for i in ids)}</td></tr>")
         body.append("</table>")
 
+    body.append(environment)
     body.append("<h2>Suites</h2>")
     for suite in sorted(by_suite):
         tests = by_suite[suite]
@@ -198,13 +269,15 @@ def column_labels(records: List[dict]) -> List[Tuple[str, str]]:
             else (version, detail) for column, (version, detail) in enumerate(labels)]
 
 
-def run_heading(record: dict, version: str, detail: str) -> str:
-    """A run's column heading: its version over its distinguishing line, read bottom to top; its full
-    name, seed and start time on hover."""
+def run_heading(record: dict, version: str, detail: str, link: Optional[str] = None) -> str:
+    """A run's column heading: its version over its distinguishing line, read bottom to top, linked
+    to its run page; its full name, seed and start time on hover."""
     env = record["environment"]
     hover = f"{run_label(record)} · seed {env['seed']} · started {env.get('started') or 'unknown'}"
-    return (f"<th class=\"run\" title=\"{esc(hover)}\"><div class=\"label\"><span class=\"version\">"
-            f"{esc(version)}</span><span class=\"detail\">{esc(detail)}</span></div></th>")
+    label = (f"<span class=\"version\">{esc(version)}</span><span class=\"detail\">{esc(detail)}</span>")
+    if link:
+        label = f"<a href=\"{esc(link)}\">{label}</a>"
+    return f"<th class=\"run\" title=\"{esc(hover)}\"><div class=\"label\">{label}</div></th>"
 
 
 def summary_cell(record: dict) -> str:
@@ -222,13 +295,11 @@ def cell(test: Optional[dict]) -> str:
             f"{LETTERS[outcome]}</td>")
 
 
-def matrix_page(records: List[dict]) -> str:
-    """Properties (grouped by suite) x runs (ordered by JAX version, then backend, seed and start),
-    each cell a coloured outcome letter with its reason or finding on hover; above
+def matrix_page(records: List[dict], links: Optional[List[Optional[str]]] = None) -> str:
+    """Properties (grouped by suite) x runs (in the order given; ``links``: each run's page), each
+    cell a coloured outcome letter with its reason or finding on hover; above
     CHANGED_ONLY_ABOVE_RUNS runs the page opens on the properties whose outcome changes."""
-    records = sorted(records, key=lambda r: (Version(r["environment"]["jax"]), r["environment"]["backend"],
-                                             r["environment"]["device_count"], r["environment"]["seed"],
-                                             r["environment"].get("started") or ""))
+    links = list(links or [None] * len(records))
     cells = [{t["id"]: t for t in r["tests"]} for r in records]
     suite_of: Dict[str, str] = {t["id"]: t["suite"] for r in records for t in r["tests"]}
     by_suite = defaultdict(list)
@@ -238,8 +309,9 @@ def matrix_page(records: List[dict]) -> str:
                if len({shown_outcome(by_id[test_id]) if test_id in by_id else "absent" for by_id in cells}) > 1}
     changed_only = " checked" if len(records) > CHANGED_ONLY_ABOVE_RUNS else ""
     body = [f"<h1>Conformance matrix: {len(suite_of)} properties x {len(records)} runs</h1>",
-            "<p>Runs are ordered by JAX version, oldest first. Hover a run for its full name, a property "
-            "for its node id, a cell for its reason or finding.</p>",
+            "<p>Runs are in the order given (<span class=\"mono\">--all</span>: oldest release first); a run's "
+            "heading links to its run page. Hover a run for its full name, a property for its node id, a cell "
+            "for its reason or finding.</p>",
             f"<input type=\"checkbox\" id=\"changed-only\"{changed_only}>"
             "<label for=\"changed-only\"> show changed rows only</label>",
             f"<p><strong>{len(changed)} of {len(suite_of)} properties change across these runs</strong> "
@@ -248,7 +320,7 @@ def matrix_page(records: List[dict]) -> str:
                 f"<span class=\"key\" style=\"background:{COLOURS[o]}\">{LETTERS[o]}</span>{esc(MEANINGS[o])}"
                 for o in (*OUTCOMES, "fixed", "absent")) + "</p>",
             "<table class=\"matrix\"><thead><tr><th class=\"prop\">property</th>" + "".join(
-                run_heading(r, version, detail) for r, (version, detail) in zip(records, column_labels(records)))
+                run_heading(r, version, detail, link) for r, (version, detail), link in zip(records, column_labels(records), links))
             + "</tr></thead><tbody>",
             "<tr><th class=\"prop\"><em>summary</em></th>" + "".join(summary_cell(r) for r in records) + "</tr>"]
     for suite in sorted(by_suite):

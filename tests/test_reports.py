@@ -287,15 +287,17 @@ def test_compare_and_matrix_refuse_bad_input(tmp_path, capsys):
 
 
 # --- pages ----------------------------------------------------------------------------------------
-def test_matrix_orders_runs_by_version_and_colours_cells(tmp_path):
-    """Columns go by JAX version (0.4.30 before 0.10.2, whatever the argument order); a cell
-    carries its outcome, colour and reason; a property absent from a run says so."""
+def test_matrix_keeps_the_runs_in_order_links_them_and_colours_cells(tmp_path):
+    """Columns go in the order given (0.10.2 before 0.4.30 when named so), each heading linked to
+    its run page; a cell carries its outcome, colour and reason; a property absent from a run says
+    so."""
     runs = [save(tmp_path, "new", record(new_tests(), jax="0.10.2")),
             save(tmp_path, "old", record(BASE_TESTS, jax="0.4.30"))]
     out = tmp_path / "matrix.html"
     assert main(["matrix", *map(str, runs), "-o", str(out)]) == 0
     page = out.read_text()
-    assert page.index("jax 0.4.30") < page.index("jax 0.10.2")
+    assert page.index("jax 0.10.2") < page.index("jax 0.4.30")
+    assert '<a href="new/report.html">' in page and '<a href="old/report.html">' in page
     assert 'title="PositionalSharding removed in JAX 0.7.0 (installed: 0.10.2)"' in page
     assert 'title="not in this run"' in page
     assert "http" not in page.replace("https://json-schema", "")  # no external assets
