@@ -301,12 +301,16 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     # the second pass (0.9.2): an eager lax.pad and a program's eager jnp.reshape of a cut operand
     shaped = lambda op, spec, way, **static: triggers.Call(op, (np.zeros((2, 4), np.uint32),), static,  # noqa: E731
                                                            wide, "Auto", (spec,), (), way)
-    assert triggers.eager_padding_or_reshape_of_a_cut_operand(shaped("reshape", ("b", "a"), "(a) eager", shape=(4, 2)))
-    assert triggers.eager_padding_or_reshape_of_a_cut_operand(shaped("lax_pad_negative", ("a",), "(a) eager"))
-    assert triggers.eager_padding_or_reshape_of_a_cut_operand(shaped("pad", ("a",), "(a) eager", mode="constant"))
-    assert not triggers.eager_padding_or_reshape_of_a_cut_operand(shaped("pad", ("a",), "(a) eager", mode="edge"))
-    assert not triggers.eager_padding_or_reshape_of_a_cut_operand(shaped("reshape", ("b", "a"), "(b) jit", shape=(4, 2)))
-    assert not triggers.eager_padding_or_reshape_of_a_cut_operand(shaped("reshape", (), "(a) eager", shape=(4, 2)))
+    assert triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(shaped("reshape", ("b", "a"), "(a) eager", shape=(4, 2)))
+    assert triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(shaped("lax_pad_negative", ("a",), "(a) eager"))
+    assert triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(shaped("pad", ("a",), "(a) eager", mode="constant"))
+    assert not triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(shaped("pad", ("a",), "(a) eager", mode="edge"))
+    assert not triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(shaped("reshape", ("b", "a"), "(b) jit", shape=(4, 2)))
+    assert not triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(shaped("reshape", (), "(a) eager", shape=(4, 2)))
+    join = lambda specs: triggers.Call("concatenate", (np.zeros(2, np.int32), np.zeros(8, np.int32)), {"axis": 0},  # noqa: E731
+                                       MeshModel(tuple(range(8)), (8,), ("a",)), "Auto", specs, (), "(a) eager")
+    assert triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(join(((), ("a",))))  # (the third pass, 0.9.2)
+    assert not triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(join(((), ())))
     cube = MeshModel(tuple(range(4)), (2, 2, 1), ("a", "b", "x"))  # and an Explicit ravel onto ('a', 'x'), x of size 1
     ravel = lambda spec: triggers.Call("roll", (np.zeros((2, 2), np.int32),), {"shift": 0, "axis": None},  # noqa: E731
                                        cube, "Explicit", (spec,), (), "(a) eager")

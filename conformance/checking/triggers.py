@@ -224,13 +224,14 @@ def jitted_take_along_over_combined_axes(call: Call) -> bool:
     return any(s is None or any(len(cut_axes(call.mesh, axes)) > 1 for axes in spec_axes(s)) for s in call.in_specs[:2])
 
 
-def eager_padding_or_reshape_of_a_cut_operand(call: Call) -> bool:
-    """Eager jnp.pad in mode 'constant', lax.pad or jnp.reshape of an operand that is cut (ops whose
-    result's layout the eager dispatch reads back from the compiler's choice: met with jnp.pad in
-    the first matrix pass, lax.pad and jnp.reshape in the second)."""
+def eager_pad_reshape_or_concatenate_of_a_cut_operand(call: Call) -> bool:
+    """Eager jnp.pad in mode 'constant', lax.pad, jnp.reshape or jnp.concatenate with an operand that
+    is cut (ops whose result's layout the eager dispatch reads back from the compiler's choice: met
+    with jnp.pad in the first matrix pass, lax.pad and jnp.reshape in the second, jnp.concatenate in
+    the third)."""
     padding = call.op == "pad" and call.static.get("mode") == "constant"
-    return (call.eager and (padding or call.op in ("lax_pad_negative", "reshape")) and bool(call.in_specs)
-            and cuts(call.mesh, call.in_specs[0]))
+    return (call.eager and (padding or call.op in ("lax_pad_negative", "reshape", "concatenate"))
+            and any(cuts(call.mesh, s) for s in call.in_specs))
 
 
 def explicit_batch_dimensions_split_differently(call: Call) -> bool:
@@ -501,7 +502,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     join_of_differently_split_operands,
     clipped_take_on_a_cut_axis, interior_padding_with_a_cut_output, zero_size_result_with_out_shardings,
     zero_size_result_with_a_cut_layout, zero_size_result_constrained, negative_edge_with_a_cut_output,
-    strided_slice_of_a_cut_dimension, eager_padding_or_reshape_of_a_cut_operand, jitted_take_along_a_cut_axis,
+    strided_slice_of_a_cut_dimension, eager_pad_reshape_or_concatenate_of_a_cut_operand, jitted_take_along_a_cut_axis,
     jitted_take_along_over_combined_axes,
     explicit_batch_dimensions_split_differently,
     explicit_one_axis_on_two_dimensions_of_a_broadcast, explicit_operand_and_indices_on_one_axis,
