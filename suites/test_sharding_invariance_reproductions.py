@@ -559,6 +559,22 @@ def test_reversed_strided_slice_of_an_array_sharded_eight_ways():
     auto_case("x[:-2:-3]", bridge.first_devices_mesh(("a", 8)), {"x": (x, ("a",))}, "x[:-2:-3]", (), x[:-2:-3])
 
 
+@bridge.needs_devices(6, "for a (3, 2) mesh")
+def test_select_of_operands_split_over_one_axis_and_over_combined_axes(run_isolated):
+    """jax.jit(lax.select) of c bool[4, 6, 6] sharded P('b'), x int32[4, 6, 6] P(None, None,
+    ('b', 'y')) and y = -x P('b', 'y') on a (3, 2) mesh ('y', 'b') returns numpy's where(c, x, y);
+    run in a subprocess because XLA's SPMD partitioner aborts the process on it (found by the vmap
+    of lax.select in an upgrade run on 0.12.0.1)."""
+    ids = list(bridge.live_device_ids()[:6])
+    lines = [f"mesh = Mesh(np.array([devices[i] for i in {ids}]).reshape((3, 2)), ('y', 'b'))",
+             "c = np.arange(144).reshape(4, 6, 6) % 3 == 0",
+             "x = np.arange(144, dtype=np.int32).reshape(4, 6, 6)",
+             "args = [jax.device_put(v, NamedSharding(mesh, s)) for v, s in zip((c, x, -x), (P('b'), P(None, None, ('b', 'y')), P('b', 'y')))]",
+             "print(bool(np.array_equal(np.asarray(jax.jit(lax.select)(*args)), np.where(c, x, -x))))"]
+    check_in_a_subprocess("jit(lax.select) of operands split over 'b' and over ('b', 'y')", lines,
+                          run_isolated, printed="True", what="result equals numpy's")
+
+
 @bridge.needs_devices(6, "for a (2, 1, 3, 1) mesh")
 def test_concatenate_constrained_across_two_differently_split_operands(run_isolated):
     """jit of jnp.concatenate((x0, x1), axis=2) with x0 int32[1, 6, 3] constrained to

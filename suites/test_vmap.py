@@ -12,14 +12,16 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from conformance.checking import triggers, verdict
 from conformance.checking.layouts import check_layout
-from conformance.checking.repro import describe_mesh, scripted_case, shard_map_lines, spec_literal
+from conformance.checking.repro import array_literal, describe_mesh, mesh_literal, scripted_case, shard_map_lines, spec_literal
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, MeshModel, spec_axes
 from strategies import dividing_specs, meshes
 from strategies.ops import CATALOGUE
 from strategies.specs import restricted_to
 from strategies.spmd import sample_values
+from suites import test_sharding_invariance_reproductions as reproductions
 from suites.test_autodiff import BODIES
 
 pytestmark = pytest.mark.vmap
@@ -78,33 +80,48 @@ def split_batch_example():
 @settings(max_examples=2 * EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(example=vmap_examples())
 @example(example=split_batch_example())
-def test_vmap_of_an_operation_over_a_sharded_batch(example, excuses):
+def test_vmap_of_an_operation_over_a_sharded_batch(example, excuses, known_deviations, run_isolated):
     """vmap of a catalogue operation over sharded batched operands, eager or under jit, equals numpy's
     operation applied to each example and stacked."""
+    aborts = known_deviations.covers(reproductions.test_select_of_operands_split_over_one_axis_and_over_combined_axes)
+    isolate = run_isolated if aborts is not None and triggers.vmapped_operands_over_combined_axes(example) else None
     with excuses.way([example]):
-        check_vmap_of_an_operation_over_a_sharded_batch(example)
+        check_vmap_of_an_operation_over_a_sharded_batch(example, isolate)
 
 
-def check_vmap_of_an_operation_over_a_sharded_batch(example):
+def check_vmap_of_an_operation_over_a_sharded_batch(example, run_isolated=None):
+    """(``run_isolated``: run the vmap in a fresh interpreter, its values judged by the script's
+    verdict: XLA may abort the process on operands over combined mesh axes.)"""
     op, batches, static, mesh, specs, jitted = example
     names = [f"x{i}" for i in range(len(batches))]
     run = "jax.jit(jax.vmap(f))" if jitted else "jax.vmap(f)"
+    script_lines = ["import functools", f"f = functools.partial({op.source}, **{static!r})",
+                    f"args = [jax.device_put(x, NamedSharding(mesh, s)) for x, s in zip(({''.join(n + ', ' for n in names)}), "
+                    f"({''.join(spec_literal(s) + ', ' for s in specs)}))]",
+                    f"print({run}(*args))"]
     case = scripted_case(f"{run} with f = {op.source} and {static!r}; {describe_mesh(mesh)}; batched inputs "
                 + "; ".join(f"{n}: {b.dtype}{list(b.shape)} {spec_literal(s)}" for n, b, s in zip(names, batches, specs)),
-                ["import functools", f"f = functools.partial({op.source}, **{static!r})",
-                        f"args = [jax.device_put(x, NamedSharding(mesh, s)) for x, s in zip(({''.join(n + ', ' for n in names)}), "
-                        f"({''.join(spec_literal(s) + ', ' for s in specs)}))]",
-                        f"print({run}(*args))"], meshes={"mesh": mesh}, arrays=dict(zip(names, batches)),
+                script_lines, meshes={"mesh": mesh}, arrays=dict(zip(names, batches)),
                          outcomes={run: f"{run}(*args)", "vmap result": f"{run}(*args)",
                                    "np.asarray of the result": f"np.asarray({run}(*args))"})
     with np.errstate(all="ignore"):
         expected = np.stack([np.asarray(op.reference(*(b[i] for b in batches), **static))
                              for i in range(batches[0].shape[0])])
+    expected_dtype = op.result_dtype(batches, x64=compat.x64_enabled())  # vmap keeps the operation's dtype
+    if run_isolated is not None:
+        lines = [f"mesh = {mesh_literal(mesh)}", *(f"{n} = {array_literal(b)}" for n, b in zip(names, batches)),
+                 *script_lines[:-1], *verdict.values_lines(f"{run}(*args)", expected.astype(expected_dtype),
+                                                           rtol=op.rtol, atol=op.atol)]
+        done = run_isolated(lines)
+        crashed = [line.strip() for line in done.stderr.splitlines() if "Check failed" in line][:1]
+        case.equal(f"exit status of the vmap in a subprocess (negative: killed by a signal; 1: values differ; "
+                   f"{' | '.join(crashed + done.stdout.strip().splitlines()[-2:] + done.stderr.strip().splitlines()[-1:])})",
+                   done.returncode, 0)
+        return
     f = jax.vmap(functools.partial(bridge.function_of(op.source), **static))
     args = [jax.device_put(b, bridge.named_sharding(mesh, s)) for b, s in zip(batches, specs)]
     result = case.accepts(run, lambda: (jax.jit(f) if jitted else f)(*args))
     got = case.accepts("np.asarray of the result", lambda: np.asarray(result))
-    expected_dtype = op.result_dtype(batches, x64=compat.x64_enabled())  # vmap keeps the operation's dtype
     case.equal("vmap result dtype", got.dtype.name, expected_dtype.name)
     case.close("vmap result", got, expected.astype(expected_dtype), rtol=op.rtol, atol=op.atol)
 

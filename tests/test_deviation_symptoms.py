@@ -344,6 +344,13 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     size_one_y = MeshModel(tuple(range(4)), (2, 2, 1), ("a", "b", "y"))
     assert not triggers.jitted_take_along_over_combined_axes(along(((None, ("b", "y"), "a"), ()), mesh=size_one_y))
 
+    # an upgrade run (0.12.0.1): vmap of lax.select with an operand over ('b', 'y')
+    grid2 = MeshModel(tuple(range(6)), (3, 2), ("y", "b"))
+    select = lambda specs, mesh=grid2: (None, (), {}, mesh, specs, True)  # noqa: E731
+    assert triggers.vmapped_operands_over_combined_axes(select((("b",), (None, None, ("b", "y")))))
+    assert not triggers.vmapped_operands_over_combined_axes(select((("b",), (None, "y"))))
+    assert not triggers.vmapped_operands_over_combined_axes(select(((("b", "y"),),), MeshModel(tuple(range(2)), (1, 2), ("y", "b"))))
+
     # the third pass (0.4.37): vmap of an edge pad over a batch cut over b of an (a=4, b=2) mesh
     from strategies.ops import CATALOGUE
     ops = {op.name: op for op in CATALOGUE}

@@ -497,6 +497,13 @@ def vmapped_partially_replicated_join(example) -> bool:
     return op.name in JOINS and any(partially_replicated(mesh, s) for s in specs)
 
 
+def vmapped_operands_over_combined_axes(example) -> bool:
+    """A vmap example ``(op, batches, static, mesh, specs, jitted)`` with a batched operand that puts
+    two or more mesh axes of size > 1 on one dimension."""
+    _, _, _, mesh, specs, _ = example
+    return any(len(cut_axes(mesh, axes)) > 1 for s in specs for axes in spec_axes(s))
+
+
 TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     clamped_start_with_a_cut_output, moved_start_with_a_cut_operand_or_output, partially_replicated_join,
     join_of_differently_split_operands,
@@ -519,7 +526,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     explicit_flattening_over_a_size_one_axis,
     second_layout_change_in_a_row, strided_at_update,
     checked_body_with_pmax, transposed_jit_with_a_cut_output,
-    vmapped_body_with_psum_or_pmean, vmapped_partially_replicated_join,
+    vmapped_body_with_psum_or_pmean, vmapped_partially_replicated_join, vmapped_operands_over_combined_axes,
 )}
 
 
