@@ -29,7 +29,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from .compare import REGRESSIONS as GATED
 from .compare import Change, ordered
-from .record import ReportError, format_version
+from .record import ReportError, format_version, run_options
 
 SAFE, REGRESSIONS, NOT_COMPARABLE = "safe", "regressions", "not comparable"
 EXIT_STATUS = {SAFE: 0, REGRESSIONS: 1, NOT_COMPARABLE: 3}
@@ -90,16 +90,7 @@ def selection_words(selection: Optional[dict]) -> str:
 def rerun_command(base: dict) -> str:
     """The command that runs the suites as BASE ran them (with the installed JAX)."""
     env = base["environment"]
-    words = ["pytest", selection_words(env.get("selection"))]
-    if env.get("backend") == "cpu":
-        words.append(f"--devices {env['device_count']}")
-    else:
-        words.append(f"--backend {env['backend']}")
-    if env.get("profile") and env["profile"] != "default":
-        words.append(f"--hypothesis-profile={env['profile']}")
-    if env.get("x64"):
-        words.append("--x64")
-    return " ".join(words)
+    return " ".join(["pytest", selection_words(env.get("selection")), *run_options(env)])
 
 
 def run_problems(name: str, record: dict) -> List[str]:

@@ -142,15 +142,10 @@ def rerun_command(item) -> str:
     import jax
 
     config = item.config
-    words = ["pytest", shlex.quote(item.nodeid), f"--hypothesis-seed={config.option.hypothesis_seed}"]
-    backend = jax.default_backend()
-    words.append(f"--devices {jax.device_count()}" if backend == "cpu" else f"--backend {backend}")
-    if profiles.profile_name(config) != "default":
-        words.append(f"--hypothesis-profile={profiles.profile_name(config)}")
-    if jax.config.jax_enable_x64:
-        words.append("--x64")
-    words += [f"--deviations {shlex.quote(str(p))}" for p in config.getoption("--deviations")]
-    return " ".join(words)
+    env = {"backend": jax.default_backend(), "device_count": jax.device_count(),
+           "profile": profiles.profile_name(config), "x64": bool(jax.config.jax_enable_x64)}
+    return " ".join(["pytest", shlex.quote(item.nodeid), f"--hypothesis-seed={config.option.hypothesis_seed}",
+                     *rec.run_options(env), *(f"--deviations {shlex.quote(str(p))}" for p in config.getoption("--deviations"))])
 
 
 def seen_fields(failure: BaseException) -> Optional[dict]:

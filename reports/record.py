@@ -106,6 +106,17 @@ def deviation_fixed(test: dict) -> bool:
     return bool((test.get("deviation") or {}).get("fixed"))
 
 
+def run_options(env: dict) -> List[str]:
+    """The pytest options that run the suites on what a run with environment ``env`` ran on: its
+    devices (or backend), its Hypothesis profile and x64."""
+    words = [f"--devices {env['device_count']}" if env.get("backend") == "cpu" else f"--backend {env['backend']}"]
+    if env.get("profile") and env["profile"] != "default":
+        words.append(f"--hypothesis-profile={env['profile']}")
+    if env.get("x64"):
+        words.append("--x64")
+    return words
+
+
 def run_label(record: dict) -> str:
     """``jax 0.10.2 · cpu x8`` (plus ``· incomplete``): how a run is named in tables."""
     env = record["environment"]

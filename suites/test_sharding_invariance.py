@@ -35,7 +35,7 @@ import conformance.checking.programs as programs_
 from conformance.checking import isolation
 from conformance.checking.case import Case
 from conformance.checking.layouts import check_layout
-from conformance.checking.repro import describe_mesh, script, spec_literal
+from conformance.checking.repro import context_indent, describe_mesh, script, spec_literal
 from conformance.checking.triggers import Call
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, MeshModel, Spec, block_slices
@@ -100,6 +100,13 @@ def invariance_case(example: Example) -> Case:
             "(a) eager": "f(*args)",
             "(b) jit with in/out_shardings": "jax.jit(f, in_shardings=in_shardings, out_shardings=out_sharding)(*args)",
             "(c) jit with sharding constraints": "constrained(*args)"}
+    in_context = [
+        f"constrained = jax.jit(lambda *a: {constrain}(f(*({constrain}(x, s) for x, s in "
+        "zip(a, in_shardings))), out_sharding))",
+        f"print('(a) eager:', {ways['(a) eager']})",
+        f"print('(b) jit:  ', {ways['(b) jit with in/out_shardings']})",
+        f"print('(c) constrained:', {ways['(c) jit with sharding constraints']})",
+    ]
     code = script([
         "import functools",
         f"f = functools.partial({op.source}, **{example.static!r})",
@@ -108,20 +115,14 @@ def invariance_case(example: Example) -> Case:
         f"args = [jax.device_put(x, s) for x, s in zip(({', '.join(names)},), in_shardings)]",
         f"print('unsharded:', {ways['unsharded']})",
     ], meshes={"mesh": example.mesh}, axis_type=example.axis_type,
-        arrays=dict(zip(names, example.operands)), in_context=[
-        f"constrained = jax.jit(lambda *a: {constrain}(f(*({constrain}(x, s) for x, s in "
-        "zip(a, in_shardings))), out_sharding))",
-        f"print('(a) eager:', {ways['(a) eager']})",
-        f"print('(b) jit:  ', {ways['(b) jit with in/out_shardings']})",
-        f"print('(c) constrained:', {ways['(c) jit with sharding constraints']})",
-    ])
+        arrays=dict(zip(names, example.operands)), in_context=in_context)
     inputs = "; ".join(f"{name}: {x.dtype}{list(np.shape(x))} {spec_literal(s)}"
                        for name, x, s in zip(names, example.operands, example.in_specs))
     call = (f"{op.name}: {op.source} with {example.static!r}; {example.axis_type} "
             f"{describe_mesh(example.mesh)}; inputs {inputs}; output {spec_literal(example.out_spec)}")
     outcomes = {**ways, **{f"np.asarray of the {way}": f"np.asarray({expression})" for way, expression in ways.items()},
                 "unsharded call": ways["unsharded"]}
-    return Case(call, code, outcomes, indent="" if example.axis_type == "Auto" else "    ")
+    return Case(call, code, outcomes, indent=context_indent(example.axis_type, in_context))
 
 
 def as_numpy(case: Case, mode: str, result) -> np.ndarray:

@@ -24,7 +24,7 @@ from conformance.jaxside import bridge, compat
 from conformance.model.program import Program, Step
 
 from .case import Case
-from .repro import array_literal, describe_mesh, mesh_literal, script, sharding_literal, spec_literal
+from .repro import array_literal, context_indent, describe_mesh, mesh_literal, script, sharding_literal, spec_literal
 
 
 EXCEPTION_LINE = re.compile(r"^(?P<name>[A-Za-z_][\w.]*(Error|Exception)): ?(?P<message>.*)$")
@@ -176,7 +176,7 @@ def program_case(program: Program) -> Case:
     """The Case for a program: its one-line description and its script (ending, on a failure of
     an output's check, with that check's verdict)."""
     return Case(describe(program), program_script(program), program_outcomes(program),
-                indent="" if program.axis_type == "Auto" else "    ")
+                indent=context_indent(program.axis_type, in_context_lines(program)))
 
 
 ISOLATED_WAYS = ("(b)", "(c)")  # what runs in a fresh interpreter by default: the two jit ways

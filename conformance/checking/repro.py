@@ -99,18 +99,25 @@ def script(lines: Iterable[str] = (), *, meshes: Optional[dict] = None, axis_typ
                     f"{sharding_literal(first_mesh, spec)})")
     body += list(lines)
     in_context = list(in_context)
-    if in_context and axis_type != "Auto":
-        body += [f"with {compat.MESH_CONTEXT_SOURCE}({first_mesh}):"] + ["    " + line for line in in_context]
-    else:
-        body += in_context
+    indent = context_indent(axis_type, in_context)
+    if indent:
+        body.append(f"with {compat.MESH_CONTEXT_SOURCE}({first_mesh}):")
+    body += [indent + line for line in in_context]
     return "\n".join("    " + line for line in body)
+
+
+def context_indent(axis_type: str, in_context: Sequence[str]) -> str:
+    """How far ``script`` indents its ``in_context`` lines (and so the lines that follow them): inside
+    the mesh context an Explicit mesh needs, else not at all."""
+    return "    " if in_context and axis_type != "Auto" else ""
 
 
 def scripted_case(call: str, lines: Iterable[str] = (), *, outcomes: Optional[dict] = None, **script_parts) -> Case:
     """A Case for ``call`` whose reproduction is ``script(lines, **script_parts)`` (``outcomes``:
     the script's expression per check, for the script's verdict; see ``Case``)."""
-    explicit = script_parts.get("axis_type", "Auto") != "Auto" and bool(list(script_parts.get("in_context", ())))
-    return Case(call, script(lines, **script_parts), outcomes, indent="    " if explicit else "")
+    in_context = list(script_parts.pop("in_context", ()))
+    return Case(call, script(lines, in_context=in_context, **script_parts), outcomes,
+                indent=context_indent(script_parts.get("axis_type", "Auto"), in_context))
 
 
 def check_in_a_subprocess(call: str, lines: Sequence[str], run_isolated, *, printed: str, what: str = "result") -> None:

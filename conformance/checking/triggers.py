@@ -96,6 +96,11 @@ def output_may_be_cut(call: Call) -> bool:
     return cuts(call.mesh, call.out_spec)
 
 
+def over_combined_axes(mesh: MeshModel, spec: Optional[Spec]) -> bool:
+    """``spec`` puts two or more mesh axes of size > 1 on one dimension (an unknown spec may)."""
+    return spec is None or any(len(cut_axes(mesh, axes)) > 1 for axes in spec_axes(spec))
+
+
 def partially_replicated(mesh: MeshModel, spec: Optional[Spec]) -> bool:
     """``spec`` cuts over some axis of size > 1 and leaves another unused (each block is held by
     several devices); an unknown spec may."""
@@ -221,7 +226,7 @@ def jitted_take_along_over_combined_axes(call: Call) -> bool:
     on one dimension (an unknown spec may)."""
     if call.eager or call.op != "take_along_axis":
         return False
-    return any(s is None or any(len(cut_axes(call.mesh, axes)) > 1 for axes in spec_axes(s)) for s in call.in_specs[:2])
+    return any(over_combined_axes(call.mesh, s) for s in call.in_specs[:2])
 
 
 def eager_pad_reshape_or_concatenate_of_a_cut_operand(call: Call) -> bool:
@@ -438,8 +443,7 @@ def layout_change_onto_combined_axes(call: Call) -> bool:
     ``static["spec"]``) onto a spec that cuts one dimension over more than one mesh axis of size > 1
     (P(None, ('b', 'x')) on a (3, 2) mesh: met as an XLA abort on 0.12.0.1)."""
     spec = call.static.get("spec")
-    return call.op in LAYOUT_CHANGES and spec is not None and any(
-        len(cut_axes(call.mesh, axes)) > 1 for axes in spec_axes(spec))
+    return call.op in LAYOUT_CHANGES and spec is not None and over_combined_axes(call.mesh, spec)
 
 
 # A program's pseudo-step (the programs pass it under jit on an Explicit mesh): a step that our
@@ -501,7 +505,7 @@ def vmapped_operands_over_combined_axes(example) -> bool:
     """A vmap example ``(op, batches, static, mesh, specs, jitted)`` with a batched operand that puts
     two or more mesh axes of size > 1 on one dimension."""
     _, _, _, mesh, specs, _ = example
-    return any(len(cut_axes(mesh, axes)) > 1 for s in specs for axes in spec_axes(s))
+    return any(over_combined_axes(mesh, s) for s in specs)
 
 
 TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (

@@ -50,7 +50,7 @@ KINDS = ("bug", "documented change", "unspecified")
 # string, compared with JAX's ``device_kind`` ignoring case, e.g. "NVIDIA H200" or "TPU v5 lite").
 PLATFORMS = {"cpu": ("cpu",), "gpu": ("gpu", "cuda", "rocm"), "cuda": ("gpu", "cuda"), "rocm": ("gpu", "rocm"),
              "tpu": ("tpu",)}
-GPU_MAKERS = {"cuda": "cuda", "rocm": "rocm"}  # the names a GPU client's platform_version carries
+GPU_MAKERS = ("cuda", "rocm")  # the names a GPU client's platform_version carries
 
 
 class KnownDeviationSeen(Exception):
@@ -103,7 +103,7 @@ class Deviation:
             return True
         wanted = self.backend.lower()
         if wanted in PLATFORMS:
-            others = [m for name, m in GPU_MAKERS.items() if name != wanted and wanted in GPU_MAKERS]
+            others = [m for m in GPU_MAKERS if m != wanted] if wanted in GPU_MAKERS else []
             return platform.lower() in PLATFORMS[wanted] and not any(m in platform_version.lower() for m in others)
         return wanted == device_kind.lower()
 
@@ -196,21 +196,20 @@ def load_deviations(path: Path, tests_exist: bool = True, root: Path = ROOT) -> 
     return out
 
 
-def parse_entry(entry: dict, source: str, line: int, where_key: Callable[[str], str] = None,
+def parse_entry(entry: dict, source: str, line: int, where_key: Callable[[str], str],
                 tests_root: Optional[Path] = None) -> Deviation:
     """One ``[[deviation]]`` table as a Deviation; a UsageError names where (``where_key(key)``:
-    the ``file:line`` of a key) and what is wrong (``tests_root``: where the tests it names must
-    exist; None: not checked)."""
-    where_key = where_key or (lambda key: f"{source}:{line}")
-    def refuse(message: str, key: str = ""):
-        raise UsageError(f"{where_key(key) if key else where_key('[[deviation]]')}: deviation {message}")
+    the ``file:line`` of a key, or of the entry's header) and what is wrong (``tests_root``: where
+    the tests it names must exist; None: not checked)."""
+    def refuse(message: str, key: str = "[[deviation]]"):
+        raise UsageError(f"{where_key(key)}: deviation {message}")
     unknown = sorted(set(entry) - set(ENTRY_TYPES))
     if unknown:
         close = [c for k in unknown for c in difflib.get_close_matches(k, ENTRY_TYPES, n=1)]
         refuse(f"has unknown key(s) {', '.join(unknown)}" + (f" (did you mean {', '.join(close)}?)" if close else
                                                              f" (known: {', '.join(ENTRY_TYPES)})"), unknown[0])
     for key, wanted in ENTRY_TYPES.items():
-        if key in entry and not (isinstance(entry[key], wanted) and not (wanted is not bool and isinstance(entry[key], bool))):
+        if key in entry and not isinstance(entry[key], wanted):
             hint = f': quote it, {key} = "{entry[key]}"' if wanted is str and isinstance(entry[key], (int, float)) else ""
             refuse(f"has {key} = {entry[key]!r}, {type_name(entry[key])}, but {key} must be {TOML_TYPES[wanted]}{hint}", key)
     missing = [k for k in ("test", "jax", "reason", "symptom") if not entry.get(k)]
