@@ -10,6 +10,8 @@ return, and exits 1 while they differ.
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from typing import Callable, Dict, Optional, Sequence, Tuple, Type
 
@@ -63,6 +65,49 @@ def error_names_dimension(message: str, dims: Sequence[int]) -> bool:
     return any(re.search(rf"\b(dimension|axis) {d}\b", message) for d in dims)
 
 
+# Where a verdict audit writes what it saw (``python -m tests.verdict_audit``): a directory, or unset.
+AUDIT_ENV = "CONFORMANCE_VERDICT_AUDIT"
+_audited = set()
+
+
+def _record(record: dict) -> None:
+    with open(os.path.join(os.environ[AUDIT_ENV], f"{os.getpid()}.jsonl"), "a") as out:
+        out.write(json.dumps(record) + "\n")
+
+
+def _audit_failure(case: "Case", check: str, verdict: str) -> None:
+    """Under a verdict audit, record a check that failed (a known deviation, or a finding): its
+    script, which should exit 1 while JAX misbehaves, or that it has no verdict."""
+    if os.environ.get(AUDIT_ENV):
+        test = os.environ.get("PYTEST_CURRENT_TEST", "?").rsplit(" (", 1)[0]
+        kind = "no script" if not case.repro else "failed" if verdict else "no verdict"
+        _record({"test": test, "check": check, "kind": kind, **({"script": case.repro + verdict} if verdict else {})})
+
+
+def _audit(case: "Case", what: str, lines: Callable[[str], Sequence[str]], exact: bool) -> None:
+    """Under a verdict audit, record a check that passed: whether the property named the script's
+    expression for it, and (once per test and outcome) the script with its verdict, which should
+    exit 0 since JAX behaved in-process."""
+    if not os.environ.get(AUDIT_ENV):
+        return
+    test = os.environ.get("PYTEST_CURRENT_TEST", "?").rsplit(" (", 1)[0]
+    name = what if exact else max((n for n in case.outcomes if what.startswith(n)), key=len, default=None)
+    expression = case.outcomes.get(name) if name is not None else None
+    if not case.repro:
+        kind, key = "no script", re.sub(r"\d+", "N", what)
+    elif expression is None:
+        kind, key = "no verdict", re.sub(r"\d+", "N", what)
+    else:
+        kind, key = "scripted", name
+    if (test, kind, key) in _audited:
+        return
+    _audited.add((test, kind, key))
+    record = {"test": test, "check": what, "kind": kind}
+    if kind == "scripted":
+        record["script"] = case.repro + case.verdict(what, lines, exact)
+    _record(record)
+
+
 class Case:
     """One example under test: a one-line description of the call, and a script reproducing it."""
 
@@ -88,6 +133,7 @@ class Case:
         """Raise the ConformanceFailure of ``message``, naming the ``check`` and what it ``shows``
         (``verdict``: the lines that end the script, from ``verdict()``)."""
         __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        _audit_failure(self, check, verdict)
         repro = self.repro + verdict if self.repro else ""
         footer = f"\n\nReproduce without Hypothesis:\n{repro}" if repro else ""
         raise ConformanceFailure(f"{message}{footer}", message, repro, check=check, shows=shows,
@@ -98,23 +144,33 @@ class Case:
         self.fail(f"{what}={got!r}, but should be {expected!r} [{self.call}]", check=what, shows=shows,
                   verdict=verdict)
 
-    def equal(self, what: str, got, expected, *, shows: str = "mismatch") -> None:
-        """``got == expected`` (``shows``: what a difference shows, for known-deviation symptoms)."""
+    def equal(self, what: str, got, expected, *, shows: str = "mismatch",
+              judged: Optional[Callable[[str], Sequence[str]]] = None) -> None:
+        """``got == expected`` (``shows``: what a difference shows, for known-deviation symptoms;
+        ``judged``: the verdict lines of a check that judges a part of an outcome, e.g. one shard
+        of an array's layout, whose outcome is then found by prefix as for values; without it the
+        outcome is the value compared, named by the check's exact name)."""
         __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        lines = judged or (lambda e: verdicts.equal_lines(e, expected))
         if got != expected:
-            self._mismatch(what, got, expected, shows,
-                           self.verdict(what, lambda e: verdicts.equal_lines(e, expected), exact=True))
+            self._mismatch(what, got, expected, shows, self.verdict(what, lines, exact=judged is None))
+        _audit(self, what, lines, exact=judged is None)
 
     def true(self, what: str, got: bool) -> None:
         __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        lines = lambda e: verdicts.equal_lines(e, True)  # noqa: E731
         if not got:
-            self._mismatch(what, got, True, verdict=self.verdict(what, lambda e: verdicts.equal_lines(e, True), exact=True))
+            self._mismatch(what, got, True, verdict=self.verdict(what, lines, exact=True))
+        _audit(self, what, lines, exact=True)
 
-    def index_map(self, what: str, got: Dict[int, tuple], expected: Dict[int, tuple]) -> None:
+    def index_map(self, what: str, got: Dict[int, tuple], expected: Dict[int, tuple], *,
+                  judged: Optional[Callable[[str], Sequence[str]]] = None) -> None:
         """Two ``{device id: block}`` maps agree device by device; the message lists the devices
-        that differ."""
+        that differ (``judged``: as for ``equal``)."""
         __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        judge = judged or (lambda e: verdicts.index_map_lines(e, expected))
         if got == expected:
+            _audit(self, what, judge, exact=False)
             return
         lines = []
         for device in sorted(set(got) | set(expected)):
@@ -126,13 +182,15 @@ class Case:
                 lines.append(f"  device {device}: holds {got[device]}, but should hold {expected[device]}")
         self.fail(f"{what} differs from the model on {len(lines)} device(s) [{self.call}]\n"
                   + "\n".join(lines[:16]) + ("\n  ..." if len(lines) > 16 else ""), check=what, shows="layout",
-                  verdict=self.verdict(what, lambda e: verdicts.index_map_lines(e, expected)))
+                  verdict=self.verdict(what, judge))
 
-    def same_bits(self, what: str, got, expected) -> None:
-        """Same shape, dtype and bit pattern (so NaN payloads and -0.0 count)."""
+    def same_bits(self, what: str, got, expected, *, judged: Optional[Callable[[str], Sequence[str]]] = None) -> None:
+        """Same shape, dtype and bit pattern (so NaN payloads and -0.0 count; ``judged``: as for
+        ``equal``)."""
         __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
         got, expected = np.asarray(got), np.asarray(expected)
-        verdict = lambda: self.verdict(what, lambda e: verdicts.values_lines(e, expected, bits=True))  # noqa: E731
+        judge = judged or (lambda e: verdicts.values_lines(e, expected, bits=True))
+        verdict = lambda: self.verdict(what, judge)  # noqa: E731
         if got.dtype != expected.dtype:
             self._mismatch(f"{what}.dtype", got.dtype.name, expected.dtype.name, "dtype", verdict())
         if got.shape != expected.shape:
@@ -143,12 +201,14 @@ class Case:
             self.fail(f"{what} differs in {int(differ.sum())} of {got.size} element(s); first at "
                       f"{where}: got {got[where]!r}, but should be {expected[where]!r} [{self.call}]",
                       check=what, shows="values", verdict=verdict())
+        _audit(self, what, judge, exact=False)
 
     def close(self, what: str, got, expected, *, rtol: float, atol: float) -> None:
         """Same shape and dtype, values within ``atol + rtol * |expected|`` (NaN matches NaN)."""
         __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
         got, expected = np.asarray(got), np.asarray(expected)
-        verdict = lambda: self.verdict(what, lambda e: verdicts.values_lines(e, expected, rtol=rtol, atol=atol))  # noqa: E731
+        judge = lambda e: verdicts.values_lines(e, expected, rtol=rtol, atol=atol)  # noqa: E731
+        verdict = lambda: self.verdict(what, judge)  # noqa: E731
         if got.dtype != expected.dtype:
             self._mismatch(f"{what}.dtype", got.dtype.name, expected.dtype.name, "dtype", verdict())
         if got.shape != expected.shape:
@@ -161,16 +221,19 @@ class Case:
             self.fail(f"{what} differs in {int((~ok).sum())} of {got.size} element(s) beyond "
                       f"rtol={rtol}, atol={atol}; first at {where}: got {got[where]!r}, but should "
                       f"be {expected[where]!r} [{self.call}]", check=what, shows="values", verdict=verdict())
+        _audit(self, what, judge, exact=False)
 
     def accepts(self, what: str, fn: Callable):
         """``fn()`` returns; an exception is a failure that quotes it."""
         __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
         try:
-            return fn()
+            result = fn()
         except Exception as e:  # noqa: BLE001 - any exception is the finding
             self.fail(f"{what} raised {type(e).__name__}: {_short(e)}, but should be accepted "
                       f"[{self.call}]", check=what, shows="raised", raised=type(e).__name__,
                       raised_message=str(e), verdict=self.verdict(what, verdicts.returns_lines))
+        _audit(self, what, verdicts.returns_lines, exact=False)
+        return result
 
     def rejects(self, what: str, fn: Callable, errors: Tuple[Type[BaseException], ...],
                 names_dims: Optional[Sequence[int]] = None) -> BaseException:
@@ -178,7 +241,8 @@ class Case:
         those dimensions."""
         __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
         expected = " or ".join(e.__name__ for e in errors)
-        verdict = lambda: self.verdict(what, lambda e: verdicts.raises_lines(e, [error.__name__ for error in errors]))  # noqa: E731
+        judge = lambda e: verdicts.raises_lines(e, [error.__name__ for error in errors])  # noqa: E731
+        verdict = lambda: self.verdict(what, judge)  # noqa: E731
         try:
             result = fn()
         except errors as e:
@@ -186,6 +250,7 @@ class Case:
                 self.fail(f"{what} raised {type(e).__name__}: {_short(e)}, but the message should "
                           f"name dimension {' or '.join(map(str, names_dims))} [{self.call}]", check=what,
                           shows="raised", raised=type(e).__name__, raised_message=str(e))
+            _audit(self, what, judge, exact=False)
             return e
         except Exception as e:  # noqa: BLE001
             self.fail(f"{what} raised {type(e).__name__}: {_short(e)}, but should raise {expected} "

@@ -8,6 +8,7 @@ from typing import Optional, Sequence
 from conformance.jaxside import bridge
 from conformance.model.layout import Layout, block_slices
 
+from . import verdict as verdicts
 from .case import Case
 from .repro import describe_layout, script, spec_literal
 
@@ -33,16 +34,18 @@ def check_layout(case: Case, array, layout: Layout, x=None, what: str = "shard")
     addressable shard sits on a mesh device, covers that device's block, lives on that device and
     has the model's shard shape; and, given ``x``, holds ``x[block]`` bit for bit."""
     __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+    judged = lambda e: verdicts.layout_lines(e, layout.blocks, layout.shape, layout.shard_shape, x)  # noqa: E731
     case.index_map(f"{what} sharding devices_indices_map",
-                   bridge.index_map(array.sharding, layout.shape), layout.blocks)
+                   bridge.index_map(array.sharding, layout.shape), layout.blocks, judged=judged)
     views = bridge.shards(array)
-    case.equal(f"{what} devices", sorted(v.device_id for v in views), sorted(layout.device_ids), shows="layout")
-    case.index_map(f"{what} indices", {v.device_id: v.block for v in views}, layout.blocks)
+    case.equal(f"{what} devices", sorted(v.device_id for v in views), sorted(layout.device_ids), shows="layout",
+               judged=judged)
+    case.index_map(f"{what} indices", {v.device_id: v.block for v in views}, layout.blocks, judged=judged)
     for view in views:
-        case.equal(f"devices holding the {what} data of device {view.device_id}",
-                   view.data_devices, frozenset({view.device_id}), shows="layout")
+        case.equal(f"{what} data of device {view.device_id}: the devices holding it",
+                   view.data_devices, frozenset({view.device_id}), shows="layout", judged=judged)
         case.equal(f"{what} data shape on device {view.device_id}", view.data.shape,
-                   layout.shard_shape, shows="layout")
+                   layout.shard_shape, shows="layout", judged=judged)
         if x is not None:
             case.same_bits(f"{what} data on device {view.device_id}", view.data,
-                           x[block_slices(layout.block(view.device_id))])
+                           x[block_slices(layout.block(view.device_id))], judged=judged)

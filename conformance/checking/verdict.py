@@ -132,6 +132,45 @@ def index_map_lines(expression: str, expected: dict) -> List[str]:
     ]
 
 
+def layout_lines(expression: str, blocks: dict, shape: Sequence[int], shard_shape: Sequence[int], x=None) -> List[str]:
+    """Judge the layout of the array ``expression``: its sharding's index map is ``blocks``
+    ({device id: ((start, stop) per dimension)} of global ``shape``); its addressable shards are
+    one per device of ``blocks``, each covering its block, living on its device alone, of
+    ``shard_shape`` and (given ``x``, the global value) holding ``x[block]`` bit for bit."""
+    shape, shard_shape = tuple(shape), tuple(shard_shape)
+    lines = [
+        "import sys",
+        f"expected = {dict(sorted(blocks.items()))!r}",
+        f"got = {expression}",
+        f"block = lambda index: tuple((s.indices(n)[0], s.indices(n)[1]) for s, n in zip(index, {shape!r}))",
+        f"index_map = {{d.id: block(i) for d, i in got.sharding.devices_indices_map({shape!r}).items()}}",
+        "shards = {s.device.id: s for s in got.addressable_shards}",
+        "problems = [f'device {d}: sharding maps {index_map.get(d)}, but should map {expected.get(d)}'",
+        "            for d in sorted(set(index_map) | set(expected)) if index_map.get(d) != expected.get(d)]",
+        "if sorted(shards) != sorted(expected):",
+        "    problems.append(f'shards on devices {sorted(shards)}, but should be on {sorted(expected)}')",
+        "for d, s in sorted(shards.items()):",
+        "    if block(s.index) != expected.get(d):",
+        "        problems.append(f'device {d}: shard holds {block(s.index)}, but should hold {expected.get(d)}')",
+        "    if {e.id for e in s.data.devices()} != {d}:",
+        "        problems.append(f'device {d}: shard data on devices {sorted(e.id for e in s.data.devices())}, but should be on [{d}]')",
+        f"    if tuple(s.data.shape) != {shard_shape!r}:",
+        f"        problems.append(f'device {{d}}: shard shape {{tuple(s.data.shape)}}, but should be {shard_shape!r}')",
+    ]
+    if x is not None:
+        lines[1:1] = [f"x_expected = {array_literal(np.asarray(x))}"]
+        lines += [
+            "    want = x_expected[s.index]",
+            "    if np.asarray(s.data).dtype != want.dtype or np.asarray(s.data).tobytes() != want.tobytes():",
+            "        problems.append(f'device {d}: shard data {np.asarray(s.data).tolist()}, but should be {want.tolist()}')",
+        ]
+    lines += [
+        "print('\\n'.join(problems) if problems else 'laid out as it should be')",
+        "sys.exit(1 if problems else 0)",
+    ]
+    return lines
+
+
 def indented(lines: Sequence[str], indent: str) -> List[str]:
     return [indent + line for line in lines]
 
