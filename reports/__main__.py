@@ -1,6 +1,6 @@
 """``python -m reports``: turn run reports into answers.
 
-    python -m reports compare BASE NEW [--accept FILE] [--markdown FILE] [--replay | --replay-with PYTHON]
+    python -m reports compare BASE NEW [--accept FILE] [--markdown FILE] [--html FILE] [--replay | --replay-with PYTHON]
                                                            the upgrade gate: safe (exit 0), regressions
                                                            (1) or not comparable (3), then what changed
     python -m reports matrix RUN... [-o FILE]              properties x runs, as one HTML page
@@ -38,7 +38,7 @@ from . import bench as bench_
 from . import compare as cmp
 from . import deviations as dev
 from . import gate
-from .html import matrix_page, run_page
+from .html import comparison_page, matrix_page, run_page
 from .record import REPORT_NAME, ReportError, load, resolve
 from .replay import replay_regressions
 
@@ -82,6 +82,12 @@ def installed_jax() -> str:
         raise ReportError("no JAX installed here to reproduce the deviations with") from None
 
 
+def run_page_links(page: Path, *runs: str) -> list:
+    """Each run's report.html relative to ``page``'s folder (None where the run has none)."""
+    pages = [resolve(locate(run)).with_name("report.html") for run in runs]
+    return [os.path.relpath(p, page.absolute().parent) if p.is_file() else None for p in pages]
+
+
 def output_file(path: str, option: str) -> Path:
     """A file to write, named by ``option``: its folder must exist (nothing is made on the way)."""
     file = Path(path)
@@ -103,6 +109,7 @@ def main(argv=None) -> int:
                    help="regressions your team has decided to take on ([[accept]] tables: test, reason, "
                         "optional jax range of NEW): the gate is safe for them only")
     c.add_argument("--markdown", metavar="FILE", help="also write the comparison as Markdown")
+    c.add_argument("--html", metavar="FILE", help="also write the comparison as an HTML page (verdict banner first)")
     c.add_argument("--replay-with", metavar="PYTHON",
                    help="the base environment's interpreter: replay each regression there with the new "
                         "run's seed, and call it pre-existing if the base fails it too")
@@ -153,15 +160,20 @@ def main(argv=None) -> int:
             base, new = load(locate(args.base)), load(locate(args.new))
             acceptances = gate.load_acceptances(args.accept) if args.accept else []
             markdown_file = output_file(args.markdown, "--markdown") if args.markdown else None
+            html_file = output_file(args.html, "--html") if args.html else None
             changes = cmp.compare(base, new)
             base_python = args.replay_with or (base_interpreter(base) if args.replay else None)
             if base_python and not gate.comparability(base, new):
                 changes = cmp.with_replays(changes, replay_regressions(changes, new, base_python))
             changes = gate.with_acceptances(changes, acceptances, new["environment"]["jax"])
             verdict = gate.verdict(base, new, changes)
-            print(cmp.text_table(base, new, changes, verdict, gate.unused_acceptances(changes, acceptances)))
+            unused = gate.unused_acceptances(changes, acceptances)
+            print(cmp.text_table(base, new, changes, verdict, unused))
             if markdown_file:
-                write_atomically(markdown_file, cmp.markdown(base, new, changes, verdict))
+                write_atomically(markdown_file, cmp.markdown(base, new, changes, verdict, unused))
+            if html_file:
+                write_atomically(html_file, comparison_page(base, new, changes, verdict, unused, cmp.KINDS,
+                                                            *run_page_links(html_file, args.base, args.new)))
             return verdict.exit_status
         if args.command == "matrix":
             output = output_file(args.output, "-o")

@@ -212,7 +212,7 @@ def real_changes(changes: List[Change]) -> List[Change]:
     return [c for c in changes if c.kind not in NOT_CHANGES]
 
 
-def markdown(base: dict, new: dict, changes: List[Change], verdict=None) -> str:
+def markdown(base: dict, new: dict, changes: List[Change], verdict=None, unused=()) -> str:
     lines = ["# Conformance comparison", ""]
     if verdict is not None:
         first, *rest = verdict_lines(verdict)
@@ -220,14 +220,16 @@ def markdown(base: dict, new: dict, changes: List[Change], verdict=None) -> str:
     lines += [*(f"- {h}" for h in header(base, new)), ""]
     if not real_changes(changes):
         lines += ["No change: every property has the same outcome in both runs.", ""]
+    stale = [f"Accepted, but no such regression here ({len(unused)}): the acceptance may be stale.", "",
+             *(f"- `{a.test}` ({a.where})" for a in unused), ""] if unused else []
     if not changes:
-        return "\n".join(lines)
+        return "\n".join(lines + stale)
     lines += ["| change | property | base | new | detail |", "|---|---|---|---|---|"]
     titles = dict(KINDS)
     for c in changes:
         detail = c.detail.replace("|", "\\|")
         lines.append(f"| {titles[c.kind]} | `{c.test}` | {c.base or '-'} | {c.new or '-'} | {detail} |")
-    return "\n".join(lines + [""])
+    return "\n".join(lines + [""] + stale)
 
 
 def with_replays(changes: List[Change], verdicts: dict) -> List[Change]:

@@ -335,3 +335,47 @@ def matrix_page(records: List[dict], links: Optional[List[Optional[str]]] = None
                         + "".join(cell(by_id.get(test_id)) for by_id in cells) + "</tr>")
     body.append("</tbody></table>")
     return page("Conformance matrix", body)
+
+
+GATE_BANNER = {"safe": "green", "regressions": "red", "not comparable": "amber"}
+GATE_NEXT = {
+    "safe": "Nothing to do before moving: no property that passed on BASE fails or is a known deviation on NEW.",
+    "regressions": "Before moving: read each regression below (its run page has the finding, script and rerun "
+                   "command); fix it, wait for a JAX that does, or record it with --accept FILE if your team "
+                   "takes it on.",
+    "not comparable": "No change below is a verdict: rerun NEW (or BASE) as the reasons say, then compare again.",
+}
+
+
+def comparison_page(base: dict, new: dict, changes, verdict, unused=(), kinds=(), base_link=None, new_link=None) -> str:
+    """The upgrade gate as a page: the verdict banner (green safe, red regressions, amber not
+    comparable) with what to do next, the two runs (linked to their pages), then the changes by
+    kind (``kinds``: (kind, title) in listing order) and any stale acceptances."""
+    colour = GATE_BANNER[verdict.name]
+    items = "".join(f"<li>{esc(r)}</li>" for r in verdict.reasons)
+    body = [f"<h1>Upgrade gate: {esc(run_label(base))} → {esc(run_label(new))}</h1>",
+            f"<div class=\"banner {colour}\"><strong>Verdict: {esc(verdict.name.upper())}</strong> "
+            f"(exit status {verdict.exit_status})" + (f"<ul>{items}</ul>" if items else " ")
+            + f"<p>{esc(GATE_NEXT[verdict.name])}</p></div>", "<table>"]
+    for name, record, link in (("BASE", base, base_link), ("NEW", new, new_link)):
+        label = esc(run_label(record))
+        label = f"<a href=\"{esc(link)}\">{label}</a>" if link else label
+        body.append(f"<tr><th>{name}</th><td>{label}</td><td>seed {esc(record['environment'].get('seed'))}</td>"
+                    f"<td>{counts(record['summary'])} total: {record['summary']['total']}</td></tr>")
+    body.append("</table>")
+    if not changes:
+        body.append("<p>No change: every property has the same outcome in both runs.</p>")
+    for kind, title in kinds:
+        group = [c for c in changes if c.kind == kind]
+        if not group:
+            continue
+        body.append(f"<h2>{esc(title)} ({len(group)})</h2><table><tr><th>property</th><th>base</th>"
+                    "<th>new</th><th>detail</th></tr>")
+        body += [f"<tr><td class=\"mono\">{esc(c.test)}</td><td>{esc(c.base or '-')}</td><td>{esc(c.new or '-')}</td>"
+                 f"<td>{esc(c.detail)}</td></tr>" for c in group]
+        body.append("</table>")
+    if unused:
+        body.append(f"<h2>Accepted, but no such regression here ({len(unused)})</h2><p>The acceptance may be "
+                    "stale.</p><ul>" + "".join(f"<li class=\"mono\">{esc(a.test)} ({esc(a.where)})</li>" for a in unused)
+                    + "</ul>")
+    return page(f"Upgrade gate {run_label(base)} -> {run_label(new)}", body)

@@ -215,3 +215,44 @@ def test_a_call_that_should_return_or_raise_ends_its_script_with_a_verdict():
     assert result.returncode == 1 and "returned: 1" in result.stdout and "expected: ValueError" in result.stdout
     plain = failed_script(case, lambda c: c.equal("something else", 1, 2))
     assert plain == case.repro and "sys.exit" not in plain
+
+
+def test_a_layout_check_ends_its_script_with_the_layout_that_differed():
+    """check_layout's checks share one verdict: the script lists each device whose map, shard or
+    data differs from the model's, and exits 1 while one does (0 for the layout asked for)."""
+    from conformance.checking.layouts import check_layout
+    import jax
+    from jax.sharding import NamedSharding, PartitionSpec as P
+    mesh = MeshModel((0, 1), (2,), ("a",))
+    x = np.arange(8, dtype=np.int32).reshape(4, 2)
+    wanted, placed = Layout(mesh, ("a",), x.shape), Layout(mesh, (None, "a"), x.shape)
+    jax_mesh = jax.sharding.Mesh(np.array([jax.devices()[0], jax.devices()[1]]), ("a",))
+    y = jax.device_put(x, NamedSharding(jax_mesh, P(None, "a")))
+    for spec, status in ((placed.spec, 1), (wanted.spec, 0)):
+        case = Case("device_put", script([], meshes={"mesh": mesh}, arrays={"x": x}),
+                    outcomes={"shard": f"jax.device_put(x, NamedSharding(mesh, P{tuple(spec)!r}))"})
+        repro = failed_script(case, lambda c: check_layout(c, y, wanted, x))
+        result = run_script(repro)
+        assert result.returncode == status, (result.stdout, result.stderr[-2000:])
+        if status:
+            assert "device 0: sharding maps ((0, 4), (0, 1)), but should map ((0, 2), (0, 2))" in result.stdout
+
+
+def test_a_verdict_audit_records_what_each_check_would_script(tmp_path, monkeypatch):
+    """Under CONFORMANCE_VERDICT_AUDIT a passing check records whether its Case named an outcome
+    (once per test and outcome, with the script), and a failing one its script too."""
+    import json
+    from conformance.checking import case as case_module
+    monkeypatch.setenv(case_module.AUDIT_ENV, str(tmp_path))
+    monkeypatch.setattr(case_module, "_audited", set())
+    case = Case("calls", script([]), outcomes={"one": "1", "two": "1 + 2"})
+    case.equal("one", 1, 1)
+    case.equal("one", 1, 1)  # (recorded once)
+    case.equal("three", 3, 3)
+    with pytest.raises(ConformanceFailure):
+        case.equal("two", 3, 2)
+    Case("no script").true("four", True)
+    records = [json.loads(line) for path in tmp_path.glob("*.jsonl") for line in path.read_text().splitlines()]
+    assert [(r["check"], r["kind"]) for r in records] == [
+        ("one", "scripted"), ("three", "no verdict"), ("two", "failed"), ("four", "no script")]
+    assert run_script(records[0]["script"]).returncode == 0 and run_script(records[2]["script"]).returncode == 1

@@ -120,6 +120,28 @@ def test_the_markdown_leads_with_the_verdict(runs, capsys, tmp_path):
     assert (tmp_path / "gate.md").read_text().splitlines()[2] == "**VERDICT: REGRESSIONS (1 regression(s))**"
 
 
+@pytest.mark.parametrize("new, status, banner, words", [
+    ("again", 0, "green", "Verdict: SAFE"),
+    ("fault", 1, "red", "Verdict: REGRESSIONS"),
+    ("devices", 3, "amber", "Verdict: NOT COMPARABLE"),
+])
+def test_the_html_page_leads_with_the_verdict_banner(runs, capsys, tmp_path, new, status, banner, words):
+    """The page opens with the gate's verdict in its colour (and the reasons), links each run's
+    page, and lists the regression where there is one."""
+    assert gate_says(capsys, runs / "base", runs / new, "--html", tmp_path / "gate.html")[0] == status
+    text = (tmp_path / "gate.html").read_text()
+    first = text.index('<div class="banner')
+    assert text[first:].startswith(f'<div class="banner {banner}"><strong>{words}</strong> (exit status {status})'), text[first:first + 300]
+    assert text.index("BASE</th>") > first
+    if new == "fault":
+        assert BROKEN in text and "pass -&gt; fail (regression) (1)" in text
+    if new == "devices":
+        assert "NEW ran with device count 4 (BASE: 8)" in text
+    for run in ("base", new):
+        if (runs / run / "report.html").is_file():
+            assert f'href="../' in text or f'href="{run}' in text
+
+
 @pytest.mark.parametrize("text, message", [
     ('[accept]\ntest = "t"\nreason = "r"\n', "write each acceptance as an [[accept]] table"),
     ('[[accept]]\ntest = "t"\n', ":1: acceptance lacks reason"),
