@@ -168,12 +168,12 @@ def main(argv=None) -> int:
             changes = gate.with_acceptances(changes, acceptances, new["environment"]["jax"])
             verdict = gate.verdict(base, new, changes)
             unused = gate.unused_acceptances(changes, acceptances)
-            print(cmp.text_table(base, new, changes, verdict, unused))
-            if markdown_file:
+            if markdown_file:  # (written before printing: a reader that closes the pipe early loses nothing)
                 write_atomically(markdown_file, cmp.markdown(base, new, changes, verdict, unused))
             if html_file:
                 write_atomically(html_file, comparison_page(base, new, changes, verdict, unused, cmp.KINDS,
                                                             *run_page_links(html_file, args.base, args.new)))
+            print(cmp.text_table(base, new, changes, verdict, unused))
             return verdict.exit_status
         if args.command == "matrix":
             output = output_file(args.output, "-o")

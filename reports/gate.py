@@ -109,6 +109,13 @@ def shown(value) -> str:
     return "none" if value in (None, "", [], ()) else (" ".join(value) if isinstance(value, list) else str(value))
 
 
+def part_words(label: str, value) -> str:
+    """One part of a selection as a reader would type it (``-m 'mesh or visualize'``, ``no -k``)."""
+    if value in (None, "", [], ()):
+        return f"no {label}"
+    return f"{label} " + " ".join(shlex.quote(v) for v in (value if isinstance(value, list) else [value]))
+
+
 def differences(base: dict, new: dict) -> List[str]:
     """How NEW was run unlike BASE: selection, backend, devices, profile (each one reason)."""
     b, n = base["environment"], new["environment"]
@@ -120,7 +127,7 @@ def differences(base: dict, new: dict) -> List[str]:
         bs, ns = b.get("selection") or {}, n.get("selection") or {}
         for key, label in SELECTION_PARTS:
             if (bs.get(key) or None) != (ns.get(key) or None):
-                out.append(f"NEW selected other tests: {label} {shown(ns.get(key))} (BASE: {shown(bs.get(key))})")
+                out.append(f"NEW selected other tests: {part_words(label, ns.get(key))} (BASE: {part_words(label, bs.get(key))})")
     return out
 
 

@@ -337,6 +337,7 @@ def matrix_page(records: List[dict], links: Optional[List[Optional[str]]] = None
     return page("Conformance matrix", body)
 
 
+LONG_GROUP = 25  # a comparison's group of changes longer than this is folded
 GATE_BANNER = {"safe": "green", "regressions": "red", "not comparable": "amber"}
 GATE_NEXT = {
     "safe": "Nothing to do before moving: no property that passed on BASE fails or is a known deviation on NEW.",
@@ -365,15 +366,24 @@ def comparison_page(base: dict, new: dict, changes, verdict, unused=(), kinds=()
     body.append("</table>")
     if not changes:
         body.append("<p>No change: every property has the same outcome in both runs.</p>")
+    listed = []
     for kind, title in kinds:
         group = [c for c in changes if c.kind == kind]
         if not group:
             continue
-        body.append(f"<h2>{esc(title)} ({len(group)})</h2><table><tr><th>property</th><th>base</th>"
-                    "<th>new</th><th>detail</th></tr>")
-        body += [f"<tr><td class=\"mono\">{esc(c.test)}</td><td>{esc(c.base or '-')}</td><td>{esc(c.new or '-')}</td>"
-                 f"<td>{esc(c.detail)}</td></tr>" for c in group]
-        body.append("</table>")
+        table = ("<table><tr><th>property</th><th>base</th><th>new</th><th>detail</th></tr>"
+                 + "".join(f"<tr><td class=\"mono\">{esc(c.test)}</td><td>{esc(c.base or '-')}</td>"
+                           f"<td>{esc(c.new or '-')}</td><td>{esc(c.detail)}</td></tr>" for c in group) + "</table>")
+        if len(group) > LONG_GROUP:  # (a long list, e.g. every property of another selection, opens on demand)
+            listed.append(f"<h2>{esc(title)} ({len(group)})</h2><details><summary>show the {len(group)} "
+                          f"properties</summary>{table}</details>")
+        else:
+            listed.append(f"<h2>{esc(title)} ({len(group)})</h2>{table}")
+    if verdict.name == "not comparable" and listed:
+        body.append("<details><summary>What changed between the runs (not a verdict: they measure "
+                    "different things)</summary>" + "".join(listed) + "</details>")
+    else:
+        body += listed
     if unused:
         body.append(f"<h2>Accepted, but no such regression here ({len(unused)})</h2><p>The acceptance may be "
                     "stale.</p><ul>" + "".join(f"<li class=\"mono\">{esc(a.test)} ({esc(a.where)})</li>" for a in unused)

@@ -94,7 +94,7 @@ def test_an_accepted_regression_is_safe_and_only_it(runs, capsys, tmp_path):
 
 @pytest.mark.parametrize("new, reason", [
     ("crash", f"NEW is incomplete"),
-    ("selection", "NEW selected other tests: -k make_mesh (BASE: none)"),
+    ("selection", "NEW selected other tests: -k make_mesh (BASE: no -k)"),
     ("devices", "NEW ran with device count 4 (BASE: 8)"),
 ])
 def test_runs_that_measure_something_else_are_not_comparable(runs, capsys, new, reason):
