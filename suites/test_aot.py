@@ -57,16 +57,32 @@ def test_compiled_function_shardings_and_calls(example):
     explicit = lowered_from != "committed arrays, no in_shardings"
     jit_args = f", in_shardings={s(in_spec)}" if explicit else ""
     lower_arg = f"jax.ShapeDtypeStruct(x.shape, x.dtype, sharding={s(in_spec)})" if lowered_from == "ShapeDtypeStructs" else "x"
+    compile_call = f"jax.jit(f{jit_args}, out_shardings={s(out_spec)}).lower({lower_arg}).compile()"
+    called = {"compiled(x laid out as lowered)": "compiled(x)", "compiled(numpy x)": "compiled(x0)",
+              "compiled(x laid out equivalently)": "compiled(other)"}
     case = scripted_case(f"jax.jit({op.source} with {static!r}, in_shardings={spec_literal(in_spec) if explicit else '(none)'}, out_shardings={spec_literal(out_spec)})"
                 f".lower(<{lowered_from}>).compile() on {describe_mesh(mesh)}, x {x0.dtype}{list(x0.shape)}; "
                 f"then called with x laid out as {spec_literal(other_spec)}",
                 ["import functools", f"f = functools.partial({op.source}, **{static!r})",
                         f"x = jax.device_put(x0, {s(in_spec)})",
-                        f"compiled = jax.jit(f{jit_args}, out_shardings={s(out_spec)}).lower({lower_arg}).compile()",
+                        f"compiled = {compile_call}",
                         "print(compiled.input_shardings, compiled.output_shardings)",
                         "print(compiled(x), compiled(x0))",
-                        f"print(compiled(jax.device_put(x0, {s(other_spec)})))"],
-                       meshes={"mesh": mesh}, arrays={"x0": x0})
+                        f"other = jax.device_put(x0, {s(other_spec)})",
+                        "try:",
+                        "    print(compiled(other))",
+                        "except Exception as e:",
+                        "    print('raised:', type(e).__name__, e)"],
+                       meshes={"mesh": mesh}, arrays={"x0": x0},
+                       outcomes={"lower().compile()": compile_call,
+                                 "compiled.input_shardings keyword part": "compiled.input_shardings[1]",
+                                 "compiled.input_shardings[0][0]": "compiled.input_shardings[0][0]",
+                                 "compiled.output_shardings": "compiled.output_shardings",
+                                 **{what: call for what, call in called.items()},
+                                 **{f"{what} result dtype": f"np.asarray({call}).dtype.name" for what, call in called.items()},
+                                 **{f"{what} result": f"np.asarray({call})" for what, call in called.items()},
+                                 **{f"{what} result sharding": f"{call}.sharding" for what, call in called.items()},
+                                 "compiled(x committed to another layout)": "compiled(other)"})
     sharding = lambda spec: bridge.named_sharding(mesh, spec)  # noqa: E731
     f = bridge.function_of(op.source)
     body = lambda x: f(x, **static)  # noqa: E731

@@ -88,6 +88,11 @@ def transform_source(transform: str, f: str) -> str:
             "vjp": f"(lambda out, pullback: (out, pullback(ct)))(*jax.vjp({f}, x, w))"}[transform]
 
 
+# How many leaves each transform's result has: grad (gx, gw), value_and_grad (value, (gx, gw)), jvp
+# (primal out, tangent out), vjp (primal out, (cotangent of x, of w)).
+LEAVES = {"grad": 2, "value_and_grad": 3, "jvp": 2, "vjp": 3}
+
+
 def model_dtype(x: np.ndarray, w: np.ndarray) -> np.dtype:
     """The model's dtype of every result leaf: the functions' values are the inexact join of x's and
     w's dtypes (sums keep it), and each derivative has its primal's dtype, which x and w share."""
@@ -103,6 +108,18 @@ def compare_trees(case: Case, what: str, got, expected, expected_dtype: np.dtype
         g = case.accepts(f"np.asarray of {what} result {i}", lambda: np.asarray(g))
         case.equal(f"{what} result {i} dtype", g.dtype.name, expected_dtype.name)
         case.close(f"{what} result {i}", g, np.asarray(e).astype(expected_dtype), **tolerance)
+
+
+def tree_outcomes(what: str, tree: str, leaves: int) -> dict:
+    """The script's expression (see ``Case``) for each check ``compare_trees(case, what, ...)``
+    runs on ``tree``, a script expression of a tree of ``leaves`` leaves."""
+    leaf = lambda i: f"jax.tree_util.tree_leaves({tree})[{i}]"  # noqa: E731
+    outcomes = {f"{what}: number of results": f"len(jax.tree_util.tree_leaves({tree}))"}
+    for i in range(leaves):
+        outcomes[f"np.asarray of {what} result {i}"] = f"np.asarray({leaf(i)})"
+        outcomes[f"{what} result {i} dtype"] = f"np.asarray({leaf(i)}).dtype.name"
+        outcomes[f"{what} result {i}"] = leaf(i)
+    return outcomes
 
 
 # --- (a) jitted functions with shardings --------------------------------------------------------
@@ -145,14 +162,23 @@ def jit_case(example: JitExample) -> Case:
         f"x, w = jax.device_put(x0, {s(example.x_spec)}), jax.device_put(w0, {s(example.w_spec)})",
         "tx, tw, ct = extra, extra, extra",
         f"sharded = {transform_source(example.transform, 'g')}",
-        "x, w = jnp.asarray(x0), jnp.asarray(w0)",
-        f"unsharded = {transform_source(example.transform, 'f')}",
+        f"unsharded = (lambda x, w: {transform_source(example.transform, 'f')})(jnp.asarray(x0), jnp.asarray(w0))",
         "print(sharded, unsharded, sep='\\n')",
         "print([getattr(leaf, 'sharding', None) for leaf in jax.tree_util.tree_leaves(sharded)])",
     ], meshes={"mesh": example.mesh}, arrays={"x0": example.x, "w0": example.w, "extra": example.extra})
+    transform = example.transform
+    grads = "sharded" if transform in ("grad", "jvp") else "sharded[1]"  # what the layout checks judge, as the property
+    outcomes = {transform: transform_source(transform, "g"),
+                f"{transform} unsharded": f"(lambda x, w: {transform_source(transform, 'f')})(jnp.asarray(x0), jnp.asarray(w0))",
+                **tree_outcomes(transform, "sharded", LEAVES[transform]),
+                f"{transform} first result": f"{grads}[0]", f"{transform} second result": f"{grads}[1]"}
+    if transform in ("grad", "value_and_grad"):
+        outcomes.update(tree_outcomes(f"{transform} vs numpy's analytic gradient", grads, 2))
+    if transform == "vjp":
+        outcomes["vjp primal output"] = "sharded[0]"
     return Case(f"{example.transform} of jax.jit({example.function.source}, in_shardings=({spec_literal(example.x_spec)}, "
                 f"{spec_literal(example.w_spec)}), out_shardings={spec_literal(example.out_spec)}) on "
-                f"{describe_mesh(example.mesh)}, x and w float32{list(example.x.shape)}", code)
+                f"{describe_mesh(example.mesh)}, x and w float32{list(example.x.shape)}", code, outcomes)
 
 
 @settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -256,13 +282,17 @@ def test_derivatives_through_collectives_in_shard_map(example):
     in_spec = ((axis,),)
     out_spec = tuple((axis,) if e == "A" else e for e in body.out_spec)
     setup, call = shard_map_lines(f"functools.partial({body.body}, a={axis!r}, n={n})", (in_spec, in_spec), out_spec)
+    global_run = f"(lambda x, w: {transform_source(transform, 'f')})(jnp.asarray(x), jnp.asarray(w))"
     code = script(["import functools", *setup, f"g = jax.jit({call})", f"f = functools.partial({body.global_source}, n={n})",
                    "tx, tw = t, t",
-                   f"print({transform_source(transform, 'g')})",
-                   f"print({transform_source(transform, 'f')})"],
+                   f"sharded = {transform_source(transform, 'g')}",
+                   f"unsharded = {global_run}",
+                   "print(sharded, unsharded, sep='\\n')"],
                   meshes={"mesh": mesh}, arrays={"x": x, "w": w, "t": tangent, "ct": cotangent})
     case = Case(f"{transform} of shard_map({body.body} with a={axis!r}) on {describe_mesh(mesh)}, in_specs "
-                f"{spec_literal(in_spec)} x2, out_specs {spec_literal(out_spec)}, x and w float32{list(x.shape)}", code)
+                f"{spec_literal(in_spec)} x2, out_specs {spec_literal(out_spec)}, x and w float32{list(x.shape)}", code,
+                {transform: transform_source(transform, "g"), f"{transform} of the global function": global_run,
+                 **tree_outcomes(transform, "sharded", LEAVES[transform])})
     local = bridge.function_of(body.body)
     g = jax.jit(compat.shard_map(lambda b, v: local(b, v, a=axis, n=n), bridge.jax_mesh(mesh), (in_spec, in_spec),
                                  out_spec, check=True))
@@ -283,11 +313,12 @@ def test_grad_of_a_jit_whose_out_shardings_split_what_its_in_shardings_replicate
     cos(x), laid out as the input (replicated)."""
     mesh = MeshModel(bridge.live_device_ids()[:2], (2,), ("b",))
     x = np.ones((2, 2), np.float32)
+    grad = "jax.grad(lambda x: jnp.sum(g(x)))(jax.device_put(x, NamedSharding(mesh, P())))"
     code = script(["g = jax.jit(jnp.sin, in_shardings=NamedSharding(mesh, P()), out_shardings=NamedSharding(mesh, P('b')))",
-                   "print(jax.grad(lambda x: jnp.sum(g(x)))(jax.device_put(x, NamedSharding(mesh, P()))))"],
+                   f"print({grad})"],
                   meshes={"mesh": mesh}, arrays={"x": x})
     case = Case(f"jax.grad(lambda x: jnp.sum(jax.jit(jnp.sin, in_shardings=P(), out_shardings=P('b'))(x)))(x) on "
-                f"{describe_mesh(mesh)}, x float32[2, 2]", code)
+                f"{describe_mesh(mesh)}, x float32[2, 2]", code, {"grad": grad})  # (the call, its values, its layout)
     g = jax.jit(jnp.sin, in_shardings=bridge.named_sharding(mesh, ()), out_shardings=bridge.named_sharding(mesh, ("b",)))
     got = case.accepts("grad", lambda: jax.grad(lambda x: jnp.sum(g(x)))(jax.device_put(x, bridge.named_sharding(mesh, ()))))
     case.close("grad", np.asarray(got), np.cos(x), rtol=1e-6, atol=1e-6)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from jax import lax
 
 from conformance.checking.case import Case
-from conformance.checking.repro import scripted_case
+from conformance.checking.repro import scripted_case, shard_map_lines
 from conformance.jaxside import bridge, compat
 from conformance.model import spmd
 from conformance.model.layout import MeshModel
@@ -90,6 +90,21 @@ class Collective:
         extra = "".join(f", {k}={v!r}" for k, v in self.params)
         return f"lax.{self.name}(x, {axis_name}{extra}{groups})"
 
+    def source(self, x: str, axis_name) -> str:
+        """The source of ``call(<x>, axis_name)`` for a reproduction script (``describe`` names the
+        parameters as drawn, which is not how psum_scatter, all_to_all and axis_index take them)."""
+        p, axis = dict(self.params), repr(axis_name)
+        groups = "" if self.groups is None else f", axis_index_groups={[list(g) for g in self.groups]}"
+        return {
+            "all_gather": f"lax.all_gather({x}, {axis}, axis={p.get('axis')!r}, tiled={p.get('tiled')!r}{groups})",
+            "psum_scatter": f"lax.psum_scatter({x}, {axis}, scatter_dimension={p.get('dim')!r}, "
+                            f"tiled={p.get('tiled')!r}{groups})",
+            "ppermute": f"lax.ppermute({x}, {axis}, perm={list(p.get('perm', ()))!r})",
+            "all_to_all": f"lax.all_to_all({x}, {axis}, {p.get('split')!r}, {p.get('concat')!r}, "
+                          f"tiled={p.get('tiled')!r}{groups})",
+            "axis_index": f"lax.axis_index({axis})",
+        }.get(self.name, f"lax.{self.name}({x}, {axis}{groups})")
+
 
 DTYPES = {name: ("bool", "int32", "float32") for name in
           ("psum", "pmax", "pmin", "all_gather", "ppermute", "all_to_all", "axis_index")}
@@ -156,8 +171,9 @@ def test_collective_under_pmap(name, selection, data):
     collective, dtype, shape = data.draw(collective_examples(name, selection.size), label="example")
     x = data.draw(sample_values(dtype, (selection.size, *shape),
                                 subnormals=not collective.does_arithmetic), label="x")
-    call = f"jax.pmap(lambda x: {collective.describe()}, axis_name='i'{selection.code})(x)"
-    case = scripted_case(call, [f"print({call})"], arrays={"x": x})
+    call = f"jax.pmap(lambda x: {collective.source('x', 'i')}, axis_name='i'{selection.code})(x)"
+    case = scripted_case(call, [f"print({call})"], arrays={"x": x},
+                         outcomes={"pmap": call, f"pmap({collective.name}) result": f"np.asarray({call})"})
     f = pmapped_collective(collective, selection)
     got = case.accepts("pmap", lambda: f(x))
     expected = spmd.stack_outputs(collective.model(list(x)), 0)
@@ -168,13 +184,16 @@ def test_collective_under_pmap(name, selection, data):
 def test_psum_total_is_on_every_device(selection, data):
     """After psum every device holds the same global total: each shard of the result is the sum."""
     x = data.draw(sample_values("int32", (selection.size, 3)))
-    case = scripted_case("jax.pmap(lambda x: lax.psum(x, 'i'), axis_name='i')(x).addressable_shards",
-                         ["y = jax.pmap(lambda x: lax.psum(x, 'i'), axis_name='i')(x)",
-                          "print([(s.device, np.asarray(s.data)) for s in y.addressable_shards])"],
-                         arrays={"x": x})
-    y = pmapped_collective(Collective("psum", (), None), selection)(x)
     with np.errstate(over="ignore"):
         total = x.sum(axis=0, dtype=np.int32)
+    shard_on = "np.asarray(next(s.data for s in y.addressable_shards if s.device.id == {})).reshape({})"
+    case = scripted_case(f"jax.pmap(lambda x: lax.psum(x, 'i'), axis_name='i'{selection.code})(x).addressable_shards",
+                         [f"y = jax.pmap(lambda x: lax.psum(x, 'i'), axis_name='i'{selection.code})(x)",
+                          "print([(s.device, np.asarray(s.data)) for s in y.addressable_shards])"],
+                         arrays={"x": x},
+                         outcomes={"devices holding a shard": "sorted(s.device.id for s in y.addressable_shards)",
+                                   **{f"shard on device {d}": shard_on.format(d, total.shape) for d in selection.ids}})
+    y = pmapped_collective(Collective("psum", (), None), selection)(x)
     case.equal("devices holding a shard", sorted(s.device.id for s in y.addressable_shards),
                sorted(selection.ids))
     for shard in y.addressable_shards:
@@ -227,13 +246,15 @@ def test_collective_under_shard_map(name, data):
         per_device[flat] = values[c[other[0]] if other else 0][c[axis]]
     flat_values = np.stack([per_device[f] for f in range(mesh.size)])
     spec = (tuple(mesh.axis_names),)
-    body = collective.describe(repr(axis)).replace("(x,", "(b[0],")
+    setup, mapped = shard_map_lines(f"lambda b: {collective.source('b[0]', axis)}[None]", (spec,), spec, check=False)
+    by_pmap_call = (f"jax.pmap(lambda x: {collective.source('x', 'i')}, axis_name='i'"
+                    f"{DeviceSelection(mesh.device_ids, True).code})(x)")
     case = scripted_case(f"shard_map(lambda b: {collective.describe(repr(axis))}, mesh {mesh.shape} "
                          f"{mesh.axis_names}, in/out spec P({spec[0]!r}))",
-                         ["# jax.shard_map from 0.6.1; before it, jax.experimental.shard_map.shard_map",
-                          f"print(jax.jit(jax.shard_map(lambda b: {body}[None], mesh=mesh, "
-                          f"in_specs=(P({spec[0]!r}),), out_specs=P({spec[0]!r}), check_vma=False))(x))"],
-                         meshes={"mesh": mesh}, arrays={"x": flat_values})
+                         [*setup, f"f = jax.jit({mapped})", "print(f(x))"],
+                         meshes={"mesh": mesh}, arrays={"x": flat_values},
+                         outcomes={"shard_map": "f(x)", f"shard_map({collective.name}) result": "np.asarray(f(x))",
+                                   f"pmap({collective.name}) vs shard_map": f"np.asarray({by_pmap_call})"})
     f = shard_mapped(collective, mesh, axis, spec)
     got = np.asarray(case.accepts("shard_map", lambda: f(flat_values)))
     expected = [None] * mesh.size
@@ -267,12 +288,12 @@ def test_shard_map_collectives_over_several_mesh_axes(names):
     n = len(DEVICES)
     mesh = MeshModel(tuple(DEVICES), (2, n // 2), ("i", "j"))
     x = np.arange(n, dtype=np.int32).reshape(2, n // 2)
-    case = scripted_case(f"shard_map(lambda b: lax.psum(b, {names}), mesh (2, {n // 2}) ('i', 'j'), P('i', 'j'))(x)",
-                         ["# jax.shard_map from 0.6.1; before it, jax.experimental.shard_map.shard_map",
-                          f"print(jax.jit(jax.shard_map(lambda b: lax.psum(b, {names}), mesh=mesh, "
-                          "in_specs=(P('i', 'j'),), out_specs=P('i', 'j'), check_vma=False))(x))"],
-                         meshes={"mesh": mesh}, arrays={"x": x})
     spec = ("i", "j")
+    setup, mapped = shard_map_lines(f"lambda b: lax.psum(b, {names})", (spec,), spec, check=False)
+    case = scripted_case(f"shard_map(lambda b: lax.psum(b, {names}), mesh (2, {n // 2}) ('i', 'j'), P('i', 'j'))(x)",
+                         [*setup, f"f = jax.jit({mapped})", "print(f(x))"],
+                         meshes={"mesh": mesh}, arrays={"x": x},
+                         outcomes={"shard_map": "f(x)", "shard_map psum": "np.asarray(f(x))"})
     f = jax.jit(compat.shard_map(lambda b: lax.psum(b, names), bridge.jax_mesh(mesh), (spec,), spec, check=False))
     got = case.accepts("shard_map", lambda: f(x))
     case.same_bits("shard_map psum", np.asarray(got), psum_over_grid_model(x, names))
@@ -287,9 +308,9 @@ def test_nested_pmap_collectives_over_named_axes(names):
     n = len(DEVICES)
     outer, inner = (2, n // 2)
     x = np.arange(outer * inner, dtype=np.int32).reshape(outer, inner)
-    case = scripted_case(f"jax.pmap(jax.pmap(lambda a: lax.psum(a, {names}), axis_name='j'), axis_name='i')(x)",
-                         [f"print(jax.pmap(jax.pmap(lambda a: lax.psum(a, {names}), axis_name='j'), axis_name='i')(x))"],
-                         arrays={"x": x})
+    call = f"jax.pmap(jax.pmap(lambda a: lax.psum(a, {names}), axis_name='j'), axis_name='i')(x)"
+    case = scripted_case(call, [f"print({call})"], arrays={"x": x},
+                         outcomes={"nested pmap": call, "nested pmap psum": f"np.asarray({call})"})
     f = jax.pmap(jax.pmap(lambda a: lax.psum(a, names), axis_name="j"), axis_name="i")
     got = case.accepts("nested pmap", lambda: f(x))
     case.same_bits("nested pmap psum", np.asarray(got), psum_over_grid_model(x, names))
@@ -301,7 +322,15 @@ def test_ppermute_with_an_empty_perm_gives_zeros(run_isolated):
     this crashed the whole process on some versions)."""
     lines = ["x = np.ones((2, 3), np.int32)",
              "print(np.asarray(jax.pmap(lambda a: lax.ppermute(a, 'i', perm=[]), axis_name='i')(x)).tolist())"]
-    case = scripted_case("jax.pmap(lambda a: lax.ppermute(a, 'i', perm=[]), axis_name='i')(ones((2, 3)))", lines)
+    child = "\n".join(["import numpy as np", "import jax", "from jax import lax", *lines])
+    case = scripted_case("jax.pmap(lambda a: lax.ppermute(a, 'i', perm=[]), axis_name='i')(ones((2, 3)))",
+                         ["import subprocess, sys",
+                          "# in a fresh interpreter (with this one's environment), as it may abort the process",
+                          f"child = {child!r}",
+                          "done = subprocess.run([sys.executable, '-c', child], capture_output=True, text=True)",
+                          "print(done.stdout, done.stderr)"],
+                         outcomes={"exit status of the subprocess": "done.returncode",
+                                   "result": "done.stdout.strip().splitlines()[-1]"})
     result = run_isolated(lines)
     case.equal("exit status of the subprocess", result.returncode, 0)
     case.equal("result", result.stdout.strip().splitlines()[-1], str([[0, 0, 0], [0, 0, 0]]))

@@ -30,6 +30,13 @@ def iota(shape, dtype=np.int32):
     return np.arange(math.prod(shape), dtype=dtype).reshape(shape)
 
 
+def try_lines(call: str) -> list:
+    """A script's lines that try ``call``, which should raise, and go on (its verdict judges the
+    call itself; these, what it leaves behind)."""
+    return ["try:", f"    {call}", "except Exception as e:  # (it should raise)",
+            "    print('raised:', type(e).__name__, e)"]
+
+
 def plus_one(a):
     """The jitted body, defined once so that equal draws reuse its compilation."""
     return a + 1
@@ -42,7 +49,11 @@ def test_device_put_accepts_exactly_congruent(layout):
     it raises ValueError naming an indivisible dimension and leaves x unchanged."""
     x = iota(layout.shape)
     before = x.copy()
-    case = layout_case(layout, "jax.device_put(x, sharding)", ["y = jax.device_put(x, sharding)"], x=x)
+    case = layout_case(layout, "jax.device_put(x, sharding)",
+                       ["y = jax.device_put(x, sharding)"] if layout.is_congruent else
+                       [*try_lines("jax.device_put(x, sharding)"), "print(x)"], x=x,
+                       outcomes={"device_put": "jax.device_put(x, sharding)", "shard": "y",
+                                 "x after the rejected device_put": "x"})
     put = lambda: jax.device_put(x, bridge.layout_sharding(layout))  # noqa: E731
     if layout.is_congruent:
         check_layout(case, case.accepts("device_put", put), layout, x)
@@ -57,7 +68,8 @@ def test_shard_shape_accepts_exactly_congruent(layout):
     """sharding.shard_shape(shape) returns the model's shard shape when congruent, else raises
     ValueError naming an indivisible dimension."""
     case = layout_case(layout, "sharding.shard_shape(shape)",
-                       [f"print(sharding.shard_shape({layout.shape}))"])
+                       [f"print(sharding.shard_shape({layout.shape}))"] if layout.is_congruent else [],
+                       outcomes={"shard_shape": f"tuple(sharding.shard_shape({layout.shape}))"})
     call = lambda: tuple(bridge.layout_sharding(layout).shard_shape(layout.shape))  # noqa: E731
     if layout.is_congruent:
         case.equal("shard_shape", case.accepts("shard_shape", call), layout.shard_shape)
@@ -70,9 +82,10 @@ def test_make_array_from_callback_accepts_exactly_congruent(layout):
     """make_array_from_callback builds the model's layout when congruent, else raises ValueError
     naming an indivisible dimension."""
     x = iota(layout.shape)
+    source = f"jax.make_array_from_callback({layout.shape}, sharding, lambda i: x[i])"
     case = layout_case(layout, "jax.make_array_from_callback(shape, sharding, lambda i: x[i])",
-                       [f"y = jax.make_array_from_callback({layout.shape}, sharding, lambda i: x[i])"],
-                       x=x)
+                       [f"y = {source}"] if layout.is_congruent else [], x=x,
+                       outcomes={"make_array_from_callback": source, "shard": "y"})
     call = lambda: jax.make_array_from_callback(  # noqa: E731
         layout.shape, bridge.layout_sharding(layout), lambda index: x[index])
     if layout.is_congruent:
@@ -89,7 +102,9 @@ def test_jit_out_shardings_accepts_exactly_congruent(layout):
     test_device_put.py::test_jit_out_shardings_on_zero_size_array)."""
     x = iota(layout.shape)
     case = layout_case(layout, "jax.jit(lambda a: a + 1, out_shardings=sharding)(x)",
-                       ["y = jax.jit(lambda a: a + 1, out_shardings=sharding)(x)"], x=x)
+                       ["y = jax.jit(lambda a: a + 1, out_shardings=sharding)(x)"] if layout.is_congruent else [],
+                       x=x, outcomes={"jit out_shardings": "jax.jit(lambda a: a + 1, out_shardings=sharding)(x)",
+                                      "shard": "y"})
     call = lambda: jax.jit(plus_one, out_shardings=bridge.layout_sharding(layout))(x)  # noqa: E731
     if layout.is_congruent:
         check_layout(case, case.accepts("jit out_shardings", call), layout, x + 1)
@@ -119,8 +134,10 @@ def test_rejected_reshard_leaves_input_untouched(pair):
     x = iota(source.shape)
     y = jax.device_put(x, bridge.layout_sharding(source))
     case = layout_case(source, "jax.device_put(y, target) with y committed to sharding",
-                       ["y = jax.device_put(x, sharding)", "jax.device_put(y, target)"],
-                       x=x, extra_layouts={"target": target})
+                       ["y = jax.device_put(x, sharding)", *try_lines("jax.device_put(y, target)")],
+                       x=x, extra_layouts={"target": target},
+                       outcomes={"device_put onto the indivisible target": "jax.device_put(y, target)",
+                                 "y.is_deleted()": "y.is_deleted()", "shard": "y"})
     case.rejects("device_put onto the indivisible target",
                  lambda: jax.device_put(y, bridge.layout_sharding(target)), compat.INDIVISIBLE_ERRORS,
                  names_dims=target.indivisible_dims)
@@ -137,6 +154,7 @@ def test_zero_size_dimensions_are_accepted(layout, data):
     layout = Layout(layout.mesh, layout.spec, shape)
     x = np.zeros(shape, np.float32)
     case = layout_case(layout, "jax.device_put(x, sharding) of a zero-size array",
-                       ["y = jax.device_put(x, sharding)", "print(y.sharding.shard_shape(x.shape))"], x=x)
+                       ["y = jax.device_put(x, sharding)", "print(y.sharding.shard_shape(x.shape))"], x=x,
+                       outcomes={"device_put": "jax.device_put(x, sharding)", "shard": "y"})
     y = case.accepts("device_put", lambda: jax.device_put(x, bridge.layout_sharding(layout)))
     check_layout(case, y, layout, x)

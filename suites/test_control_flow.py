@@ -108,15 +108,22 @@ def test_control_flow_on_sharded_values(example):
     s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"  # noqa: E731
     constrain = "lambda v: v" if example.inner_spec is None else \
         f"lambda v: jax.lax.with_sharding_constraint(v, {s(example.inner_spec)})"
+    sharded = f"g(jax.device_put(c, {s(example.c_spec)}), jax.device_put(xs, {s(example.xs_spec)}))"
+    unsharded = "unconstrained(jnp.asarray(c), jnp.asarray(xs))"
     case = scripted_case(f"jax.jit({carried.source}, in_shardings=({spec_literal(example.c_spec)}, {spec_literal(example.xs_spec)}), "
                 f"out_shardings={spec_literal(example.out_spec)}) with constrain = {constrain}; {describe_mesh(example.mesh)}; "
                 f"c {example.c.dtype}{list(example.c.shape)}, xs {list(example.xs.shape)}",
                 [f"f = lambda c, xs: ({carried.source})(c, xs, {constrain})",
+                        f"unconstrained = lambda c, xs: ({carried.source})(c, xs, lambda v: v)",
                         f"g = jax.jit(f, in_shardings=({s(example.c_spec)}, {s(example.xs_spec)}), "
                         f"out_shardings={s(example.out_spec)})",
-                        "print('unsharded:', f(jnp.asarray(c), jnp.asarray(xs)))",
-                        f"print('sharded:  ', g(jax.device_put(c, {s(example.c_spec)}), jax.device_put(xs, {s(example.xs_spec)})))"],
-                       meshes={"mesh": example.mesh}, arrays={"c": example.c, "xs": example.xs})
+                        f"print('unsharded:', {unsharded})",
+                        f"print('sharded:  ', {sharded})"],
+                       meshes={"mesh": example.mesh}, arrays={"c": example.c, "xs": example.xs},
+                       outcomes={"jitted with shardings": sharded, "np.asarray of the result": f"np.asarray({sharded})",
+                                 "unsharded": unsharded, "unsharded result dtype": f"np.asarray({unsharded}).dtype.name",
+                                 "sharded result dtype": f"np.asarray({sharded}).dtype.name",
+                                 "unsharded result vs numpy": unsharded, "sharded result": sharded, "result": sharded})
     sharding = lambda spec: bridge.named_sharding(example.mesh, spec)  # noqa: E731
     inner = None if example.inner_spec is None else sharding(example.inner_spec)
     body = bridge.function_of(carried.source)
@@ -169,11 +176,23 @@ def test_donated_sharded_input_is_deleted_and_nothing_else_changes(example):
     case = scripted_case(f"jax.jit(lambda x, y: x * 3 + y, donate_argnums=0, in_shardings=({spec_literal(x_spec)}, "
                 f"{spec_literal(y_spec)}), out_shardings={spec_literal(out_spec)}) on {describe_mesh(mesh)}, "
                 f"int32{list(x0.shape)}",
-                [f"x, y = jax.device_put(x0, {s(x_spec)}), jax.device_put(y0, {s(y_spec)})",
+                ["import warnings",
+                        f"x, y = jax.device_put(x0, {s(x_spec)}), jax.device_put(y0, {s(y_spec)})",
                         f"f = jax.jit(lambda x, y: x * 3 + y, donate_argnums=0, in_shardings=({s(x_spec)}, {s(y_spec)}), "
                         f"out_shardings={s(out_spec)})",
-                        "print(f(x, y), x.is_deleted(), np.array_equal(np.asarray(y), y0))"],
-                       meshes={"mesh": mesh}, arrays={"x0": x0, "y0": y0})
+                        "with warnings.catch_warnings(record=True) as warned:",
+                        "    warnings.simplefilter('always')",
+                        "    result = f(x, y)",
+                        "print(result, x.is_deleted(), np.array_equal(np.asarray(y), y0), [str(w.message) for w in warned])"],
+                       meshes={"mesh": mesh}, arrays={"x0": x0, "y0": y0},
+                       # (the donating call once more, on a fresh copy of x0: x itself may be deleted)
+                       outcomes={"donating call": f"f(jax.device_put(x0, {s(x_spec)}), y)", "result": "result",
+                                 "the input that was not donated": "np.asarray(y)",
+                                 "donated input is_deleted()": "x.is_deleted()",
+                                 "reading the donated input": "np.asarray(x)",
+                                 "a 'donated buffers were not usable' warning":
+                                     "any('donated buffers were not usable' in str(w.message) for w in warned)",
+                                 "the donated input JAX kept": "np.asarray(x)"})
     sharding = lambda spec: bridge.named_sharding(mesh, spec)  # noqa: E731
     x, y = jax.device_put(x0, sharding(x_spec)), jax.device_put(y0, sharding(y_spec))
     f = jax.jit(lambda x, y: x * 3 + y, donate_argnums=0, in_shardings=(sharding(x_spec), sharding(y_spec)),

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from conformance.checking import isolation
 
 from conformance.checking.layouts import check_layout, layout_case
-from conformance.checking.repro import scripted_case
+from conformance.checking.repro import preamble, scripted_case
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, MeshModel, block_slices, normalize_index
 from strategies import arrays, dtype_of, dtypes, layouts, layouts_sharing_shape, meshes, supported_dtype_names
@@ -52,7 +52,9 @@ def test_round_trip_preserves_bits(example):
     (NaN payloads, -0.0, subnormals, extremes)."""
     layout, x = example
     case = layout_case(layout, "np.asarray(jax.device_put(x, sharding))",
-                       ["y = jax.device_put(x, sharding)", "print(np.asarray(y))"], x=x)
+                       ["y = jax.device_put(x, sharding)", "print(np.asarray(y))"], x=x,
+                       outcomes={"device_put": "jax.device_put(x, sharding)", "y.dtype": "np.dtype(y.dtype).name",
+                                 "y.shape": "tuple(y.shape)", "np.asarray(y)": "y"})
     y = case.accepts("device_put", lambda: jax.device_put(x, bridge.layout_sharding(layout)))
     case.equal("y.dtype", np.dtype(y.dtype).name, x.dtype.name)
     case.equal("y.shape", tuple(y.shape), x.shape)
@@ -69,7 +71,7 @@ def test_every_shard_holds_its_block(example):
     case = layout_case(layout, "jax.device_put(x, sharding).addressable_shards",
                        ["y = jax.device_put(x, sharding)",
                         "for s in y.addressable_shards: print(s.device, s.index, np.asarray(s.data))"],
-                       x=x)
+                       x=x, outcomes={"shard": "y"})
     check_layout(case, jax.device_put(x, bridge.layout_sharding(layout)), layout, x)
 
 
@@ -89,8 +91,12 @@ def test_resharding_chain_keeps_values_and_ends_in_last_layout(example):
     array laid out as s3 (zero-size arrays: test_reshard_zero_size_array_onto_reordered_mesh)."""
     (first, second, third), x = example
     case = layout_case(first, "device_put(device_put(device_put(x, s1), s2), s3)",
-                       ["y = jax.device_put(jax.device_put(jax.device_put(x, sharding), s2), s3)"],
-                       x=x, extra_layouts={"s2": second, "s3": third})
+                       ["y1 = jax.device_put(x, sharding)", "y2 = jax.device_put(y1, s2)", "y = jax.device_put(y2, s3)"],
+                       x=x, extra_layouts={"s2": second, "s3": third},
+                       outcomes={"device_put to s2": "jax.device_put(y1, s2)", "values after resharding to s2": "y2",
+                                 "device_put to s3": "jax.device_put(y2, s3)", "values after resharding to s3": "y",
+                                 "result sharding is_equivalent_to s3": f"y.sharding.is_equivalent_to(s3, {third.rank})",
+                                 "shard": "y"})
     y = jax.device_put(x, bridge.layout_sharding(first))
     for step, layout in (("s2", second), ("s3", third)):
         y = case.accepts(f"device_put to {step}", lambda: jax.device_put(y, bridge.layout_sharding(layout)))
@@ -105,7 +111,9 @@ def test_device_get_round_trip(example):
     """jax.device_get of a sharded array is a numpy array with x's dtype, shape and bits."""
     layout, x = example
     case = layout_case(layout, "jax.device_get(jax.device_put(x, sharding))",
-                       ["print(jax.device_get(jax.device_put(x, sharding)))"], x=x)
+                       ["print(jax.device_get(jax.device_put(x, sharding)))"], x=x,
+                       outcomes={"type(device_get(y))": "type(jax.device_get(jax.device_put(x, sharding))).__name__",
+                                 "device_get(y)": "jax.device_get(jax.device_put(x, sharding))"})
     got = jax.device_get(jax.device_put(x, bridge.layout_sharding(layout)))
     case.equal("type(device_get(y))", type(got).__name__, "ndarray")
     case.same_bits("device_get(y)", got, x)
@@ -123,7 +131,11 @@ def test_make_array_from_callback_round_trip(example):
         return x[index]
 
     case = layout_case(layout, "jax.make_array_from_callback(x.shape, sharding, lambda i: x[i])",
-                       ["y = jax.make_array_from_callback(x.shape, sharding, lambda i: x[i])"], x=x)
+                       ["requested = []  # the indices the callback is asked for",
+                        "y = jax.make_array_from_callback(x.shape, sharding, lambda i: (requested.append(i), x[i])[1])"],
+                       x=x, outcomes={"blocks requested from the callback":
+                                      "sorted({tuple(s.indices(n)[:2] for s, n in zip(i, x.shape)) for i in requested})",
+                                      "np.asarray(y)": "y", "shard": "y"})
     y = jax.make_array_from_callback(x.shape, bridge.layout_sharding(layout), callback)
     asked = {normalize_index(index, x.shape) for index in requested}
     case.equal("blocks requested from the callback", sorted(asked),
@@ -143,7 +155,10 @@ def test_make_array_from_single_device_arrays_round_trip(example):
     case = layout_case(layout, "jax.make_array_from_single_device_arrays(x.shape, sharding, pieces)", [
         f"blocks = {blocks!r}  # the model's block of each device",
         "pieces = [jax.device_put(x[idx], devices[d]) for d, idx in blocks.items()]",
-        "y = jax.make_array_from_single_device_arrays(x.shape, sharding, pieces)"], x=x)
+        "y = jax.make_array_from_single_device_arrays(x.shape, sharding, pieces)"], x=x,
+        outcomes={"make_array_from_single_device_arrays":
+                  "jax.make_array_from_single_device_arrays(x.shape, sharding, pieces)",
+                  "np.asarray(y)": "y", "shard": "y"})
     y = case.accepts("make_array_from_single_device_arrays",
                      lambda: jax.make_array_from_single_device_arrays(
                          x.shape, bridge.layout_sharding(layout), pieces))
@@ -165,6 +180,10 @@ ELEMENTWISE = {
     "int_times_two": (lambda a: a * 2, lambda a: a * np.int32(2), "int32", 0.0, 0.0),
     "int_negative": (jnp.negative, np.negative, "int32", 0.0, 0.0),
 }
+# Each operation's jax function as a script spells it.
+ELEMENTWISE_SOURCES = {"sin": "jnp.sin", "cos": "jnp.cos", "exp": "jnp.exp", "add_one": "lambda a: a + 1",
+                       "square": "lambda a: a * a", "int_times_two": "lambda a: a * 2",
+                       "int_negative": "jnp.negative"}
 
 
 @st.composite
@@ -185,8 +204,11 @@ def test_elementwise_ops_follow_input_sharding(example):
     name, layout, x = example
     fn, reference, _, rtol, atol = ELEMENTWISE[name]
     case = layout_case(layout, f"{name}(jax.device_put(x, sharding))",
-                       ["y = jax.device_put(x, sharding)", f"z = {name}(y)  # see ELEMENTWISE",
-                        "print(z.sharding, np.asarray(z))"], x=x)
+                       ["y = jax.device_put(x, sharding)", f"{name} = {ELEMENTWISE_SOURCES[name]}",
+                        f"z = {name}(y)", "print(z.sharding, np.asarray(z))"], x=x,
+                       outcomes={name: f"{name}(y)", f"{name}(y)": "z",
+                                 f"{name}(y).sharding.is_equivalent_to(y.sharding)":
+                                     f"z.sharding.is_equivalent_to(y.sharding, {layout.rank})"})
     y = jax.device_put(x, bridge.layout_sharding(layout))
     z = case.accepts(name, lambda: fn(y))
     with np.errstate(over="ignore"):  # integer ops wrap around, as in JAX
@@ -209,12 +231,14 @@ def jit_examples(draw):
     return in_layout, out_layout, x
 
 
-def jit_case(in_layout, out_layout, x):
+def jit_case(in_layout, out_layout, x, outcomes=None, *, runs=True):
+    """(``runs``: the script runs the call, else it leaves it to the verdict, for a call that
+    should raise.)"""
+    call = ["z = f(jax.device_put(x, sharding))", "print(z.sharding, np.asarray(z))"] if runs else []
     return layout_case(in_layout, "jax.jit(lambda a: a * 3 - 1, in_shardings=sharding, "
                                   "out_shardings=out)(jax.device_put(x, sharding))", [
-        "f = jax.jit(lambda a: a * 3 - 1, in_shardings=sharding, out_shardings=out)",
-        "z = f(jax.device_put(x, sharding))", "print(z.sharding, np.asarray(z))"],
-        x=x, extra_layouts={"out": out_layout})
+        "f = jax.jit(lambda a: a * 3 - 1, in_shardings=sharding, out_shardings=out)", *call],
+        x=x, extra_layouts={"out": out_layout}, outcomes=outcomes)
 
 
 def times_three_minus_one(a):
@@ -238,7 +262,7 @@ def test_jit_in_and_out_shardings(example, known_deviations, excuses, warm_inter
     """jit(f, in_shardings=s1, out_shardings=s2) over one device assignment (same devices, same
     order), on a non-empty x committed to s1, returns numpy's f(x) laid out as s2 says."""
     in_layout, out_layout, x = example
-    case = jit_case(in_layout, out_layout, x)
+    case = jit_case(in_layout, out_layout, x, {"jit": "f(jax.device_put(x, sharding))", "output shard": "z"})
     aborts = known_deviations.covers(test_jit_between_two_meshes_of_one_device_order_compiles)
     if in_layout.mesh != out_layout.mesh and aborts:
         # This JAX's XLA may abort the process on a change of mesh (that test's known deviation):
@@ -271,7 +295,8 @@ def test_jit_rejects_different_device_assignments(example):
     """jit whose in_shardings and out_shardings have different device assignments (other devices,
     or the same devices in another order) raises ValueError rather than running on either."""
     in_layout, out_layout, x = example
-    case = jit_case(in_layout, out_layout, x)
+    case = jit_case(in_layout, out_layout, x, {"jit over two device sets": "f(jax.device_put(x, sharding))"},
+                    runs=False)
     case.rejects("jit over two device sets", jit_call(in_layout, out_layout, x), (ValueError,))
 
 
@@ -282,7 +307,9 @@ def test_elementwise_op_on_zero_size_array_keeps_sharding():
     layout = Layout(bridge.line_mesh(), ("a",), (0, 2))
     x = np.zeros(layout.shape, np.float32)
     case = layout_case(layout, "jnp.sin(jax.device_put(x, sharding)).sharding",
-                       ["print(jnp.sin(jax.device_put(x, sharding)).sharding)"], x=x)
+                       ["print(jnp.sin(jax.device_put(x, sharding)).sharding)"], x=x,
+                       outcomes={"jnp.sin(y).sharding.is_equivalent_to(y.sharding)":
+                                 f"jnp.sin(jax.device_put(x, sharding)).sharding.is_equivalent_to(sharding, {layout.rank})"})
     z = jnp.sin(jax.device_put(x, bridge.layout_sharding(layout)))
     case.true("jnp.sin(y).sharding.is_equivalent_to(y.sharding)",
               z.sharding.is_equivalent_to(bridge.layout_sharding(layout), layout.rank))
@@ -297,7 +324,12 @@ def test_jit_out_shardings_on_zero_size_array():
     x = np.zeros(layout.shape, np.int32)
     case = layout_case(layout, "jax.jit(lambda a: a + 1, out_shardings=sharding)(x)", [
         "z = jax.jit(lambda a: a + 1, out_shardings=sharding)(x)",
-        "print(z.sharding.shard_shape(z.shape), [s.data.shape for s in z.addressable_shards])"], x=x)
+        "print(z.sharding.shard_shape(z.shape), [s.data.shape for s in z.addressable_shards])"], x=x,
+        # (the jit check's outcome is the result's sharding: printing the result itself would
+        # read its shards back, which fails where the layout does, a check of its own)
+        outcomes={"jit": "jax.jit(lambda a: a + 1, out_shardings=sharding)(x).sharding",
+                  "z.sharding.is_equivalent_to(sharding)": f"z.sharding.is_equivalent_to(sharding, {layout.rank})",
+                  "shard": "z"})
     z = case.accepts("jit", lambda: jax.jit(plus_one, out_shardings=bridge.layout_sharding(layout))(x))
     case.true("z.sharding.is_equivalent_to(sharding)",
               z.sharding.is_equivalent_to(bridge.layout_sharding(layout), layout.rank))
@@ -313,7 +345,10 @@ def test_reshard_zero_size_array_onto_reordered_mesh():
     x = np.zeros(source.shape, np.float32)
     case = layout_case(source, "jax.device_put(jax.device_put(x, sharding), target)",
                        ["z = jax.device_put(jax.device_put(x, sharding), target)"],
-                       x=x, extra_layouts={"target": target})
+                       x=x, extra_layouts={"target": target},
+                       outcomes={"device_put": "jax.device_put(jax.device_put(x, sharding), target)",
+                                 "z.sharding.is_equivalent_to(target)": f"z.sharding.is_equivalent_to(target, {target.rank})",
+                                 "shard": "z"})
     y = jax.device_put(x, bridge.layout_sharding(source))
     z = case.accepts("device_put", lambda: jax.device_put(y, bridge.layout_sharding(target)))
     case.true("z.sharding.is_equivalent_to(target)",
@@ -334,8 +369,14 @@ def test_jit_between_two_meshes_of_one_device_order_compiles(run_isolated):
              "s1, s2 = NamedSharding(m1, P(('x', 'y'), 'a')), NamedSharding(m2, P(('x',), ('b',)))",
              "f = jax.jit(lambda a: a * 3 - 1, in_shardings=s1, out_shardings=s2)",
              "print(np.asarray(f(jax.device_put(np.zeros((6, 6), np.int32), s1))).sum())"]
+    # The script, as the property, runs the lines in a fresh interpreter, whose exit status it judges.
+    in_a_child = ["import subprocess, sys", "child = '\\n'.join([", *(f"    {line!r}," for line in preamble() + lines), "])",
+                  "done = subprocess.run([sys.executable, '-c', child], capture_output=True, text=True)",
+                  "print(done.stdout, done.stderr[-2000:])"]
     case = scripted_case("jit(a * 3 - 1) from P(('x', 'y'), 'a') on a (1, 3, 2, 1) mesh to P(('x',), ('b',)) "
-                         "on a (6, 1) mesh of the same devices", lines)
+                         "on a (6, 1) mesh of the same devices", in_a_child,
+                         outcomes={"exit status of the subprocess (negative: killed by a signal)": "done.returncode",
+                                   "sum of the result": "done.stdout.strip().splitlines()[-1]"})
     result = run_isolated(lines)
     case.equal("exit status of the subprocess (negative: killed by a signal)", result.returncode, 0)
     case.equal("sum of the result", result.stdout.strip().splitlines()[-1], "-36")

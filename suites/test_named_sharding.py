@@ -26,7 +26,8 @@ TUTORIAL_LAYOUTS = tutorial_layouts(bridge.tutorial_mesh_ids((4, 2)))
 def test_devices_indices_map_matches_model(layout):
     """devices_indices_map gives every mesh device exactly the block the model assigns it."""
     case = layout_case(layout, "sharding.devices_indices_map(shape)",
-                       [f"print(sharding.devices_indices_map({layout.shape}))"])
+                       [f"print(sharding.devices_indices_map({layout.shape}))"],
+                       outcomes={"devices_indices_map": "sharding"})
     case.index_map("devices_indices_map", bridge.index_map(bridge.layout_sharding(layout), layout.shape),
                    layout.blocks)
 
@@ -36,7 +37,8 @@ def test_devices_indices_map_matches_model(layout):
 def test_shard_shape_matches_model(layout):
     """shard_shape(global shape) is the global shape divided by the model's tiling."""
     case = layout_case(layout, "sharding.shard_shape(shape)",
-                       [f"print(sharding.shard_shape({layout.shape}))"])
+                       [f"print(sharding.shard_shape({layout.shape}))"],
+                       outcomes={"shard_shape": f"tuple(sharding.shard_shape({layout.shape}))"})
     case.equal("shard_shape", tuple(bridge.layout_sharding(layout).shard_shape(layout.shape)),
                layout.shard_shape)
 
@@ -45,7 +47,8 @@ def test_shard_shape_matches_model(layout):
 @tutorial_examples(TUTORIAL_LAYOUTS)
 def test_is_fully_replicated_matches_model(layout):
     """is_fully_replicated is true exactly when no dimension is cut (size-1 axes do not cut)."""
-    case = layout_case(layout, "sharding.is_fully_replicated", ["print(sharding.is_fully_replicated)"])
+    case = layout_case(layout, "sharding.is_fully_replicated", ["print(sharding.is_fully_replicated)"],
+                       outcomes={"is_fully_replicated": "sharding.is_fully_replicated"})
     case.equal("is_fully_replicated", bridge.layout_sharding(layout).is_fully_replicated,
                layout.is_fully_replicated)
 
@@ -54,7 +57,9 @@ def test_is_fully_replicated_matches_model(layout):
 def test_addressable_devices_are_the_mesh_devices(layout):
     """In one process, addressable_devices and device_set are exactly the mesh's devices."""
     sharding = bridge.layout_sharding(layout)
-    case = layout_case(layout, "sharding.addressable_devices", ["print(sharding.addressable_devices)"])
+    case = layout_case(layout, "sharding.addressable_devices", ["print(sharding.addressable_devices)"],
+                       outcomes={"addressable_devices ids": "frozenset(d.id for d in sharding.addressable_devices)",
+                                 "device_set ids": "frozenset(d.id for d in sharding.device_set)"})
     case.equal("addressable_devices ids", frozenset(d.id for d in sharding.addressable_devices),
                layout.device_ids)
     case.equal("device_set ids", frozenset(d.id for d in sharding.device_set), layout.device_ids)
@@ -67,7 +72,8 @@ def test_replica_ids_match_model(layout):
     x = np.zeros(layout.shape, np.int8)
     case = layout_case(layout, "[s.replica_id for s in jax.device_put(x, sharding).addressable_shards]",
                        ["y = jax.device_put(x, sharding)",
-                        "print([(s.device.id, s.replica_id) for s in y.addressable_shards])"], x=x)
+                        "print([(s.device.id, s.replica_id) for s in y.addressable_shards])"], x=x,
+                       outcomes={"replica ids by device": "{s.device.id: s.replica_id for s in y.addressable_shards}"})
     got = {s.device_id: s.replica_id for s in bridge.shards(jax.device_put(x, bridge.layout_sharding(layout)))}
     case.equal("replica ids by device", got, {d: layout.replica_id(d) for d in layout.device_ids})
 
@@ -88,9 +94,14 @@ def test_equivalence_is_reflexive_and_symmetric(pair):
     sa, sb = bridge.layout_sharding(a), bridge.layout_sharding(b)
     copy = jax.sharding.NamedSharding(bridge.jax_mesh(a.mesh), compat.partition_spec(a.spec))
     case = layout_case(a, "a.is_equivalent_to(b, ndim)", [
+        "copy = NamedSharding(mesh, sharding.spec)",
         f"print(sharding.is_equivalent_to(sharding, {a.rank}), "
         f"sharding.is_equivalent_to(other, {a.rank}), other.is_equivalent_to(sharding, {a.rank}))"],
-        extra_layouts={"other": b})
+        extra_layouts={"other": b},
+        outcomes={"a.is_equivalent_to(a)": f"sharding.is_equivalent_to(sharding, {a.rank})",
+                  "a.is_equivalent_to(copy of a)": f"sharding.is_equivalent_to(copy, {a.rank})",
+                  "b.is_equivalent_to(a) (symmetry with a.is_equivalent_to(b))":
+                      f"other.is_equivalent_to(sharding, {a.rank})"})
     case.true("a.is_equivalent_to(a)", sa.is_equivalent_to(sa, a.rank))
     case.true("a.is_equivalent_to(copy of a)", sa.is_equivalent_to(copy, a.rank))
     case.equal("b.is_equivalent_to(a) (symmetry with a.is_equivalent_to(b))",
@@ -103,7 +114,8 @@ def test_equivalent_exactly_when_placements_agree(pair):
     places every block of every rank-n array on the same devices under both."""
     a, b = pair
     case = layout_case(a, "a.is_equivalent_to(b, ndim)",
-                       [f"print(sharding.is_equivalent_to(other, {a.rank}))"], extra_layouts={"other": b})
+                       [f"print(sharding.is_equivalent_to(other, {a.rank}))"], extra_layouts={"other": b},
+                       outcomes={"is_equivalent_to": f"sharding.is_equivalent_to(other, {a.rank})"})
     case.equal("is_equivalent_to", bridge.layout_sharding(a).is_equivalent_to(bridge.layout_sharding(b), a.rank),
                a.equivalent(b))
 
@@ -116,7 +128,9 @@ def test_trailing_none_changes_nothing(layout, extra):
     padded = Layout(layout.mesh, tuple(layout.spec) + (None,) * extra, layout.shape)
     case = layout_case(layout, "a.is_equivalent_to(padded, ndim)",
                        [f"print(sharding.is_equivalent_to(padded, {layout.rank}))"],
-                       extra_layouts={"padded": padded})
+                       extra_layouts={"padded": padded},
+                       outcomes={"is_equivalent_to(padded)": f"sharding.is_equivalent_to(padded, {layout.rank})",
+                                 "padded devices_indices_map": "padded"})
     case.true("is_equivalent_to(padded)",
               bridge.layout_sharding(layout).is_equivalent_to(bridge.layout_sharding(padded), layout.rank))
     case.index_map("padded devices_indices_map", bridge.index_map(bridge.layout_sharding(padded), layout.shape),
@@ -152,8 +166,15 @@ def test_tuple_order_matters(pair):
     """P(('a','b')) and P(('b','a')) differ: the first axis of a tuple entry is the major one, so the
     index maps differ exactly as the model says and the shardings are not equivalent."""
     a, b = pair
+    # (The model's claim that the two are not equivalent, judged by the script as JAX's index maps
+    # of the two differing: the model's equivalence is their agreeing block by block.)
+    indices = lambda name: (f"{{d.id: tuple(s.indices(n)[:2] for s, n in zip(i, {a.shape!r})) "  # noqa: E731
+                            f"for d, i in {name}.devices_indices_map({a.shape!r}).items()}}")
     case = layout_case(a, "a vs a with its tuple entry reversed",
-                       [f"print(sharding.is_equivalent_to(other, {a.rank}))"], extra_layouts={"other": b})
+                       [f"print(sharding.is_equivalent_to(other, {a.rank}))"], extra_layouts={"other": b},
+                       outcomes={"devices_indices_map(reversed)": "other",
+                                 "model says equivalent": f"{indices('sharding')} == {indices('other')}",
+                                 "is_equivalent_to(reversed)": f"sharding.is_equivalent_to(other, {a.rank})"})
     case.index_map("devices_indices_map(reversed)", bridge.index_map(bridge.layout_sharding(b), b.shape), b.blocks)
     case.equal("model says equivalent", a.equivalent(b), False)
     case.equal("is_equivalent_to(reversed)",
@@ -179,7 +200,8 @@ def test_invalid_specs_are_rejected(example):
     x = np.zeros((1,) * rank, np.int8)
     layout = Layout(mesh, (), x.shape)
     case = layout_case(layout, f"device_put(x, NamedSharding(mesh, P{spec})) [{kind}]",
-                       [f"jax.device_put(x, NamedSharding(mesh, P(*{spec!r})))"], x=x)
+                       x=x, outcomes={f"NamedSharding with a spec with {kind}":
+                                      f"jax.device_put(x, NamedSharding(mesh, P(*{spec!r})))"})
     case.rejects(f"NamedSharding with a spec with {kind}",
                  lambda: jax.device_put(x, jax.sharding.NamedSharding(
                      bridge.jax_mesh(mesh), compat.partition_spec(spec))),
@@ -198,7 +220,8 @@ def test_equivalence_ignores_device_order_when_placements_agree():
     a, b = Layout(mesh, ("a",), (rows,)), Layout(swapped, ("a",), (rows,))
     assert a.equivalent(b)
     case = layout_case(a, "a.is_equivalent_to(b) over a column-swapped mesh",
-                       ["print(sharding.is_equivalent_to(other, 1))"], extra_layouts={"other": b})
+                       ["print(sharding.is_equivalent_to(other, 1))"], extra_layouts={"other": b},
+                       outcomes={"is_equivalent_to": "sharding.is_equivalent_to(other, 1)"})
     case.equal("is_equivalent_to", bridge.layout_sharding(a).is_equivalent_to(bridge.layout_sharding(b), 1), True)
 
 
@@ -208,7 +231,7 @@ def test_shard_shape_rejects_spec_longer_than_rank():
     mesh = bridge.line_mesh()
     layout = Layout(mesh, (), (mesh.size,))
     case = layout_case(layout, f"NamedSharding(mesh, P(None, 'a')).shard_shape(({mesh.size},))",
-                       [f"NamedSharding(mesh, P(None, 'a')).shard_shape(({mesh.size},))"])
+                       outcomes={"shard_shape": f"NamedSharding(mesh, P(None, 'a')).shard_shape(({mesh.size},))"})
     case.rejects("shard_shape", lambda: bridge.named_sharding(mesh, (None, "a")).shard_shape((mesh.size,)),
                  (ValueError,))
 
@@ -219,8 +242,10 @@ def test_tutorial_mesh_holds_each_device_once():
     each of 8 devices exactly once (with fewer devices those examples cannot run: a skip says so)."""
     ids = bridge.tutorial_mesh_ids((4, 2))
     live = DEVICES
-    case = scripted_case("mesh_utils.create_device_mesh((4, 2))",
-                         ["from jax.experimental import mesh_utils",
-                          "print([d.id for d in mesh_utils.create_device_mesh((4, 2)).flat])"])
-    case.true(f"create_device_mesh((4, 2)) ids={ids} are 8 distinct devices of {live}",
+    check = f"create_device_mesh((4, 2)) ids={ids} are 8 distinct devices of {live}"
+    case = scripted_case("mesh_utils.create_device_mesh((4, 2))", [
+        "from jax.experimental import mesh_utils",
+        "ids = [d.id for d in mesh_utils.create_device_mesh((4, 2), devices=jax.local_devices()[:8]).flat]",
+        "print(ids)"], outcomes={check: "len(ids) == 8 and len(set(ids)) == 8 and set(ids) <= set(devices)"})
+    case.true(check,
               len(ids) == 8 and len(set(ids)) == 8 and set(ids) <= set(live))

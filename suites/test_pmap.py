@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax import lax
 
+from conformance.checking import verdict as verdicts
 from conformance.checking.repro import scripted_case, tree_literal
 from conformance.jaxside import bridge, compat
 from conformance.model import spmd
@@ -65,12 +66,24 @@ def test_pmap_of_pytrees_matches_the_model(example):
     gets slice i of each mapped leaf and every unmapped leaf whole, and the results are stacked
     along out_axes; with devices=, slice i lands on the i-th listed device."""
     selection, args, in_axes, out_axes = example
+    leaves = len(spmd.tree_leaves(args))  # double_plus_one keeps the arguments' structure
     case = scripted_case(f"jax.pmap(double_plus_one, in_axes={in_axes!r}, out_axes={out_axes}"
                          f"{selection.code})(*args)",
                          ["double_plus_one = lambda *args: jax.tree_util.tree_map(lambda l: l * 2 + 1, args)",
                           f"args = {tree_literal(args)}",
-                          f"print(jax.pmap(double_plus_one, in_axes={in_axes!r}, out_axes={out_axes}"
-                          f"{selection.code})(*args))"])
+                          f"f = jax.pmap(double_plus_one, in_axes={in_axes!r}, out_axes={out_axes}{selection.code})",
+                          "print(f(*args))",
+                          *(["# for each result leaf, {slice position: id of the device holding it}; then the",
+                             "# first leaf's map, or the first map that differs from it",
+                             "holders = [{(s.index[0] if isinstance(s.index[0], int) else s.index[0].start or 0): s.device.id",
+                             "            for s in leaf.addressable_shards} for leaf in jax.tree_util.tree_leaves(f(*args))]",
+                             "holder = next((h for h in holders if h != holders[0]), holders[0])"] if out_axes == 0 else [])],
+                         outcomes={"pmap": "f(*args)",
+                                   "pmap result: number of leaves": "len(jax.tree_util.tree_leaves(f(*args)))",
+                                   "pmap result: structure": "type(f(*args)).__name__",
+                                   **{f"pmap result leaf {i}": f"np.asarray(jax.tree_util.tree_leaves(f(*args))[{i}])"
+                                      for i in range(leaves)},
+                                   "device holding each slice": "holder"})
     with np.errstate(over="ignore"):
         expected = spmd.pmap_reference(double_plus_one, args, in_axes, out_axes)
     f = bridge.pmapped(double_plus_one, selection, in_axes=in_axes, out_axes=out_axes)
@@ -99,9 +112,9 @@ def test_unmapped_argument_reaches_every_device_whole(example):
     """in_axes=(0, None): every device gets the whole second argument, even when its leading size
     equals the number of devices (it is not split)."""
     selection, x, y = example
-    case = scripted_case(f"jax.pmap(lambda a, b: b + a.sum() * 0, in_axes=(0, None){selection.code})(x, y)",
-                         [f"print(jax.pmap(lambda a, b: b + a.sum() * 0, in_axes=(0, None){selection.code})(x, y))"],
-                         arrays={"x": x, "y": y})
+    call = f"jax.pmap(lambda a, b: b + a.sum() * 0, in_axes=(0, None){selection.code})(x, y)"
+    case = scripted_case(call, [f"print({call})"], arrays={"x": x, "y": y},
+                         outcomes={"pmap": call, "pmap result": f"np.asarray({call})"})
     f = bridge.pmapped(add_unmapped, selection, in_axes=(0, None))
     got = case.accepts("pmap", lambda: f(x, y))
     case.same_bits("pmap result", np.asarray(got), np.stack([y] * selection.size))
@@ -112,9 +125,9 @@ def test_out_axes_none_returns_the_replicated_value(selection, data):
     """With out_axes=None, a value that is the same on every device (a psum) comes back once,
     not stacked."""
     x = data.draw(arrays(np.int32, (selection.size, 3)))
-    case = scripted_case("jax.pmap(lambda a: lax.psum(a, 'i'), axis_name='i', out_axes=None)(x)",
-                         [f"print(jax.pmap(lambda a: lax.psum(a, 'i'), axis_name='i', out_axes=None{selection.code})(x))"],
-                         arrays={"x": x})
+    call = f"jax.pmap(lambda a: lax.psum(a, 'i'), axis_name='i', out_axes=None{selection.code})(x)"
+    case = scripted_case(call, [f"print({call})"], arrays={"x": x},
+                         outcomes={"pmap": call, "pmap result": f"np.asarray({call})"})
     f = bridge.pmapped(psum_over_i, selection, axis_name="i", out_axes=None)
     got = case.accepts("pmap", lambda: f(x))
     with np.errstate(over="ignore"):
@@ -127,8 +140,8 @@ def test_out_axes_none_rejects_a_value_that_differs_across_devices():
     """out_axes=None promises a replicated result: a value that differs across devices is an error,
     not one device's value."""
     x = np.arange(2 * 3, dtype=np.int32).reshape(2, 3)
-    case = scripted_case("jax.pmap(lambda a: a, out_axes=None)(x)",
-                         ["print(jax.pmap(lambda a: a, out_axes=None)(x))"], arrays={"x": x})
+    case = scripted_case("jax.pmap(lambda a: a, out_axes=None)(x)", arrays={"x": x},
+                         outcomes={"pmap(out_axes=None)": "jax.pmap(lambda a: a, out_axes=None)(x)"})
     case.rejects("pmap(out_axes=None) of an unreplicated value",
                  lambda: jax.pmap(lambda a: a, out_axes=None)(x), (ValueError,))
 
@@ -147,8 +160,15 @@ def test_static_broadcasted_argnums(selection, statics):
 
     f = bridge.pmapped(scale, selection, static_broadcasted_argnums=1)
     case = scripted_case(f"pmap(scale, static_broadcasted_argnums=1) called with k in {statics}",
-                         ["f = jax.pmap(lambda a, k: a * k, static_broadcasted_argnums=1)",
-                          f"print([f(x, k) for k in {statics}])"], arrays={"x": x})
+                         ["traces = []",
+                          "def scale(a, k):",
+                          "    traces.append(k)",
+                          "    return a * k",
+                          f"f = jax.pmap(scale, static_broadcasted_argnums=1{selection.code})",
+                          f"print([f(x, k) for k in {statics}])"], arrays={"x": x},
+                         outcomes={"pmap": f"[f(x, k) for k in {statics}]",
+                                   **{f"f(x, {k})": f"np.asarray(f(x, {k}))" for k in statics},
+                                   "traces (static values seen)": "sorted(traces)"})
     for k in statics:
         case.same_bits(f"f(x, {k})", np.asarray(case.accepts("pmap", lambda: f(x, k))),
                        x * np.int32(k))
@@ -177,8 +197,12 @@ def test_traced_once_per_input_signature(selection, calls):
         inputs.append(np.ones((selection.size,) + shape[1:], dtype_of(dtype)))
         f(inputs[-1])
     case = scripted_case(f"pmap(body) called on signatures {[SIGNATURES[i] for i in calls]}",
-                         ["traces = []", "f = jax.pmap(lambda a: traces.append(a.shape) or a * 2)",
-                          "# call f on the listed signatures, then print(len(traces))"])
+                         ["traces = []",
+                          f"f = jax.pmap(lambda a: traces.append(a.shape) or a * 2{selection.code})",
+                          "for shape, dtype in [" + ", ".join(f"({a.shape}, np.{a.dtype.name})" for a in inputs) + "]:",
+                          "    f(np.ones(shape, dtype))",
+                          "print(len(traces))"],
+                         outcomes={"number of traces": "len(traces)"})
     case.equal("number of traces", len(traces), len(set(calls)))
 
 
@@ -187,8 +211,12 @@ def test_mapped_axis_larger_than_the_device_count_is_rejected(extra):
     """A mapped axis longer than the number of devices raises ValueError naming both sizes."""
     n = len(DEVICES)
     x = np.zeros((n + extra, 2), np.float32)
-    case = scripted_case(f"jax.pmap(lambda a: a)(np.zeros(({n + extra}, 2)))",
-                         [f"jax.pmap(lambda a: a)(np.zeros(({n + extra}, 2)))"])
+    call = f"jax.pmap(lambda a: a)(np.zeros(({n + extra}, 2), np.float32))"
+    case = scripted_case(call, ["try:", f"    print({call})",
+                                "except ValueError as e:", "    error = e", "    print('raised:', repr(e))"],
+                         outcomes={"pmap of an oversized axis": call,
+                                   f"the message names the axis size {n + extra} and the {n} devices":
+                                   f"'{n + extra}' in str(error) and '{n}' in str(error)"})
     error = case.rejects("pmap of an oversized axis", lambda: jax.pmap(lambda a: a)(x), (ValueError,))
     case.true(f"the message names the axis size {n + extra} and the {n} devices",
               str(n + extra) in str(error) and str(n) in str(error))
@@ -204,8 +232,9 @@ def test_devices_must_match_the_mapped_axis(data):
     size = data.draw(st.integers(1, len(ids)).filter(lambda s: s != m), label="axis size")
     devices = [bridge.devices_by_id()[i] for i in ids[:m]]
     x = np.zeros((size, 2), np.float32)
+    call = f"jax.pmap(lambda a: a, devices=[devices[i] for i in {list(ids[:m])}])(np.zeros(({size}, 2), np.float32))"
     case = scripted_case(f"jax.pmap(lambda a: a, devices=<{m} devices>)(np.zeros(({size}, 2)))",
-                         [f"jax.pmap(lambda a: a, devices=jax.local_devices()[:{m}])(np.zeros(({size}, 2)))"])
+                         outcomes={"pmap with devices= of another count": call})
     case.rejects("pmap with devices= of another count",
                  lambda: jax.pmap(lambda a: a, devices=devices)(x), (ValueError,))
 
@@ -215,8 +244,9 @@ def test_inconsistent_mapped_sizes_are_rejected(sizes):
     """Two mapped arguments of different sizes raise ValueError (whose message JAX does not fix:
     since pmap became jit(shard_map) its own tests accept any ValueError)."""
     a, b = (np.zeros((s, 2), np.float32) for s in sizes)
-    case = scripted_case(f"jax.pmap(lambda a, b: a + b)(np.zeros(({sizes[0]}, 2)), np.zeros(({sizes[1]}, 2)))",
-                         [f"jax.pmap(lambda a, b: a + b)(np.zeros(({sizes[0]}, 2)), np.zeros(({sizes[1]}, 2)))"])
+    call = (f"jax.pmap(lambda a, b: a + b)(np.zeros(({sizes[0]}, 2), np.float32), "
+            f"np.zeros(({sizes[1]}, 2), np.float32))")
+    case = scripted_case(call, outcomes={"pmap of inconsistent sizes": call})
     case.rejects("pmap of inconsistent sizes", lambda: jax.pmap(lambda p, q: p + q)(a, b), (ValueError,))
 
 
@@ -226,9 +256,11 @@ def test_negative_axes_count_from_the_end_or_are_refused(in_axes, out_axes):
     """pmap documents in_axes/out_axes as non-negative; a negative one either counts from the end,
     as in numpy and vmap, or raises ValueError. It never maps or stacks along another axis."""
     x = np.arange(16, dtype=np.int32).reshape(4, 4)
-    case = scripted_case(f"jax.pmap(lambda a: a * 2, in_axes={in_axes}, out_axes={out_axes})(x)",
-                         [f"print(jax.pmap(lambda a: a * 2, in_axes={in_axes}, out_axes={out_axes})(x))"],
-                         arrays={"x": x})
+    call = f"jax.pmap(lambda a: a * 2, in_axes={in_axes}, out_axes={out_axes})(x)"
+    case = scripted_case(call, ["import sys", "try:", f"    got = {call}", "except ValueError as e:",
+                                "    print('refused with ValueError, as allowed:', e)", "    sys.exit(0)",
+                                "print(got)"],
+                         arrays={"x": x}, outcomes={"pmap": "got", "pmap result": "np.asarray(got)"})
     try:
         got = jax.pmap(lambda a: a * 2, in_axes=in_axes, out_axes=out_axes)(x)
     except ValueError:
@@ -236,7 +268,7 @@ def test_negative_axes_count_from_the_end_or_are_refused(in_axes, out_axes):
     except Exception as e:  # noqa: BLE001
         case.fail(f"pmap raised {type(e).__name__}: {e}, but should raise ValueError or count "
                   f"from the end [{case.call}]", check="pmap", shows="raised", raised=type(e).__name__,
-                  raised_message=str(e))
+                  raised_message=str(e), verdict=case.verdict("pmap", verdicts.returns_lines))
     expected = spmd.pmap_reference(lambda a: a * 2, (x,), in_axes, out_axes)
     case.same_bits("pmap result", np.asarray(got), expected)
 
@@ -274,9 +306,32 @@ def test_seed_examples(example, n, capsys):
                           (x * 2, lax.psum((x * 2).sum(), axis_name="devices")),
                           {"axis_name": "devices"}, ()),
     }
+    sources = {  # the same bodies, as the script writes them
+        "scale_by_two": ("lambda x: print('Compiling and running scale_by_two...') or x * 2", "", ""),
+        "scale_and_add": ("lambda x, y: print('Compiling and running scale_and_add...') or x * 2 + y",
+                          ", in_axes=(0, None)", ", np.float32(100.0)"),
+        "scale_and_sum": ("lambda x: print('Compiling and running scale_and_sum...') or "
+                          "(x * 2, lax.psum((x * 2).sum(), axis_name='devices'))", ", axis_name='devices'", ""),
+    }
     body, kwargs, extra = bodies[example]
     f = jax.pmap(body, **kwargs)
-    case = scripted_case(f"{example} on {n} devices", [f"# the seed's {example}, with num_devices = {n}"])
+    source, kwargs_source, extra_source = sources[example]
+    as_lists = "jax.tree_util.tree_map(lambda a: np.asarray(a).tolist(), {})"
+    case = scripted_case(f"{example} on {n} devices",
+                         ["import contextlib, io",
+                          f"# the seed's {example}, with num_devices = {n}",
+                          f"sharded = np.arange({n} * 4).reshape({n}, 4)",
+                          f"f = jax.pmap({source}{kwargs_source})",
+                          "printed = io.StringIO()",
+                          "with contextlib.redirect_stdout(printed):",
+                          f"    first, second = f(sharded{extra_source}), f(sharded{extra_source})",
+                          "print(printed.getvalue())",
+                          "print(first, second)"],
+                         outcomes={"output": "np.asarray(first).tolist()",
+                                   "scaled data": "np.asarray(first[0]).tolist()",
+                                   "global sum on every device": "np.asarray(first[1]).tolist()",
+                                   "second call": as_lists.format("second"),
+                                   "tracing messages printed over two calls": "printed.getvalue().count('Compiling')"})
     first, second = f(sharded, *extra), f(sharded, *extra)
     expected = seed_expectations(n)[example]
     if example == "scale_and_sum":
@@ -301,6 +356,7 @@ def test_pmap_inside_a_set_mesh_context():
         with compat.feature("set_mesh")(bridge.jax_mesh(mesh)):
             return jax.pmap(lambda a: a + 1)(x)
     case = scripted_case("with jax.set_mesh(mesh): jax.pmap(lambda a: a + 1)(x)",
-                         ["with jax.set_mesh(mesh):", "    print(jax.pmap(lambda a: a + 1)(x))"],
-                         meshes={"mesh": mesh}, arrays={"x": x})
+                         ["def run():", "    with jax.set_mesh(mesh):", "        return jax.pmap(lambda a: a + 1)(x)"],
+                         meshes={"mesh": mesh}, arrays={"x": x},
+                         outcomes={"pmap inside set_mesh": "run()", "pmap result": "np.asarray(run())"})
     case.same_bits("pmap result", np.asarray(case.accepts("pmap inside set_mesh", run)), x + 1)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from conformance.checking.case import Case
 from conformance.checking.layouts import check_layout
-from conformance.checking.repro import scripted_case
+from conformance.checking.repro import mesh_literal, scripted_case, spec_literal
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import normalize_index
 from conformance.model.positional import PositionalChain, PositionalModel, describe_operations, translate
@@ -29,11 +29,20 @@ TUTORIAL_CHAINS = tutorial_positional_chains(bridge.tutorial_mesh_ids((8,)))
 TUTORIAL_ARRAY = np.arange(64, dtype=np.int32).reshape(8, 8)
 
 
-def positional_case(chain: PositionalChain, call: str, lines=(), x=None) -> Case:
-    """A Case whose script builds the positional sharding as the tutorial does."""
+def positional_case(chain: PositionalChain, call: str, lines=(), x=None, outcomes=None) -> Case:
+    """A Case whose script builds the positional sharding as the tutorial does (``outcomes``: the
+    script's expression per check, for its verdict; see ``Case``)."""
     return scripted_case(f"{call}; sharding = {chain.code}",
                          ["from jax.sharding import PositionalSharding", f"sharding = {chain.code}", *lines],
-                         arrays={"x": x} if x is not None else None)
+                         arrays={"x": x} if x is not None else None, outcomes=outcomes)
+
+
+# A script's lines for ``sets_seen_by_jax(sharding)``, as ``cells``: {tile index: device ids}.
+SETS_SEEN_LINES = [
+    "cells = {}  # tile index -> the ids of the devices holding it",
+    "for d, index in sharding.devices_indices_map(tuple(sharding.shape)).items():",
+    "    cells.setdefault(tuple(s.indices(n)[0] for s, n in zip(index, sharding.shape)), set()).add(d.id)",
+]
 
 
 def sets_seen_by_jax(sharding) -> dict:
@@ -59,7 +68,9 @@ def test_reshape_and_replicate_give_the_models_sets(chain):
     is held by exactly the model's set of devices."""
     model = chain.model
     case = positional_case(chain, "sharding.shape and devices_indices_map(sharding.shape)",
-                           ["print(sharding)"])
+                           ["print(sharding)", *SETS_SEEN_LINES],
+                           outcomes={"reshape/replicate": chain.code, "sharding.shape": "tuple(sharding.shape)",
+                                     "device sets by tile": "{k: frozenset(v) for k, v in cells.items()}"})
     sharding = case.accepts("reshape/replicate", lambda: bridge.positional_sharding(chain))
     case.equal("sharding.shape", tuple(sharding.shape), model.shape)
     case.equal("device sets by tile", sets_seen_by_jax(sharding), sets_in_model(model))
@@ -97,9 +108,12 @@ def test_device_put_with_positional_sharding(put):
     otherwise."""
     chain, x = put
     model = chain.model
-    case = positional_case(chain, "jax.device_put(x, sharding)", ["y = jax.device_put(x, sharding)"], x=x)
+    accepts = model.accepts(x.shape)
+    case = positional_case(chain, "jax.device_put(x, sharding)", ["y = jax.device_put(x, sharding)"] if accepts else [],
+                           x=x, outcomes={"device_put": "jax.device_put(x, sharding)", "shard": "y"} if accepts else
+                           {"device_put of an incongruent shape": "jax.device_put(x, sharding)"})
     sharding = bridge.positional_sharding(chain)
-    if model.accepts(x.shape):
+    if accepts:
         y = case.accepts("device_put", lambda: jax.device_put(x, sharding))
         check_layout(case, y, translate(model).layout(x.shape), x)
     else:
@@ -117,15 +131,20 @@ def test_positional_is_equivalent_to_its_named_translation(chain):
     translation = translate(model)
     x_shape = tuple(2 * s for s in model.shape)
     layout = translation.layout(x_shape)
-    case = positional_case(chain, "sharding vs its NamedSharding translation",
-                           ["print(sharding.devices_indices_map(x_shape))"])
+    rank = len(x_shape)
+    case = positional_case(chain, "sharding vs its NamedSharding translation", [
+        f"x_shape = {x_shape!r}",
+        f"named = NamedSharding({mesh_literal(layout.mesh)}, {spec_literal(layout.spec)})  # the translation",
+        "print(sharding.devices_indices_map(x_shape))"],
+        outcomes={"positional devices_indices_map": "sharding", "translation devices_indices_map": "named",
+                  "positional.is_equivalent_to(named)": f"sharding.is_equivalent_to(named, {rank})",
+                  "named.is_equivalent_to(positional)": f"named.is_equivalent_to(sharding, {rank})"})
     positional, named = bridge.positional_sharding(chain), bridge.layout_sharding(layout)
     case.index_map("positional devices_indices_map", bridge.index_map(positional, x_shape),
                    model.blocks(x_shape))
     case.index_map("translation devices_indices_map", bridge.index_map(named, x_shape),
                    model.blocks(x_shape))
     if translation.keeps_order:
-        rank = len(x_shape)
         case.true("positional.is_equivalent_to(named)", positional.is_equivalent_to(named, rank))
         case.true("named.is_equivalent_to(positional)", named.is_equivalent_to(positional, rank))
 
@@ -140,7 +159,7 @@ def test_sin_follows_positional_sharding(put):
     x = (x % 100).astype(np.float32)
     model = chain.model
     case = positional_case(chain, "jnp.sin(jax.device_put(x, sharding))",
-                           ["z = jnp.sin(jax.device_put(x, sharding))"], x=x)
+                           ["z = jnp.sin(jax.device_put(x, sharding))"], x=x, outcomes={"jnp.sin(y)": "z"})
     z = jnp.sin(jax.device_put(x, bridge.positional_sharding(chain)))
     case.close("jnp.sin(y)", np.asarray(z), np.sin(x), rtol=2e-6, atol=2e-6)
     case.index_map("jnp.sin(y) devices_indices_map", bridge.index_map(z.sharding, x.shape),
@@ -156,12 +175,19 @@ def test_translated_layouts_place_tiles_as_the_positional_model(put):
     chain, x = put
     model = chain.model
     layout = translate(model).layout(x.shape)
+    congruent = model.is_congruent(x.shape)
+    # (The translation's blocks, judged by the script as JAX's index map of the translation.)
+    blocks = ("{d.id: tuple(s.indices(n)[:2] for s, n in zip(i, x.shape)) "
+              "for d, i in sharding.devices_indices_map(x.shape).items()}")
     case = scripted_case(f"jax.device_put(x, NamedSharding translation of PositionalSharding"
                          f"{describe_operations(chain.operations)})",
-                         [f"sharding = NamedSharding(mesh, P(*{layout.spec!r}))", "y = jax.device_put(x, sharding)"],
-                         meshes={"mesh": layout.mesh}, arrays={"x": x})
+                         [f"sharding = NamedSharding(mesh, P(*{layout.spec!r}))",
+                          *(["y = jax.device_put(x, sharding)"] if congruent else [])],
+                         meshes={"mesh": layout.mesh}, arrays={"x": x},
+                         outcomes={"device_put": "jax.device_put(x, sharding)", "shard": "y", "translated blocks": blocks}
+                         if congruent else {"device_put of an indivisible shape": "jax.device_put(x, sharding)"})
     put_it = lambda: jax.device_put(x, bridge.layout_sharding(layout))  # noqa: E731
-    if model.is_congruent(x.shape):
+    if congruent:
         check_layout(case, case.accepts("device_put", put_it), layout, x)
         case.equal("translated blocks", layout.blocks, model.blocks(x.shape))
     else:
@@ -180,7 +206,8 @@ def test_fully_replicated_positional_accepts_any_rank():
     for x in (np.arange(len(ids), dtype=np.int32), np.array(7, np.int32)):
         case = positional_case(chain, f"jax.device_put({x.ndim}-d x, (1, 1) fully replicated sharding)",
                                ["y = jax.device_put(x, sharding)", "print(y.sharding.devices_indices_map(x.shape))"],
-                               x=x)
+                               x=x, outcomes={f"device_put of a {x.ndim}-d array": "jax.device_put(x, sharding)",
+                                              "values": "np.asarray(y).tolist()", "devices_indices_map": "y"})
         y = case.accepts(f"device_put of a {x.ndim}-d array", lambda: jax.device_put(x, bridge.positional_sharding(chain)))
         case.equal("values", np.asarray(y).tolist(), x.tolist())
         case.index_map("devices_indices_map", bridge.index_map(y.sharding, x.shape), model.blocks(x.shape))
@@ -193,7 +220,9 @@ def test_replicate_to_rank_zero():
     holds every device, as a numpy reduction would give."""
     ids = DEVICES
     chain = PositionalChain(ids, (len(ids),), (("replicate", 0, False),))
-    case = positional_case(chain, "sharding.replicate(0, keepdims=False)", ["print(sharding.shape)"])
+    case = positional_case(chain, "sharding.replicate(0, keepdims=False)", [],
+                           outcomes={"replicate": chain.code, "shape": "tuple(sharding.shape)",
+                                     "device_set": "frozenset(d.id for d in sharding.device_set)"})
     sharding = case.accepts("replicate", lambda: bridge.positional_sharding(chain))
     case.equal("shape", tuple(sharding.shape), ())
     case.equal("device_set", frozenset(d.id for d in sharding.device_set), frozenset(ids))

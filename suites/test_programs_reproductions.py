@@ -25,7 +25,7 @@ def test_the_second_of_two_constraints_in_a_row_applies():
     source = ("jax.jit(lambda x: jax.lax.with_sharding_constraint(jax.lax.with_sharding_constraint("
               "jnp.flip(x), NamedSharding(mesh, P('a'))), NamedSharding(mesh, P())))")
     case = scripted_case(f"{source}(x on P())", [f"y = {source}(x)", "print(y.sharding)"],
-                         meshes={"mesh": mesh}, placed={"x": (x, ())})
+                         meshes={"mesh": mesh}, placed={"x": (x, ())}, outcomes={"result": "y"})
     constrain = jax.lax.with_sharding_constraint
     y = jax.jit(lambda a: constrain(constrain(jnp.flip(a), bridge.named_sharding(mesh, ("a",))),
                                     bridge.named_sharding(mesh, ())))(jax.device_put(x, bridge.named_sharding(mesh, ())))
@@ -43,7 +43,8 @@ def test_strided_at_min_after_a_constraint_with_a_replicated_output():
     source = ("jax.jit(lambda x, u: jax.lax.with_sharding_constraint(jnp.abs(x), NamedSharding(mesh, P('b')))"
               ".at[-1::2].min(u), in_shardings=(replicated, replicated), out_shardings=replicated)")
     case = scripted_case(f"{source}(x, u)", ["replicated = NamedSharding(mesh, P())", f"y = {source}(x, u)",
-                                             "print(np.asarray(y))"], meshes={"mesh": mesh}, arrays={"x": x, "u": u})
+                                             "print(np.asarray(y))"], meshes={"mesh": mesh}, arrays={"x": x, "u": u},
+                         outcomes={"result": "np.asarray(y)"})
     replicated = bridge.named_sharding(mesh, ())
     f = jax.jit(lambda a, b: jax.lax.with_sharding_constraint(jnp.abs(a), bridge.named_sharding(mesh, ("b",)))
                 .at[-1::2].min(b), in_shardings=(replicated, replicated), out_shardings=replicated)
@@ -67,4 +68,4 @@ def test_constraint_onto_two_combined_axes_after_a_split_input(run_isolated):
              "y = np.asarray(f(jax.device_put(x, NamedSharding(mesh, P('b')))))",
              "print(y.tolist() == (-x).tolist(), '# should be True')"]
     check_in_a_subprocess("jit(constraint onto ('b', 'x') of a value split over 'b', replicated output)", lines,
-                          run_isolated, printed="True # should be True", what="result equals -x")
+                     run_isolated, printed="True # should be True", what="result equals -x")

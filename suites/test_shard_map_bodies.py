@@ -110,9 +110,13 @@ def body_case(example: BodyExample) -> Case:
     inputs = "; ".join(f"{n}: {x.dtype}{list(np.shape(x))} {spec_literal(s)}"
                        for n, x, s in zip(names, example.operands, example.in_specs))
     manual_text = "" if manual is None else f", manual axes {manual}"
+    result = f"{run}(*args)"
     return Case(f"{op.name} inside shard_map ({example.mode}): {op.source} with {example.static!r}; "
                 f"{describe_mesh(example.mesh)}{manual_text}; inputs {inputs}; out_specs "
-                f"{spec_literal(example.out_spec)}", code)
+                f"{spec_literal(example.out_spec)}", code,
+                {"shard_map": call, example.mode: result, "np.asarray of the result": f"np.asarray({result})",
+                 "shard_map result dtype": f"np.asarray({result}).dtype.name",
+                 "shard_map result": result})  # (its values, and its layout: 'shard_map result sharding ...')
 
 
 def split_arange_example(mode: str) -> BodyExample:
@@ -187,6 +191,18 @@ def multi_axis_examples(draw):
     return mesh, over, Collective(name, tuple(sorted(params.items())), None), values
 
 
+def collective_source(collective: Collective, over: tuple, x: str) -> str:
+    """The source of ``collective.call(<x>, over)`` for a reproduction script (not
+    ``Collective.describe``'s, which passes psum_scatter ``dim=`` and axis_index an operand, neither
+    of which those functions take)."""
+    p = dict(collective.params)
+    return {"psum": f"lax.psum({x}, {over!r})", "pmax": f"lax.pmax({x}, {over!r})",
+            "all_gather": f"lax.all_gather({x}, {over!r}, axis={p.get('axis')!r}, tiled={p.get('tiled')!r})",
+            "psum_scatter": f"lax.psum_scatter({x}, {over!r}, scatter_dimension={p.get('dim')!r}, tiled={p.get('tiled')!r})",
+            "ppermute": f"lax.ppermute({x}, {over!r}, perm={list(p.get('perm', ()))!r})",
+            "axis_index": f"lax.axis_index({over!r})"}[collective.name]
+
+
 @functools.lru_cache(maxsize=None)
 def multi_axis_program(collective: Collective, mesh: MeshModel, over: tuple):
     spec = (mesh.axis_names,)
@@ -207,11 +223,12 @@ def test_collectives_over_several_mesh_axes_in_a_body(example, excuses):
 def check_collectives_over_several_mesh_axes_in_a_body(example):
     mesh, over, collective, values = example
     spec = (mesh.axis_names,)
-    setup, call = shard_map_lines(f"lambda b: {collective.describe(repr(over)).replace('(x,', '(b[0],')}[None]",
-                                  (spec,), spec)
+    setup, call = shard_map_lines(f"lambda b: {collective_source(collective, over, 'b[0]')}[None]", (spec,), spec)
     case = scripted_case(f"shard_map(lambda b: {collective.describe(repr(over))}) over {describe_mesh(mesh)}, "
                 f"in/out_specs {spec_literal(spec)}",
-                [*setup, f"print(jax.jit({call})(x))"], meshes={"mesh": mesh}, arrays={"x": values})
+                [*setup, f"print(jax.jit({call})(x))"], meshes={"mesh": mesh}, arrays={"x": values},
+                outcomes={"shard_map": f"jax.jit({call})(x)",
+                          f"shard_map({collective.name} over {over}) result": f"np.asarray(jax.jit({call})(x))"})
     got = np.asarray(case.accepts("shard_map", lambda: multi_axis_program(collective, mesh, over)(values)))
     expected = [None] * mesh.size
     for group in spmd.mesh_groups(mesh.shape, mesh.axis_names, over):
@@ -248,8 +265,15 @@ def test_out_specs_must_cover_the_axes_a_body_varies_over(example):
     case = scripted_case(f"shard_map over {describe_mesh(mesh)} with in_specs {spec_literal(spec)}, out_specs P(), "
                 f"{compat.SHARD_MAP_CHECK}=True: body b * 2 (varies over {axis!r}), and lax.psum(b, {axis!r})",
                 [*setup, f"print(jax.jit({summed})(x))  # accepted",
-                        f"print(jax.jit({refused})(x))  # should raise ValueError"],
-                       meshes={"mesh": mesh}, arrays={"x": x})
+                        "try:",
+                        f"    print(jax.jit({refused})(x))  # should raise ValueError",
+                        "except Exception as e:",
+                        "    print('raised:', type(e).__name__, e)"],
+                       meshes={"mesh": mesh}, arrays={"x": x},
+                       outcomes={"out_specs P() for a body varying over the axis": f"jax.jit({refused})(x)",
+                                 "out_specs P() after psum": f"jax.jit({summed})(x)",
+                                 "psum result dtype": f"np.asarray(jax.jit({summed})(x)).dtype.name",
+                                 "psum result": f"np.asarray(jax.jit({summed})(x))"})
     jmesh = bridge.jax_mesh(mesh)
     case.rejects("out_specs P() for a body varying over the axis",
                  lambda: jax.jit(compat.shard_map(lambda b: b * 2, jmesh, (spec,), (), check=True))(x),
@@ -277,7 +301,8 @@ def test_a_body_manual_over_one_axis_sees_blocks_of_that_axis_only():
     setup, call = shard_map_lines("lambda b: lax.psum(b, 'i') + b.shape[0]", ((("i",),),), (),
                                   manual_axes=("i",))
     case = scripted_case(f"{call}(x) on {describe_mesh(mesh)}, x int32[4, {n // 2}]",
-                [*setup, f"print(jax.jit({call})(x))"], meshes={"mesh": mesh}, arrays={"x": x})
+                [*setup, f"print(jax.jit({call})(x))"], meshes={"mesh": mesh}, arrays={"x": x},
+                outcomes={"shard_map manual over 'i'": f"jax.jit({call})(x)", "result": f"np.asarray(jax.jit({call})(x))"})
     f = jax.jit(compat.shard_map(lambda b: lax.psum(b, "i") + b.shape[0], bridge.jax_mesh(mesh), ((("i",),),), (),
                                  check=True, manual_axes=("i",)))
     got = case.accepts("shard_map manual over 'i'", lambda: f(x))
@@ -297,7 +322,8 @@ def test_psum_over_axes_a_value_is_invariant_over(names):
     spec = (("j",),)
     setup, call = shard_map_lines(f"lambda b: lax.psum(b, {names!r})", (spec,), spec if names == ("i",) else ())
     case = scripted_case(f"{call}(x) on {describe_mesh(mesh)}, x = arange({n})",
-                [*setup, f"print(jax.jit({call})(x))"], meshes={"mesh": mesh}, arrays={"x": x})
+                [*setup, f"print(jax.jit({call})(x))"], meshes={"mesh": mesh}, arrays={"x": x},
+                outcomes={"shard_map": f"jax.jit({call})(x)", "psum result": f"np.asarray(jax.jit({call})(x))"})
     blocks = spmd.shard_map_blocks(mesh, spec, x)
     per_device = {}
     for group in spmd.mesh_groups(mesh.shape, mesh.axis_names, names):
@@ -320,7 +346,8 @@ def test_pmax_in_a_checked_body():
     x = np.arange(mesh.size, dtype=np.float32)
     setup, call = shard_map_lines("lambda b: lax.pmax(b, 'a')", ((("a",),),), ())
     case = scripted_case(f"{call}(x) with x = arange({mesh.size}) on {describe_mesh(mesh)}",
-                [*setup, f"print(jax.jit({call})(x))"], meshes={"mesh": mesh}, arrays={"x": x})
+                [*setup, f"print(jax.jit({call})(x))"], meshes={"mesh": mesh}, arrays={"x": x},
+                outcomes={"shard_map": f"jax.jit({call})(x)", "pmax result": f"np.asarray(jax.jit({call})(x))"})
     f = jax.jit(compat.shard_map(lambda b: lax.pmax(b, "a"), bridge.jax_mesh(mesh), ((("a",),),), (), check=True))
     got = case.accepts("shard_map", lambda: f(x))
     case.same_bits("pmax result", np.asarray(got), np.array([mesh.size - 1], np.float32))

@@ -100,12 +100,17 @@ def invariance_case(example: Example) -> Case:
             "(a) eager": "f(*args)",
             "(b) jit with in/out_shardings": "jax.jit(f, in_shardings=in_shardings, out_shardings=out_sharding)(*args)",
             "(c) jit with sharding constraints": "constrained(*args)"}
-    in_context = [
+    in_context = [  # each way prints its result, or what it raised (so the verdict that ends the script still runs)
         f"constrained = jax.jit(lambda *a: {constrain}(f(*({constrain}(x, s) for x, s in "
         "zip(a, in_shardings))), out_sharding))",
-        f"print('(a) eager:', {ways['(a) eager']})",
-        f"print('(b) jit:  ', {ways['(b) jit with in/out_shardings']})",
-        f"print('(c) constrained:', {ways['(c) jit with sharding constraints']})",
+        "def run(way, call):",
+        "    try:",
+        "        print(way, call())",
+        "    except Exception as e:",
+        "        print(way, 'raised', type(e).__name__, str(e)[:1000])",
+        f"run('(a) eager:', lambda: {ways['(a) eager']})",
+        f"run('(b) jit:  ', lambda: {ways['(b) jit with in/out_shardings']})",
+        f"run('(c) constrained:', lambda: {ways['(c) jit with sharding constraints']})",
     ]
     code = script([
         "import functools",
@@ -121,7 +126,7 @@ def invariance_case(example: Example) -> Case:
     call = (f"{op.name}: {op.source} with {example.static!r}; {example.axis_type} "
             f"{describe_mesh(example.mesh)}; inputs {inputs}; output {spec_literal(example.out_spec)}")
     outcomes = {**ways, **{f"np.asarray of the {way}": f"np.asarray({expression})" for way, expression in ways.items()},
-                "unsharded call": ways["unsharded"]}
+                "unsharded call": ways["unsharded"], "unsharded result dtype": f"np.asarray({ways['unsharded']}).dtype.name"}
     return Case(call, code, outcomes, indent=context_indent(example.axis_type, in_context))
 
 

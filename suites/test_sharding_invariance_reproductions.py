@@ -9,6 +9,7 @@ import jax
 import numpy as np
 import pytest
 
+from conformance.checking import verdict as verdicts
 from conformance.checking.layouts import check_layout
 from conformance.checking.repro import check_in_a_subprocess, scripted_case, spec_literal
 from conformance.jaxside import bridge, compat
@@ -30,13 +31,29 @@ def explicit_namespace(mesh: MeshModel, arrays: dict):
     return jmesh, namespace
 
 
+def returns_or_rejects_lines(expression: str, expected) -> list:
+    """The verdict of ``explicit_outcome``'s rule: ``expression`` raises a ShardingTypeError, or
+    returns numpy's ``expected`` exactly; exit 1 on any other exception or value."""
+    names = sorted(e.__name__ for e in compat.SHARDING_TYPE_ERRORS)
+    values = [line for line in verdicts.values_lines("got", expected) if line not in ("import sys", "got = got")]
+    return ["import sys",
+            "try:",
+            f"    got = {expression}",
+            "except Exception as e:",
+            "    print('raised:', type(e).__name__, str(e)[:1000])",
+            f"    print('expected: ShardingTypeError, or {np.asarray(expected).tolist()}')",
+            f"    sys.exit(0 if type(e).__name__ in {names!r} else 1)",
+            *values]
+
+
 def explicit_outcome(title: str, mesh: MeshModel, arrays: dict, expression: str, expected) -> None:
     """On an Explicit mesh over ``mesh`` (inside its mesh context), with ``arrays`` = {name: (value,
     spec)} committed, ``expression`` is either accepted with numpy's ``expected`` values or rejected
     with a ShardingTypeError: a well-typed operation runs, an ill-typed one says so in the
     documented way."""
     case = scripted_case(f"{title}: {expression}", meshes={"mesh": mesh}, axis_type="Explicit",
-                         placed=arrays, in_context=[f"print({expression})"])
+                         placed=arrays, in_context=[f"call = lambda: {expression}"],
+                         outcomes={expression: "np.asarray(call())"})
     jmesh, namespace = explicit_namespace(mesh, arrays)
     with compat.mesh_context(jmesh, "Explicit"):
         try:
@@ -46,7 +63,8 @@ def explicit_outcome(title: str, mesh: MeshModel, arrays: dict, expression: str,
         except Exception as e:  # noqa: BLE001 - the finding
             case.fail(f"{expression} raised {type(e).__name__}: {' '.join(str(e).split())[:300]}, "
                       f"but should return {expected.tolist()} or raise ShardingTypeError [{case.call}]",
-                      check=expression, shows="raised", raised=type(e).__name__, raised_message=str(e))
+                      check=expression, shows="raised", raised=type(e).__name__, raised_message=str(e),
+                      verdict=case.verdict(expression, lambda e: returns_or_rejects_lines(e, expected)))
     case.close(expression, np.asarray(result), expected, rtol=0, atol=0)
 
 
@@ -55,10 +73,9 @@ def explicit_accepts(title: str, mesh: MeshModel, arrays: dict, expression: str,
     """On an Explicit mesh over ``mesh`` (inside its mesh context), with ``arrays`` = {name: (value,
     spec)} committed, ``expression`` is accepted and returns numpy's ``expected`` bit for bit and,
     when ``spec`` is given, laid out as ``spec`` says: a well-typed operation the model types."""
-    shows = f"print(y, y.sharding.spec, '# should be {expected.tolist()}, P{tuple(spec)!r}')" if spec is not None \
-        else f"print(y, '# should be {expected.tolist()}')"
     case = scripted_case(f"{title}: {expression}", meshes={"mesh": mesh}, axis_type="Explicit",
-                         placed=arrays, in_context=[f"y = {expression}", shows])
+                         placed=arrays, in_context=[f"call = lambda: {expression}"],
+                         outcomes={expression: "call()"})
     jmesh, namespace = explicit_namespace(mesh, arrays)
     with compat.mesh_context(jmesh, "Explicit"):
         result = case.accepts(expression, lambda: eval(expression, namespace))
@@ -368,7 +385,7 @@ def test_lax_pad_starting_inside_interior_padding(run_isolated):
              "f = jax.jit(lambda a: lax.pad(a, np.float32(0), [(-1, 0, 1)]), out_shardings=NamedSharding(mesh, P()))",
              "print(np.asarray(f(x)).tolist())"]
     check_in_a_subprocess("jit(lambda a: lax.pad(a, 0, [(-1, 0, 1)]))(x sharded on 'a')", lines, run_isolated,
-                          printed=str([0.0, 1.0, 0.0, 2.0, 0.0, 3.0]))
+                     printed=str([0.0, 1.0, 0.0, 2.0, 0.0, 3.0]))
 
 
 def auto_case(title: str, mesh: MeshModel, arrays: dict, expression: str, out_spec, expected, *,
@@ -380,9 +397,8 @@ def auto_case(title: str, mesh: MeshModel, arrays: dict, expression: str, out_sp
     call = expression if eager else \
         f"jax.jit(lambda {', '.join(names)}: {expression}, out_shardings=out)({', '.join(names)})"
     lines = [] if eager else [f"out = NamedSharding(mesh, {spec_literal(out_spec)})"]
-    lines.append(f"print(np.asarray({call}).tolist(), '# should be {np.asarray(expected).tolist()}')")
     case = scripted_case(f"{title}: {call}", lines, meshes={"mesh": mesh}, placed=arrays,
-                         outcomes={call: call, "jit": call})
+                         outcomes={call: call, "jit": call, "result": call})
     namespace = {"jnp": jax.numpy, "lax": jax.lax, "np": np}
     committed = {name: jax.device_put(value, bridge.named_sharding(mesh, spec))
                  for name, (value, spec) in arrays.items()}
@@ -496,7 +512,8 @@ def test_constraint_applies_to_a_returned_input():
     x = np.array([1, 2], np.int32)
     case = scripted_case("jax.jit(lambda a: with_sharding_constraint(a, NamedSharding(mesh, P())))(x on P('b'))",
                          ["y = jax.jit(lambda a: jax.lax.with_sharding_constraint(a, NamedSharding(mesh, P())))(x)",
-                          "print(y.sharding)"], meshes={"mesh": mesh}, placed={"x": (x, ("b",))})
+                          "print(y.sharding)"], meshes={"mesh": mesh}, placed={"x": (x, ("b",))},
+                         outcomes={"result": "y"})
     y = jax.jit(lambda a: jax.lax.with_sharding_constraint(a, bridge.named_sharding(mesh, ())))(
         jax.device_put(x, bridge.named_sharding(mesh, ("b",))))
     check_layout(case, y, Layout(mesh, (), x.shape), x, what="result")
@@ -510,9 +527,8 @@ def test_constraint_lays_out_a_zero_size_result():
     mesh = bridge.first_devices_mesh(("a", 2))
     x = np.arange(4, dtype=np.int32).reshape(2, 2)
     case = scripted_case("jax.jit(lambda a: with_sharding_constraint(a[0:0], NamedSharding(mesh, P(None, 'a'))))(x on P('a'))",
-                         ["y = jax.jit(lambda a: jax.lax.with_sharding_constraint(a[0:0], NamedSharding(mesh, P(None, 'a'))))(x)",
-                          "print(y.sharding, '# should be', NamedSharding(mesh, P(None, 'a')))"],
-                         meshes={"mesh": mesh}, placed={"x": (x, ("a",))})
+                         ["call = lambda: jax.jit(lambda a: jax.lax.with_sharding_constraint(a[0:0], NamedSharding(mesh, P(None, 'a'))))(x)"],
+                         meshes={"mesh": mesh}, placed={"x": (x, ("a",))}, outcomes={"jit": "call()", "result": "call()"})
     y = case.accepts("jit", lambda: jax.jit(lambda a: jax.lax.with_sharding_constraint(
         a[0:0], bridge.named_sharding(mesh, (None, "a"))))(jax.device_put(x, bridge.named_sharding(mesh, ("a",)))))
     check_layout(case, y, Layout(mesh, (None, "a"), (0, 2)), what="result")
@@ -572,7 +588,7 @@ def test_select_of_operands_split_over_one_axis_and_over_combined_axes(run_isola
              "args = [jax.device_put(v, NamedSharding(mesh, s)) for v, s in zip((c, x, -x), (P('b'), P(None, None, ('b', 'y')), P('b', 'y')))]",
              "print(bool(np.array_equal(np.asarray(jax.jit(lax.select)(*args)), np.where(c, x, -x))))"]
     check_in_a_subprocess("jit(lax.select) of operands split over 'b' and over ('b', 'y')", lines,
-                          run_isolated, printed="True", what="result equals numpy's")
+                     run_isolated, printed="True", what="result equals numpy's")
 
 
 @bridge.needs_devices(6, "for a (2, 1, 3, 1) mesh")
@@ -592,4 +608,4 @@ def test_concatenate_constrained_across_two_differently_split_operands(run_isola
              "[lax.with_sharding_constraint(x, s) for x, s in zip(a, ins)], axis=2), out))",
              "print(np.asarray(f(*args)).shape)"]
     check_in_a_subprocess("jit(concatenate of two differently constrained operands, constrained output)", lines,
-                          run_isolated, printed=str((1, 6, 9)), what="result shape")
+                     run_isolated, printed=str((1, 6, 9)), what="result shape")

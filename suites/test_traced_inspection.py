@@ -14,6 +14,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from conformance.checking import verdict as verdicts
 from conformance.checking.case import Case
 from conformance.checking.repro import describe_mesh, scripted_case, shard_map_lines, spec_literal
 from conformance.jaxside import bridge, compat
@@ -35,11 +36,35 @@ def traced_examples(draw):
     return mesh, np.zeros(shape, np.float32), draw(dividing_specs(mesh, shape)), draw(dividing_specs(mesh, shape))
 
 
+# Script lines reading a picture back into rows of device-id sets, as ``parse_picture`` and
+# ``device_grid`` do (the cells between the top border's corners, their lines joined; labels
+# "CPU 0,2,4,6"), for the verdict of a picture's check.
+PICTURE_GRID_LINES = [
+    "def picture_grid(text):",
+    "    lines = [line.rstrip() for line in text.splitlines() if line.strip()]",
+    "    edges = [i for i, ch in enumerate(lines[0]) if ch in '┌┬┐']",
+    "    rows, row = [], []",
+    "    for line in lines[1:]:",
+    "        if line[0] in '├└':",
+    "            rows.append(row)",
+    "            row = []",
+    "            if line[0] == '└':",
+    "                break",
+    "        else:",
+    "            row.append(line)",
+    "    labels = [[' '.join(' '.join(line[a + 1:b].split()) for line in row).strip() for a, b in zip(edges, edges[1:])]",
+    "              for row in rows]",
+    "    return tuple(tuple(frozenset(int(i) for i in label.split(None, 1)[1].replace(' ', '').split(','))",
+    "                       for label in cells) for cells in labels)",
+]
+
+
 def check_picture(case: Case, text: str, layout: Layout, what: str) -> None:
     try:
         picture = parse_picture(text)
     except PictureError as e:
-        case.fail(f"the {what} picture cannot be read ({e}) [{case.call}]\n{text}", check="reading the picture")
+        case.fail(f"the {what} picture cannot be read ({e}) [{case.call}]\n{text}", check="reading the picture",
+                  verdict=case.verdict("reading the picture", verdicts.returns_lines))
     case.equal(f"{what} picture (rows of device-id sets)", device_grid(picture), block_grid(layout))
 
 
@@ -56,13 +81,22 @@ def test_inspection_inside_jit_reports_the_compiled_layout(example):
     case = scripted_case(f"inside jax.jit(f, in_shardings={spec_literal(in_spec)}): inspect_array_sharding(x), and of "
                 f"y = with_sharding_constraint(x + 1, {spec_literal(inner_spec)}), visualize_array_sharding(y) "
                 f"on {describe_mesh(mesh)}, x float32{list(x.shape)}",
-                ["def f(x):",
-                        "    jax.debug.inspect_array_sharding(x, callback=lambda s: print('x:', s))",
+                ["import io, contextlib", *PICTURE_GRID_LINES, "seen = {}",
+                        "def f(x):",
+                        "    jax.debug.inspect_array_sharding(x, callback=lambda s: seen.setdefault('x', s))",
                         f"    y = jax.lax.with_sharding_constraint(x + 1, {s(inner_spec)})",
-                        "    jax.debug.inspect_array_sharding(y, callback=lambda s: print('y:', s))",
+                        "    jax.debug.inspect_array_sharding(y, callback=lambda s: seen.setdefault('y', s))",
                         f"    jax.debug.visualize_array_sharding(y, use_color=False, **{options!r})",
                         "    return y",
-                        f"jax.jit(f, in_shardings={s(in_spec)})(x)"], meshes={"mesh": mesh}, arrays={"x": x})
+                        "buffer = io.StringIO()",
+                        "with contextlib.redirect_stdout(buffer):",
+                        f"    jax.jit(f, in_shardings={s(in_spec)})(x)",
+                        "print(seen, buffer.getvalue(), sep='\\n')"], meshes={"mesh": mesh}, arrays={"x": x},
+                outcomes={"jit": f"jax.jit(f, in_shardings={s(in_spec)})(x)", "callbacks made": "sorted(seen)",
+                          "inspect_array_sharding(x) index map": "seen['x']",
+                          "inspect_array_sharding(y) index map": "seen['y']",
+                          "visualize_array_sharding(y) picture (rows of device-id sets)": "picture_grid(buffer.getvalue())",
+                          "reading the picture": "picture_grid(buffer.getvalue())"})
     seen = {}
     inner = bridge.named_sharding(mesh, inner_spec)
 
@@ -103,9 +137,18 @@ def test_inspection_inside_shard_map_reports_the_local_block(example):
     setup, call = shard_map_lines("body", (spec,), spec)
     case = scripted_case(f"inspect_array_sharding(b) and visualize_array_sharding(b) inside shard_map, in/out_specs "
                 f"{spec_literal(spec)}, on {describe_mesh(mesh)}, x float32{list(x.shape)}",
-                [*setup, "def body(b):", "    jax.debug.inspect_array_sharding(b, callback=print)",
+                [*setup, "import io, contextlib", *PICTURE_GRID_LINES, "seen = []",
+                        "def body(b):", "    jax.debug.inspect_array_sharding(b, callback=seen.append)",
                         f"    jax.debug.visualize_array_sharding(b, use_color=False, **{options!r})",
-                        "    return b", f"jax.jit({call})(x)"], meshes={"mesh": mesh}, arrays={"x": x})
+                        "    return b",
+                        "buffer = io.StringIO()",
+                        "with contextlib.redirect_stdout(buffer):",
+                        f"    jax.jit({call})(x)",
+                        "print(seen, buffer.getvalue(), sep='\\n')"], meshes={"mesh": mesh}, arrays={"x": x},
+                outcomes={"shard_map": f"jax.jit({call})(x)", "callbacks made": "len(seen)",
+                          "inspect_array_sharding(b) index map": "seen[0]",
+                          "visualize_array_sharding(b) picture (rows of device-id sets)": "picture_grid(buffer.getvalue())",
+                          "reading the picture": "picture_grid(buffer.getvalue())"})
     seen = []
 
     def body(b):
@@ -132,9 +175,12 @@ def test_typeof_in_a_body_names_the_varying_axes(example):
     named = frozenset(name for axes in spec_axes(spec) for name in axes)
     setup, call = shard_map_lines("body", (spec,), ())
     case = scripted_case(f"jax.typeof(b).vma inside shard_map, in_specs {spec_literal(spec)}, on {describe_mesh(mesh)}",
-                [*setup, "def body(b):", f"    print({compat.VARYING_AXES_SOURCE.format('b')})",
-                        f"    t = jax.lax.psum(b, {tuple(sorted(named))!r}); print({compat.VARYING_AXES_SOURCE.format('t')})",
-                        "    return t", f"jax.jit({call})(x)"], meshes={"mesh": mesh}, arrays={"x": x})
+                [*setup, "seen = []", "def body(b):", f"    seen.append(frozenset({compat.VARYING_AXES_SOURCE.format('b')}))",
+                        f"    t = jax.lax.psum(b, {tuple(sorted(named))!r})",
+                        f"    seen.append(frozenset({compat.VARYING_AXES_SOURCE.format('t')}))",
+                        "    return t", f"jax.jit({call})(x)", "print(seen)"], meshes={"mesh": mesh}, arrays={"x": x},
+                outcomes={"shard_map": f"jax.jit({call})(x)", "jax.typeof(b).vma": "seen[0]",
+                          "jax.typeof(psum(b, those axes)).vma": "seen[1]"})
     seen = []
 
     def body(b):
@@ -159,9 +205,13 @@ def test_typeof_on_explicit_axes_carries_the_spec(example):
     layout = Layout(mesh, spec, x.shape)
     case = scripted_case(f"jax.typeof(x).sharding inside jit on an Explicit {describe_mesh(mesh)}, x float32{list(x.shape)} "
                 f"{spec_literal(spec)}",
-                ["y = jax.device_put(x, NamedSharding(mesh, " + spec_literal(spec) + "))",
-                        "jax.jit(lambda y: print(jax.typeof(y).sharding) or y)(y)"],
-                       meshes={"mesh": mesh}, axis_type="Explicit", arrays={"x": x})
+                ["y = jax.device_put(x, NamedSharding(mesh, " + spec_literal(spec) + "))", "seen = []"],
+                       meshes={"mesh": mesh}, axis_type="Explicit", arrays={"x": x},
+                       in_context=["jax.jit(lambda y: seen.append(jax.typeof(y).sharding) or y)(y)", "print(seen[0])"],
+                       # (the blocks of the spec JAX typed x with, on our mesh)
+                       outcomes={"jit": "jax.jit(lambda y: seen.append(jax.typeof(y).sharding) or y)(y)",
+                                 "jax.typeof(x).sharding mesh axes": "tuple(zip(seen[0].mesh.axis_names, seen[0].mesh.axis_sizes))",
+                                 "blocks of jax.typeof(x).sharding's spec": "NamedSharding(mesh, seen[0].spec)"})
     sharding = bridge.named_sharding(mesh, spec, "Explicit")
     y = jax.device_put(x, sharding)
     seen = []
@@ -183,8 +233,9 @@ def test_inspect_array_sharding_in_a_checked_body():
     x = np.zeros((n * n,), np.float32)
     setup, call = shard_map_lines("body", ((("a",),),), (("a",),))
     case = scripted_case(f"inspect_array_sharding(b) inside {call} on {describe_mesh(mesh)}",
-                [*setup, "def body(b):", "    jax.debug.inspect_array_sharding(b, callback=print)",
-                        "    return b", f"jax.jit({call})(x)"], meshes={"mesh": mesh}, arrays={"x": x})
+                [*setup, "seen = []", "def body(b):", "    jax.debug.inspect_array_sharding(b, callback=seen.append)",
+                        "    return b", f"jax.jit({call})(x)", "print(seen)"], meshes={"mesh": mesh}, arrays={"x": x},
+                outcomes={"shard_map": f"jax.jit({call})(x)", "inspect_array_sharding(b) index map": "seen[0]"})
     seen = []
 
     def body(b):

@@ -8,6 +8,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from conformance.checking import verdict as verdicts
 from conformance.checking.layouts import layout_case
 from conformance.jaxside import bridge, compat
 from conformance.model import tutorial
@@ -23,23 +24,61 @@ TUTORIAL_LAYOUTS = tutorial_layouts(bridge.tutorial_mesh_ids((4, 2)))
 TUTORIAL_CHAINS = tutorial_positional_chains(bridge.tutorial_mesh_ids((8,)))
 
 
-def check_picture(layout: Layout, options=None, sharding=None):
+# A script's lines that draw ``y`` (``picture()``: the text printed) and read the picture back
+# (``labels(text)``: each cell's text, row by row, the top border's corners splitting the columns),
+# as conformance.model.picture reads it; {arguments}: visualize_array_sharding's.
+PICTURE_LINES = [
+    "import contextlib, io, re",
+    "def picture():  # what visualize_array_sharding prints",
+    "    printed = io.StringIO()",
+    "    with contextlib.redirect_stdout(printed):",
+    "        jax.debug.visualize_array_sharding(y, {arguments})",
+    "    return printed.getvalue()",
+    "def labels(text):  # each cell's text, row by row (the top border's corners split the columns)",
+    "    lines = [line.rstrip() for line in text.splitlines() if line.strip()]",
+    "    edges = [i for i, c in enumerate(lines[0]) if c in '┌┬┐']",
+    "    rows, row = [], []",
+    "    for line in lines[1:]:",
+    "        if line[0] in '├└':",
+    "            rows.append(row)",
+    "            row = []",
+    "        else:",
+    "            row.append(line)",
+    "    return [[' '.join(' '.join(line[a + 1:b].split()) for line in row).strip() for a, b in zip(edges, edges[1:])]",
+    "            for row in rows]",
+]
+# The script's expressions for the checks of the picture, over its cells' labels ("CPU 0,2,4,6").
+PICTURE_OUTCOMES = {
+    "visualize_array_sharding": "picture()",
+    "reading the picture": r"all(re.fullmatch(r'[A-Za-z]\w*\s+\d+(?:\s*,\s*\d+)*', cell) for row in labels(picture()) "
+                           "for cell in row)",
+    "picture (rows of device-id sets)": r"tuple(tuple(frozenset(int(i) for i in re.findall(r'\d+', cell.partition(' ')[2])) "
+                                        "for cell in row) for row in labels(picture()))",
+    "device labels": "{cell.split()[0] for row in labels(picture()) for cell in row}",
+}
+
+
+def check_picture(layout: Layout, options=None, sharding=None, sharding_source=None):
     """device_put zeros of the layout's shape (with ``sharding``, by default the layout's own
-    NamedSharding), draw them (with arguments under which every label shows whole, unless
-    ``options`` says otherwise), and compare the picture with the model's grid for ``layout``."""
+    NamedSharding; ``sharding_source``: its code in the script, with its import), draw them (with
+    arguments under which every label shows whole, unless ``options`` says otherwise), and compare
+    the picture with the model's grid for ``layout``."""
     x = np.zeros(layout.shape, np.float32)
     y = jax.device_put(x, bridge.layout_sharding(layout) if sharding is None else sharding)
     platform = next(iter(y.sharding.device_set)).platform.upper()
     options = bridge.picture_options(layout, platform) if options is None else options
     arguments = ", ".join(f"{k}={v!r}" for k, v in {"use_color": False, **options}.items())
     case = layout_case(layout, f"jax.debug.visualize_array_sharding(y, {arguments})",
-                       ["y = jax.device_put(x, sharding)",
-                        f"jax.debug.visualize_array_sharding(y, {arguments})"], x=x)
+                       [*(sharding_source or ()), "y = jax.device_put(x, sharding)",
+                        *(line.replace("{arguments}", arguments) for line in PICTURE_LINES)], x=x,
+                       outcomes=PICTURE_OUTCOMES)
     text = case.accepts("visualize_array_sharding", lambda: bridge.render_picture(y, **options))
     try:
         picture = parse_picture(text)
     except PictureError as e:
-        case.fail(f"the picture cannot be read ({e}) [{case.call}]\n{text}", check="reading the picture")
+        case.fail(f"the picture cannot be read ({e}) [{case.call}]\n{text}", check="reading the picture",
+                  verdict=case.verdict("reading the picture", lambda expression: verdicts.equal_lines(expression, True),
+                                       exact=True))
     case.equal("picture (rows of device-id sets)", device_grid(picture), block_grid(layout))
     case.equal("device labels", {p for row in picture for p, _ in row}, {platform})
 
@@ -78,7 +117,8 @@ def test_tutorial_positional_pictures(index):
     replicate(0), replicate(1)), drawn for the positional sharding itself, is the model's grid."""
     chain = TUTORIAL_CHAINS[index]
     check_picture(translate(chain.model).layout(tutorial.SMALL_SHAPE),
-                  sharding=bridge.positional_sharding(chain))
+                  sharding=bridge.positional_sharding(chain),
+                  sharding_source=["from jax.sharding import PositionalSharding", f"sharding = {chain.code}"])
 
 
 @given(shape=st.one_of(st.just(()), hnp.array_shapes(min_dims=3, max_dims=4, max_side=2)))
@@ -87,8 +127,9 @@ def test_other_ranks_are_rejected(shape):
     x = np.zeros(shape, np.float32)
     y = jax.device_put(x, jax.local_devices()[0])
     layout = Layout(MeshModel((jax.local_devices()[0].id,), (1,), ("a",)), (), shape)
-    case = layout_case(layout, "jax.debug.visualize_array_sharding(x)",
-                       ["jax.debug.visualize_array_sharding(jax.numpy.asarray(x))"], x=x)
+    case = layout_case(layout, "jax.debug.visualize_array_sharding(x)", x=x, outcomes={
+        "visualize_array_sharding": "jax.debug.visualize_array_sharding(jax.device_put(x, jax.local_devices()[0]), "
+                                    "use_color=False)"})
     case.rejects("visualize_array_sharding", lambda: bridge.render_picture(y), (ValueError,))
 
 

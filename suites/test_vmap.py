@@ -103,7 +103,8 @@ def check_vmap_of_an_operation_over_a_sharded_batch(example, run_isolated=None):
                 + "; ".join(f"{n}: {b.dtype}{list(b.shape)} {spec_literal(s)}" for n, b, s in zip(names, batches, specs)),
                 script_lines, meshes={"mesh": mesh}, arrays=dict(zip(names, batches)),
                          outcomes={run: f"{run}(*args)", "vmap result": f"{run}(*args)",
-                                   "np.asarray of the result": f"np.asarray({run}(*args))"})
+                                   "np.asarray of the result": f"np.asarray({run}(*args))",
+                                   "vmap result dtype": f"np.asarray({run}(*args)).dtype.name"})
     with np.errstate(all="ignore"):
         expected = np.stack([np.asarray(op.reference(*(b[i] for b in batches), **static))
                              for i in range(batches[0].shape[0])])
@@ -158,7 +159,8 @@ def check_vmap_of_a_shard_map_body_with_collectives(example):
                 f"out_specs {spec_literal(out_spec)}))) on {describe_mesh(mesh)}, batches float32{list(xs.shape)}",
                 ["import functools", *setup, f"print(jax.vmap(jax.jit({call}))(xs, ws))",
                         f"print(jax.vmap(functools.partial({body.global_source}, n={n}))(xs, ws))"],
-                       meshes={"mesh": mesh}, arrays={"xs": xs, "ws": ws})
+                       meshes={"mesh": mesh}, arrays={"xs": xs, "ws": ws},
+                       outcomes={"vmap of the shard_map": f"np.asarray(jax.vmap(jax.jit({call}))(xs, ws))"})
     local = bridge.function_of(body.body)
     g = jax.jit(compat.shard_map(lambda b, v: local(b, v, a=axis, n=n), bridge.jax_mesh(mesh), (in_spec, in_spec),
                                  out_spec, check=True))
@@ -192,7 +194,9 @@ def test_spmd_axis_name_shards_the_batch_of_a_constraint(example):
                 f"spmd_axis_name={axis!r}))(x) on {describe_mesh(mesh)}, x int32{list(x.shape)}",
                 [f"f = lambda r: jax.lax.with_sharding_constraint(r * 2, NamedSharding(mesh, {spec_literal(inner)}))",
                         f"y = jax.jit(jax.vmap(f, spmd_axis_name={axis!r}))(x)",
-                        "print(y.sharding, y)"], meshes={"mesh": mesh}, arrays={"x": x})
+                        "print(y.sharding, y)"], meshes={"mesh": mesh}, arrays={"x": x},
+                       outcomes={"spmd_axis_name vmap": f"jax.jit(jax.vmap(f, spmd_axis_name={axis!r}))(x)",
+                                 "result": "np.asarray(y)", "spmd_axis_name result": "y"})
     sharding = bridge.named_sharding(mesh, inner)
     f = jax.jit(jax.vmap(lambda r: compat.constrain(r * 2, sharding), spmd_axis_name=axis))
     result = case.accepts("spmd_axis_name vmap", lambda: f(x))
@@ -209,7 +213,9 @@ def test_vmap_of_a_checked_shard_map_with_psum():
     xs = np.arange(2 * n, dtype=np.float32).reshape(2, n)
     setup, call = shard_map_lines("lambda b: jax.lax.psum(b, 'a')", ((("a",),),), ())
     case = scripted_case(f"jax.vmap(jax.jit({call}))(xs) on {describe_mesh(mesh)}, xs float32[2, {n}]",
-                [*setup, f"print(jax.vmap(jax.jit({call}))(xs))"], meshes={"mesh": mesh}, arrays={"xs": xs})
+                [*setup, f"print(jax.vmap(jax.jit({call}))(xs))"], meshes={"mesh": mesh}, arrays={"xs": xs},
+                         outcomes={"vmap of the shard_map": f"jax.vmap(jax.jit({call}))(xs)",
+                                   "result": f"np.asarray(jax.vmap(jax.jit({call}))(xs))"})
     g = jax.jit(compat.shard_map(lambda b: jax.lax.psum(b, "a"), bridge.jax_mesh(mesh), ((("a",),),), (), check=True))
     got = case.accepts("vmap of the shard_map", lambda: jax.vmap(g)(xs))
     case.same_bits("result", np.asarray(got), xs.sum(axis=1, keepdims=True))

@@ -81,7 +81,9 @@ def _audit_failure(case: "Case", check: str, verdict: str) -> None:
     if os.environ.get(AUDIT_ENV):
         test = os.environ.get("PYTEST_CURRENT_TEST", "?").rsplit(" (", 1)[0]
         kind = "no script" if not case.repro else "failed" if verdict else "no verdict"
-        _record({"test": test, "check": check, "kind": kind, **({"script": case.repro + verdict} if verdict else {})})
+        name = max((n for n in case.outcomes if check.startswith(n)), key=len, default=None)
+        _record({"test": test, "check": check, "kind": kind, "outcome": name,
+                 **({"script": case.repro + verdict} if verdict else {})})
 
 
 def _audit(case: "Case", what: str, lines: Callable[[str], Sequence[str]], exact: bool) -> None:
@@ -102,7 +104,7 @@ def _audit(case: "Case", what: str, lines: Callable[[str], Sequence[str]], exact
     if (test, kind, key) in _audited:
         return
     _audited.add((test, kind, key))
-    record = {"test": test, "check": what, "kind": kind}
+    record = {"test": test, "check": what, "kind": kind, "outcome": name if kind == "scripted" else None}
     if kind == "scripted":
         record["script"] = case.repro + case.verdict(what, lines, exact)
     _record(record)

@@ -23,8 +23,10 @@ from jax.sharding import NamedSharding, PartitionSpec
 from conformance.jaxside import bridge, compat
 from conformance.model.program import Program, Step
 
+from . import verdict as verdicts
 from .case import Case
-from .repro import array_literal, context_indent, describe_mesh, mesh_literal, script, sharding_literal, spec_literal
+from .repro import (array_literal, context_indent, describe_mesh, dtype_literal, mesh_literal, preamble, script,
+                    sharding_literal, spec_literal)
 
 
 EXCEPTION_LINE = re.compile(r"^(?P<name>[A-Za-z_][\w.]*(Error|Exception)): ?(?P<message>.*)$")
@@ -72,9 +74,16 @@ def unsharded_expression(step: Step) -> str:
     return step.operands[0] if step.changes_layout else expression(step)
 
 
-def function_lines(program: Program, name: str = "program", *, unsharded: bool = False) -> List[str]:
-    """``def <name>(x0, ...):``, a line per step, and ``return (<outputs>,)``."""
+def function_lines(program: Program, name: str = "program", *, unsharded: bool = False,
+                   every_value: bool = False) -> List[str]:
+    """``def <name>(x0, ...):``, a line per step, and ``return (<outputs>,)`` (``every_value``:
+    a generator that yields each step's name and value as it computes it, so that a step's value
+    is had without running the steps after it)."""
     render = unsharded_expression if unsharded else expression
+    if every_value:
+        return ([f"def {name}({', '.join(program.inputs)}):"]
+                + [line for s in program.steps for line in (f"    {s.result} = {render(s)}",
+                                                            f"    yield {s.result!r}, {s.result}")])
     return ([f"def {name}({', '.join(program.inputs)}):"]
             + [f"    {s.result} = {render(s)}" for s in program.steps]
             + [f"    return ({''.join(o + ', ' for o in program.outputs)})"])
@@ -125,6 +134,10 @@ def run_lines(program: Program) -> List[str]:
         f"constrain = {compat.CONSTRAIN_SOURCE[program.axis_type]}",
         *function_lines(program),
         *function_lines(program, "unsharded", unsharded=True),
+        "# each step's value, run eagerly and unsharded, up to the one asked for (what the steps' checks judge)",
+        *function_lines(program, "program_values", every_value=True),
+        *function_lines(program, "unsharded_values", unsharded=True, every_value=True),
+        "value_of = lambda values, name: next(value for step, value in values if step == name)",
         f"in_shardings = ({in_shardings})",
         f"out_shardings = ({out_shardings})",
         f"placed = lambda: [jax.device_put(x, s) for x, s in zip(({names}{',' if len(program.inputs) == 1 else ''}), "
@@ -135,14 +148,24 @@ def run_lines(program: Program) -> List[str]:
     ]
 
 
+CONSTRAINED_LINE = ("constrained = jax.jit(lambda *a: tuple(constrain(o, s) for o, s in zip(program(*(constrain(x, s) "
+                    "for x, s in zip(a, in_shardings))), out_shardings)))")
+
+
 def in_context_lines(program: Program) -> List[str]:
+    """The three ways, each printing its outputs (or what it raised, so the verdict that ends the
+    script still runs)."""
     return [
-        "print('(a) eager:', show(program(*placed())))",
-        "print('(b) jit with in/out_shardings:', show(jax.jit(program, in_shardings=in_shardings, "
-        f"out_shardings=out_shardings, donate_argnums={program.donated!r})(*placed())))",
-        "constrained = jax.jit(lambda *a: tuple(constrain(o, s) for o, s in zip(program(*(constrain(x, s) "
-        "for x, s in zip(a, in_shardings))), out_shardings)))",
-        "print('(c) jit with constraints:', show(constrained(*placed())))",
+        "def run(way, call):",
+        "    try:",
+        "        print(way, show(call()))",
+        "    except Exception as e:",
+        "        print(way, 'raised', type(e).__name__, str(e)[:1000])",
+        "run('(a) eager:', lambda: program(*placed()))",
+        "run('(b) jit with in/out_shardings:', lambda: jax.jit(program, in_shardings=in_shardings, "
+        f"out_shardings=out_shardings, donate_argnums={program.donated!r})(*placed()))",
+        CONSTRAINED_LINE,
+        "run('(c) jit with constraints:', lambda: constrained(*placed()))",
     ]
 
 
@@ -152,23 +175,22 @@ def program_script(program: Program) -> str:
 
 
 def program_outcomes(program: Program) -> dict:
-    """The script's expression for each check of a program's outputs (see ``Case``): the three
-    ways' calls, each output of the two jit ways, and the outputs' steps eagerly and unsharded."""
+    """The script's expression for each check of a program (see ``Case``): the two jit ways'
+    calls and each of their outputs, and every step's value eagerly and unsharded."""
     names = ", ".join(program.inputs) + ("," if len(program.inputs) == 1 else "")
-    calls = {"(a) eager": "program(*placed())",
-             "(b) jit with in/out_shardings": "jax.jit(program, in_shardings=in_shardings, out_shardings=out_shardings, "
+    calls = {"(b) jit with in/out_shardings": "jax.jit(program, in_shardings=in_shardings, out_shardings=out_shardings, "
                                               f"donate_argnums={program.donated!r})(*placed())",
-             "(c) jit with constraints": "constrained(*placed())",
-             "(0) unsharded": f"unsharded(*(jnp.asarray(x) for x in ({names})))"}
-    outcomes = {way: call for way, call in calls.items() if not way.startswith(("(a)", "(0)"))}
-    by_name = {s.result: s for s in program.steps}
+             "(c) jit with constraints": "constrained(*placed())"}
+    outcomes = dict(calls)
     for k, name in enumerate(program.outputs):
-        for way in ("(b) jit with in/out_shardings", "(c) jit with constraints"):
+        for way in calls:
             outcomes[f"{way} output {name}"] = outcomes[f"np.asarray of {way} output {name}"] = f"{calls[way]}[{k}]"
-        if name in by_name:  # an output computed by a step (not an input returned as is)
-            step = f"{name} = {expression(by_name[name])}"
-            outcomes[f"(a) eager {step}"] = outcomes[f"np.asarray of (a) eager {step}"] = f"{calls['(a) eager']}[{k}]"
-            outcomes[f"(0) unsharded {step}"] = f"{calls['(0) unsharded']}[{k}]"
+    for s in program.steps:
+        step = f"{s.result} = {expression(s)}"
+        outcomes[f"(a) eager {step}"] = eager = f"value_of(program_values(*placed()), {s.result!r})"
+        outcomes[f"np.asarray of (a) eager {step}"] = f"np.asarray({eager})"
+        outcomes[f"(0) unsharded {step}"] = \
+            f"value_of(unsharded_values(*(jnp.asarray(x) for x in ({names}))), {s.result!r})"
     return outcomes
 
 
@@ -189,7 +211,7 @@ def isolated_lines(program: Program, ways: Sequence[str] = ISOLATED_WAYS) -> Lis
     run = (["outs = {}"] + (["outs['(a)'] = program(*placed())"] if "(a)" in ways else []) + [
         "outs['(b)'] = jax.jit(program, in_shardings=in_shardings, out_shardings=out_shardings, "
         f"donate_argnums={program.donated!r})(*placed())",
-        in_context_lines(program)[2],
+        CONSTRAINED_LINE,
         "outs['(c)'] = constrained(*placed())",
         "for mode, values in outs.items():",
         "    for k, o in enumerate(values):",
@@ -202,6 +224,29 @@ def isolated_lines(program: Program, ways: Sequence[str] = ISOLATED_WAYS) -> Lis
             + [line for line in run_lines(program) if not line.startswith("print(")] + run)
 
 
+def isolated_case(case: Case, program: Program, ways: Sequence[str], status: str) -> Case:
+    """The Case of ``ways`` run in a fresh interpreter: ``case``'s call, and a script that runs
+    ``isolated_lines`` in one as the property does; its verdict judges that interpreter's exit
+    status (the check named ``status``) or the bytes it printed for an output."""
+    label = "/".join(ways)
+    lines = ["import subprocess, sys",
+             "# in a fresh interpreter (with this one's environment), as XLA may abort the process",
+             "child = '\\n'.join([", *(f"    {line!r}," for line in preamble() + isolated_lines(program, ways)), "])",
+             "done = subprocess.run([sys.executable, '-c', child], capture_output=True, text=True)",
+             "print(done.stdout, done.stderr[-2000:])",
+             "printed = {tuple(line.split()[:2]): line.split()[2] if len(line.split()) > 2 else '' "
+             "for line in done.stdout.splitlines() if line.startswith('(')}"]
+    outcomes = {f"{label} in a subprocess": "done.returncode", status: "done.returncode"}
+    for mode in ways:
+        for k, name in enumerate(program.outputs):
+            expected, key = program.value(name), (mode, str(k))
+            outcomes[f"{mode} output {name} printed by the subprocess"] = f"printed.get({key!r}) is not None"
+            outcomes[f"{mode} output {name}: bytes printed by the subprocess"] = f"len(bytes.fromhex(printed[{key!r}]))"
+            outcomes[f"{mode} output {name} (in a subprocess)"] = \
+                f"np.frombuffer(bytes.fromhex(printed[{key!r}]), {dtype_literal(expected.dtype)}).reshape({expected.shape!r})"
+    return Case(case.call, script(lines), outcomes)
+
+
 def check_jitted_in_subprocess(case: Case, program: Program, run_isolated: Callable, *,
                                classify: Callable[[str, str], Optional[str]] = lambda name, message: None,
                                ways: Sequence[str] = ISOLATED_WAYS) -> Optional[str]:
@@ -210,7 +255,8 @@ def check_jitted_in_subprocess(case: Case, program: Program, run_isolated: Calla
     an Explicit mesh, the outcome ``classify(class name, message)`` names for the exception the
     subprocess raised (as in-process runs classify them). Anything else is a failure: an abort is
     one at the check of the exit status, whose message quotes XLA's ``Check failed`` line (a known
-    deviation's symptom names it)."""
+    deviation's symptom names it). A failure's script is the subprocess's (``isolated_case``), with
+    ``case``'s call."""
     label = "/".join(ways)
     result = run_isolated(isolated_lines(program, ways))
     raised = [m for m in map(EXCEPTION_LINE.match, result.stderr.strip().splitlines()) if m]
@@ -219,13 +265,16 @@ def check_jitted_in_subprocess(case: Case, program: Program, run_isolated: Calla
         if outcome is not None:
             return outcome
     lines = result.stderr.strip().splitlines()
+    checks = [line.strip() for line in lines if "Check failed" in line][:1]
+    tail = " | ".join(checks + lines[-3:])
+    status = f"exit status of {label} in a subprocess (negative: killed by a signal; {tail})"
+    case = isolated_case(case, program, ways, status)
     if result.returncode > 0 and raised:  # the program raised there: the failure names the exception
         name, message = raised[-1]["name"].rpartition(".")[2], raised[-1]["message"]
         case.fail(f"{label} in a subprocess raised {name}: {message}, but should be accepted [{case.call}]",
-                  check=f"{label} in a subprocess", shows="raised", raised=name, raised_message=message)
-    checks = [line.strip() for line in lines if "Check failed" in line][:1]
-    tail = " | ".join(checks + lines[-3:])
-    case.equal(f"exit status of {label} in a subprocess (negative: killed by a signal; {tail})", result.returncode, 0)
+                  check=f"{label} in a subprocess", shows="raised", raised=name, raised_message=message,
+                  verdict=case.verdict(f"{label} in a subprocess", lambda e: verdicts.equal_lines(e, 0)))
+    case.equal(status, result.returncode, 0)
     printed = {tuple(line.split()[:2]): line.split()[2] if len(line.split()) > 2 else ""
                for line in result.stdout.splitlines() if line.startswith("(")}
     for mode in ways:
