@@ -27,6 +27,13 @@ DEVICES = bridge.live_device_ids()
 EXAMPLES = max(8, settings().max_examples // 10)
 
 
+def captured_lines(call: str) -> list:
+    """Script lines that run ``call`` with what it prints caught in ``buffer`` (the picture), then
+    print the callbacks' ``seen`` and the picture."""
+    return ["buffer = io.StringIO()", "with contextlib.redirect_stdout(buffer):", f"    {call}",
+            "print(seen, buffer.getvalue(), sep='\\n')"]
+
+
 @st.composite
 def traced_examples(draw):
     """A mesh of up to three axes; a float32 array of rank 1 or 2 (sides from 2, 4, 1, 8); a
@@ -88,10 +95,7 @@ def test_inspection_inside_jit_reports_the_compiled_layout(example):
                         "    jax.debug.inspect_array_sharding(y, callback=lambda s: seen.setdefault('y', s))",
                         f"    jax.debug.visualize_array_sharding(y, use_color=False, **{options!r})",
                         "    return y",
-                        "buffer = io.StringIO()",
-                        "with contextlib.redirect_stdout(buffer):",
-                        f"    jax.jit(f, in_shardings={s(in_spec)})(x)",
-                        "print(seen, buffer.getvalue(), sep='\\n')"], meshes={"mesh": mesh}, arrays={"x": x},
+                        *captured_lines(f"jax.jit(f, in_shardings={s(in_spec)})(x)")], meshes={"mesh": mesh}, arrays={"x": x},
                 outcomes={"jit": f"jax.jit(f, in_shardings={s(in_spec)})(x)", "callbacks made": "sorted(seen)",
                           "inspect_array_sharding(x) index map": "seen['x']",
                           "inspect_array_sharding(y) index map": "seen['y']",
@@ -141,10 +145,7 @@ def test_inspection_inside_shard_map_reports_the_local_block(example):
                         "def body(b):", "    jax.debug.inspect_array_sharding(b, callback=seen.append)",
                         f"    jax.debug.visualize_array_sharding(b, use_color=False, **{options!r})",
                         "    return b",
-                        "buffer = io.StringIO()",
-                        "with contextlib.redirect_stdout(buffer):",
-                        f"    jax.jit({call})(x)",
-                        "print(seen, buffer.getvalue(), sep='\\n')"], meshes={"mesh": mesh}, arrays={"x": x},
+                        *captured_lines(f"jax.jit({call})(x)")], meshes={"mesh": mesh}, arrays={"x": x},
                 outcomes={"shard_map": f"jax.jit({call})(x)", "callbacks made": "len(seen)",
                           "inspect_array_sharding(b) index map": "seen[0]",
                           "visualize_array_sharding(b) picture (rows of device-id sets)": "picture_grid(buffer.getvalue())",
