@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from jax import lax
 
 from conformance.checking.case import Case
-from conformance.checking.repro import scripted_case, shard_map_lines
+from conformance.checking.repro import in_a_child_lines, scripted_case, shard_map_lines
 from conformance.jaxside import bridge, compat
 from conformance.model import spmd
 from conformance.model.layout import MeshModel
@@ -322,14 +322,8 @@ def test_ppermute_with_an_empty_perm_gives_zeros(run_isolated):
     this crashed the whole process on some versions)."""
     lines = ["x = np.ones((2, 3), np.int32)",
              "print(np.asarray(jax.pmap(lambda a: lax.ppermute(a, 'i', perm=[]), axis_name='i')(x)).tolist())"]
-    child = "\n".join(["import numpy as np", "import jax", "from jax import lax", *lines])
     case = scripted_case("jax.pmap(lambda a: lax.ppermute(a, 'i', perm=[]), axis_name='i')(ones((2, 3)))",
-                         ["import subprocess, sys",
-                          "# in a fresh interpreter (with this one's environment), as it may abort the process",
-                          f"child = {child!r}",
-                          "done = subprocess.run([sys.executable, '-c', child], capture_output=True, text=True)",
-                          "print(done.stdout, done.stderr)"],
-                         outcomes={"exit status of the subprocess": "done.returncode",
+                         in_a_child_lines(lines), outcomes={"exit status of the subprocess": "done.returncode",
                                    "result": "done.stdout.strip().splitlines()[-1]"})
     result = run_isolated(lines)
     case.equal("exit status of the subprocess", result.returncode, 0)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from conformance.checking import isolation
 
 from conformance.checking.layouts import check_layout, layout_case
-from conformance.checking.repro import preamble, scripted_case
+from conformance.checking.repro import check_in_a_subprocess
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, MeshModel, block_slices, normalize_index
 from strategies import arrays, dtype_of, dtypes, layouts, layouts_sharing_shape, meshes, supported_dtype_names
@@ -369,14 +369,6 @@ def test_jit_between_two_meshes_of_one_device_order_compiles(run_isolated):
              "s1, s2 = NamedSharding(m1, P(('x', 'y'), 'a')), NamedSharding(m2, P(('x',), ('b',)))",
              "f = jax.jit(lambda a: a * 3 - 1, in_shardings=s1, out_shardings=s2)",
              "print(np.asarray(f(jax.device_put(np.zeros((6, 6), np.int32), s1))).sum())"]
-    # The script, as the property, runs the lines in a fresh interpreter, whose exit status it judges.
-    in_a_child = ["import subprocess, sys", "child = '\\n'.join([", *(f"    {line!r}," for line in preamble() + lines), "])",
-                  "done = subprocess.run([sys.executable, '-c', child], capture_output=True, text=True)",
-                  "print(done.stdout, done.stderr[-2000:])"]
-    case = scripted_case("jit(a * 3 - 1) from P(('x', 'y'), 'a') on a (1, 3, 2, 1) mesh to P(('x',), ('b',)) "
-                         "on a (6, 1) mesh of the same devices", in_a_child,
-                         outcomes={"exit status of the subprocess (negative: killed by a signal)": "done.returncode",
-                                   "sum of the result": "done.stdout.strip().splitlines()[-1]"})
-    result = run_isolated(lines)
-    case.equal("exit status of the subprocess (negative: killed by a signal)", result.returncode, 0)
-    case.equal("sum of the result", result.stdout.strip().splitlines()[-1], "-36")
+    check_in_a_subprocess("jit(a * 3 - 1) from P(('x', 'y'), 'a') on a (1, 3, 2, 1) mesh to P(('x',), ('b',)) "
+                          "on a (6, 1) mesh of the same devices", lines, run_isolated, printed="-36",
+                          what="sum of the result")

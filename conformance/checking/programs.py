@@ -25,8 +25,8 @@ from conformance.model.program import Program, Step
 
 from . import verdict as verdicts
 from .case import Case
-from .repro import (array_literal, context_indent, describe_mesh, dtype_literal, mesh_literal, preamble, script,
-                    sharding_literal, spec_literal)
+from .repro import (array_literal, context_indent, describe_mesh, dtype_literal, in_a_child_lines, mesh_literal,
+                    script, sharding_literal, spec_literal)
 
 
 EXCEPTION_LINE = re.compile(r"^(?P<name>[A-Za-z_][\w.]*(Error|Exception)): ?(?P<message>.*)$")
@@ -229,11 +229,7 @@ def isolated_case(case: Case, program: Program, ways: Sequence[str], status: str
     ``isolated_lines`` in one as the property does; its verdict judges that interpreter's exit
     status (the check named ``status``) or the bytes it printed for an output."""
     label = "/".join(ways)
-    lines = ["import subprocess, sys",
-             "# in a fresh interpreter (with this one's environment), as XLA may abort the process",
-             "child = '\\n'.join([", *(f"    {line!r}," for line in preamble() + isolated_lines(program, ways)), "])",
-             "done = subprocess.run([sys.executable, '-c', child], capture_output=True, text=True)",
-             "print(done.stdout, done.stderr[-2000:])",
+    lines = [*in_a_child_lines(isolated_lines(program, ways)),
              "printed = {tuple(line.split()[:2]): line.split()[2] if len(line.split()) > 2 else '' "
              "for line in done.stdout.splitlines() if line.startswith('(')}"]
     outcomes = {f"{label} in a subprocess": "done.returncode", status: "done.returncode"}

@@ -120,18 +120,24 @@ def scripted_case(call: str, lines: Iterable[str] = (), *, outcomes: Optional[di
                 indent=context_indent(script_parts.get("axis_type", "Auto"), in_context))
 
 
+def in_a_child_lines(lines: Sequence[str]) -> list:
+    """Script lines that run the preamble and ``lines`` in a fresh interpreter, as ``run_isolated``
+    does (XLA may abort the process), leaving it as ``done`` (its exit status and output) and
+    printing what it printed."""
+    return ["import subprocess, sys",
+            "# in a fresh interpreter (with this one's environment), as XLA may abort the process",
+            "child = '\\n'.join([", *(f"    {line!r}," for line in preamble() + list(lines)), "])",
+            "done = subprocess.run([sys.executable, '-c', child], capture_output=True, text=True)",
+            "print(done.stdout, done.stderr[-2000:])"]
+
+
 def check_in_a_subprocess(call: str, lines: Sequence[str], run_isolated, *, printed: str, what: str = "result") -> None:
     """The script ``lines`` (after the repro preamble), run in a fresh interpreter by
     ``run_isolated`` (for a case XLA may abort the process on), exits 0 and prints ``printed`` last
     (checked as ``what``). The reproduction, as the property, runs them in a fresh interpreter,
     whose exit status and last printed line its verdict judges."""
-    in_a_child = ["import subprocess, sys",
-                  "# in a fresh interpreter (with this one's environment), as XLA may abort the process",
-                  "child = '\\n'.join([", *(f"    {line!r}," for line in preamble() + list(lines)), "])",
-                  "done = subprocess.run([sys.executable, '-c', child], capture_output=True, text=True)",
-                  "print(done.stdout, done.stderr[-2000:])"]
     status = "exit status of the subprocess (negative: killed by a signal)"
-    case = scripted_case(call, in_a_child, outcomes={status: "done.returncode",
+    case = scripted_case(call, in_a_child_lines(lines), outcomes={status: "done.returncode",
                                                      what: "done.stdout.strip().splitlines()[-1]"})
     result = run_isolated(lines)
     case.equal(status, result.returncode, 0)
