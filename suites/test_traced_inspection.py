@@ -47,22 +47,10 @@ def traced_examples(draw):
 # ``device_grid`` do (the cells between the top border's corners, their lines joined; labels
 # "CPU 0,2,4,6"), for the verdict of a picture's check.
 PICTURE_GRID_LINES = [
+    *verdicts.PICTURE_LABELS_LINES,
     "def picture_grid(text):",
-    "    lines = [line.rstrip() for line in text.splitlines() if line.strip()]",
-    "    edges = [i for i, ch in enumerate(lines[0]) if ch in '┌┬┐']",
-    "    rows, row = [], []",
-    "    for line in lines[1:]:",
-    "        if line[0] in '├└':",
-    "            rows.append(row)",
-    "            row = []",
-    "            if line[0] == '└':",
-    "                break",
-    "        else:",
-    "            row.append(line)",
-    "    labels = [[' '.join(' '.join(line[a + 1:b].split()) for line in row).strip() for a, b in zip(edges, edges[1:])]",
-    "              for row in rows]",
     "    return tuple(tuple(frozenset(int(i) for i in label.split(None, 1)[1].replace(' ', '').split(','))",
-    "                       for label in cells) for cells in labels)",
+    "                       for label in cells) for cells in picture_labels(text))",
 ]
 
 

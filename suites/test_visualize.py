@@ -25,7 +25,7 @@ TUTORIAL_CHAINS = tutorial_positional_chains(bridge.tutorial_mesh_ids((8,)))
 
 
 # A script's lines that draw ``y`` (``picture()``: the text printed) and read the picture back
-# (``labels(text)``: each cell's text, row by row, the top border's corners splitting the columns),
+# (``picture_labels(text)``: each cell's text, row by row, the top border's corners splitting the columns),
 # as conformance.model.picture reads it; {arguments}: visualize_array_sharding's.
 PICTURE_LINES = [
     "import contextlib, io, re",
@@ -34,27 +34,16 @@ PICTURE_LINES = [
     "    with contextlib.redirect_stdout(printed):",
     "        jax.debug.visualize_array_sharding(y, {arguments})",
     "    return printed.getvalue()",
-    "def labels(text):  # each cell's text, row by row (the top border's corners split the columns)",
-    "    lines = [line.rstrip() for line in text.splitlines() if line.strip()]",
-    "    edges = [i for i, c in enumerate(lines[0]) if c in '┌┬┐']",
-    "    rows, row = [], []",
-    "    for line in lines[1:]:",
-    "        if line[0] in '├└':",
-    "            rows.append(row)",
-    "            row = []",
-    "        else:",
-    "            row.append(line)",
-    "    return [[' '.join(' '.join(line[a + 1:b].split()) for line in row).strip() for a, b in zip(edges, edges[1:])]",
-    "            for row in rows]",
+    *verdicts.PICTURE_LABELS_LINES,
 ]
 # The script's expressions for the checks of the picture, over its cells' labels ("CPU 0,2,4,6").
 PICTURE_OUTCOMES = {
     "visualize_array_sharding": "picture()",
-    "reading the picture": r"all(re.fullmatch(r'[A-Za-z]\w*\s+\d+(?:\s*,\s*\d+)*', cell) for row in labels(picture()) "
+    "reading the picture": r"all(re.fullmatch(r'[A-Za-z]\w*\s+\d+(?:\s*,\s*\d+)*', cell) for row in picture_labels(picture()) "
                            "for cell in row)",
     "picture (rows of device-id sets)": r"tuple(tuple(frozenset(int(i) for i in re.findall(r'\d+', cell.partition(' ')[2])) "
-                                        "for cell in row) for row in labels(picture()))",
-    "device labels": "{cell.split()[0] for row in labels(picture()) for cell in row}",
+                                        "for cell in row) for row in picture_labels(picture()))",
+    "device labels": "{cell.split()[0] for row in picture_labels(picture()) for cell in row}",
 }
 
 

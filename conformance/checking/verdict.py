@@ -171,6 +171,27 @@ def layout_lines(expression: str, blocks: dict, shape: Sequence[int], shard_shap
     return lines
 
 
+# Script lines defining ``picture_labels(text)``: the cells' texts of the first picture that
+# visualize_array_sharding printed in ``text``, row by row (the top border's corners split the
+# columns), as conformance.model.picture reads them.
+PICTURE_LABELS_LINES = [
+    "def picture_labels(text):",
+    "    lines = [line.rstrip() for line in text.splitlines() if line.strip()]",
+    "    edges = [i for i, c in enumerate(lines[0]) if c in '┌┬┐']",
+    "    rows, row = [], []",
+    "    for line in lines[1:]:",
+    "        if line[0] in '├└':",
+    "            rows.append(row)",
+    "            row = []",
+    "            if line[0] == '└':",
+    "                break",
+    "        else:",
+    "            row.append(line)",
+    "    return [[' '.join(' '.join(line[a + 1:b].split()) for line in row).strip() for a, b in zip(edges, edges[1:])]",
+    "            for row in rows]",
+]
+
+
 def indented(lines: Sequence[str], indent: str) -> List[str]:
     return [indent + line for line in lines]
 
