@@ -7,8 +7,11 @@
     python -m reports html RUN                             (re)write a run's report.html
     python -m reports bench [--devices N...] [-- ARGS]     time pytest suites/ per suite (and growth)
     python -m reports table RUN                            a run's time, examples and compilations
-    python -m reports deviations [--reports DIR]           the known deviations: kind, range, upstream;
-                                                           with DIR, a report to file per unfiled bug
+    python -m reports deviations                           the known deviations: kind, range, upstream
+    python -m reports bugs DIR                             one report to file per root cause in effect on
+                                                           the installed JAX (its script run here); exit 1
+                                                           if a script does not show its bug
+    python -m reports bugs --page [FILE]                   write BUGS.md (every cause, its releases, status)
 
 BASE, NEW and RUN are run folders (holding report.json), report.json files, or JAX versions
 (``0.10.2`` or ``jax-0.10.2``: the tox run folder reports/runs/jax-0.10.2). ``matrix --all`` takes
@@ -35,6 +38,7 @@ from conformance.runner.releases import release
 from conformance.runner.run_folder import ROOT, write_atomically
 
 from . import bench as bench_
+from . import bugs
 from . import compare as cmp
 from . import deviations as dev
 from . import gate
@@ -98,6 +102,34 @@ def output_file(path: str, option: str) -> Path:
     return file
 
 
+def write_bugs(folder, page) -> int:
+    """``bugs DIR`` or ``bugs --page FILE``: 0 when written (and every script showed its bug), 1 when a
+    script in effect here did not."""
+    if (folder is None) == (page is None):
+        raise ReportError("bugs: name a folder for the reports, or --page [FILE] for the page (one of them)")
+    causes, entries = bugs.load_causes(), load_deviations(DEVIATIONS_FILE)
+    broken = bugs.problems(causes, entries)
+    if broken:
+        raise ReportError("the deviation entries and their causes do not agree:\n  " + "\n  ".join(broken))
+    if page is not None:
+        target = output_file(page, "--page")
+        write_atomically(target, bugs.page(causes, entries))
+        print(f"wrote {target}")
+        return 0
+    if not folder.parent.is_dir():
+        raise ReportError(f"bugs {folder}: no such folder {folder.parent} (make it first)")
+    version = installed_jax()
+    written = bugs.write_reports(folder, causes, entries, version)
+    failed = 0
+    for path, f, run in written:
+        said = ("no script (reproduced by its tests)" if run is None else
+                "reproduced" if run.shows_the_bug(f.cause) else f"NOT REPRODUCED ({run.status})")
+        failed += run is not None and not run.shows_the_bug(f.cause)
+        print(f"wrote {path}: {said}")
+    print(f"{len(written)} causes in effect on JAX {version}" + (f"; {failed} scripts did not show their bug" if failed else ""))
+    return 1 if failed else 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m reports", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -133,11 +165,13 @@ def main(argv=None) -> int:
     b.add_argument("pytest_args", nargs="*", metavar="-- ARGS",
                    help="more pytest arguments, after -- (e.g. -- -n 2, -- -k mesh, -- --backend cuda); "
                         "a test file named there replaces suites/")
-    d = commands.add_parser("deviations", help="the known deviations (kind, range, upstream) and reports to file")
+    d = commands.add_parser("deviations", help="the known deviations: kind, range, upstream")
     d.add_argument("--file", type=Path, default=DEVIATIONS_FILE)
-    d.add_argument("--reports", metavar="DIR", type=Path,
-                   help="write a report a person could file for each bug with no upstream issue (runs "
-                        "its test on the installed JAX)")
+    g = commands.add_parser("bugs", help="a report to file per root cause in effect here, or the BUGS.md page",
+                            description=bugs.__doc__.split("\n\n")[0])
+    g.add_argument("folder", nargs="?", type=Path, help="where to write the reports (made if missing; its parent must exist)")
+    g.add_argument("--page", nargs="?", const=str(bugs.PAGE), metavar="FILE",
+                   help=f"write the page of every cause instead (default {bugs.PAGE.name} at the checkout's top)")
     t = commands.add_parser("table", help="a run's seconds, examples/s and compilations per suite")
     t.add_argument("run")
     args = parser.parse_args(argv)
@@ -147,12 +181,10 @@ def main(argv=None) -> int:
         if args.command == "deviations":
             if not args.file.is_file():
                 raise ReportError(f"--file {args.file}: no such file")
-            entries = load_deviations(args.file)
-            print(dev.table(entries))
-            if args.reports:
-                for path in dev.write_filing_reports(entries, args.reports, installed_jax()):
-                    print(f"wrote {path}")
+            print(dev.table(load_deviations(args.file)))
             return 0
+        if args.command == "bugs":
+            return write_bugs(args.folder, args.page)
         if args.command == "table":
             print(bench_.table(load(args.run)))
             return 0

@@ -209,20 +209,27 @@ def test_invalid_specs_are_rejected(example):
 
 
 @bridge.needs_devices(2, "to reorder a mesh")
-def test_equivalence_ignores_device_order_when_placements_agree():
-    """Two shardings that put every block on the same devices are equivalent, even when their
-    meshes list the devices in different orders (the documented meaning of is_equivalent_to)."""
+def test_equivalence_compares_the_ordered_device_list():
+    """Two shardings whose meshes list the same devices in different orders are not equivalent, even
+    where they put every block on the same devices: is_equivalent_to compares the ordered device
+    assignment, as jit does when it refuses arguments laid out over the two."""
     ids = DEVICES
     rows = len(ids) // 2
     mesh = MeshModel(ids[:2 * rows], (rows, 2), ("a", "b"))
     swapped = MeshModel(tuple(np.array(mesh.device_ids).reshape(rows, 2)[:, ::-1].flat), (rows, 2),
                         ("a", "b"))
     a, b = Layout(mesh, ("a",), (rows,)), Layout(swapped, ("a",), (rows,))
-    assert a.equivalent(b)
+    assert a.same_placement(b) and not a.equivalent(b)
+    both = (f"jax.jit(lambda x, y: x + y)(jax.device_put(np.arange({rows}, dtype=np.int32), sharding), "
+            f"jax.device_put(np.arange({rows}, dtype=np.int32), other))")
     case = layout_case(a, "a.is_equivalent_to(b) over a column-swapped mesh",
                        ["print(sharding.is_equivalent_to(other, 1))"], extra_layouts={"other": b},
-                       outcomes={"is_equivalent_to": "sharding.is_equivalent_to(other, 1)"})
-    case.equal("is_equivalent_to", bridge.layout_sharding(a).is_equivalent_to(bridge.layout_sharding(b), 1), True)
+                       outcomes={"is_equivalent_to": "sharding.is_equivalent_to(other, 1)", "jit of both": both})
+    sa, sb = bridge.layout_sharding(a), bridge.layout_sharding(b)
+    case.equal("is_equivalent_to", sa.is_equivalent_to(sb, 1), False)
+    x = np.arange(rows, dtype=np.int32)
+    case.rejects("jit of both", lambda: jax.jit(lambda u, v: u + v)(jax.device_put(x, sa), jax.device_put(x, sb)),
+                 (ValueError,))
 
 
 def test_shard_shape_rejects_spec_longer_than_rank():

@@ -1,6 +1,8 @@
 """pmap: what each device receives (in_axes), how results are stacked (out_axes), static
 arguments, tracing, and the errors for sizes that do not fit, against conformance/model/spmd.py."""
 
+import re
+
 import jax
 import numpy as np
 import pytest
@@ -253,24 +255,35 @@ def test_inconsistent_mapped_sizes_are_rejected(sizes):
 @bridge.needs_devices(4, "for a 4x4 array")
 @pytest.mark.parametrize("in_axes, out_axes", [(-1, 0), (0, -1)], ids=["in_axes=-1", "out_axes=-1"])
 def test_negative_axes_count_from_the_end_or_are_refused(in_axes, out_axes):
-    """pmap documents in_axes/out_axes as non-negative; a negative one either counts from the end,
-    as in numpy and vmap, or raises ValueError. It never maps or stacks along another axis."""
+    """pmap documents in_axes/out_axes as non-negative integers; a negative one either counts from
+    the end, as in numpy and vmap, or is refused with a ValueError that names the argument (its
+    docstring's rule): it never maps or stacks along another axis, nor fails on the way."""
     x = np.arange(16, dtype=np.int32).reshape(4, 4)
     call = f"jax.pmap(lambda a: a * 2, in_axes={in_axes}, out_axes={out_axes})(x)"
-    case = scripted_case(call, ["import sys", "try:", f"    got = {call}", "except ValueError as e:",
-                                "    print('refused with ValueError, as allowed:', e)", "    sys.exit(0)",
+    named = "in_axes" if in_axes < 0 else "out_axes"
+    refused = f"isinstance(e, ValueError) and re.search({NAMES_THE_AXES.pattern!r}, str(e)) is not None"
+    case = scripted_case(call, ["import re, sys", "try:", f"    got = {call}", "except Exception as e:",
+                                f"    print(type(e).__name__, e)", f"    sys.exit(0 if {refused} else 1)",
                                 "print(got)"],
                          arrays={"x": x}, outcomes={"pmap": "got", "pmap result": "np.asarray(got)"})
     try:
         got = jax.pmap(lambda a: a * 2, in_axes=in_axes, out_axes=out_axes)(x)
-    except ValueError:
-        return
-    except Exception as e:  # noqa: BLE001
-        case.fail(f"pmap raised {type(e).__name__}: {e}, but should raise ValueError or count "
-                  f"from the end [{case.call}]", check="pmap", shows="raised", raised=type(e).__name__,
+    except ValueError as e:
+        if NAMES_THE_AXES.search(str(e)):
+            return
+        case.fail(f"pmap raised ValueError: {e}, but should count from the end or refuse the negative "
+                  f"{named} saying so [{case.call}]", check="pmap", shows="raised", raised="ValueError",
                   raised_message=str(e), verdict=case.verdict("pmap", verdicts.returns_lines))
+    except Exception as e:  # noqa: BLE001
+        case.fail(f"pmap raised {type(e).__name__}: {e}, but should count from the end or refuse the "
+                  f"negative {named} with a ValueError saying so [{case.call}]", check="pmap", shows="raised",
+                  raised=type(e).__name__, raised_message=str(e), verdict=case.verdict("pmap", verdicts.returns_lines))
     expected = spmd.pmap_reference(lambda a: a * 2, (x,), in_axes, out_axes)
     case.same_bits("pmap result", np.asarray(got), expected)
+
+
+# A refusal of a negative axis names what it refuses: in_axes or out_axes, or says "negative".
+NAMES_THE_AXES = re.compile(r"in_axes|out_axes|negative")
 
 
 # --- the seed's examples -------------------------------------------------------------------------

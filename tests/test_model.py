@@ -79,6 +79,18 @@ def test_equivalence_is_decided_for_the_rank_not_the_shape():
     assert not Layout(TPU_MESH, ("a",), (8,)).equivalent(Layout(TPU_MESH, ("a", None), (8, 1)))
 
 
+def test_equivalence_needs_the_same_device_order():
+    """Columns swapped on a 2x2 mesh: P('a') puts rows 0 and 1 on devices {0, 1} and {2, 3} under
+    both orders (the same placement), but the device lists (0, 1, 2, 3) and (1, 0, 3, 2) differ,
+    so the shardings are not equivalent; fully replicated over the two orders, neither."""
+    order, swapped = MeshModel((0, 1, 2, 3), (2, 2), ("a", "b")), MeshModel((1, 0, 3, 2), (2, 2), ("a", "b"))
+    a, b = Layout(order, ("a",), (2,)), Layout(swapped, ("a",), (2,))
+    assert a.blocks == {0: ((0, 1),), 1: ((0, 1),), 2: ((1, 2),), 3: ((1, 2),)}
+    assert a.same_placement(b) and not a.equivalent(b)
+    assert not Layout(order, (), (2,)).equivalent(Layout(swapped, (), (2,)))
+    assert Layout(order, ("a",), (2,)).equivalent(Layout(MeshModel((0, 1, 2, 3), (2, 2), ("a", "b")), ("a",), (2,)))
+
+
 def test_size_one_axis_is_replication():
     """A dimension sharded over a size-1 mesh axis is not cut: the array is fully replicated."""
     mesh = MeshModel.from_array([[d] for d in range(8)], ("a", "b"))

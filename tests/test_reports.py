@@ -501,24 +501,18 @@ def test_a_known_deviation_file_that_does_not_exist_is_a_usage_error(tmp_path):
     assert result.returncode == 4 and "no such file" in result.stdout + result.stderr
 
 
-def test_deviations_table_and_the_bugs_left_to_file():
-    """`python -m reports deviations` lists every entry with kind, range and upstream; the bugs to
-    file are those with no upstream issue, one per deterministic test (a random property's entry
-    goes with its reproduction); the rule in a report is the test's docstring."""
+def test_deviations_table():
+    """`python -m reports deviations` lists every entry with kind, range and upstream, and counts the
+    root causes the bugs come from (their reports are `python -m reports bugs`, tests/test_bugs.py)."""
     from conformance.runner.deviations import Deviation
     from reports import deviations as dev
     reproduction = "suites/test_sharding_invariance_reproductions.py::test_take_clip_of_a_sharded_array"
-    entries = [Deviation(reproduction, "<0.4.38", "clip ignored", kind="bug", upstream="none found"),
+    entries = [Deviation(reproduction, "<0.4.38", "clip ignored", kind="bug", upstream="none found", cause="take_clip"),
                Deviation("suites/t.py::test_p[take_clip]", "<0.4.38", "clip ignored", strict=False,
-                         reproduced_by=reproduction, kind="bug", upstream="none found"),
-               Deviation("suites/t.py::test_q", ">=0.7", "known", kind="bug", upstream="https://github.com/x/y/issues/1"),
+                         reproduced_by=reproduction, kind="bug", upstream="none found", cause="take_clip"),
+               Deviation("suites/t.py::test_q", ">=0.7", "known", kind="bug", upstream="https://github.com/x/y/issues/1",
+                         cause="other"),
                Deviation("suites/t.py::test_r", ">=0.7", "our reading", kind="unspecified", upstream="none found")]
-    assert [d.test for d in dev.unfiled_bugs(entries)] == [reproduction]
     table = dev.table(entries)
-    assert "4 entries: 3 bug, 1 unspecified; 1 bugs with no upstream issue" in table
-    assert "https://github.com/x/y/issues/1" in table
-    assert dev.rule_of(reproduction).startswith("jnp.take(x, 3, axis=0, mode='clip')")
-    report = dev.filing_report(entries[0], {"outcome": "failed", "message": "got [0, 1], but should be [2, 3] [take]",
-                                             "repro": "import jax\nprint(1)\n"}, "0.4.30")
-    assert report.startswith("# clip ignored") and "JAX <0.4.38" in report and "```python\nimport jax" in report
-    assert "**Actual**: got [0, 1], but should be [2, 3]" in report
+    assert "4 entries: 3 bug, 1 unspecified; the bugs come from 2 root causes (BUGS.md)" in table
+    assert "test_p[take_clip] (random)" in table and "https://github.com/x/y/issues/1" in table

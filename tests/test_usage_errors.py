@@ -82,8 +82,12 @@ DEVIATION_FILES = [
     bad_deviations("no format line", ": deviation file format 1 is not read by this suite", deviation_file(top="")),
     bad_deviations("strict as a string", ':9: deviation has strict = \'yes\', a string, but strict must be true or false',
                    deviation_file(strict='"yes"')),
-    bad_deviations("an unknown kind", ":7: deviation has kind = 'bugg', not one of bug, documented change, unspecified",
+    bad_deviations("an unknown kind", ":7: deviation has kind = 'bugg', not one of bug, unspecified",
                    deviation_file(kind='"bugg"')),
+    bad_deviations("a documented change as an entry", ":7: deviation has kind = 'documented change': a change JAX made on "
+                   "purpose is not a deviation", deviation_file(kind='"documented change"')),
+    bad_deviations("a cause on an entry that is not a bug", ":9: deviation has cause = 'x' but kind = 'unspecified': only a bug",
+                   deviation_file(kind='"unspecified"', cause='"x"')),
     bad_deviations("a misspelled backend", ":9: deviation has backend = 'tpuu': not a platform", deviation_file(backend='"tpuu"')),
     bad_deviations("an unknown trigger", ":10: deviation names an unknown trigger 'clamped_start' (similar: clamped_start_with_a_cut_output)",
                    deviation_file(**{**RANDOM, "trigger": '"clamped_start"'},

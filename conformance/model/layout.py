@@ -244,15 +244,19 @@ class Layout:
         return self.shape == other.shape and self.blocks == other.blocks
 
     def equivalent(self, other: "Layout") -> bool:
-        """True when the two shardings place every array of this rank identically.
+        """True when the two shardings list the same devices in the same order and place every
+        array of this rank identically.
 
         A sharding is equivalent to another *for a rank* (JAX's ``is_equivalent_to(other, ndim)``),
-        whatever the shape. Comparing placements on the smallest non-empty shape both divide (the
-        per-dimension lcm of the tilings) decides it: any shape both divide is a multiple of it and
-        is cut the same way, and a zero-size shape, where every block is empty, cannot tell
-        shardings apart.
+        whatever the shape. The ordered device list counts: JAX compares the device assignment on
+        purpose (jit refuses arguments whose shardings list their devices in different orders),
+        so two meshes of one set of devices in different orders are never equivalent, even where
+        every block lands on the same device. Comparing placements on the smallest non-empty
+        shape both divide (the per-dimension lcm of the tilings) decides the rest: any shape both
+        divide is a multiple of it and is cut the same way, and a zero-size shape, where every
+        block is empty, cannot tell shardings apart.
         """
-        if self.rank != other.rank:
+        if self.rank != other.rank or tuple(self.mesh.device_ids) != tuple(other.mesh.device_ids):
             return False
         base = tuple(math.lcm(a, b) for a, b in zip(self.tiling, other.tiling))
         return Layout(self.mesh, self.spec, base).blocks == Layout(other.mesh, other.spec, base).blocks

@@ -41,10 +41,11 @@ FORMAT = 2  # the deviation file format this runner reads: ``format = 2`` at the
 DEVIATIONS_FILE = ROOT / "suites" / "known_deviations.toml"  # the list the runner applies by default
 
 
-# What a deviation is: a bug (JAX gets wrong what it means to do), a documented change (JAX changed
-# the behaviour on purpose: the model follows the newer intent, the entry covers the releases
-# before), or unspecified (JAX never said; the rule is the suite's reading).
-KINDS = ("bug", "documented change", "unspecified")
+# What a deviation is, by the rule at the top of suites/known_deviations.toml: a bug (a wrong value,
+# a crash, an invalid input accepted, or another exception type than the one JAX's docs or tests
+# state) or unspecified (another exception type where JAX states none: the rule is the suite's
+# reading). A change JAX made on purpose is not an entry: the model follows it, through compat.
+KINDS = ("bug", "unspecified")
 
 # Where an entry applies: every backend (no ``backend``), one platform, or one device kind (any other
 # string, compared with JAX's ``device_kind`` ignoring case, e.g. "NVIDIA H200" or "TPU v5 lite").
@@ -78,6 +79,7 @@ class Deviation:
     trigger: str = ""  # a random entry's trigger (a name in conformance.checking.triggers.TRIGGERS)
     params: Tuple[str, ...] = ()  # the parametrized cases of ``test`` it covers (test[param])
     line: int = 0  # where the entry starts in its file
+    cause: str = ""  # a bug's root cause: an id in suites/bugs/causes.toml (entries that share it share a report)
 
     @property
     def label(self) -> str:
@@ -128,7 +130,8 @@ class Deviation:
 # The schema of an entry, one for the suite's file and the users': each key and the type its value
 # must have (TOML's own types: a range is a quoted string, ``jax = ">=0.4.30"``).
 ENTRY_TYPES = {"test": str, "params": list, "jax": str, "reason": str, "kind": str, "upstream": str,
-               "strict": bool, "reproduced_by": str, "backend": str, "symptom": dict, "trigger": str}
+               "strict": bool, "reproduced_by": str, "backend": str, "symptom": dict, "trigger": str,
+               "cause": str}
 TOML_TYPES = {str: "a string", list: "a list", bool: "true or false", dict: "a table ({ ... })",
               int: "a number", float: "a number"}
 TOP_KEYS = ("format", "deviation")
@@ -234,8 +237,13 @@ def parse_entry(entry: dict, source: str, line: int, where_key: Callable[[str], 
                           or difflib.get_close_matches(trigger, triggers.TRIGGERS, n=3)) or "none close"
         refuse(f"names an unknown trigger {trigger!r} (similar: {close})", "trigger")
     kind = entry.get("kind", "")
+    if kind == "documented change":
+        refuse("has kind = 'documented change': a change JAX made on purpose is not a deviation; the model follows "
+               "it (conformance/jaxside/compat.py decides by feature), and the releases before it are its rule too", "kind")
     if kind and kind not in KINDS:
         refuse(f"has kind = {kind!r}, not one of {', '.join(KINDS)}", "kind")
+    if entry.get("cause") and kind != "bug":
+        refuse(f"has cause = {entry['cause']!r} but kind = {kind!r}: only a bug has a root cause to report", "cause")
     backend = entry.get("backend", "")
     if backend and backend_problem(backend):
         refuse(f"has backend = {backend!r}: {backend_problem(backend)}", "backend")
@@ -256,7 +264,8 @@ def parse_entry(entry: dict, source: str, line: int, where_key: Callable[[str], 
         if problem:
             refuse(f"has {key} = {entry[key]!r}, which names no test: {problem}", key)
     return Deviation(entry["test"], entry["jax"], entry["reason"], symptom, strict, entry.get("reproduced_by", ""),
-                     kind, entry.get("upstream", ""), backend, source, trigger, tuple(params), line)
+                     kind, entry.get("upstream", ""), backend, source, trigger, tuple(params), line,
+                     entry.get("cause", ""))
 
 
 def backend_problem(backend: str) -> str:

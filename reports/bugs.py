@@ -1,0 +1,470 @@
+"""``python -m reports bugs``: what the suite found in JAX, one root cause at a time.
+
+Vocabulary:
+
+- A **cause** is one root cause in JAX or XLA (``suites/bugs/causes.toml``, a ``[[cause]]`` table
+  each): a title that says what is wrong, a short description, the tracker it belongs to and what
+  was checked to say so, the upstream issue (or "none found", with the searches on record), the
+  related ones. Every known deviation of kind ``bug`` names its cause (``cause = "id"``); the
+  entries that share a cause share one report.
+- Its **script** (``suites/bugs/<id>.py``) is the smallest stand-alone reproduction: plain JAX and
+  numpy, it prints what JAX returns and what it should, and exits 1 while the bug is there (a cause
+  that ``aborts`` kills the process with SIGABRT instead), 0 once fixed. Every cause in effect on a
+  release from 0.10.2 on has one; a cause fixed before is reproduced by its tests on a release in
+  range.
+- A **report** (``bugs DIR``: one markdown file per cause in effect on the installed JAX) is what a
+  maintainer gets, in the form JAX's bug template asks for: title, description, the script, its
+  output on this JAX trimmed to the line that matters, the first bad and last good release, the
+  tracker, related issues, and ``jax.print_environment_info()``. It says "reproduced" only when the
+  script exited as a present bug does.
+- The **page** (``bugs --page BUGS.md``) lists every cause: the releases it affects, its status
+  (open upstream, reported, not reported, fixed in a release) and how to reproduce it; generated from
+  the two files, no JAX needed, and checked to be current by tests/test_bugs.py.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import signal
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+
+from packaging.specifiers import SpecifierSet
+
+from conformance.runner.deviations import DEVIATIONS_FILE, Deviation, header_line, key_line
+from conformance.runner.devices import UsageError
+from conformance.runner.release_envs import measured_file, script_environment
+from conformance.runner.releases import RELEASES
+from conformance.runner.run_folder import ROOT, write_atomically
+
+BUGS_FOLDER = ROOT / "suites" / "bugs"
+CAUSES_FILE = BUGS_FOLDER / "causes.toml"
+PAGE = ROOT / "BUGS.md"
+MEASURED_FILE = measured_file(DEVIATIONS_FILE)
+TRACKERS = {"jax-ml/jax": "JAX emits the wrong program, or the error comes from JAX's own Python",
+            "openxla/xla": "the program JAX emits is right and XLA compiles or runs it wrong"}
+# Where a script ran, as the reports say it: CPU with 8 forced devices (``script_environment``).
+WHERE = "CPU, 8 forced host devices"
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One root cause: what is wrong, where it belongs, what upstream knows of it."""
+
+    id: str
+    title: str
+    description: str
+    tracker: str
+    tracker_checked: str
+    upstream: str  # the issue that reports this very bug, or "none found"
+    searches: Tuple[str, ...]  # the queries of the last search of both trackers
+    searched: str  # when (YYYY-MM-DD)
+    related: Tuple[str, ...] = ()
+    aborts: bool = False  # its script kills the process (SIGABRT) rather than exit 1
+    reported: str = ""  # the issue we filed, once filed
+    fixed_by: str = ""  # the upstream change that fixed it, where known
+    api_removed: bool = False  # its range ends where JAX removed the API, not where it was fixed
+    line: int = 0
+
+    @property
+    def script(self) -> Path:
+        return BUGS_FOLDER / f"{self.id}.py"
+
+    @property
+    def filed(self) -> str:
+        """The upstream issue for it (ours or another's), "" when none is known."""
+        return self.reported or ("" if self.upstream in ("", "none found") else self.upstream)
+
+
+CAUSE_TYPES = {"id": str, "title": str, "description": str, "tracker": str, "tracker_checked": str,
+               "upstream": str, "searches": list, "searched": str, "related": list, "aborts": bool,
+               "reported": str, "fixed_by": str, "api_removed": bool}
+REQUIRED = ("id", "title", "description", "tracker", "tracker_checked", "upstream", "searches", "searched")
+
+
+def load_causes(path: Path = CAUSES_FILE) -> Dict[str, Cause]:
+    """The causes of ``path`` by id; a malformed one is a usage error naming its ``file:line``."""
+    text = path.read_text()
+    lines = text.splitlines()
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"{path}: not TOML: {e}") from None
+    extra = sorted(set(data) - {"cause"})
+    if extra:
+        raise UsageError(f"{path}:{header_line(lines, extra[0])}: unknown table or key {extra[0]!r}: the file "
+                         "holds [[cause]] tables")
+    starts = [n for n, line in enumerate(lines, 1) if line.strip() == "[[cause]]"]
+    causes: Dict[str, Cause] = {}
+    for i, entry in enumerate(data.get("cause", [])):
+        first = starts[i]
+        last = starts[i + 1] - 1 if i + 1 < len(starts) else len(lines)
+
+        def refuse(message: str, key: str = "[[cause]]"):
+            raise UsageError(f"{path}:{key_line(lines, first, last, key)}: cause {message}")
+        unknown = sorted(set(entry) - set(CAUSE_TYPES))
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], CAUSE_TYPES, n=1)
+            refuse(f"has unknown key {unknown[0]}" + (f" (did you mean {close[0]}?)" if close else ""), unknown[0])
+        for key, wanted in CAUSE_TYPES.items():
+            if key in entry and not isinstance(entry[key], wanted):
+                refuse(f"has {key} = {entry[key]!r}, which must be a {wanted.__name__}", key)
+        missing = [k for k in REQUIRED if k not in entry or entry[k] in ("", [])]
+        if missing:
+            refuse(f"lacks {', '.join(missing)}")
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", entry["id"]):
+            refuse(f"has id = {entry['id']!r}: lower-case words joined by _ (it names its script)", "id")
+        if entry["id"] in causes:
+            refuse(f"{entry['id']!r} is defined twice (also at line {causes[entry['id']].line})", "id")
+        if entry["tracker"] not in TRACKERS:
+            refuse(f"has tracker = {entry['tracker']!r}, not one of {', '.join(TRACKERS)}", "tracker")
+        links = [entry["upstream"], entry.get("reported", ""), entry.get("fixed_by", "")] + entry.get("related", [])
+        bad = [u for u in links if u and u != "none found" and not u.startswith("https://github.com/")]
+        if bad:
+            refuse(f"names {bad[0]!r}: an upstream link is a https://github.com/ issue, pull request or commit "
+                   "(or upstream = \"none found\")")
+        causes[entry["id"]] = Cause(entry["id"], entry["title"], " ".join(entry["description"].split()),
+                                    entry["tracker"], " ".join(entry["tracker_checked"].split()), entry["upstream"],
+                                    tuple(entry["searches"]), entry["searched"], tuple(entry.get("related", ())),
+                                    entry.get("aborts", False), entry.get("reported", ""), entry.get("fixed_by", ""),
+                                    entry.get("api_removed", False), first)
+    return causes
+
+
+def affected(entries: Sequence[Deviation]) -> List[str]:
+    """The supported releases any of ``entries`` is in effect on (their ranges are bisected), oldest first."""
+    return [r.jax for r in RELEASES if any(SpecifierSet(d.jax).contains(r.jax, prereleases=True) for d in entries)]
+
+
+def spans(versions: Sequence[str]) -> str:
+    """``0.6.0 – 0.10.2, 0.11.1``: runs of consecutive supported releases."""
+    order = [r.jax for r in RELEASES]
+    runs: List[List[str]] = []
+    for v in versions:
+        if runs and order.index(v) == order.index(runs[-1][-1]) + 1:
+            runs[-1].append(v)
+        else:
+            runs.append([v])
+    return ", ".join(run[0] if len(run) == 1 else f"{run[0]} – {run[-1]}" for run in runs)
+
+
+@dataclass(frozen=True)
+class Found:
+    """A cause with the deviation entries that name it."""
+
+    cause: Cause
+    entries: Tuple[Deviation, ...]
+    measured: Mapping[str, Mapping[str, str]] = None  # test id -> release -> fails/behaves/skipped
+
+    def outcomes_on(self, version: str) -> List[str]:
+        """How the cause's tests ended on ``version`` in the bisection (none where not measured)."""
+        return [self.measured[t][version] for t in self.tests if self.measured and version in self.measured.get(t, {})]
+
+    @property
+    def releases(self) -> List[str]:
+        return affected(self.entries)
+
+    @property
+    def first_bad(self) -> str:
+        return self.releases[0]
+
+    @property
+    def before(self) -> str:
+        """The release before the first bad one ("" when that is the oldest supported)."""
+        order = [r.jax for r in RELEASES]
+        at = order.index(self.first_bad)
+        return order[at - 1] if at else ""
+
+    @property
+    def last_good(self) -> str:
+        """The release before the first bad one, where the bisection saw every test of the cause
+        behave ("" when it is the oldest supported, or its tests could not run there)."""
+        seen = self.outcomes_on(self.before) if self.before else []
+        return self.before if seen and all(o == "behaves" for o in seen) else ""
+
+    @property
+    def fixed_in(self) -> str:
+        """The release after the last affected one ("" while the newest is affected)."""
+        order = [r.jax for r in RELEASES]
+        at = order.index(self.releases[-1])
+        return order[at + 1] if at + 1 < len(order) else ""
+
+    @property
+    def tests(self) -> List[str]:
+        """The deterministic tests that show it (the strict entries' tests, parametrized cases named)."""
+        out = []
+        for d in self.entries:
+            if d.strict:
+                for t in ([f"{d.test}[{p}]" for p in d.params] if d.params else [d.test]):
+                    if t not in out:
+                        out.append(t)
+        return out
+
+    def in_effect_on(self, version: str) -> bool:
+        return any(SpecifierSet(d.jax).contains(version, prereleases=True) and d.applies_on("cpu", "cpu")
+                   for d in self.entries)
+
+
+def measurement(path: Path = MEASURED_FILE) -> Dict[str, Dict[str, str]]:
+    """The bisection's verdicts per test and release (``release_envs deviations --record``)."""
+    return json.loads(path.read_text())["tests"] if path.is_file() else {}
+
+
+def found(causes: Mapping[str, Cause], deviations: Sequence[Deviation],
+          measured: Optional[Mapping[str, Mapping[str, str]]] = None) -> List[Found]:
+    """Every cause with its entries, in the order of the causes file."""
+    measured = measurement() if measured is None else measured
+    return [Found(c, tuple(d for d in deviations if d.cause == c.id), measured) for c in causes.values()]
+
+
+def problems(causes: Mapping[str, Cause], deviations: Sequence[Deviation]) -> List[str]:
+    """What ties the deviation entries and the causes together, and is broken: a bug with no cause,
+    a cause no entry names or that does not exist, a random entry whose cause is not its
+    reproduction's, a cause in effect from 0.10.2 on with no script. One ``file:line`` line each."""
+    out = []
+    by_test: Dict[str, List[Deviation]] = {}
+    for d in deviations:
+        by_test.setdefault(d.test, []).append(d)
+    for d in deviations:
+        if d.kind == "bug" and not d.cause:
+            out.append(f"{d.where}: a bug names no cause (cause = an id of {CAUSES_FILE.relative_to(ROOT)})")
+        if d.cause and d.cause not in causes:
+            close = difflib.get_close_matches(d.cause, causes, n=1)
+            out.append(f"{d.where}: cause {d.cause!r} is not in {CAUSES_FILE.relative_to(ROOT)}"
+                       + (f" (did you mean {close[0]!r}?)" if close else ""))
+        if d.cause and d.kind != "bug":
+            out.append(f"{d.where}: kind {d.kind!r} names a cause: only a bug has one")
+        if not d.strict and d.cause:
+            shown = [e for e in by_test.get(d.reproduced_by, []) if e.strict and e.cause]
+            if shown and d.cause not in {e.cause for e in shown}:
+                out.append(f"{d.where}: cause {d.cause!r} differs from its reproduction's "
+                           f"({', '.join(sorted({e.cause for e in shown}))})")
+    named = {d.cause for d in deviations}
+    recent = [r.jax for r in RELEASES][[r.jax for r in RELEASES].index("0.10.2"):]
+    for f in found(causes, deviations):
+        c = f.cause
+        if c.id not in named:
+            out.append(f"{CAUSES_FILE.relative_to(ROOT)}:{c.line}: cause {c.id!r} is named by no deviation entry")
+        elif any(f.in_effect_on(v) for v in recent) and not c.script.is_file():
+            out.append(f"{CAUSES_FILE.relative_to(ROOT)}:{c.line}: cause {c.id!r} is in effect from 0.10.2 on "
+                       f"but has no script {c.script.relative_to(ROOT)}")
+    return out
+
+
+# --- running a script ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Run:
+    """How a cause's script ended on the installed JAX."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def shows_the_bug(self, cause: Cause) -> bool:
+        return self.returncode == (-signal.SIGABRT if cause.aborts else 1)
+
+    @property
+    def status(self) -> str:
+        if self.returncode < 0:
+            return f"killed by {signal.Signals(-self.returncode).name}"
+        return f"exit status {self.returncode}"
+
+
+def run_script(script: Path, python: str = sys.executable, timeout: float = 600) -> Run:
+    """Run ``script`` alone in a fresh interpreter (CPU, 8 forced devices), from its own folder."""
+    try:
+        done = subprocess.run([python, script.name], capture_output=True, text=True, timeout=timeout,
+                              env=script_environment(), cwd=script.parent)
+    except subprocess.TimeoutExpired:
+        return Run(124, "", f"timed out after {timeout:.0f} s")
+    return Run(done.returncode, done.stdout, done.stderr)
+
+
+LOCAL = [re.compile(p) for p in (
+    r"(?:/[\w.+@-]+)+/site-packages/",  # an installed package's folder
+    r"(?:/[\w.+@-]+)+/(?:lib|lib64)/python3\.\d+/",  # the standard library's
+    r"(?<![\w.])/(?:work|home|root|tmp|opt|usr|srv|var|mnt|Users)(?:/[\w.+@-]+)+",  # any other absolute path
+)]
+
+
+def without_local_paths(text: str) -> str:
+    """``text`` with every local path cut to the file's name (an installed file keeps its path
+    inside its package: ``jax/_src/lax/lax.py``), and the machine's name dropped."""
+    text = LOCAL[0].sub("", text)
+    text = LOCAL[1].sub("", text)
+    text = LOCAL[2].sub(lambda m: m[0].rsplit("/", 1)[-1], text)
+    return re.sub(r"node='[^']*'", "node='…'", text)
+
+
+def has_local_path(text: str) -> Optional[str]:
+    """The first local path in ``text``, or None."""
+    for pattern in LOCAL:
+        hit = pattern.search(text)
+        if hit:
+            return hit[0]
+    return None
+
+
+def output_shown(cause: Cause, run: Run, limit: int = 30) -> str:
+    """What a report quotes of a run: what the script printed; for an abort, XLA's ``Check failed``
+    line (its log prefix dropped); for a traceback that escaped a script, its last line only."""
+    printed = run.stdout.rstrip().splitlines()[:limit]
+    errors = run.stderr.rstrip().splitlines()
+    checks = [re.sub(r"^[FEW]\d{4} [\d:.]+\s+\d+\s+", "", line) for line in errors if "Check failed" in line]
+    if checks:
+        printed += checks[:2]
+    elif run.returncode not in (0, 1) and errors:
+        printed.append(errors[-1])
+    return without_local_paths("\n".join(printed))
+
+
+def environment_info(python: str = sys.executable) -> str:
+    """``jax.print_environment_info()`` as a script sees it (8 forced CPU devices), with no local
+    path or machine name."""
+    done = subprocess.run([python, "-c", "import jax; jax.print_environment_info()"], capture_output=True,
+                          text=True, env=script_environment(), timeout=300)
+    return without_local_paths(done.stdout.strip() or done.stderr.strip())
+
+
+# --- the report ---------------------------------------------------------------------------------
+
+def link_text(url: str) -> str:
+    """``jax-ml/jax#21671`` for a GitHub issue or pull request; a commit as ``jax-ml/jax@609f697``."""
+    m = re.match(r"https://github.com/([^/]+/[^/]+)/(?:issues|pull)/(\d+)", url)
+    if m:
+        return f"[{m[1]}#{m[2]}]({url})"
+    m = re.match(r"https://github.com/([^/]+/[^/]+)/commit/([0-9a-f]{7})", url)
+    return f"[{m[1]}@{m[2]}]({url})" if m else url
+
+
+def releases_line(f: Found) -> str:
+    newest = RELEASES[-1].jax
+    first = (f"first bad: {f.first_bad}; last good: {f.last_good}" if f.last_good else
+             f"first bad: {f.first_bad}, the oldest release measured" if not f.before else
+             f"first bad measured: {f.first_bad}; the release before, {f.before}, could not run its tests "
+             f"(their API is newer), so the bug may be older")
+    now = (f"the API is gone from {f.fixed_in}" if f.fixed_in and f.cause.api_removed else
+           f"fixed in {f.fixed_in}" if f.fixed_in else f"still in the newest, {newest}")
+    return (f"{first}; {now}. Affected: {spans(f.releases)} (bisected over the {len(RELEASES)} releases "
+            f"{RELEASES[0].jax} – {newest} by the tests listed below).")
+
+
+def report(f: Found, run: Optional[Run], jax_version: str, env_info: str) -> str:
+    """The markdown report of cause ``f`` as run on ``jax_version`` (``run``: its script's run)."""
+    c = f.cause
+    out = [f"# {c.title}", "", "### Description", "", c.description, ""]
+    if run is None:
+        out += [f"(No script: reproduce with the tests below on a release in range.)", ""]
+    else:
+        source = c.script.read_text().rstrip()
+        how = "aborts the process (SIGABRT)" if c.aborts else "exits 1"
+        out += [f"The script prints what JAX returns and what it should, and {how} while the bug is there:", "",
+                "```python", source, "```", ""]
+        if run.shows_the_bug(c):
+            out += [f"Reproduced on JAX {jax_version} ({WHERE}): `python {c.script.name}`, {run.status}:", ""]
+        else:
+            out += [f"**Not reproduced** on JAX {jax_version} ({WHERE}): `python {c.script.name}` ended with "
+                    f"{run.status}, where the bug gives {how.split(' while')[0]}:", ""]
+        out += ["```", output_shown(c, run) or "(nothing printed)", "```", ""]
+    out += [f"**Releases**: {releases_line(f)}", "",
+            f"**Where it belongs**: {c.tracker} ({TRACKERS[c.tracker]}). What was checked: {c.tracker_checked}", ""]
+    searched = (f"searched {c.searched}, JAX's and XLA's trackers: " + "; ".join(f"\"{q}\"" for q in c.searches))
+    if c.filed:
+        out += [f"**Upstream**: {link_text(c.filed)}" + (" (ours)" if c.reported else " reports this bug") + ".", ""]
+    else:
+        out += [f"**Upstream**: no issue reports this bug ({searched}).", ""]
+    related = [u for u in (*c.related, c.fixed_by) if u and u != c.filed]
+    if related:
+        out += ["**Related**: " + ", ".join(link_text(u) for u in related), ""]
+    out += ["### System info (python version, jaxlib version, accelerator, etc.)", "", "```", env_info, "```", "",
+            "Found by a property-based conformance suite of JAX's sharding (the tests that show it: "
+            + ", ".join(f"`{t}`" for t in f.tests) + ").", ""]
+    return "\n".join(out)
+
+
+def in_effect(causes: Mapping[str, Cause], deviations: Sequence[Deviation], jax_version: str) -> List[Found]:
+    return [f for f in found(causes, deviations) if f.entries and f.in_effect_on(jax_version)]
+
+
+def write_reports(folder: Path, causes: Mapping[str, Cause], deviations: Sequence[Deviation], jax_version: str,
+                  python: str = sys.executable) -> List[Tuple[Path, Found, Optional[Run]]]:
+    """Run the script of every cause in effect on ``jax_version`` and write its report to
+    ``folder/<id>.md``; reports of other causes already in ``folder`` are removed."""
+    folder.mkdir(exist_ok=True)
+    chosen = in_effect(causes, deviations, jax_version)
+    env_info = environment_info(python)
+    written = []
+    for f in chosen:
+        run = run_script(f.cause.script, python) if f.cause.script.is_file() else None
+        path = folder / f"{f.cause.id}.md"
+        write_atomically(path, report(f, run, jax_version, env_info))
+        written.append((path, f, run))
+    for stale in set(folder.glob("*.md")) - {p for p, _, _ in written}:
+        if stale.stem in causes:
+            stale.unlink()
+    return written
+
+
+# --- the page -----------------------------------------------------------------------------------
+
+def status(f: Found) -> str:
+    c = f.cause
+    if f.fixed_in and c.api_removed:
+        return f"never fixed: the API is gone from {f.fixed_in}" + (f"; upstream: {link_text(c.filed)}" if c.filed else "")
+    if f.fixed_in:
+        return f"fixed in {f.fixed_in}" + (f" ({link_text(c.fixed_by)})" if c.fixed_by else "") + (
+            f"; reported as {link_text(c.filed)}" if c.filed else "")
+    if c.reported:
+        return f"reported: {link_text(c.reported)}"
+    if c.filed:
+        return f"open upstream: {link_text(c.filed)}"
+    return "open, not reported upstream (report: `python -m reports bugs DIR`)"
+
+
+def reproduce(f: Found) -> str:
+    c = f.cause
+    if c.script.is_file():
+        return f"`python {c.script.relative_to(ROOT)}`"
+    release = f.releases[-1]
+    return (f"`python -m conformance.runner.release_envs test '{f.tests[0]}' --releases {release}`"
+            if f.tests else f"the suite on {release}")
+
+
+def page(causes: Mapping[str, Cause], deviations: Sequence[Deviation]) -> str:
+    """BUGS.md: every cause, newest-affecting first."""
+    every = [f for f in found(causes, deviations) if f.entries]
+    order = [r.jax for r in RELEASES]
+    every.sort(key=lambda f: (bool(f.fixed_in), -order.index(f.releases[-1]), f.cause.title))
+    open_ = [f for f in every if not f.fixed_in]
+    unreported = [f for f in open_ if not f.cause.filed]
+    out = ["# What the suite found in JAX", "",
+           f"Every root cause of a known deviation of kind `bug`, generated by `python -m reports bugs --page BUGS.md` "
+           f"from `{DEVIATIONS_FILE.relative_to(ROOT)}` and `{CAUSES_FILE.relative_to(ROOT)}` "
+           f"(tests/test_bugs.py checks that it is current). Releases are the {len(RELEASES)} supported, "
+           f"{RELEASES[0].jax} – {RELEASES[-1].jax}, as the entries' bisected ranges give them.", "",
+           f"{len(every)} causes: {len(open_)} open in {RELEASES[-1].jax} ({len(unreported)} with no upstream "
+           f"issue: `python -m reports bugs DIR` writes their reports), {len(every) - len(open_)} fixed.", "",
+           "| what is wrong | releases | status | reproduce |", "|---|---|---|---|"]
+    for f in every:
+        out.append(f"| [{f.cause.title}](#{f.cause.id}) | {spans(f.releases)} | {status(f)} | {reproduce(f)} |")
+    out.append("")
+    for f in every:
+        c = f.cause
+        out += [f"## {c.id}", "", f"**{c.title}.** {c.description}", "",
+                f"- releases: {spans(f.releases)} (first bad {f.first_bad}"
+                + (f", last good {f.last_good}" if f.last_good else
+                   f"; its tests do not run on {f.before}" if f.before else ", the oldest supported") + ")",
+                f"- status: {status(f)}",
+                f"- belongs to: {c.tracker} ({c.tracker_checked})",
+                f"- upstream search ({c.searched}): " + ("; ".join(f"\"{q}\"" for q in c.searches)),
+                "- related: " + (", ".join(link_text(u) for u in c.related) or "none"),
+                "- tests: " + ", ".join(f"`{t}`" for t in f.tests),
+                ""]
+    return "\n".join(out)

@@ -1,0 +1,22 @@
+# jit of lax.pad with a negative edge and a sharded output returns the input unshifted ([0, 1] for [1, 0]).
+import os
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+import sys
+
+import jax
+import numpy as np
+from jax import lax
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+mesh = Mesh(np.array(jax.devices()[:2]), ("a",))
+x = jax.device_put(np.array([0, 1], dtype=np.float32), NamedSharding(mesh, P()))
+
+# a low edge of -1 drops x[0], a high edge of 1 appends a zero
+f = jax.jit(lambda x: lax.pad(x, np.float32(0), [(-1, 1, 0)]),
+            out_shardings=NamedSharding(mesh, P("a")))
+got = np.asarray(f(x))
+expected = np.array([1, 0], dtype=np.float32)
+print("got:     ", got)
+print("expected:", expected)
+sys.exit(0 if np.array_equal(got, expected) else 1)

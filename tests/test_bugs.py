@@ -1,0 +1,182 @@
+"""The bugs the suite found: causes, their scripts, the reports to file and BUGS.md.
+
+The scripts run here, each alone in a fresh interpreter on the installed JAX: a cause in effect on
+it must show its bug (exit 1, or SIGABRT for a cause that aborts), every other must exit 0.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import signal
+import textwrap
+
+import pytest
+
+from conformance.runner.deviations import DEVIATIONS_FILE, Deviation, load_deviations
+from conformance.runner.devices import UsageError
+from conformance.runner.run_folder import ROOT
+from reports import bugs
+
+JAX = importlib.metadata.version("jax")
+
+
+@pytest.fixture(scope="module")
+def every():
+    causes, entries = bugs.load_causes(), load_deviations(DEVIATIONS_FILE)
+    return causes, entries
+
+
+def test_every_bug_has_a_cause_and_every_cause_its_entries_and_script(every):
+    """Every bug entry names a cause that exists, every cause is named, a random entry shares its
+    reproduction's cause, and a cause in effect from 0.10.2 on has a script."""
+    assert bugs.problems(*every) == []
+
+
+def test_the_page_is_current(every):
+    """BUGS.md is what `python -m reports bugs --page` writes from the two files."""
+    assert bugs.PAGE.read_text() == bugs.page(*every), "BUGS.md is stale: python -m reports bugs --page"
+
+
+def test_the_readme_links_the_page_on_its_first_screen():
+    first_screen = "\n".join((ROOT / "README.md").read_text().splitlines()[:30])
+    assert "(BUGS.md)" in first_screen
+
+
+@pytest.fixture(scope="module")
+def written(every, tmp_path_factory):
+    """The reports ``python -m reports bugs DIR`` writes on the installed JAX, with their runs."""
+    causes, entries = every
+    return bugs.write_reports(tmp_path_factory.mktemp("bugs"), causes, entries, JAX)
+
+
+def test_every_script_shows_its_bug_exactly_where_its_cause_is_in_effect(every, written):
+    """Each script, run alone in a fresh interpreter, shows its bug (exit 1, or SIGABRT where the
+    cause aborts) for the causes in effect on this JAX and exits 0 for the others."""
+    causes, entries = every
+    ran = {f.cause.id: run for _, f, run in written}
+    wrong = []
+    for f in bugs.found(causes, entries):
+        if not f.cause.script.is_file():
+            continue
+        run = ran.get(f.cause.id) or bugs.run_script(f.cause.script)
+        if f.in_effect_on(JAX) != run.shows_the_bug(f.cause) or (not f.in_effect_on(JAX) and run.returncode != 0):
+            wrong.append(f"{f.cause.script.name}: {run.status} on JAX {JAX}, where the cause is "
+                         f"{'in effect' if f.in_effect_on(JAX) else 'not in effect'}\n{run.stdout[-800:]}{run.stderr[-800:]}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_reports_are_written_only_in_effect_say_reproduced_and_hold_no_local_path(every, written):
+    causes, entries = every
+    assert {f.cause.id for _, f, _ in written} == {f.cause.id for f in bugs.in_effect(causes, entries, JAX)}
+    for path, f, run in written:
+        text = path.read_text()
+        assert bugs.has_local_path(text) is None, f"{path.name}: local path {bugs.has_local_path(text)!r}"
+        assert text.startswith(f"# {f.cause.title}\n")
+        assert "### System info" in text and f"jax:    {JAX}" in text
+        if run is not None:
+            assert f"Reproduced on JAX {JAX}" in text, path.name
+            assert f.cause.script.read_text().strip() in text
+
+
+# --- the pieces, against hand-worked cases ------------------------------------------------------
+
+CAUSE = """\
+[[cause]]
+id = "some_bug"
+title = "x is wrong"
+description = "It is."
+tracker = "jax-ml/jax"
+tracker_checked = "the jaxpr"
+upstream = "none found"
+searches = ["x wrong"]
+searched = "2026-12-02"
+"""
+
+
+@pytest.mark.parametrize("change, message", [
+    ('tracker = "jax-ml/jax"', None),
+    ('tracker = "google/jax"', ':5: cause has tracker = \'google/jax\', not one of jax-ml/jax, openxla/xla'),
+    ('id = "some_bug"', None),
+    ('id = "Some-Bug"', ":2: cause has id = 'Some-Bug': lower-case words joined by _"),
+    ('upstream = "none found"', None),
+    ('upstream = "jax#1"', ":1: cause names 'jax#1': an upstream link is a https://github.com/ issue"),
+    ('searches = ["x wrong"]', None),
+    ('searches = []', ":1: cause lacks searches"),
+    ('title = "x is wrong"', None),
+    ('titel = "x is wrong"', ":3: cause has unknown key titel (did you mean title?)"),
+])
+def test_a_malformed_cause_is_refused_naming_its_line(tmp_path, change, message):
+    original = next(line for line in CAUSE.splitlines() if line.split(" =")[0] == change.split(" =")[0]
+                    or (change.startswith("titel") and line.startswith("title")))
+    path = tmp_path / "causes.toml"
+    path.write_text(CAUSE.replace(original, change))
+    if message is None:
+        assert list(bugs.load_causes(path)) == ["some_bug"]
+        return
+    with pytest.raises(UsageError) as e:
+        bugs.load_causes(path)
+    assert str(e.value).startswith(f"{path}:") and message in str(e.value), str(e.value)
+
+
+def test_a_cause_defined_twice_is_refused(tmp_path):
+    path = tmp_path / "causes.toml"
+    path.write_text(CAUSE + "\n" + CAUSE)
+    with pytest.raises(UsageError, match=r":12: cause 'some_bug' is defined twice \(also at line 1\)"):
+        bugs.load_causes(path)
+
+
+def cause(**kw) -> bugs.Cause:
+    base = dict(id="some_bug", title="x is wrong", description="It is.", tracker="jax-ml/jax",
+                tracker_checked="the jaxpr", upstream="none found", searches=("x wrong",), searched="2026-12-02")
+    return bugs.Cause(**{**base, **kw})
+
+
+def test_problems_name_the_entry_or_cause_that_is_wrong():
+    causes = {"some_bug": cause(), "unused": cause(id="unused")}
+    strict = Deviation("suites/t.py::test_a", ">=0.4.30", "r", kind="bug", cause="some_bug", line=3)
+    entries = [strict,
+               Deviation("suites/t.py::test_b", ">=0.4.30", "r", kind="bug", line=9),
+               Deviation("suites/t.py::test_c", ">=0.4.30", "r", kind="bug", cause="sme_bug", line=12),
+               Deviation("suites/t.py::test_p", ">=0.4.30", "r", strict=False, reproduced_by="suites/t.py::test_a",
+                         kind="bug", cause="unused", line=15)]
+    found = "\n".join(bugs.problems(causes, entries))
+    assert ":9: a bug names no cause" in found
+    assert ":12: cause 'sme_bug' is not in suites/bugs/causes.toml (did you mean 'some_bug'?)" in found
+    assert ":15: cause 'unused' differs from its reproduction's (some_bug)" in found
+    assert "cause 'some_bug' is in effect from 0.10.2 on but has no script suites/bugs/some_bug.py" in found
+
+
+def test_releases_of_a_cause_come_from_its_entries_ranges():
+    entries = (Deviation("suites/t.py::test_a", ">=0.6.0,<0.7.0,!=0.6.1", "r", kind="bug"),
+               Deviation("suites/t.py::test_b", "==0.8.0", "r", kind="bug"))
+    f = bugs.Found(cause(), entries, {"suites/t.py::test_a": {"0.5.3": "behaves"}, "suites/t.py::test_b": {"0.5.3": "behaves"}})
+    assert f.releases == ["0.6.0", "0.6.2", "0.8.0"]
+    assert bugs.spans(f.releases) == "0.6.0, 0.6.2, 0.8.0"
+    assert (f.first_bad, f.last_good, f.fixed_in) == ("0.6.0", "0.5.3", "0.8.1")
+    skipped = bugs.Found(cause(), entries, {"suites/t.py::test_a": {"0.5.3": "skipped"}, "suites/t.py::test_b": {"0.5.3": "behaves"}})
+    assert (skipped.before, skipped.last_good) == ("0.5.3", ""), "a release whose tests skip is no evidence of good"
+    assert "could not run its tests" in bugs.releases_line(skipped)
+    everything = bugs.Found(cause(), (Deviation("suites/t.py::test_a", ">=0.4.30", "r", kind="bug"),), {})
+    assert bugs.spans(everything.releases) == "0.4.30 – 0.12.0.1"
+    assert (everything.last_good, everything.fixed_in) == ("", "")
+
+
+def test_local_paths_are_cut_and_an_abort_is_quoted_by_its_check_line():
+    text = ("  File \"/work/main/.venv/lib/python3.11/site-packages/jax/_src/pjit.py\", line 3\n"
+            "  File \"/usr/lib/python3.11/subprocess.py\", line 9\n"
+            "see /tmp/pytest-of-root/x/report.md and /home/me/a.py\n"
+            "platform: uname_result(system='Linux', node='my-box', release='6')")
+    cut = bugs.without_local_paths(text)
+    assert cut == ("  File \"jax/_src/pjit.py\", line 3\n  File \"subprocess.py\", line 9\n"
+                   "see report.md and a.py\nplatform: uname_result(system='Linux', node='…', release='6')")
+    assert bugs.has_local_path(cut) is None and bugs.has_local_path(text) == "/work/main/.venv/lib/python3.11/site-packages/"
+    run = bugs.Run(-signal.SIGABRT, "expected: a compiled program\n", textwrap.dedent("""\
+        WARNING: All log messages before absl::InitializeLog() is called are written to STDERR
+        F0000 00:00:1764650000.123456   12345 hlo_sharding_util.cc:3014] Check failed: sliced.has_value() Could not slice dimension 1 with size 3
+        *** Check failure stack trace: ***
+            @     0x7f00 /work/venv/lib/python3.11/site-packages/jaxlib/xla_extension.so
+        """))
+    assert run.shows_the_bug(cause(aborts=True)) and not run.shows_the_bug(cause())
+    assert bugs.output_shown(cause(aborts=True), run) == (
+        "expected: a compiled program\nhlo_sharding_util.cc:3014] Check failed: sliced.has_value() "
+        "Could not slice dimension 1 with size 3")
