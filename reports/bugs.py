@@ -361,7 +361,7 @@ def report(f: Found, run: Optional[Run], jax_version: str, env_info: str) -> str
     c = f.cause
     out = [f"# {c.title}", "", "### Description", "", c.description, ""]
     if run is None:
-        out += [f"(No script: reproduce with the tests below on a release in range.)", ""]
+        out += ["(No script: reproduce with the tests below on a release in range.)", ""]
     else:
         source = c.script.read_text().rstrip()
         how = "aborts the process (SIGABRT)" if c.aborts else "exits 1"

@@ -78,6 +78,33 @@ def test_reports_are_written_only_in_effect_say_reproduced_and_hold_no_local_pat
             assert f.cause.script.read_text().strip() in text
 
 
+def test_scripts_are_plain_jax_and_numpy_with_no_unused_import(every):
+    """A script imports only the standard library, jax and numpy (no suite code, no Hypothesis), uses
+    every name it imports, sets its devices before JAX starts, and ends by exiting with its verdict."""
+    import ast
+    import sys
+    allowed = set(sys.stdlib_module_names) | {"jax", "numpy"}
+    causes, _ = every
+    for c in causes.values():
+        if not c.script.is_file():
+            continue
+        tree = ast.parse(c.script.read_text())
+        imported = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                imported.update({(a.asname or a.name).split(".")[0]: a.name for a in node.names})
+            elif isinstance(node, ast.ImportFrom):
+                imported.update({a.asname or a.name: node.module for a in node.names})
+        foreign = sorted(m for m in imported.values() if m.split(".")[0] not in allowed)
+        assert not foreign, f"{c.script.name} imports {foreign}"
+        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        unused = sorted(name for name in imported if name not in used)
+        assert not unused, f"{c.script.name}: unused import(s) {unused}"
+        text = c.script.read_text()
+        assert text.index("xla_force_host_platform_device_count") < text.index("import jax"), c.script.name
+        assert "sys.exit(" in text or c.aborts, f"{c.script.name} should end with sys.exit(verdict)"
+
+
 # --- the pieces, against hand-worked cases ------------------------------------------------------
 
 CAUSE = """\
