@@ -10,8 +10,8 @@ Vocabulary:
 - Its **script** (``suites/bugs/<id>.py``) is the smallest stand-alone reproduction: plain JAX and
   numpy, it prints what JAX returns and what it should, and exits 1 while the bug is there (a cause
   that ``aborts`` kills the process with SIGABRT instead), 0 once fixed. Every cause in effect on a
-  release from 0.10.2 on has one; a cause fixed before is reproduced by its tests on a release in
-  range.
+  release from ``SCRIPTS_FROM`` (0.10.2) on has one, and on those releases it exits 1 exactly where
+  its cause is in effect; a cause fixed before is reproduced by its tests on a release in range.
 - A **report** (``bugs DIR``: one markdown file per cause in effect on the installed JAX) is what a
   maintainer gets, in the form JAX's bug template asks for: title, description, the script, its
   output on this JAX trimmed to the line that matters, the first bad and last good release, the
@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 from conformance.runner.deviations import DEVIATIONS_FILE, Deviation, header_line, key_line
 from conformance.runner.devices import UsageError
@@ -49,6 +50,11 @@ PAGE = ROOT / "BUGS.md"
 MEASURED_FILE = measured_file(DEVIATIONS_FILE)
 TRACKERS = {"jax-ml/jax": "JAX emits the wrong program, or the error comes from JAX's own Python",
             "openxla/xla": "the program JAX emits is right and XLA compiles or runs it wrong"}
+# The releases the scripts are written for: every cause in effect on one of them has a script, and
+# on them a script exits 1 exactly while its cause is in effect. On an older release outside its
+# cause's range a script may not run at all (its API is newer) or show an older cause of the same
+# test, so there it is not judged.
+SCRIPTS_FROM = "0.10.2"
 # Where a script ran, as the reports say it: CPU with 8 forced devices (``script_environment``).
 WHERE = "CPU, 8 forced host devices"
 
@@ -246,7 +252,7 @@ def problems(causes: Mapping[str, Cause], deviations: Sequence[Deviation]) -> Li
                 out.append(f"{d.where}: cause {d.cause!r} differs from its reproduction's "
                            f"({', '.join(sorted({e.cause for e in shown}))})")
     named = {d.cause for d in deviations}
-    recent = [r.jax for r in RELEASES][[r.jax for r in RELEASES].index("0.10.2"):]
+    recent = [r.jax for r in RELEASES if Version(r.jax) >= Version(SCRIPTS_FROM)]
     for f in found(causes, deviations):
         c = f.cause
         if c.id not in named:
