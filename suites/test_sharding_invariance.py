@@ -148,11 +148,13 @@ def check_shards_hold(case: Case, op: Op, array, expected, what: str) -> None:
 
 def sharding_verdict(call: Call):
     """Our sharding-rule model's verdict (``conformance/model/sharding_rules.py``) on ``call``'s
-    operand specs over its mesh's Explicit axes."""
+    operand specs over its mesh's Explicit axes, by the rules of the installed release (the stated
+    rule changes it has: ``compat.sharding_rule_set``)."""
     from conformance.model import sharding_rules as rules
     from strategies.ops import BY_NAME
     return rules.sharding_verdict(call.op, BY_NAME[call.op].family, [np.shape(x) for x in call.operands],
-                                  call.in_specs, call.static, call.mesh, eager=call.eager)
+                                  call.in_specs, call.static, call.mesh, eager=call.eager,
+                                  rules=compat.sharding_rule_set())
 
 
 def expected_rejection(call: Call):

@@ -3,6 +3,7 @@
 versions each one fails on. Each states the rule the random property checks, for one case.
 """
 
+import re
 from typing import Optional
 
 import jax
@@ -82,6 +83,29 @@ def explicit_accepts(title: str, mesh: MeshModel, arrays: dict, expression: str,
     case.same_bits(expression, np.asarray(result), expected)
     if spec is not None:
         check_layout(case, result, Layout(mesh, spec, expected.shape), what=expression)
+
+
+# What JAX's Explicit-sharding doc says a refusal asks for: "we throw an error and require the user to
+# provide an `out_sharding` argument" (the gather's "Use `.at[...].get(out_sharding=)`", the reshape's
+# "via the `out_sharding` argument", "`sharding` argument" on 0.6.x)
+ASKS_FOR_AN_OUT_SHARDING = re.compile(r"sharding[=`]")
+
+
+def explicit_refuses(title: str, mesh: MeshModel, arrays: dict, expression: str, feature: str) -> None:
+    """On an Explicit mesh over ``mesh`` (inside its mesh context), with ``arrays`` = {name: (value,
+    spec)} committed, ``expression`` raises a ShardingTypeError whose message asks for an output
+    sharding: the refusal JAX's docs state for a release without the compat ``feature`` (any other
+    exception, and any value returned, is a failure)."""
+    case = scripted_case(f"{title}: {expression} (compat.{feature} is False: JAX's docs state a refusal)",
+                         meshes={"mesh": mesh}, axis_type="Explicit", placed=arrays,
+                         in_context=[f"call = lambda: {expression}"], outcomes={expression: "call()"})
+    jmesh, namespace = explicit_namespace(mesh, arrays)
+    with compat.mesh_context(jmesh, "Explicit"):
+        error = case.rejects(expression, lambda: eval(expression, namespace), compat.SHARDING_TYPE_ERRORS)
+    if not ASKS_FOR_AN_OUT_SHARDING.search(str(error)):
+        case.fail(f"{expression} raised {type(error).__name__}: {' '.join(str(error).split())[:300]}, but the "
+                  f"documented refusal asks for an out_sharding [{case.call}]", check=expression,
+                  shows="raised", raised=type(error).__name__, raised_message=str(error))
 
 
 @bridge.needs_devices(2, "to shard over two devices")
@@ -181,10 +205,15 @@ def test_explicit_merge_onto_axes_ending_with_a_size_one_axis():
     """jnp.reshape(x, (4,)) of x int32[2, 2] sharded P('b', ('a', 'x')) over a=2, b=2 and x=1 (a
     size-1 axis, which cuts nothing) returns numpy's reshape, as it does for x sharded P('b', ('x',
     'a')) or P('b', 'a') (found on 0.10.2 by the second release matrix pass: jnp.roll with
-    axis=None ravels)."""
+    axis=None ravels). Before JAX merged dimensions sharded in order
+    (compat.EXPLICIT_RESHAPE_DEALS_MESH_AXES), its doc's rule refuses a merge of sharded dimensions
+    with a ShardingTypeError."""
     x = np.arange(4, dtype=np.int32).reshape(2, 2)
-    explicit_accepts("merge onto axes ending with a size-1 axis", bridge.first_devices_mesh(("a", 2), ("b", 2), ("x", 1)),
-                     {"x": (x, ("b", ("a", "x")))}, "jnp.reshape(x, (4,))", x.reshape(4))
+    args = ("merge onto axes ending with a size-1 axis", bridge.first_devices_mesh(("a", 2), ("b", 2), ("x", 1)),
+            {"x": (x, ("b", ("a", "x")))}, "jnp.reshape(x, (4,))")
+    if not compat.EXPLICIT_RESHAPE_DEALS_MESH_AXES:
+        return explicit_refuses(*args, "EXPLICIT_RESHAPE_DEALS_MESH_AXES")
+    explicit_accepts(*args, x.reshape(4))
 
 
 @bridge.needs_devices(2, "for a two-axis mesh")
@@ -192,10 +221,15 @@ def test_explicit_merge_onto_axes_ending_with_a_size_one_axis():
 def test_explicit_merge_of_a_dimension_sharded_over_a_size_one_axis():
     """jnp.reshape(x, (6,)) of x int32[3, 2] sharded P('x', 'a') over a=2 and x=1 (a size-1 axis,
     which cuts nothing) returns numpy's reshape, as for x sharded P(None, 'a') (found on 0.8.0 by
-    the release matrix: jnp.argmax over all axes ravels)."""
+    the release matrix: jnp.argmax over all axes ravels). Before JAX merged dimensions sharded in
+    order (compat.EXPLICIT_RESHAPE_DEALS_MESH_AXES), its doc's rule refuses a merge whose second
+    dimension is sharded with a ShardingTypeError."""
     x = np.arange(6, dtype=np.int32).reshape(3, 2)
-    explicit_accepts("merge over a size-1 axis", bridge.first_devices_mesh(("a", 2), ("x", 1)),
-                     {"x": (x, ("x", "a"))}, "jnp.reshape(x, (6,))", x.reshape(6))
+    args = ("merge over a size-1 axis", bridge.first_devices_mesh(("a", 2), ("x", 1)),
+            {"x": (x, ("x", "a"))}, "jnp.reshape(x, (6,))")
+    if not compat.EXPLICIT_RESHAPE_DEALS_MESH_AXES:
+        return explicit_refuses(*args, "EXPLICIT_RESHAPE_DEALS_MESH_AXES")
+    explicit_accepts(*args, x.reshape(6))
 
 
 @bridge.needs_devices(4, "for a (2, 2) mesh")
@@ -203,10 +237,16 @@ def test_explicit_merge_of_a_dimension_sharded_over_a_size_one_axis():
 def test_explicit_merge_of_two_dimensions_each_sharded():
     """jnp.reshape(x, (4,)) of x int32[2, 2] sharded P('a', 'b') over a=2 and b=2 returns numpy's
     reshape laid out P(('a', 'b')): merging dimensions sharded in order gives their axes in order
-    (found on 0.6.2 by a random program: jnp.argmax over all axes of (2@b, 4@a) ravels)."""
+    (found on 0.6.2 by a random program: jnp.argmax over all axes of (2@b, 4@a) ravels). Before JAX
+    did so (compat.EXPLICIT_RESHAPE_DEALS_MESH_AXES), its doc's rule ("In all other cases we throw
+    an error and require the user to provide an `out_sharding` argument") refuses it with a
+    ShardingTypeError."""
     x = np.arange(4, dtype=np.int32).reshape(2, 2)
-    explicit_accepts("merge of two sharded dimensions", bridge.first_devices_mesh(("a", 2), ("b", 2)),
-                     {"x": (x, ("a", "b"))}, "jnp.reshape(x, (4,))", x.reshape(4), spec=(("a", "b"),))
+    args = ("merge of two sharded dimensions", bridge.first_devices_mesh(("a", 2), ("b", 2)),
+            {"x": (x, ("a", "b"))}, "jnp.reshape(x, (4,))")
+    if not compat.EXPLICIT_RESHAPE_DEALS_MESH_AXES:
+        return explicit_refuses(*args, "EXPLICIT_RESHAPE_DEALS_MESH_AXES")
+    explicit_accepts(*args, x.reshape(4), spec=(("a", "b"),))
 
 
 @bridge.needs_devices(4, "to shard four ways")
@@ -281,10 +321,15 @@ def test_explicit_jit_of_a_strided_slice_is_well_typed():
     """jax.jit(lambda a: a[::2]) of x float32[4] sharded P('a') on an Explicit mesh (a=2) returns
     [0, 2]: under jit a static strided slice binds lax.slice, whose rule keeps a spec that divides
     the result (found when the catalogue's ShardingTypeErrors were judged by the sharding-rule
-    model, on 0.6.2)."""
+    model, on 0.6.2). Before JAX typed indexing so (compat.EXPLICIT_INDEXING_INFERS_SHARDING), its
+    doc lists "`gather` (i.e. indexing ops)" among the ops missing sharding rules: the slice is
+    refused with a ShardingTypeError asking for an out_sharding."""
     x = np.arange(4, dtype=np.float32)
-    explicit_accepts("jit of a strided slice", bridge.first_devices_mesh(("a", 2)), {"x": (x, ("a",))},
-                     "jax.jit(lambda a: a[::2])(x)", x[::2])
+    args = ("jit of a strided slice", bridge.first_devices_mesh(("a", 2)), {"x": (x, ("a",))},
+            "jax.jit(lambda a: a[::2])(x)")
+    if not compat.EXPLICIT_INDEXING_INFERS_SHARDING:
+        return explicit_refuses(*args, "EXPLICIT_INDEXING_INFERS_SHARDING")
+    explicit_accepts(*args, x[::2])
 
 
 @bridge.needs_devices(2, "to shard over two devices")

@@ -81,6 +81,19 @@ def test_partition_spec_round_trip():
     assert compat.spec_entries(compat.partition_spec(entries)) == entries
 
 
+def test_the_sharding_rule_set_is_the_stated_changes_this_jax_has(monkeypatch):
+    """The model's ReleaseRules come from the compat features, read when asked for (so that a
+    planted fault or a test may flip one), and each feature quotes what JAX stated before it."""
+    rules = compat.sharding_rule_set()
+    assert rules.indexing_infers_sharding == compat.EXPLICIT_INDEXING_INFERS_SHARDING
+    assert rules.reshape_deals_mesh_axes == compat.EXPLICIT_RESHAPE_DEALS_MESH_AXES
+    monkeypatch.setattr(compat, "EXPLICIT_RESHAPE_DEALS_MESH_AXES", not compat.EXPLICIT_RESHAPE_DEALS_MESH_AXES)
+    assert compat.sharding_rule_set().reshape_deals_mesh_axes == compat.EXPLICIT_RESHAPE_DEALS_MESH_AXES
+    source = " ".join((ROOT / "conformance" / "jaxside" / "compat.py").read_text().split())
+    assert "For example, `scatter` and `gather` (i.e. indexing ops)." in source
+    assert "In all other cases we throw an error and require the user to provide an `out_sharding` argument." in source
+
+
 def test_version_in():
     assert compat.version_in(">=0.4.30")
     assert not compat.version_in("<0.4.30")

@@ -9,8 +9,8 @@ Meshes: ``MESH`` is 2x4 with axes a (2) and b (4); ``MESH_Y`` puts a size-1 axis
 import pytest
 
 from conformance.model.layout import MeshModel
-from conformance.model.sharding_rules import (Accepts, Rejects, Unmodelled, canonical_spec, consensus, IllTyped,
-                                              merged_groups, reshape, sharding_verdict)
+from conformance.model.sharding_rules import (LATEST, Accepts, ReleaseRules, Rejects, Unmodelled, canonical_spec,
+                                              consensus, IllTyped, merged_groups, reshape, sharding_verdict)
 
 MESH = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
 MESH_Y = MeshModel(tuple(range(8)), (2, 1, 4), ("a", "y", "b"))
@@ -407,3 +407,105 @@ def test_merged_groups_name_the_dimensions_a_reshape_merges():
     assert merged_groups((3, 1, 2), (6,)) == [[0, 1, 2]]
     assert merged_groups((4,), (2, 2)) == []  # a split
     assert merged_groups((2, 3), (3, 2)) == []  # neither
+
+
+# --- the rules of releases before a stated change (ReleaseRules) ----------------------------------
+# Each case: the verdict by the latest rules, and by the rules of a release without the change.
+BEFORE_RESHAPE_DEALS = ReleaseRules(reshape_deals_mesh_axes=False)   # JAX 0.6.0-0.9.2
+BEFORE_INDEXING_INFERS = ReleaseRules(indexing_infers_sharding=False)  # JAX 0.6.0-0.9.0.1
+
+
+def release_case(op, family, shapes, specs, latest, before, static=None, mesh=MESH, eager=False):
+    return pytest.param(op, family, shapes, specs, static or {}, mesh, eager, latest, before,
+                        id=f"{op}-{shapes}-{specs}-{static or ''}{'-eager' if eager else ''}")
+
+
+def check_release(op, family, shapes, specs, static, mesh, eager, expected, rules):
+    verdict = sharding_verdict(op, family, shapes, specs, static, mesh, eager=eager, rules=rules)
+    if expected == REJECT:
+        assert isinstance(verdict, Rejects), verdict
+    else:
+        assert verdict == Accepts(tuple(expected)), verdict
+
+
+RESHAPE_BEFORE_0_10 = [
+    # a merge of two dimensions each sharded: axes in order from 0.10.0, refused before ((2@a, 2@b) -> (4,))
+    release_case("reshape", "shape", [(2, 4)], [("a", "b")], (("a", "b"),), REJECT, {"shape": (8,)}),
+    # ... its second dimension sharded over a size-1 axis alone counts as sharded ((3@y, 2@a) -> (6,) too)
+    release_case("reshape", "shape", [(3, 2)], [("y", "a")], (("y", "a"),), REJECT, {"shape": (6,)}, mesh=MESH_Y),
+    release_case("reshape", "shape", [(4, 2)], [("a", "y")], (("a", "y"),), REJECT, {"shape": (8,)}, mesh=MESH_Y),
+    # ... a group sharded in its first dimension only merges on both
+    release_case("reshape", "shape", [(4, 2)], [("b", None)], ("b",), ("b",), {"shape": (8,)}),
+    release_case("reshape", "shape", [(2, 3, 4)], [(None, "a", None)], (None, "a"), (None, "a"), {"shape": (2, 12)}),
+    # a split: dealt over the new dimensions from 0.10.0; before, the whole entry goes to the first
+    # new dimension, whose size its tiling must divide
+    release_case("reshape", "shape", [(8,)], [("a",)], ("a", None), ("a", None), {"shape": (2, 4)}),
+    release_case("reshape", "shape", [(8,)], [(("a", "b"),)], ("a", "b"), REJECT, {"shape": (2, 4)}),
+    release_case("reshape", "shape", [(16,)], [(("a", "b"),)], (("a", "b"), None), (("a", "b"), None), {"shape": (8, 2)}),
+    release_case("reshape", "shape", [(4,)], [(("a", "y"),)], ("a", "y"), (("a", "y"), None), {"shape": (2, 2)},
+                 mesh=MESH_Y),
+    # the ravel of argmax over all axes is such a merge
+    release_case("argmax", "reduction", [(4, 8)], [("a", "b")], (), REJECT, {"axis": None}),
+    release_case("argmax", "reduction", [(4, 8)], [("a", None)], (), (), {"axis": None}),
+    # and the stated refusals of both stay
+    release_case("reshape", "shape", [(4, 2)], [(None, "a")], REJECT, REJECT, {"shape": (8,)}),
+    release_case("reshape", "shape", [(4, 6)], [("a", None)], REJECT, REJECT, {"shape": (6, 4)}),
+]
+
+
+@pytest.mark.parametrize("op, family, shapes, specs, static, mesh, eager, latest, before", RESHAPE_BEFORE_0_10)
+def test_before_reshape_dealt_mesh_axes_a_sharded_merge_or_split_is_refused(op, family, shapes, specs, static, mesh,
+                                                                           eager, latest, before):
+    """Without ``reshape_deals_mesh_axes`` the doc's reshape rule holds as lax implemented it: a merge
+    whose later dimension names a mesh axis, and a split whose first new dimension the entry's
+    tiling does not divide, are refused; the rest is typed as before."""
+    check_release(op, family, shapes, specs, static, mesh, eager, latest, LATEST)
+    check_release(op, family, shapes, specs, static, mesh, eager, before, BEFORE_RESHAPE_DEALS)
+    check_release(op, family, shapes, specs, static, mesh, eager, latest, BEFORE_INDEXING_INFERS)  # (not indexing)
+
+
+INDEXING_BEFORE_0_9_1 = [
+    # a static slice, strided or not, jitted or eager, of an operand that names a mesh axis
+    release_case("strided_slice", "slicing", [(8,)], [("b",)], ("b",), REJECT, {"index": (slice(None, None, 2),)}),
+    release_case("slice", "slicing", [(4, 8)], [(None, "b")], (None, "b"), REJECT, {"index": (slice(0, 2),)}),
+    release_case("slice", "slicing", [(4, 8)], [(None, "b")], (None, "b"), REJECT, {"index": (slice(0, 2),)},
+                 eager=True),
+    release_case("slice", "slicing", [(4, 8)], [("y", None)], ("y", None), REJECT, {"index": (slice(0, 2),)},
+                 mesh=MESH_Y),  # (a size-1 axis is named as any other)
+    release_case("slice", "slicing", [(4, 8)], [(None, None)], (None, None), (None, None), {"index": (slice(0, 2),)}),
+    # a gather of a sharded operand or index array
+    release_case("take", "gather", [(4, 8), (3,)], [("a", None), (None,)], ("a", None), REJECT, {"axis": 1}),
+    release_case("take", "gather", [(4, 8), (2,)], [(None, None), ("a",)], REJECT, REJECT, {"axis": 1}),
+    release_case("index_array", "gather", [(4, 8), (6,)], [(None, "b"), (None,)], (None, "b"), REJECT),
+    release_case("take_along_axis", "gather", [(4, 8), (4, 3)], [(None, None), ("a", None)], ("a", None), REJECT,
+                 {"axis": 1}),
+    release_case("take_along_axis", "gather", [(4, 8), (4, 3)], [(None, None), (None, None)], (None, None),
+                 (None, None), {"axis": 1}),
+    # the slice an .at[] shift takes of its operand
+    release_case("at_set_shifted", "at", [(4, 8)], [(None, "b")], (None, "b"), REJECT, {"axis": 0, "shift": 1}),
+    # not the scatters, nor other families
+    release_case("at_add_indices", "at", [(4, 8), (3,), (3, 8)], [(None, "b"), (None,), (None, None)], (None, "b"),
+                 (None, "b")),
+    release_case("dynamic_slice", "dynamic", [(4, 8), (), ()], [(None, "b"), (), ()], (None, "b"), (None, "b"),
+                 {"sizes": (2, 8)}),
+    release_case("reshape", "shape", [(2, 4)], [("a", "b")], (("a", "b"),), (("a", "b"),), {"shape": (8,)}),
+]
+
+
+@pytest.mark.parametrize("op, family, shapes, specs, static, mesh, eager, latest, before", INDEXING_BEFORE_0_9_1)
+def test_before_indexing_inferred_its_sharding_indexing_a_sharded_operand_is_refused(op, family, shapes, specs,
+                                                                                     static, mesh, eager, latest,
+                                                                                     before):
+    """Without ``indexing_infers_sharding`` the doc's "`scatter` and `gather` (i.e. indexing ops)"
+    missing sharding rules holds: a static slice or gather whose operand or index array names a
+    mesh axis is refused; one of unsharded operands is typed as before."""
+    check_release(op, family, shapes, specs, static, mesh, eager, latest, LATEST)
+    check_release(op, family, shapes, specs, static, mesh, eager, before, BEFORE_INDEXING_INFERS)
+
+
+def test_the_default_rules_are_the_latest():
+    """Without ``rules`` the model states JAX 0.10.2's rules: both changes in."""
+    assert LATEST == ReleaseRules(indexing_infers_sharding=True, reshape_deals_mesh_axes=True)
+    assert reshape(MESH, (2, 4), ("a", "b"), (8,)) == (("a", "b"),)
+    with pytest.raises(IllTyped):
+        reshape(MESH, (2, 4), ("a", "b"), (8,), deals_axes=False)

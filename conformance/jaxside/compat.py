@@ -165,6 +165,46 @@ def requires(name: str):
     return getattr(pytest.mark, REQUIRES_MARK)(name)
 
 
+# --- Sharding-in-types rules JAX changed, and said so --------------------------------------------
+# A deliberate change JAX stated is a rule of the model, for the releases before it and after: the
+# sharding-rule model (conformance/model/sharding_rules.py, which imports no JAX) is told which of
+# them the installed release has (``sharding_rule_set``). Decided by release, as the behaviours
+# above are: the change is inside JAX's rules, with no API to look for (measured over the releases:
+# suites/known_deviations.measured.json, the reproductions named below).
+
+EXPLICIT_INDEXING_INFERS_SHARDING: bool = version_in(">=0.9.1")
+"""Whether, on an Explicit mesh, jnp's indexing (static slices, take, integer-array indexing,
+take_along_axis) of an operand sharded over a mesh axis is typed by the slice and gather rules, as
+from JAX 0.9.1 (jax-ml/jax b088d3a071, "internal refactor of indexing strategies": a strided slice
+under jit binds lax.slice). Before it, JAX's docs/notebooks/explicit-sharding.md (0.6.0 to 0.9.2)
+state: "The implementation of explicit sharding is still a work-in-progress and there are plenty of
+ops that are missing sharding rules. For example, `scatter` and `gather` (i.e. indexing ops)." There,
+a ShardingTypeError asking for ``.at[...].get(out_sharding=)`` is the documented outcome
+(suites/test_sharding_invariance_reproductions.py::test_explicit_jit_of_a_strided_slice_is_well_typed)."""
+
+EXPLICIT_RESHAPE_DEALS_MESH_AXES: bool = version_in(">=0.10.0")
+"""Whether, on an Explicit mesh, a reshape that splits a sharded dimension deals its mesh axes over
+the new dimensions and one that merges dimensions sharded in order takes their axes in order
+(``f32[2@x, 2@y] -> f32[4@(x,y)]``), as from JAX 0.10.0 (jax-ml/jax 8f39e8fc45, "Allow reshape split
+`f32[4@(x,y)] -> f32[2@x, 2@y]` which is a no-comms operation. Similarly allow merge `f32[2@x, 2@y] ->
+f32[4@(x,y)]`."). Before it, JAX's docs/notebooks/explicit-sharding.md (0.6.1 to 0.9.2; 0.6.0 says
+`out_shardings`) state: "If we have a split or merge case in which the split/merged axes are sharded
+as None then we shard the resulting split/merged axes as None and the other axes according to their
+corresponding input axis shardings. In all other cases we throw an error and require the user to
+provide an `out_sharding` argument." (lax accepted a split whose whole sharding goes to the first
+new dimension and a merge sharded in its group's first dimension only; anything else raises
+ShardingTypeError 'This reshape is not supported':
+test_explicit_merge_of_two_dimensions_each_sharded and its siblings in
+suites/test_sharding_invariance_reproductions.py)."""
+
+
+def sharding_rule_set():
+    """The sharding-rule model's ``ReleaseRules`` for the installed JAX (read when called)."""
+    from conformance.model.sharding_rules import ReleaseRules
+    return ReleaseRules(indexing_infers_sharding=EXPLICIT_INDEXING_INFERS_SHARDING,
+                        reshape_deals_mesh_axes=EXPLICIT_RESHAPE_DEALS_MESH_AXES)
+
+
 # --- Backend start-up ----------------------------------------------------------------------
 def backend_initialized() -> bool:
     """True once any JAX backend has been created (after which device counts are fixed)."""

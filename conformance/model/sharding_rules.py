@@ -26,7 +26,9 @@ Vocabulary:
   a rejection is not judged).
 
 ``sharding_verdict`` is the entry point. Where JAX's code and its stated rule part, the stated
-rule decides (``reshape``).
+rule decides (``reshape``). Where JAX changed a rule deliberately and said so, the rule of the
+release under test decides: ``ReleaseRules`` says which of those changes it has (the caller tells,
+from ``conformance.jaxside.compat``; the default is JAX 0.10.2's rules).
 """
 
 from __future__ import annotations
@@ -67,6 +69,32 @@ Verdict = Union[Accepts, Rejects, Unmodelled]
 
 class IllTyped(Exception):
     """A primitive rule rejects its operand types (what JAX raises as ``ShardingTypeError``)."""
+
+
+@dataclass(frozen=True)
+class ReleaseRules:
+    """The stated rule changes a JAX release has (``conformance.jaxside.compat`` decides them; each
+    field names the compat feature and quotes what JAX stated before it):
+
+    * ``indexing_infers_sharding`` (``EXPLICIT_INDEXING_INFERS_SHARDING``, JAX 0.9.1): the static
+      slices and gathers of the catalogue are typed by the slice and gather rules below. Without
+      it the Explicit-sharding doc's "plenty of ops that are missing sharding rules. For example,
+      `scatter` and `gather` (i.e. indexing ops)" holds: an indexing operation whose operand or
+      index array names a mesh axis is refused (``documented_indexing_refusal``).
+    * ``reshape_deals_mesh_axes`` (``EXPLICIT_RESHAPE_DEALS_MESH_AXES``, JAX 0.10.0): a split deals
+      its dimension's axes over the new dimensions and a merge takes its group's axes in order.
+      Without it the doc's reshape rule holds ("If we have a split or merge case in which the
+      split/merged axes are sharded as None then we shard the resulting split/merged axes as None
+      ... In all other cases we throw an error and require the user to provide an `out_sharding`
+      argument"), narrowed as lax implemented it: a split puts the whole entry on the first new
+      dimension, which its tiling must divide, and a merge takes a group sharded in its first
+      dimension only."""
+
+    indexing_infers_sharding: bool = True
+    reshape_deals_mesh_axes: bool = True
+
+
+LATEST = ReleaseRules()
 
 
 class _NoRule(Exception):
@@ -317,13 +345,18 @@ def _split_partitions(mesh: MeshModel, axes: Sequence[str], sizes: Sequence[int]
     return out
 
 
-def reshape(mesh: MeshModel, shape: Shape, spec: Spec, new_shape: Shape) -> Spec:
+def reshape(mesh: MeshModel, shape: Shape, spec: Spec, new_shape: Shape, deals_axes: bool = True) -> Spec:
     """``_reshape_sharding_rule`` (row-major, no ``out_sharding``), as the doc states it: an
     unsharded operand stays unsharded; size-1 dimensions are stripped ("these can't be sharded
     anyway") and new ones are unsharded; then the rest must be unchanged, split one dimension
     (its axes dealt over the new dimensions, major first, each dividing) or merge one group of
     dimensions sharded only in major position (their axes in order); anything else rejects.
-    (JAX 0.10.2 strips size-1 dimensions only when nothing else changes: jax-ml/jax e441101c95.)"""
+    (JAX 0.10.2 strips size-1 dimensions only when nothing else changes: jax-ml/jax e441101c95.)
+
+    ``deals_axes=False``: the rule before JAX 0.10.0 (``ReleaseRules.reshape_deals_mesh_axes``): a
+    split puts the split dimension's whole entry on the first new dimension, which its tiling must
+    divide, and a merge takes the entry of its group's first dimension, the others unsharded (a
+    group whose later dimension names a mesh axis, one of size 1 included, rejects)."""
     shape, new_shape = tuple(shape), tuple(new_shape)
     if shape == new_shape:
         return spec
@@ -342,6 +375,12 @@ def reshape(mesh: MeshModel, shape: Shape, spec: Spec, new_shape: Shape) -> Spec
                 out.append(entry)
             elif entry is None:
                 out.extend([None] * len(part))
+            elif not deals_axes:
+                if part[0] % tiling(mesh, entry):
+                    raise IllTyped(f"{what}: splits a dimension sharded {entry!r} ({tiling(mesh, entry)} ways) "
+                                   f"into a first dimension of size {part[0]} (before JAX 0.10.0 lax put the "
+                                   f"whole sharding on the first new dimension)")
+                out.extend([entry] + [None] * (len(part) - 1))
             else:
                 out.extend(_split_partitions(mesh, entry_axes(entry), part, what))
     elif len(new_sides) < len(sides) and _one_group(new_sides, sides) is not None:
@@ -353,6 +392,12 @@ def reshape(mesh: MeshModel, shape: Shape, spec: Spec, new_shape: Shape) -> Spec
             group = [next(rest) for _ in part]
             if all(e is None for e in group):
                 out.append(None)
+                continue
+            if not deals_axes:
+                if any(e is not None for e in group[1:]):
+                    raise IllTyped(f"{what}: merges a group sharded past its first dimension ({_show(tuple(group))}; "
+                                   f"before JAX 0.10.0 lax merged only a group sharded in its first dimension)")
+                out.append(group[0])
                 continue
             flat = [a for e in group for a in (entry_axes(e) or (None,))]
             while flat[-1] is None:
@@ -567,10 +612,36 @@ class Call:
     static: Mapping
     mesh: MeshModel
     eager: bool
+    rules: ReleaseRules = LATEST
 
     @property
     def x(self) -> Tuple[Shape, Spec]:
         return self.shapes[0], self.specs[0]
+
+    def reshape(self, shape: Shape, spec: Spec, new_shape: Shape) -> Spec:
+        """``reshape`` by the release's rule."""
+        return reshape(self.mesh, shape, spec, new_shape, self.rules.reshape_deals_mesh_axes)
+
+
+# jnp's indexing operations of the catalogue: static slices, gathers, and the .at[] shifts that
+# slice their operand (the other .at[] updates are scatters: their rule is ``scatter``'s)
+INDEXING = ("slice", "strided_slice", "slice_out_of_range", "slice_empty", "take", "take_clip", "index_array",
+            "take_along_axis", "at_set_shifted", "at_add_shifted")
+
+
+def documented_indexing_refusal(c: Call) -> None:
+    """Before ``ReleaseRules.indexing_infers_sharding``: JAX's Explicit-sharding doc (0.6.0 to 0.9.2)
+    says "there are plenty of ops that are missing sharding rules. For example, `scatter` and `gather`
+    (i.e. indexing ops)", so an indexing operation whose operand or index array names a mesh axis
+    (one of size 1 included) is refused (JAX asks for ``.at[...].get(out_sharding=)``). IllTyped
+    there; nothing otherwise."""
+    if c.rules.indexing_infers_sharding or c.op not in INDEXING:
+        return
+    named = [_show(spec) for spec in c.specs if any(e is not None for e in spec)]
+    if named:
+        raise IllTyped(f"{c.op}: an indexing operation of an operand sharded {named[0]}, which this JAX's "
+                       f"Explicit-sharding doc lists among the ops missing sharding rules (gather and "
+                       f"scatter, i.e. indexing ops)")
 
 
 def _elementwise(c: Call) -> Spec:
@@ -591,7 +662,7 @@ def _reduction(c: Call) -> Spec:
     (shape, spec), axis = c.x, c.static.get("axis")
     rank = len(shape)
     if c.op in ARG_REDUCTIONS and axis is None:
-        spec = reshape(c.mesh, shape, spec, (math.prod(shape),))
+        spec = c.reshape(shape, spec, (math.prod(shape),))
         return reduce(spec, (0,))
     axes = _axes(axis, rank)
     if c.static.get("keepdims"):
@@ -616,7 +687,7 @@ def _shape(c: Call) -> Spec:
     (shape, spec), s = c.x, c.static
     rank = len(shape)
     if c.op == "reshape":
-        return reshape(c.mesh, shape, spec, tuple(s["shape"]))
+        return c.reshape(shape, spec, tuple(s["shape"]))
     if c.op == "transpose":
         return transpose(spec, s["axes"])
     if c.op == "swapaxes":
@@ -797,9 +868,9 @@ def _permuting(c: Call) -> Spec:
     axis, shift = c.static["axis"], c.static["shift"]
     if axis is None:
         flat = (math.prod(shape),)
-        flat_spec = reshape(c.mesh, shape, spec, flat)
+        flat_spec = c.reshape(shape, spec, flat)
         _roll(c.mesh, flat, flat_spec, 0, shift)
-        return reshape(c.mesh, flat, flat_spec, shape)
+        return c.reshape(flat, flat_spec, shape)
     return _roll(c.mesh, shape, spec, _axis(axis, len(shape)), shift)
 
 
@@ -955,19 +1026,22 @@ UNMODELLED_FAMILIES: Tuple[str, ...] = ()
 
 
 def sharding_verdict(op: str, family: str, shapes: Sequence[Sequence[int]], specs: Sequence[Spec],
-                     static: Mapping, mesh: MeshModel, *, eager: bool = False) -> Verdict:
+                     static: Mapping, mesh: MeshModel, *, eager: bool = False,
+                     rules: ReleaseRules = LATEST) -> Verdict:
     """Whether JAX's sharding-in-types rules accept the catalogue operation ``op`` (of ``family``)
     on operands of ``shapes`` sharded by ``specs`` over the Explicit axes of ``mesh``, called with
     ``static``. ``eager``: called on committed arrays outside jit, where jnp indexes an array over
     more than one device through gather (``static_slice``); False for jit, with or without
-    constraints."""
+    constraints. ``rules``: the stated rule changes the release under test has (``ReleaseRules``)."""
     shapes = tuple(tuple(int(n) for n in s) for s in shapes)
     specs = tuple(canonical_spec(p, len(s)) for p, s in zip(specs, shapes))
     rule = FAMILY_RULES.get(family)
     if rule is None or family in UNMODELLED_FAMILIES:
         return Unmodelled(f"no rule for the {family!r} family")
+    call = Call(op, family, shapes, specs, dict(static), mesh, eager, rules)
     try:
-        out = rule(Call(op, family, shapes, specs, dict(static), mesh, eager))
+        documented_indexing_refusal(call)
+        out = rule(call)
     except IllTyped as e:
         return Rejects(str(e))
     except _NoRule as e:
