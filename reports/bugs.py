@@ -456,7 +456,8 @@ def page(causes: Mapping[str, Cause], deviations: Sequence[Deviation]) -> str:
            f"(tests/test_bugs.py checks that it is current). Releases are the {len(RELEASES)} supported, "
            f"{RELEASES[0].jax} – {RELEASES[-1].jax}, as the entries' bisected ranges give them.", "",
            f"{len(every)} causes: {len(open_)} open in {RELEASES[-1].jax} ({len(unreported)} with no upstream "
-           f"issue: `python -m reports bugs DIR` writes their reports), {len(every) - len(open_)} fixed.", "",
+           f"issue: `python -m reports bugs DIR` writes their reports), {len(every) - len(open_)} no longer seen "
+           f"({sum(f.cause.api_removed for f in every if f.fixed_in)} of them because the API is gone).", "",
            "| what is wrong | releases | status | reproduce |", "|---|---|---|---|"]
     for f in every:
         out.append(f"| [{f.cause.title}](#{f.cause.id}) | {spans(f.releases)} | {status(f)} | {reproduce(f)} |")
