@@ -110,7 +110,8 @@ def write_bugs(folder, page) -> int:
     causes, entries = bugs.load_causes(), load_deviations(DEVIATIONS_FILE)
     broken = bugs.problems(causes, entries)
     if broken:
-        raise ReportError("the deviation entries and their causes do not agree:\n  " + "\n  ".join(broken))
+        more = f" (and {len(broken) - 1} more: pytest tests/test_bugs.py lists them)" if len(broken) > 1 else ""
+        raise ReportError(f"the deviation entries and their causes do not agree: {broken[0]}{more}")
     if page is not None:
         target = output_file(page, "--page")
         write_atomically(target, bugs.page(causes, entries))
