@@ -40,7 +40,7 @@ from packaging.version import Version
 
 from conformance.runner.deviations import DEVIATIONS_FILE, Deviation, header_line, key_line
 from conformance.runner.devices import UsageError
-from conformance.runner.release_envs import measured_file, script_environment
+from conformance.runner.release_envs import measured_file, run_alone, script_environment
 from conformance.runner.releases import RELEASES
 from conformance.runner.run_folder import ROOT, write_atomically
 
@@ -48,6 +48,7 @@ BUGS_FOLDER = ROOT / "suites" / "bugs"
 CAUSES_FILE = BUGS_FOLDER / "causes.toml"
 PAGE = ROOT / "BUGS.md"
 MEASURED_FILE = measured_file(DEVIATIONS_FILE)
+VERSIONS = [r.jax for r in RELEASES]  # the supported releases, oldest first
 TRACKERS = {"jax-ml/jax": "JAX emits the wrong program, or the error comes from JAX's own Python",
             "openxla/xla": "the program JAX emits is right and XLA compiles or runs it wrong"}
 # The releases the scripts are written for: every cause in effect on one of them has a script, and
@@ -145,15 +146,14 @@ def load_causes(path: Path = CAUSES_FILE) -> Dict[str, Cause]:
 
 def affected(entries: Sequence[Deviation]) -> List[str]:
     """The supported releases any of ``entries`` is in effect on (their ranges are bisected), oldest first."""
-    return [r.jax for r in RELEASES if any(SpecifierSet(d.jax).contains(r.jax, prereleases=True) for d in entries)]
+    return [v for v in VERSIONS if any(SpecifierSet(d.jax).contains(v, prereleases=True) for d in entries)]
 
 
 def spans(versions: Sequence[str]) -> str:
     """``0.6.0 – 0.10.2, 0.11.1``: runs of consecutive supported releases."""
-    order = [r.jax for r in RELEASES]
     runs: List[List[str]] = []
     for v in versions:
-        if runs and order.index(v) == order.index(runs[-1][-1]) + 1:
+        if runs and VERSIONS.index(v) == VERSIONS.index(runs[-1][-1]) + 1:
             runs[-1].append(v)
         else:
             runs.append([v])
@@ -183,9 +183,8 @@ class Found:
     @property
     def before(self) -> str:
         """The release before the first bad one ("" when that is the oldest supported)."""
-        order = [r.jax for r in RELEASES]
-        at = order.index(self.first_bad)
-        return order[at - 1] if at else ""
+        at = VERSIONS.index(self.first_bad)
+        return VERSIONS[at - 1] if at else ""
 
     @property
     def last_good(self) -> str:
@@ -197,20 +196,13 @@ class Found:
     @property
     def fixed_in(self) -> str:
         """The release after the last affected one ("" while the newest is affected)."""
-        order = [r.jax for r in RELEASES]
-        at = order.index(self.releases[-1])
-        return order[at + 1] if at + 1 < len(order) else ""
+        at = VERSIONS.index(self.releases[-1])
+        return VERSIONS[at + 1] if at + 1 < len(VERSIONS) else ""
 
     @property
     def tests(self) -> List[str]:
         """The deterministic tests that show it (the strict entries' tests, parametrized cases named)."""
-        out = []
-        for d in self.entries:
-            if d.strict:
-                for t in ([f"{d.test}[{p}]" for p in d.params] if d.params else [d.test]):
-                    if t not in out:
-                        out.append(t)
-        return out
+        return list(dict.fromkeys(t for d in self.entries if d.strict for t in d.test_ids))
 
     def in_effect_on(self, version: str) -> bool:
         return any(SpecifierSet(d.jax).contains(version, prereleases=True) and d.applies_on("cpu", "cpu")
@@ -252,13 +244,13 @@ def problems(causes: Mapping[str, Cause], deviations: Sequence[Deviation]) -> Li
                 out.append(f"{d.where}: cause {d.cause!r} differs from its reproduction's "
                            f"({', '.join(sorted({e.cause for e in shown}))})")
     named = {d.cause for d in deviations}
-    recent = [r.jax for r in RELEASES if Version(r.jax) >= Version(SCRIPTS_FROM)]
+    recent = [v for v in VERSIONS if Version(v) >= Version(SCRIPTS_FROM)]
     for f in found(causes, deviations):
         c = f.cause
         if c.id not in named:
             out.append(f"{CAUSES_FILE.relative_to(ROOT)}:{c.line}: cause {c.id!r} is named by no deviation entry")
         elif any(f.in_effect_on(v) for v in recent) and not c.script.is_file():
-            out.append(f"{CAUSES_FILE.relative_to(ROOT)}:{c.line}: cause {c.id!r} is in effect from 0.10.2 on "
+            out.append(f"{CAUSES_FILE.relative_to(ROOT)}:{c.line}: cause {c.id!r} is in effect from {SCRIPTS_FROM} on "
                        f"but has no script {c.script.relative_to(ROOT)}")
     return out
 
@@ -285,10 +277,8 @@ class Run:
 
 def run_script(script: Path, python: str = sys.executable, timeout: float = 600) -> Run:
     """Run ``script`` alone in a fresh interpreter (CPU, 8 forced devices), from its own folder."""
-    try:
-        done = subprocess.run([python, script.name], capture_output=True, text=True, timeout=timeout,
-                              env=script_environment(), cwd=script.parent)
-    except subprocess.TimeoutExpired:
+    done = run_alone(python, script, timeout)
+    if done is None:
         return Run(124, "", f"timed out after {timeout:.0f} s")
     return Run(done.returncode, done.stdout, done.stderr)
 
@@ -446,8 +436,7 @@ def reproduce(f: Found) -> str:
 def page(causes: Mapping[str, Cause], deviations: Sequence[Deviation]) -> str:
     """BUGS.md: every cause, newest-affecting first."""
     every = [f for f in found(causes, deviations) if f.entries]
-    order = [r.jax for r in RELEASES]
-    every.sort(key=lambda f: (bool(f.fixed_in), -order.index(f.releases[-1]), f.cause.title))
+    every.sort(key=lambda f: (bool(f.fixed_in), -VERSIONS.index(f.releases[-1]), f.cause.title))
     open_ = [f for f in every if not f.fixed_in]
     unreported = [f for f in open_ if not f.cause.filed]
     out = ["# What the suite found in JAX", "",

@@ -108,6 +108,16 @@ def explicit_refuses(title: str, mesh: MeshModel, arrays: dict, expression: str,
                   shows="raised", raised=type(error).__name__, raised_message=str(error))
 
 
+def explicit_accepts_since(feature: str, title: str, mesh: MeshModel, arrays: dict, expression: str, expected,
+                           spec: Optional[Spec] = None) -> None:
+    """``explicit_accepts`` where the installed JAX has the stated rule change ``compat.<feature>``;
+    before it, ``explicit_refuses``: the refusal JAX's docs stated."""
+    if getattr(compat, feature):
+        explicit_accepts(title, mesh, arrays, expression, expected, spec)
+    else:
+        explicit_refuses(title, mesh, arrays, expression, feature)
+
+
 @bridge.needs_devices(2, "to shard over two devices")
 @explicit_only
 def test_explicit_broadcast_conflict_is_a_sharding_type_error():
@@ -209,11 +219,9 @@ def test_explicit_merge_onto_axes_ending_with_a_size_one_axis():
     (compat.EXPLICIT_RESHAPE_DEALS_MESH_AXES), its doc's rule refuses a merge of sharded dimensions
     with a ShardingTypeError."""
     x = np.arange(4, dtype=np.int32).reshape(2, 2)
-    args = ("merge onto axes ending with a size-1 axis", bridge.first_devices_mesh(("a", 2), ("b", 2), ("x", 1)),
-            {"x": (x, ("b", ("a", "x")))}, "jnp.reshape(x, (4,))")
-    if not compat.EXPLICIT_RESHAPE_DEALS_MESH_AXES:
-        return explicit_refuses(*args, "EXPLICIT_RESHAPE_DEALS_MESH_AXES")
-    explicit_accepts(*args, x.reshape(4))
+    explicit_accepts_since("EXPLICIT_RESHAPE_DEALS_MESH_AXES", "merge onto axes ending with a size-1 axis",
+                           bridge.first_devices_mesh(("a", 2), ("b", 2), ("x", 1)), {"x": (x, ("b", ("a", "x")))},
+                           "jnp.reshape(x, (4,))", x.reshape(4))
 
 
 @bridge.needs_devices(2, "for a two-axis mesh")
@@ -225,11 +233,9 @@ def test_explicit_merge_of_a_dimension_sharded_over_a_size_one_axis():
     order (compat.EXPLICIT_RESHAPE_DEALS_MESH_AXES), its doc's rule refuses a merge whose second
     dimension is sharded with a ShardingTypeError."""
     x = np.arange(6, dtype=np.int32).reshape(3, 2)
-    args = ("merge over a size-1 axis", bridge.first_devices_mesh(("a", 2), ("x", 1)),
-            {"x": (x, ("x", "a"))}, "jnp.reshape(x, (6,))")
-    if not compat.EXPLICIT_RESHAPE_DEALS_MESH_AXES:
-        return explicit_refuses(*args, "EXPLICIT_RESHAPE_DEALS_MESH_AXES")
-    explicit_accepts(*args, x.reshape(6))
+    explicit_accepts_since("EXPLICIT_RESHAPE_DEALS_MESH_AXES", "merge over a size-1 axis",
+                           bridge.first_devices_mesh(("a", 2), ("x", 1)), {"x": (x, ("x", "a"))},
+                           "jnp.reshape(x, (6,))", x.reshape(6))
 
 
 @bridge.needs_devices(4, "for a (2, 2) mesh")
@@ -242,11 +248,9 @@ def test_explicit_merge_of_two_dimensions_each_sharded():
     an error and require the user to provide an `out_sharding` argument") refuses it with a
     ShardingTypeError."""
     x = np.arange(4, dtype=np.int32).reshape(2, 2)
-    args = ("merge of two sharded dimensions", bridge.first_devices_mesh(("a", 2), ("b", 2)),
-            {"x": (x, ("a", "b"))}, "jnp.reshape(x, (4,))")
-    if not compat.EXPLICIT_RESHAPE_DEALS_MESH_AXES:
-        return explicit_refuses(*args, "EXPLICIT_RESHAPE_DEALS_MESH_AXES")
-    explicit_accepts(*args, x.reshape(4), spec=(("a", "b"),))
+    explicit_accepts_since("EXPLICIT_RESHAPE_DEALS_MESH_AXES", "merge of two sharded dimensions",
+                           bridge.first_devices_mesh(("a", 2), ("b", 2)), {"x": (x, ("a", "b"))},
+                           "jnp.reshape(x, (4,))", x.reshape(4), spec=(("a", "b"),))
 
 
 @bridge.needs_devices(4, "to shard four ways")
@@ -325,11 +329,9 @@ def test_explicit_jit_of_a_strided_slice_is_well_typed():
     doc lists "`gather` (i.e. indexing ops)" among the ops missing sharding rules: the slice is
     refused with a ShardingTypeError asking for an out_sharding."""
     x = np.arange(4, dtype=np.float32)
-    args = ("jit of a strided slice", bridge.first_devices_mesh(("a", 2)), {"x": (x, ("a",))},
-            "jax.jit(lambda a: a[::2])(x)")
-    if not compat.EXPLICIT_INDEXING_INFERS_SHARDING:
-        return explicit_refuses(*args, "EXPLICIT_INDEXING_INFERS_SHARDING")
-    explicit_accepts(*args, x[::2])
+    explicit_accepts_since("EXPLICIT_INDEXING_INFERS_SHARDING", "jit of a strided slice",
+                           bridge.first_devices_mesh(("a", 2)), {"x": (x, ("a",))}, "jax.jit(lambda a: a[::2])(x)",
+                           x[::2])
 
 
 @bridge.needs_devices(2, "to shard over two devices")

@@ -623,10 +623,10 @@ class Call:
         return reshape(self.mesh, shape, spec, new_shape, self.rules.reshape_deals_mesh_axes)
 
 
-# jnp's indexing operations of the catalogue: static slices, gathers, and the .at[] shifts that
-# slice their operand (the other .at[] updates are scatters: their rule is ``scatter``'s)
-INDEXING = ("slice", "strided_slice", "slice_out_of_range", "slice_empty", "take", "take_clip", "index_array",
-            "take_along_axis", "at_set_shifted", "at_add_shifted")
+# The .at[] updates of the catalogue that slice their operand (a shift: the others are scatters,
+# whose rule is ``scatter``'s), and with the families of static slices and gathers, jnp's indexing
+INDEXING_FAMILIES = ("slicing", "gather")
+SHIFTED_UPDATES = ("at_set_shifted", "at_add_shifted")
 
 
 def documented_indexing_refusal(c: Call) -> None:
@@ -635,7 +635,7 @@ def documented_indexing_refusal(c: Call) -> None:
     (i.e. indexing ops)", so an indexing operation whose operand or index array names a mesh axis
     (one of size 1 included) is refused (JAX asks for ``.at[...].get(out_sharding=)``). IllTyped
     there; nothing otherwise."""
-    if c.rules.indexing_infers_sharding or c.op not in INDEXING:
+    if c.rules.indexing_infers_sharding or (c.family not in INDEXING_FAMILIES and c.op not in SHIFTED_UPDATES):
         return
     named = [_show(spec) for spec in c.specs if any(e is not None for e in spec)]
     if named:
@@ -790,7 +790,7 @@ def _at(c: Call) -> Spec:
     ``u = x[src]`` first (``static_slice``)."""
     shape, spec = c.x
     s = c.static
-    if c.op in ("at_set_shifted", "at_add_shifted"):
+    if c.op in SHIFTED_UPDATES:
         axis, shift, n = s["axis"], s["shift"], shape[s["axis"]]
         lead = (slice(None),) * axis
         dst = lead + (slice(max(-shift, 0), n - max(shift, 0)),)

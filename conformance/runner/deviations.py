@@ -109,10 +109,14 @@ class Deviation:
             return platform.lower() in PLATFORMS[wanted] and not any(m in platform_version.lower() for m in others)
         return wanted == device_kind.lower()
 
+    @property
+    def test_ids(self) -> Tuple[str, ...]:
+        """The test ids the entry names: its test, or one per case of its ``params``."""
+        return tuple(f"{self.test}[{p}]" for p in self.params) if self.params else (self.test,)
+
     def matches(self, nodeid: str) -> bool:
         """Whether the entry names the test ``nodeid``: the test itself, or one of its ``params``."""
-        names = [f"{self.test}[{p}]" for p in self.params] if self.params else [self.test]
-        return any(nodeid == n or nodeid.endswith("/" + n) for n in names)
+        return any(nodeid == n or nodeid.endswith("/" + n) for n in self.test_ids)
 
     def did_not_reproduce(self, jax_version: str) -> str:
         """What a strict entry that passed on ``jax_version`` says: JAX fixed it there, and the entry's

@@ -125,13 +125,20 @@ class ReleaseOutcome:
         return self.verdict == "behaves"
 
 
-def run_script(script: Path, r: Release, timeout: float = 600) -> ReleaseOutcome:
-    """Run ``script`` on release ``r``: exit status 0 is "behaves", anything else "fails"."""
-    python = python_of(r)
+def run_alone(python, script: Path, timeout: float = 600) -> Optional[subprocess.CompletedProcess]:
+    """``script`` run by the interpreter ``python`` in a fresh process, from its own folder, in the
+    ``script_environment``, its output captured; None when it ran past ``timeout`` seconds."""
     try:
-        done = subprocess.run([str(python), str(script)], capture_output=True, text=True, timeout=timeout,
+        return subprocess.run([str(python), str(script)], capture_output=True, text=True, timeout=timeout,
                               env=script_environment(), cwd=script.parent)
     except subprocess.TimeoutExpired:
+        return None
+
+
+def run_script(script: Path, r: Release, timeout: float = 600) -> ReleaseOutcome:
+    """Run ``script`` on release ``r``: exit status 0 is "behaves", anything else "fails"."""
+    done = run_alone(python_of(r), script, timeout)
+    if done is None:
         return ReleaseOutcome(r, "fails", f"timed out after {timeout:.0f} s")
     words = (done.stderr.strip() or done.stdout.strip()).splitlines()
     last = words[-1][:300] if words else ""
