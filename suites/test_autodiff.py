@@ -3,10 +3,13 @@ jitted with drawn ``in_shardings``/``out_shardings`` and (b) ``shard_map`` bodie
 equal the derivatives of the same program unsharded on one device (and, for (a), numpy's analytic
 derivative); cotangents come back laid out as the primal inputs were, and tangents as the primal
 output, which is what the transpose and linearization of a jitted function with shardings give
-(and what Explicit sharding types state)."""
+(and what Explicit sharding types state). (c) Functions with ``jax.custom_vjp`` and ``jax.custom_jvp``
+rules (deliberately not their true derivatives), jitted with drawn shardings and inside shard_map
+bodies: the derivatives are the custom rule's, applied once per global value (numpy's value of the
+rule) and the unsharded program's, cotangents laid out as the primal inputs."""
 
 from dataclasses import dataclass
-from typing import Callable, Tuple
+from typing import Callable, Optional, Tuple
 
 import jax
 import jax.numpy as jnp
@@ -21,7 +24,7 @@ from conformance.checking.repro import describe_mesh, script, shard_map_lines, s
 from conformance.jaxside import bridge, compat
 from conformance.model import dtypes
 from conformance.model.layout import Layout, MeshModel, Spec
-from strategies import dividing_specs, meshes
+from strategies import cutting_meshes, cutting_specs, dividing_specs, meshes
 from strategies.spmd import sample_values
 
 pytestmark = pytest.mark.autodiff
@@ -41,6 +44,10 @@ class Differentiable:
     source: str
     gradient: Callable[[np.ndarray, np.ndarray], Tuple[np.ndarray, np.ndarray]]
     min_rank: int = 1
+    definitions: str = ""                 # script lines the source needs (a custom rule's definition)
+    transforms: Tuple[str, ...] = ("grad", "value_and_grad", "jvp", "vjp")  # those it supports
+    pullback: Optional[Callable] = None     # numpy's (gx, gw) of cotangent g, where the rule is custom
+    pushforward: Optional[Callable] = None  # numpy's tangent of (tx, tw), where the rule is custom
 
 
 def _tanh_square_gradient(x, w):
@@ -65,6 +72,44 @@ FUNCTIONS = (
     Differentiable("tanh_square", "lambda x, w: jnp.tanh(x * w) ** 2", _tanh_square_gradient),
     Differentiable("cumsum_times", "lambda x, w: jnp.cumsum(x, axis=0) * w", _cumsum_gradient),
     Differentiable("gram", "lambda x, w: x @ w.T @ w", _gram_gradient, min_rank=2),
+)
+
+
+# Functions with custom derivative rules, whose rules are deliberately not the functions' true
+# derivatives (so that a rule dropped, or applied per shard and summed, shows): the custom_vjp's bwd
+# is g * (3 * w + cos(x)) (cos(x) a residual saved by fwd) and g * x * x; the custom_jvp's tangent
+# is 2 * w * tx + x * x * tw.
+CUSTOM_RULES = """\
+sin_times_with_a_custom_vjp = jax.custom_vjp(lambda x, w: jnp.sin(x) * w)
+sin_times_with_a_custom_vjp.defvjp(lambda x, w: (jnp.sin(x) * w, (jnp.cos(x), x, w)),
+                                   lambda res, g: (g * (3 * res[2] + res[0]), g * res[1] * res[1]))
+tanh_times_with_a_custom_jvp = jax.custom_jvp(lambda x, w: jnp.tanh(x) * w)
+tanh_times_with_a_custom_jvp.defjvp(lambda primals, tangents: (
+    jnp.tanh(primals[0]) * primals[1], 2 * primals[1] * tangents[0] + primals[0] * primals[0] * tangents[1]))"""
+_NAMESPACE = {"jax": jax, "jnp": jnp, "lax": jax.lax, "np": np}
+exec(CUSTOM_RULES, _NAMESPACE)  # once, at import: the functions (and their compilations) are shared
+
+
+def function_of(source: str) -> Callable:
+    """``bridge.function_of``, where the custom-rule functions above are also in scope."""
+    return eval(source, _NAMESPACE)
+
+
+def _custom_vjp_pullback(x, w, g):
+    return g * (3 * w + np.cos(x)), g * x * x
+
+
+def _custom_jvp_pullback(x, w, g):
+    return g * 2 * w, g * x * x
+
+
+CUSTOM_FUNCTIONS = (
+    Differentiable("custom_vjp", "sin_times_with_a_custom_vjp", lambda x, w: _custom_vjp_pullback(x, w, 1.0),
+                   definitions=CUSTOM_RULES, transforms=("grad", "value_and_grad", "vjp"),
+                   pullback=_custom_vjp_pullback),
+    Differentiable("custom_jvp", "tanh_times_with_a_custom_jvp", lambda x, w: _custom_jvp_pullback(x, w, 1.0),
+                   definitions=CUSTOM_RULES, pullback=_custom_jvp_pullback,
+                   pushforward=lambda x, w, tx, tw: 2 * w * tx + x * x * tw),
 )
 
 
@@ -157,6 +202,7 @@ def jit_examples(draw) -> JitExample:
 def jit_case(example: JitExample) -> Case:
     s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"  # noqa: E731
     code = script([
+        *example.function.definitions.splitlines(),
         f"f = {example.function.source}",
         f"g = jax.jit(f, in_shardings=({s(example.x_spec)}, {s(example.w_spec)}), out_shardings={s(example.out_spec)})",
         f"x, w = jax.device_put(x0, {s(example.x_spec)}), jax.device_put(w0, {s(example.w_spec)})",
@@ -191,9 +237,11 @@ def test_derivatives_of_a_jitted_function_with_shardings(example, excuses):
         check_derivatives_of_a_jitted_function_with_shardings(example)
 
 
-def check_derivatives_of_a_jitted_function_with_shardings(example):
+def check_derivatives_of_a_jitted_function_with_shardings(example, custom=None):
+    """(``custom``: numpy's result of the transform by a custom rule, which the sharded result must
+    also equal; the unsharded run then runs jitted, on one device, for fewer compilations.)"""
     case = jit_case(example)
-    f = bridge.function_of(example.function.source)
+    f = function_of(example.function.source)
     sharding = lambda spec: bridge.named_sharding(example.mesh, spec)  # noqa: E731
     g = jax.jit(f, in_shardings=(sharding(example.x_spec), sharding(example.w_spec)),
                 out_shardings=sharding(example.out_spec))
@@ -201,9 +249,14 @@ def check_derivatives_of_a_jitted_function_with_shardings(example):
     derivative = lambda fn: transformed(example.transform, fn, (extra, extra), extra)  # noqa: E731
     x, w = jax.device_put(example.x, sharding(example.x_spec)), jax.device_put(example.w, sharding(example.w_spec))
     sharded = case.accepts(example.transform, lambda: derivative(g)(x, w))
+    unsharded_run = derivative(f) if custom is None else jax.jit(derivative(f))
     unsharded = case.accepts(f"{example.transform} unsharded",
-                             lambda: derivative(f)(jnp.asarray(example.x), jnp.asarray(example.w)))
+                             lambda: unsharded_run(jnp.asarray(example.x), jnp.asarray(example.w)))
     compare_trees(case, example.transform, sharded, unsharded, model_dtype(example.x, example.w), **TOLERANCE)
+    if custom is not None:
+        what = f"{example.transform} vs numpy's custom rule"
+        case.outcomes.update(tree_outcomes(what, "sharded", LEAVES[example.transform]))
+        compare_trees(case, what, sharded, custom, model_dtype(example.x, example.w), rtol=1e-4, atol=1e-4)
     if example.transform in ("grad", "value_and_grad"):
         gx, gw = example.function.gradient(example.x.astype(np.float64), example.w.astype(np.float64))
         grads = sharded if example.transform == "grad" else sharded[1]
@@ -323,3 +376,137 @@ def test_grad_of_a_jit_whose_out_shardings_split_what_its_in_shardings_replicate
     got = case.accepts("grad", lambda: jax.grad(lambda x: jnp.sum(g(x)))(jax.device_put(x, bridge.named_sharding(mesh, ()))))
     case.close("grad", np.asarray(got), np.cos(x), rtol=1e-6, atol=1e-6)
     check_layout(case, got, Layout(mesh, (), x.shape), what="grad")
+
+
+# --- (c) custom_vjp and custom_jvp rules in sharded code ----------------------------------------
+# The rules are elementwise, so they apply once per global value: the sharded program's derivatives
+# are the custom rule's (numpy's), as the unsharded program's are, whichever way the values are
+# split. Fewer examples than (a) and (b): the rules are two, and their transforms few.
+CUSTOM_EXAMPLES = max(5, settings().max_examples // 20)
+
+
+@st.composite
+def custom_rule_jit_examples(draw) -> JitExample:
+    """As ``jit_examples``, over the custom-rule functions and the transforms each supports (no jvp
+    of a custom_vjp function, which JAX rejects), on a mesh that cuts the shape where the devices
+    allow, x's spec cutting it where possible (w's and the output's dividing it)."""
+    function = draw(st.sampled_from(CUSTOM_FUNCTIONS))
+    transform = draw(st.sampled_from(function.transforms))
+    shape = tuple(draw(st.lists(st.sampled_from((2, 4, 1, 8)), min_size=1, max_size=2)))
+    values = lambda: sample_values("float32", shape, subnormals=False).map(lambda v: v / 50)  # noqa: E731
+    mesh = draw(cutting_meshes(DEVICES, shape, max_axes=2))
+    return JitExample(function, transform, mesh, draw(values()), draw(values()), draw(values()),
+                      draw(cutting_specs(mesh, shape, where_possible=True)), draw(dividing_specs(mesh, shape)),
+                      draw(dividing_specs(mesh, shape)))
+
+
+def custom_rule_expected(function: Differentiable, transform: str, x, w, extra):
+    """numpy's result of ``transform`` by the custom rule, as ``transformed`` arranges it (float64)."""
+    x, w, extra = (np.asarray(a, np.float64) for a in (x, w, extra))
+    value = np.sin(x) * w if function.name == "custom_vjp" else np.tanh(x) * w
+    if transform == "jvp":
+        return value, function.pushforward(x, w, extra, extra)
+    if transform == "vjp":
+        return value, function.pullback(x, w, extra)
+    grads = function.pullback(x, w, np.ones_like(x))
+    return grads if transform == "grad" else (np.sum(value), grads)
+
+
+@settings(max_examples=CUSTOM_EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(example=custom_rule_jit_examples())
+def test_custom_rules_of_a_jitted_function_with_shardings(example, excuses):
+    """grad, value_and_grad, jvp and vjp of a custom_vjp or custom_jvp function jitted with in/out
+    shardings are the custom rule's (numpy's value of it) and the unsharded function's; cotangents
+    are laid out as the primal inputs, tangents as the output sharding."""
+    with excuses.way([example]):
+        check_derivatives_of_a_jitted_function_with_shardings(
+            example, custom=custom_rule_expected(example.function, example.transform, example.x, example.w, example.extra))
+
+
+# shard_map bodies around a custom-rule function: elementwise (out_specs the axis) or summed over the
+# axis by psum (out_specs replicated); (source, out_spec, global source).
+CUSTOM_BODIES = (
+    ("lambda b, v, *, a, n: F(b, v)", ("A",), "lambda x, w, *, n: F(x, w)"),
+    ("lambda b, v, *, a, n: lax.psum(F(b, v), a)", (),
+     "lambda x, w, *, n: jnp.sum(F(x, w).reshape(n, -1, *x.shape[1:]), axis=0)"),
+)
+
+
+@st.composite
+def custom_rule_body_examples(draw):
+    """``(function, body, transform, mesh, axis, x, w, tangent, cotangent)``: a custom-rule function,
+    a body around it, a transform it supports, a mesh over every device, the body's axis, float32 x
+    and w (and a tangent) whose first dimension is that axis's size times 1 or 2, a cotangent of the
+    output's shape."""
+    function = draw(st.sampled_from(CUSTOM_FUNCTIONS))
+    body = draw(st.sampled_from(CUSTOM_BODIES))
+    transform = draw(st.sampled_from(function.transforms))
+    mesh = draw(meshes(DEVICES, max_axes=2, subsets=False))
+    axis = draw(st.sampled_from(mesh.axis_names))
+    n = mesh.axis_sizes[axis]
+    shape = (n * draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    out_shape = shape if body[1] else (shape[0] // n, shape[1])
+    values = lambda shape: sample_values("float32", shape, subnormals=False).map(lambda v: v / 50)  # noqa: E731
+    return (function, body, transform, mesh, axis, draw(values(shape)), draw(values(shape)), draw(values(shape)),
+            draw(values(out_shape)))
+
+
+def custom_body_expected(function, summed: bool, transform: str, n: int, x, w, t, ct):
+    """numpy's result of ``transform`` of the body's global function by the custom rule (float64)."""
+    x, w, t, ct = (np.asarray(a, np.float64) for a in (x, w, t, ct))
+    fold = (lambda v: v.reshape(n, -1, *v.shape[1:]).sum(0)) if summed else (lambda v: v)  # noqa: E731
+    value = fold(np.sin(x) * w if function.name == "custom_vjp" else np.tanh(x) * w)
+    if transform == "jvp":
+        return value, fold(function.pushforward(x, w, t, t))
+    g = np.tile(ct, (n, 1)) if summed else ct
+    if transform == "vjp":
+        return value, function.pullback(x, w, g)
+    grads = function.pullback(x, w, np.ones_like(x))
+    return grads if transform == "grad" else (np.sum(value), grads)
+
+
+@settings(max_examples=CUSTOM_EXAMPLES)
+@given(example=custom_rule_body_examples())
+def test_custom_rules_inside_shard_map(example):
+    """grad, value_and_grad, jvp and vjp through a shard_map body applying a custom_vjp or
+    custom_jvp function (elementwise, or summed by psum) are the custom rule's, once per global
+    value (numpy's value of it), and the unsharded global function's; cotangents come back laid out
+    as the primal inputs were."""
+    function, (body_source, out_entries, global_source), transform, mesh, axis, x, w, tangent, cotangent = example
+    n = mesh.axis_sizes[axis]
+    body_source, global_source = (src.replace("F(", f"{function.source}(") for src in (body_source, global_source))
+    in_spec = ((axis,),)
+    out_spec = tuple((axis,) if e == "A" else e for e in out_entries)
+    setup, call = shard_map_lines(f"functools.partial({body_source}, a={axis!r}, n={n})", (in_spec, in_spec), out_spec)
+    put = lambda name: f"jax.device_put({name}, NamedSharding(mesh, {spec_literal(in_spec)}))"  # noqa: E731
+    placed = f"{put('x')}, {put('w')}"
+    global_run = f"(lambda x, w: {transform_source(transform, 'f')})(jnp.asarray(x), jnp.asarray(w))"
+    sharded_run = f"(lambda x, w: {transform_source(transform, 'g')})({placed})"
+    code = script(["import functools", *function.definitions.splitlines(), *setup, f"g = jax.jit({call})",
+                   f"f = functools.partial({global_source}, n={n})", "tx, tw = t, t",
+                   f"sharded = {sharded_run}", f"unsharded = {global_run}", "print(sharded, unsharded, sep='\\n')"],
+                  meshes={"mesh": mesh}, arrays={"x": x, "w": w, "t": tangent, "ct": cotangent})
+    case = Case(f"{transform} of shard_map({body_source} with a={axis!r}) on {describe_mesh(mesh)}, in_specs "
+                f"{spec_literal(in_spec)} x2, out_specs {spec_literal(out_spec)}, x and w float32{list(x.shape)}", code,
+                {transform: sharded_run, f"{transform} of the global function": global_run,
+                 **tree_outcomes(transform, "sharded", LEAVES[transform]),
+                 **tree_outcomes(f"{transform} vs numpy's custom rule", "sharded", LEAVES[transform]),
+                 f"{transform} cotangent": "sharded"})
+    local = function_of(body_source)
+    g = jax.jit(compat.shard_map(lambda b, v: local(b, v, a=axis, n=n), bridge.jax_mesh(mesh), (in_spec, in_spec),
+                                 out_spec, check=True))
+    f = lambda x, w: function_of(global_source)(x, w, n=n)  # noqa: E731
+    t = jnp.asarray(tangent)
+    derivative = lambda fn: transformed(transform, fn, (t, t), jnp.asarray(cotangent))  # noqa: E731
+    in_sharding = bridge.named_sharding(mesh, in_spec)
+    sharded = case.accepts(transform, lambda: derivative(g)(jax.device_put(x, in_sharding), jax.device_put(w, in_sharding)))
+    unsharded = case.accepts(f"{transform} of the global function",
+                             lambda: jax.jit(derivative(f))(jnp.asarray(x), jnp.asarray(w)))  # one device, one compilation
+    compare_trees(case, transform, sharded, unsharded, model_dtype(x, w), **TOLERANCE)
+    compare_trees(case, f"{transform} vs numpy's custom rule", sharded,
+                  custom_body_expected(function, not out_entries, transform, n, x, w, tangent, cotangent),
+                  model_dtype(x, w), rtol=1e-4, atol=1e-4)
+    if transform != "jvp":
+        grads = sharded if transform == "grad" else sharded[1]
+        for name, leaf in zip(("first", "second"), grads):
+            check_layout(case, leaf, Layout(mesh, in_spec, x.shape), what=f"{transform} cotangent {name} result")

@@ -8,19 +8,21 @@ from dataclasses import dataclass
 from typing import Optional
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jax import lax
 
 from conformance.checking.case import Case
-from conformance.checking.repro import in_a_child_lines, scripted_case, shard_map_lines
+from conformance.checking.repro import describe_mesh, in_a_child_lines, scripted_case, shard_map_lines, spec_literal
 from conformance.jaxside import bridge, compat
 from conformance.model import spmd
 from conformance.model.layout import MeshModel
 from conformance.model.spmd import DeviceSelection
 from strategies import mesh_shapes
+from strategies.manual import AllToAllExample, all_to_all_over_two_axes
 from strategies.spmd import device_counts, device_selections, group_size, index_groups, permutations_pairs, sample_values
 
 pytestmark = pytest.mark.collectives
@@ -328,3 +330,140 @@ def test_ppermute_with_an_empty_perm_gives_zeros(run_isolated):
     result = run_isolated(lines)
     case.equal("exit status of the subprocess", result.returncode, 0)
     case.equal("result", result.stdout.strip().splitlines()[-1], str([[0, 0, 0], [0, 0, 0]]))
+
+
+# --- all_to_all over two mesh axes at once, plain, under jax.grad and under jax.vmap ----------
+# Each example compiles a program of its own (the gradient's is twice the size), 0.1-0.3 s each on 8
+# CPU devices: a sixteenth of the profile's examples (6 by default, 62 nightly) keeps the three
+# properties within their budget; the deterministic gradient case below runs every time.
+
+A2A_EXAMPLES = max(6, settings().max_examples // 16)
+
+
+def all_to_all_source(example: AllToAllExample, v: str, *, split=None, concat=None) -> str:
+    split = example.split if split is None else split
+    concat = example.concat if concat is None else concat
+    return f"lax.all_to_all({v}, {example.over!r}, {split}, {concat}, tiled={example.tiled})"
+
+
+def all_to_all_on_the_mesh(example: AllToAllExample, per_device, *, transposed: bool = False) -> list:
+    """The model: ``per_device[p]`` is the value of the device at flat (row-major) mesh position
+    ``p``; each group of devices sharing the coordinates off ``over`` exchanges chunks as
+    ``spmd.all_to_all`` says (``transposed``: with split and concat swapped, all_to_all's
+    transpose)."""
+    split, concat = (example.concat, example.split) if transposed else (example.split, example.concat)
+    out = [None] * example.mesh.size
+    for group in spmd.mesh_groups(example.mesh.shape, example.mesh.axis_names, example.over):
+        for p, r in zip(group, spmd.all_to_all([np.asarray(per_device[q]) for q in group], split, concat,
+                                               example.tiled)):
+            out[p] = r
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def all_to_all_program(example: AllToAllExample, way: str):
+    """shard_map over every axis of the mesh (the input's leading dimension holds one value per
+    device, in row-major mesh order), its body all_to_all over ``example.over``: applied to the
+    device's value (``way`` "plain"), or to each of its examples under jax.vmap ("vmap")."""
+    spec = (example.mesh.axis_names,)
+    a2a = functools.partial(lax.all_to_all, axis_name=example.over, split_axis=example.split,
+                            concat_axis=example.concat, tiled=example.tiled)
+    body = (lambda b: a2a(b[0])[None]) if way == "plain" else (lambda b: jax.vmap(a2a)(b[0])[None])
+    return jax.jit(compat.shard_map(body, bridge.jax_mesh(example.mesh), (spec,), spec, check=True))
+
+
+@functools.lru_cache(maxsize=None)
+def all_to_all_gradient(example: AllToAllExample):
+    """jax.grad of sum(w * all_to_all_program(x)) with respect to x."""
+    mapped = all_to_all_program(example, "plain")
+    return jax.jit(jax.grad(lambda x, w: jnp.sum(w * mapped(x))))
+
+
+def all_to_all_case(example: AllToAllExample, title: str, body: str, run: str, outcomes: dict, arrays: dict):
+    spec = (example.mesh.axis_names,)
+    setup, mapped = shard_map_lines(body, (spec,), spec)
+    return scripted_case(f"{title} over {describe_mesh(example.mesh)}, in/out_specs {spec_literal(spec)}",
+                         [*setup, f"f = jax.jit({mapped})", f"print({run})"], meshes={"mesh": example.mesh},
+                         arrays=arrays, outcomes=outcomes)
+
+
+@settings(max_examples=A2A_EXAMPLES)
+@given(example=all_to_all_over_two_axes(DEVICES), data=st.data())
+def test_all_to_all_over_two_mesh_axes(example, data):
+    """all_to_all over a pair of mesh axes in a shard_map body exchanges chunks within each group of
+    devices sharing the other coordinates, members ordered by their index over the pair (first axis
+    major), as the model's all_to_all says for that group."""
+    dtype = data.draw(st.sampled_from(("bool", "int32", "float32")), label="dtype")
+    x = data.draw(sample_values(dtype, (example.mesh.size, *example.shape)), label="x")
+    call = all_to_all_source(example, "b[0]")
+    case = all_to_all_case(example, f"shard_map(lambda b: {call}[None])", f"lambda b: {call}[None]", "f(x)",
+                           {"shard_map": "f(x)", "all_to_all result": "np.asarray(f(x))"}, {"x": x})
+    got = case.accepts("shard_map", lambda: all_to_all_program(example, "plain")(x))
+    case.same_bits("all_to_all result", np.asarray(got), np.stack(all_to_all_on_the_mesh(example, list(x))))
+
+
+@settings(max_examples=A2A_EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(example=all_to_all_over_two_axes(DEVICES), data=st.data())
+def test_gradient_of_all_to_all_over_two_mesh_axes(example, data, excuses):
+    """The gradient of sum(w * all_to_all over a pair of mesh axes) with respect to the input is
+    all_to_all's transpose applied to w (the model's all_to_all with split and concat swapped), and
+    is the numpy gradient of the unsharded permutation the model's all_to_all makes of the
+    input's elements."""
+    x = data.draw(sample_values("float32", (example.mesh.size, *example.shape)), label="x")
+    zeros = [np.zeros(example.shape, np.float32)] * example.mesh.size
+    out_shape = np.shape(all_to_all_on_the_mesh(example, zeros)[0])
+    w = data.draw(sample_values("float32", (example.mesh.size, *out_shape), subnormals=False), label="w")
+    call = all_to_all_source(example, "b[0]")
+    run = "jax.grad(lambda x, w: jnp.sum(w * f(x)))(x, w)"
+    case = all_to_all_case(example, f"jax.grad of sum(w * shard_map(lambda b: {call}[None]))",
+                           f"lambda b: {call}[None]", run,
+                           {"jax.grad": run, "gradient vs all_to_all's transpose of w": f"np.asarray({run})",
+                            "gradient vs the numpy gradient": f"np.asarray({run})"}, {"x": x, "w": w})
+    with excuses.way([example]):
+        got = np.asarray(case.accepts("jax.grad", lambda: all_to_all_gradient(example)(x, w)))
+        transposed = np.stack(all_to_all_on_the_mesh(example, list(w), transposed=True))
+        case.same_bits("gradient vs all_to_all's transpose of w", got, transposed)
+        # The numpy gradient: where the model sends each input element (by tracking element indices),
+        # w's element there is that element's derivative.
+        index = np.arange(x.size).reshape(x.shape)
+        sent_to = np.stack(all_to_all_on_the_mesh(example, list(index)))
+        gradient = np.zeros(x.size, np.float32)
+        np.add.at(gradient, sent_to.ravel(), w.ravel())
+        case.same_bits("gradient vs the numpy gradient", got, gradient.reshape(x.shape))
+
+
+@settings(max_examples=A2A_EXAMPLES)
+@given(example=all_to_all_over_two_axes(DEVICES), batch=st.integers(1, 3), data=st.data())
+def test_all_to_all_over_two_mesh_axes_under_vmap(example, batch, data):
+    """all_to_all over a pair of mesh axes under jax.vmap over a leading batch dimension of a
+    shard_map body's input gives, for each batch example, the model's all_to_all of that example."""
+    dtype = data.draw(st.sampled_from(("int32", "float32")), label="dtype")
+    x = data.draw(sample_values(dtype, (example.mesh.size, batch, *example.shape)), label="x")
+    call = all_to_all_source(example, "v")
+    body = f"lambda b: jax.vmap(lambda v: {call})(b[0])[None]"
+    case = all_to_all_case(example, f"shard_map({body})", body, "f(x)",
+                           {"shard_map": "f(x)", "vmapped all_to_all result": "np.asarray(f(x))"}, {"x": x})
+    got = case.accepts("shard_map", lambda: all_to_all_program(example, "vmap")(x))
+    per_example = [all_to_all_on_the_mesh(example, list(x[:, e])) for e in range(batch)]
+    expected = np.stack([np.stack([per_example[e][p] for e in range(batch)]) for p in range(example.mesh.size)])
+    case.same_bits("vmapped all_to_all result", np.asarray(got), expected)
+
+
+@bridge.needs_devices(4, "for a 2 x n/2 mesh")
+def test_gradient_of_an_untiled_all_to_all_that_moves_the_split_dimension():
+    """The gradient of sum(w * all_to_all(x, ('a', 'b'), 0, 1, tiled=False)) in a shard_map body is
+    all_to_all's transpose of w (split and concat swapped): the deterministic case of the gradient
+    property where the untiled all_to_all's new dimension lands elsewhere than the split one."""
+    n = len(DEVICES)
+    example = AllToAllExample(MeshModel(tuple(DEVICES), (2, n // 2), ("a", "b")), ("a", "b"), 0, 1, False, (n, 2))
+    x = np.arange(n * n * 2, dtype=np.float32).reshape(n, n, 2)
+    w = np.arange(n * 2 * n, dtype=np.float32).reshape(n, 2, n)
+    call = all_to_all_source(example, "b[0]")
+    run = "jax.grad(lambda x, w: jnp.sum(w * f(x)))(x, w)"
+    case = all_to_all_case(example, f"jax.grad of sum(w * shard_map(lambda b: {call}[None]))",
+                           f"lambda b: {call}[None]", run,
+                           {"jax.grad": run, "gradient vs all_to_all's transpose of w": f"np.asarray({run})"},
+                           {"x": x, "w": w})
+    got = np.asarray(case.accepts("jax.grad", lambda: all_to_all_gradient(example)(x, w)))
+    case.same_bits("gradient vs all_to_all's transpose of w", got,
+                   np.stack(all_to_all_on_the_mesh(example, list(w), transposed=True)))

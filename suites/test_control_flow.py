@@ -3,25 +3,40 @@
 constraint on the carry inside the loop, or none), ``jax.checkpoint`` under ``grad``, all jitted
 with drawn in/out shardings, their results laid out as asked; and ``donate_argnums`` with sharded
 inputs: a donated input whose buffers the result fits is deleted afterwards (reading it raises, as
-JAX documents), one it does not fit is kept with a warning, and nothing else is changed."""
+JAX documents), one it does not fit is kept with a warning, and nothing else is changed.
 
+Also: ``lax.switch`` (2-4 branches) and ``lax.cond`` choosing on an index or predicate reduced from
+a sharded array, over sharded operands, equal the unsharded run and numpy's branch (an index out of
+range clamped, as lax.switch documents), laid out as asked on Auto meshes; on Explicit meshes the
+result has the branches' common sharding type, and branches whose output sharding types differ are
+a TypeError (cond/switch require equal output types, and on Explicit axes the sharding is part of
+the type). And ``jax.checkpoint`` with the policies of ``jax.checkpoint_policies``: the residuals
+``print_saved_residuals`` reports are those our model of the policy saves
+(``conformance.model.remat``), and value and gradient, jitted with shardings, equal the unsharded
+run without checkpoint and numpy."""
+
+import contextlib
+import functools
+import io
+import re
 import warnings
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional, Tuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance.checking.layouts import check_layout
 from conformance.checking.repro import describe_mesh, scripted_case, spec_literal
 from conformance.jaxside import bridge, compat
-from conformance.model import dtypes
+from conformance.model import dtypes, remat
 from conformance.model.layout import Layout, Spec
-from strategies import dividing_specs, meshes
+from conformance.model.sharding_rules import canonical_spec
+from strategies import cutting_meshes, dividing_specs, meshes, sharding_specs
 from strategies.spmd import sample_values
 
 pytestmark = pytest.mark.control_flow
@@ -212,3 +227,429 @@ def test_donated_sharded_input_is_deleted_and_nothing_else_changes(example):
         case.true("a 'donated buffers were not usable' warning", any(
             "donated buffers were not usable" in str(w.message) for w in warned))
         case.same_bits("the donated input JAX kept", np.asarray(x), x0)
+
+
+# --- lax.switch and lax.cond on a sharded index -------------------------------------------------
+# The branches, functions of two float32 arrays x and y of one shape (and numpy's answers); a
+# property applies the first 2 to 4 of them, each one's result passed through ``finish(i, value)``
+# (where the property asks for branch i's output layout, or leaves it as it is).
+BRANCHES = ("x * 2 + y", "jnp.sin(x) * y", "x - y * 3", "jnp.cos(x) + y")
+BRANCH_REFERENCES = (lambda x, y: x * 2 + y, lambda x, y: np.sin(x) * y, lambda x, y: x - y * 3,
+                     lambda x, y: np.cos(x) + y)
+# float32 sin/cos and one product or sum of values <= 2 in magnitude, against float64
+BRANCH_TOLERANCE = dict(rtol=1e-5, atol=1e-5)
+# few shapes, so that the unsharded runs compile once per function and shape
+BRANCH_SHAPES = ((8,), (4, 2))
+INDEX_SIZE = 8
+
+
+def selector_source(selector: str, branches: int) -> str:
+    """The JAX source of ``lambda k, x, y, finish: ...``: ``lax.switch`` on the index ``sum(k)``
+    over the first ``branches`` BRANCHES, or ``lax.cond`` on ``sum(k) > 0`` (true: BRANCHES[0])."""
+    arms = [f"lambda x, y: finish({i}, {BRANCHES[i]})" for i in range(branches)]
+    if selector == "cond":
+        return f"lambda k, x, y, finish: lax.cond(jnp.sum(k) > 0, {arms[0]}, {arms[1]}, x, y)"
+    return f"lambda k, x, y, finish: lax.switch(jnp.sum(k), [{', '.join(arms)}], x, y)"
+
+
+def chosen_branch(selector: str, branches: int, total: int) -> int:
+    """Which branch runs: for switch the index clamped to [0, branches - 1], as lax.switch
+    documents; for cond the first when the predicate holds."""
+    if selector == "cond":
+        return 0 if total > 0 else 1
+    return min(max(total, 0), branches - 1)
+
+
+@functools.lru_cache(maxsize=None)
+def unsharded_selector(source: str) -> Callable:
+    """The selector of ``source`` with no layouts asked for, jitted with no shardings."""
+    body = bridge.function_of(source)
+    return jax.jit(lambda k, x, y: body(k, x, y, lambda i, v: v))
+
+
+@dataclass(frozen=True)
+class BranchExample:
+    axis_type: str
+    selector: str           # "switch" or "cond"
+    branches: int           # how many branches (2 for cond)
+    mesh: object
+    k: np.ndarray           # int32; the index (switch) or the predicate (cond) comes from sum(k)
+    x: np.ndarray
+    y: np.ndarray
+    k_spec: Spec
+    x_spec: Spec
+    y_spec: Spec
+    out_spec: Optional[Spec]                   # jit's out_shardings (Auto meshes), or None
+    branch_specs: Tuple[Optional[Spec], ...]   # each branch's output layout asked for, or None
+
+
+@st.composite
+def index_sums(draw, branches: int, selector: str, size: int) -> np.ndarray:
+    """An int32 array of ``size`` elements in [-3, 3] but the last, whose sum is drawn from
+    [-2, branches + 1] (switch: the in-range indices and two on each side) or [-2, 2] (cond)."""
+    top = 2 if selector == "cond" else branches + 1
+    total = draw(st.integers(-2, top))
+    k = np.array(draw(st.lists(st.integers(-3, 3), min_size=size, max_size=size)), dtype=np.int32)
+    k[-1] += total - int(k.sum())
+    return k
+
+
+@st.composite
+def branch_examples(draw, devices=DEVICES) -> BranchExample:
+    """An axis type (Auto, or Explicit where the release has it); switch over 2-4 branches or cond;
+    a mesh of 1-2 axes that can cut; k of INDEX_SIZE elements whose sum picks the branch; float32 x
+    and y of a shape from BRANCH_SHAPES, values <= 2 in magnitude; mostly cutting specs for k, x, y
+    (on Explicit meshes y's is x's, as elementwise typing needs), a dividing one for jit's out_shardings (Auto
+    meshes); each branch's output layout: half of the time one choice for all branches (none, or a
+    dividing spec), else a mostly cutting spec per branch (on Explicit meshes only where the
+    release compares the branches' sharding types: compat feature branch_sharding_types)."""
+    axis_type = draw(st.sampled_from(compat.mesh_axis_types()))
+    selector = draw(st.sampled_from(("switch", "cond")))
+    branches = 2 if selector == "cond" else draw(st.integers(2, len(BRANCHES)))
+    shape = draw(st.sampled_from(BRANCH_SHAPES))
+    mesh = draw(cutting_meshes(devices, (*shape, INDEX_SIZE), max_axes=2))
+    k = draw(index_sums(branches, selector, INDEX_SIZE))
+    x = draw(sample_values("float32", shape, subnormals=False)) / 50
+    y = draw(sample_values("float32", shape, subnormals=False)) / 50
+    x_spec = draw(sharding_specs(mesh, shape))
+    y_spec = x_spec if axis_type == "Explicit" else draw(sharding_specs(mesh, shape))
+    out_spec = None if axis_type == "Explicit" else draw(dividing_specs(mesh, shape))
+    # (where the release does not compare the branches' sharding types, Explicit branches agree)
+    typed = axis_type == "Auto" or compat.FEATURES["branch_sharding_types"].available
+    if draw(st.booleans()) or not typed:
+        branch_specs = (draw(st.none() | dividing_specs(mesh, shape)),) * branches
+    else:
+        branch_specs = tuple(draw(sharding_specs(mesh, shape)) for _ in range(branches))
+    return BranchExample(axis_type, selector, branches, mesh, k, x, y, draw(sharding_specs(mesh, k.shape)), x_spec,
+                         y_spec, out_spec, branch_specs)
+
+
+def explicit_output_specs(example: BranchExample) -> Tuple[Spec, ...]:
+    """Each branch's output sharding type on an Explicit mesh: the spec its output is resharded to,
+    else x's (elementwise ops of operands of one type keep it), canonical."""
+    rank = example.x.ndim
+    return tuple(canonical_spec(example.x_spec if spec is None else spec, rank) for spec in example.branch_specs)
+
+
+@settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(example=branch_examples())
+def test_switch_and_cond_on_a_sharded_index_run_the_branch_it_picks(example, excuses):
+    """lax.switch on an index summed from a sharded array (clamped into range, as lax.switch
+    documents) and lax.cond on a predicate from one, over sharded operands under jit, equal the
+    unsharded run and numpy's branch, laid out as out_shardings ask (Auto) or as the branches'
+    common sharding type (Explicit, where branches whose output types differ are a TypeError, as
+    cond/switch require equal output types)."""
+    with excuses.way([example], mesh_kind=example.axis_type):
+        check_switch_and_cond(example)
+
+
+def check_switch_and_cond(example: BranchExample) -> None:
+    explicit = example.axis_type == "Explicit"
+    source = selector_source(example.selector, example.branches)
+    s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"  # noqa: E731
+    finish_literal = "lambda i, v: [" + ", ".join(
+        "v" if spec is None else f"{compat.CONSTRAIN_SOURCE[example.axis_type]}(v, {s(spec)})"
+        for spec in example.branch_specs) + "][i]"
+    out = "" if explicit else f", out_shardings={s(example.out_spec)}"
+    sharded = "g(k, x, y)"
+    unsharded = "unfinished(jnp.asarray(k0), jnp.asarray(x0), jnp.asarray(y0))"
+    types = explicit_output_specs(example) if explicit else None
+    agree = not explicit or len(set(types)) == 1
+    case = scripted_case(
+        f"jax.jit({source}{out}) with finish = {finish_literal}; {example.axis_type} {describe_mesh(example.mesh)}; "
+        f"k {example.k.tolist()} {spec_literal(example.k_spec)}, x float32{list(example.x.shape)} "
+        f"{spec_literal(example.x_spec)}, y {spec_literal(example.y_spec)}",
+        [f"f = lambda k, x, y: ({source})(k, x, y, {finish_literal})",
+         f"unfinished = jax.jit(lambda k, x, y: ({source})(k, x, y, lambda i, v: v))",
+         f"g = jax.jit(f{out})",
+         f"print('unsharded:', {unsharded})"],
+        meshes={"mesh": example.mesh}, axis_type=example.axis_type,
+        arrays={"k0": example.k, "x0": example.x, "y0": example.y},
+        in_context=[f"k, x, y = (jax.device_put(k0, {s(example.k_spec)}), jax.device_put(x0, {s(example.x_spec)}), "
+                    f"jax.device_put(y0, {s(example.y_spec)}))",
+                    f"print('sharded:  ', {sharded})" if agree else "print(g.lower(k, x, y))"],
+        outcomes={"jitted with shardings": sharded, "np.asarray of the result": f"np.asarray({sharded})",
+                  "unsharded": unsharded, "unsharded result vs numpy": unsharded, "sharded result": sharded,
+                  "result": sharded, "tracing branches whose output sharding types differ": "g.lower(k, x, y)"})
+    sharding = lambda spec: bridge.named_sharding(example.mesh, spec, example.axis_type)  # noqa: E731
+    body = bridge.function_of(source)
+
+    def finish(i, v):
+        spec = example.branch_specs[i]
+        return v if spec is None else compat.constrain(v, sharding(spec), example.axis_type)
+    f = lambda k, x, y: body(k, x, y, finish)  # noqa: E731
+    g = jax.jit(f) if explicit else jax.jit(f, out_shardings=sharding(example.out_spec))
+    index = chosen_branch(example.selector, example.branches, int(example.k.sum()))
+    with np.errstate(all="ignore"):
+        expected = BRANCH_REFERENCES[index](example.x.astype(np.float64), example.y.astype(np.float64))
+    unsharded = np.asarray(case.accepts("unsharded", lambda: unsharded_selector(source)(
+        jnp.asarray(example.k), jnp.asarray(example.x), jnp.asarray(example.y))))
+    case.close("unsharded result vs numpy", unsharded, expected.astype(np.float32), **BRANCH_TOLERANCE)
+    with compat.mesh_context(bridge.jax_mesh(example.mesh, example.axis_type), example.axis_type):
+        k, x, y = (jax.device_put(example.k, sharding(example.k_spec)), jax.device_put(example.x, sharding(example.x_spec)),
+                   jax.device_put(example.y, sharding(example.y_spec)))
+        if not agree:
+            case.rejects("tracing branches whose output sharding types differ", lambda: g.lower(k, x, y), (TypeError,))
+            return
+        result = case.accepts("jitted with shardings", lambda: g(k, x, y))
+    got = case.accepts("np.asarray of the result", lambda: np.asarray(result))
+    case.close("sharded result", got, unsharded, **BRANCH_TOLERANCE)
+    check_layout(case, result, Layout(example.mesh, types[0] if explicit else example.out_spec, got.shape), what="result")
+
+
+# --- jax.checkpoint policies -------------------------------------------------------------------
+# A small function with a dot without batch dimensions, a named sin of it (optionally under a
+# sharding constraint first), a dot with a batch dimension and a sin; remat.sin_dot_program is its
+# graph in the model's terms.
+SIN_DOT = """\
+def sin_dot(x, w, v, constrain=lambda d: d):
+    d = constrain(x @ w)
+    s = jax.ad_checkpoint.checkpoint_name(jnp.sin(d), 's')
+    g = jnp.einsum('ij,ij->i', s, v)
+    return jnp.sum(jnp.sin(g))"""
+_REMAT_NAMESPACE = {"jax": jax, "jnp": jnp}
+exec("import jax.ad_checkpoint\n" + SIN_DOT, _REMAT_NAMESPACE)
+sin_dot = _REMAT_NAMESPACE["sin_dot"]
+UNSHARDED_SIN_DOT = jax.jit(jax.value_and_grad(sin_dot, argnums=(0, 1, 2)))  # the twin, without checkpoint
+# (policy, the names it is given): the name-based policies with the function's name 's' or another
+POLICY_CHOICES = (("nothing_saveable", ()), ("everything_saveable", ()), ("dots_saveable", ()),
+                  ("checkpoint_dots", ()), ("dots_with_no_batch_dims_saveable", ()),
+                  ("save_only_these_names", ("s",)), ("save_only_these_names", ("t",)),
+                  ("save_any_names_but_these", ("s",)), ("save_any_names_but_these", ("t",)))
+# float32 sums of at most 8 products of values <= 2, through sin and cos, against float64
+REMAT_TOLERANCE = dict(rtol=1e-4, atol=1e-4)
+# (m, k, n): two sizes (the unsharded twin compiles once for each), sides 8 and 4 or 2 to cut, and
+# distinct sides so that each residual's shape tells which value it is
+REMAT_SIZES = ((4, 8, 2), (8, 2, 4))
+
+
+def policy_literal(kind: str, names: Tuple[str, ...]) -> str:
+    args = f"({', '.join(map(repr, names))})" if names else ""
+    return f"jax.checkpoint_policies.{kind}{args}"
+
+
+def jax_policy(kind: str, names: Tuple[str, ...]):
+    """The policy from jax.checkpoint_policies (skips, naming the version, where it is missing)."""
+    policy = compat.feature(f"checkpoint_policies.{kind}")
+    policy = getattr(policy, kind)
+    return policy(*names) if names else policy
+
+
+def sin_dot_gradient(x, w, v):
+    """numpy's value and gradient of sin_dot with respect to x, w and v (float64)."""
+    d = x @ w
+    s = np.sin(d)
+    g = np.einsum("ij,ij->i", s, v)
+    dg = np.cos(g)[:, None]
+    dd = dg * v * np.cos(d)
+    return np.sum(np.sin(g)), (dd @ w.T, x.T @ dd, dg * s)
+
+
+RESIDUAL_LINE = re.compile(r"^\w+\[([\d,\s]*)\] (?:from the argument '?(\w+)'?|named '([^']+)' from|output of (\w+) from)")
+
+
+def parsed_residuals(lines) -> Tuple[object, ...]:
+    """print_saved_residuals' lines as model Residuals (a line it cannot read is kept whole, as an
+    'unread' residual, so that it shows in the comparison)."""
+    out = []
+    for line in lines:
+        m = RESIDUAL_LINE.match(line.strip())
+        if m is None:
+            out.append(remat.Residual("unread", line.strip(), ()))
+            continue
+        shape = tuple(int(d) for d in m.group(1).replace(" ", "").split(",") if d)
+        if m.group(2):
+            out.append(remat.Residual("argument", m.group(2), shape))
+        elif m.group(3):
+            out.append(remat.Residual("named", m.group(3), shape))
+        else:
+            out.append(remat.Residual("output", m.group(4), shape))
+    return tuple(sorted(out))
+
+
+def printed_residuals(f, *args) -> list:
+    """What ``jax.ad_checkpoint.print_saved_residuals(f, *args)`` prints, one residual a line."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        compat.feature("print_saved_residuals")(f, *args)
+    return [line for line in printed.getvalue().splitlines() if line.strip()]
+
+
+@dataclass(frozen=True)
+class RematExample:
+    policy: Tuple[str, Tuple[str, ...]]
+    mesh: object
+    x: np.ndarray
+    w: np.ndarray
+    v: np.ndarray
+    specs: Tuple[Spec, Spec, Spec]         # of x, w, v
+    grad_specs: Tuple[Spec, Spec, Spec]    # out_shardings of the gradients
+    inner_spec: Optional[Spec]             # a constraint on x @ w inside, or None
+
+
+@st.composite
+def remat_examples(draw, devices=DEVICES) -> RematExample:
+    """A policy from POLICY_CHOICES; a mesh of 1-2 axes that can cut; float32 x [m, k], w [k, n],
+    v [m, n] with (m, k, n) from REMAT_SIZES, values <= 2 in magnitude; mostly cutting specs for
+    them (x's and w's mostly cutting the contracted side k), dividing specs for the gradients'
+    out_shardings and, half of the time, a mostly cutting one for a constraint on x @ w."""
+    policy = draw(st.sampled_from(POLICY_CHOICES))
+    m, k, n = draw(st.sampled_from(REMAT_SIZES))
+    mesh = draw(cutting_meshes(devices, (m, k, n), max_axes=2))
+    values = lambda shape: sample_values("float32", shape, subnormals=False).map(lambda a: a / 50)  # noqa: E731
+    x, w, v = draw(values((m, k))), draw(values((k, n))), draw(values((m, n)))
+    specs = (draw(sharding_specs(mesh, x.shape, prefer=(1,))), draw(sharding_specs(mesh, w.shape, prefer=(0,))),
+             draw(sharding_specs(mesh, v.shape)))
+    grad_specs = tuple(draw(dividing_specs(mesh, a.shape)) for a in (x, w, v))
+    inner = draw(st.none() | sharding_specs(mesh, (m, n)))
+    return RematExample(policy, mesh, x, w, v, specs, grad_specs, inner)
+
+
+@functools.lru_cache(maxsize=None)
+def checkpointed_sin_dot(kind: str, names: Tuple[str, ...], inner) -> Callable:
+    """``jax.checkpoint(sin_dot, policy=...)``, constraining x @ w to ``inner`` (a sharding) or not."""
+    constrain = (lambda d: d) if inner is None else (lambda d: compat.constrain(d, inner))
+    return jax.checkpoint(lambda x, w, v: sin_dot(x, w, v, constrain), policy=jax_policy(kind, names))
+
+
+def remat_case(example: RematExample, lines, outcomes: dict, call: str):
+    """The Case of a checkpoint example: its script defines sin_dot, ``checkpointed`` (with the
+    example's policy and constraint) and places x, w and v, then runs ``lines``."""
+    kind, names = example.policy
+    s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"  # noqa: E731
+    constrain = "lambda d: d" if example.inner_spec is None else \
+        f"lambda d: jax.lax.with_sharding_constraint(d, {s(example.inner_spec)})"
+    in_literal = ", ".join(s(spec) for spec in example.specs)
+    return scripted_case(
+        f"{call} of jax.checkpoint(sin_dot, policy={policy_literal(kind, names)}) with constrain = {constrain}; "
+        f"x, w, v {tuple(spec_literal(p) for p in example.specs)} on {describe_mesh(example.mesh)}; "
+        f"x {list(example.x.shape)}, w {list(example.w.shape)}",
+        ["import io, contextlib, jax.ad_checkpoint", *SIN_DOT.splitlines(),
+         f"checkpointed = jax.checkpoint(lambda x, w, v: sin_dot(x, w, v, {constrain}), "
+         f"policy={policy_literal(kind, names)})",
+         f"x, w, v = (jax.device_put(a, sh) for a, sh in zip((x0, w0, v0), ({in_literal},)))", *lines],
+        meshes={"mesh": example.mesh}, arrays={"x0": example.x, "w0": example.w, "v0": example.v}, outcomes=outcomes)
+
+
+def placed(example: RematExample):
+    sharding = lambda spec: bridge.named_sharding(example.mesh, spec)  # noqa: E731
+    inner = None if example.inner_spec is None else sharding(example.inner_spec)
+    args = tuple(jax.device_put(a, sharding(spec)) for a, spec in zip((example.x, example.w, example.v), example.specs))
+    return checkpointed_sin_dot(*example.policy, inner), args
+
+
+@settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(example=remat_examples())
+def test_checkpoint_saves_the_residuals_its_policy_names(example, excuses):
+    """The residuals jax.ad_checkpoint.print_saved_residuals reports for jax.checkpoint(f, policy)
+    of sharded x, w, v are those the model of the policy saves: the arguments, and the values the
+    backward pass needs that the policy lets be saved (the rest recomputed)."""
+    with excuses.way([example]):
+        check_saved_residuals(example)
+
+
+def check_saved_residuals(example: RematExample) -> None:
+    kind, names = example.policy
+    case = remat_case(example, ["printed = io.StringIO()", "with contextlib.redirect_stdout(printed):",
+                                "    jax.ad_checkpoint.print_saved_residuals(checkpointed, x, w, v)",
+                                "print(printed.getvalue())"],
+                      {"print_saved_residuals": "jax.ad_checkpoint.print_saved_residuals(checkpointed, x, w, v)"},
+                      "print_saved_residuals")
+    checkpointed, args = placed(example)
+    lines = case.accepts("print_saved_residuals", lambda: printed_residuals(checkpointed, *args))
+    m, k = example.x.shape
+    model = remat.sin_dot_program(m, k, example.w.shape[1], name="s", constrained=example.inner_spec is not None)
+    expected = remat.saved_residuals(model, remat.Policy(kind, frozenset(names)))
+    case.equal(f"the saved residuals (print_saved_residuals said {lines})", [str(r) for r in parsed_residuals(lines)],
+               [str(r) for r in expected])
+
+
+# Each example compiles a sharded value_and_grad, several times the cost of the other properties'
+# compilations: fewer examples, as many in proportion to the profile.
+GRADIENT_EXAMPLES = max(4, settings().max_examples // 25)
+
+
+@settings(max_examples=GRADIENT_EXAMPLES)
+@given(example=remat_examples())
+def test_checkpoint_policy_keeps_the_value_and_gradient(example):
+    """value_and_grad of jax.checkpoint(f, policy=...) of a dot/sin/named-value function, jitted with
+    in_shardings and out_shardings, equals the unsharded run without checkpoint and numpy, the
+    gradients laid out as out_shardings ask."""
+    s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"  # noqa: E731
+    in_literal = ", ".join(s(spec) for spec in example.specs)
+    grads_literal = ", ".join(s(spec) for spec in example.grad_specs)
+    sharded = "g(x, w, v)"
+    unsharded = "jax.value_and_grad(sin_dot, argnums=(0, 1, 2))(x0, w0, v0)"
+    case = remat_case(example, [
+        f"g = jax.jit(jax.value_and_grad(checkpointed, argnums=(0, 1, 2)), in_shardings=({in_literal},), "
+        f"out_shardings=(NamedSharding(mesh, P()), ({grads_literal},)))",
+        f"print('unsharded, no checkpoint:', {unsharded})",
+        f"print('sharded:', {sharded})"],
+        {"jitted with shardings": sharded, "unsharded": unsharded, "value": f"{sharded}[0]",
+         "gradient with respect to x": f"{sharded}[1][0]", "gradient with respect to w": f"{sharded}[1][1]",
+         "gradient with respect to v": f"{sharded}[1][2]", "unsharded value vs numpy": f"{unsharded}[0]",
+         "unsharded gradient with respect to x": f"{unsharded}[1][0]",
+         "unsharded gradient with respect to w": f"{unsharded}[1][1]",
+         "unsharded gradient with respect to v": f"{unsharded}[1][2]"},
+        f"jax.jit(jax.value_and_grad(...), out_shardings=(P(), {tuple(spec_literal(p) for p in example.grad_specs)}))")
+    sharding = lambda spec: bridge.named_sharding(example.mesh, spec)  # noqa: E731
+    checkpointed, args = placed(example)
+    g = jax.jit(jax.value_and_grad(checkpointed, argnums=(0, 1, 2)),
+                in_shardings=tuple(sharding(spec) for spec in example.specs),
+                out_shardings=(sharding(()), tuple(sharding(spec) for spec in example.grad_specs)))
+    value, grads = case.accepts("jitted with shardings", lambda: g(*args))
+    unsharded_value, unsharded_grads = case.accepts("unsharded", lambda: UNSHARDED_SIN_DOT(
+        jnp.asarray(example.x), jnp.asarray(example.w), jnp.asarray(example.v)))
+    expected_value, expected_grads = sin_dot_gradient(*(a.astype(np.float64) for a in (example.x, example.w, example.v)))
+    case.close("unsharded value vs numpy", np.asarray(unsharded_value), np.float32(expected_value), **REMAT_TOLERANCE)
+    case.close("value", np.asarray(value), np.asarray(unsharded_value), **REMAT_TOLERANCE)
+    for name, got, unsharded, expected, spec in zip("xwv", grads, unsharded_grads, expected_grads, example.grad_specs):
+        case.close(f"unsharded gradient with respect to {name} vs numpy", np.asarray(unsharded),
+                   expected.astype(np.float32), **REMAT_TOLERANCE)
+        case.close(f"gradient with respect to {name}", np.asarray(got), np.asarray(unsharded), **REMAT_TOLERANCE)
+        check_layout(case, got, Layout(example.mesh, spec, got.shape), what=f"gradient with respect to {name}")
+
+
+def test_save_only_these_names_reports_the_named_residual_by_its_name():
+    """print_saved_residuals of jax.checkpoint(sin_dot, policy=save_only_these_names('s')) reports
+    the arguments and the value named 's', by its name, as the model of the policy saves."""
+    x, w, v = (np.arange(np.prod(shape), dtype=np.float32).reshape(shape) / 50 for shape in ((4, 8), (8, 2), (4, 2)))
+    example = RematExample(("save_only_these_names", ("s",)), bridge.first_devices_mesh(("a", 1)), x, w, v,
+                           ((), (), ()), ((), (), ()), None)
+    case = remat_case(example, ["printed = io.StringIO()", "with contextlib.redirect_stdout(printed):",
+                                "    jax.ad_checkpoint.print_saved_residuals(checkpointed, x, w, v)",
+                                "print(printed.getvalue())"],
+                      {"the saved residuals": "sorted(line.split(' from')[0] for line in printed.getvalue().splitlines())"},
+                      "print_saved_residuals")
+    checkpointed, args = placed(example)
+    lines = printed_residuals(checkpointed, *args)
+    expected = remat.saved_residuals(remat.sin_dot_program(4, 8, 2, name="s", constrained=False),
+                                     remat.Policy("save_only_these_names", frozenset({"s"})))
+    case.equal(f"the saved residuals (print_saved_residuals said {lines})", [str(r) for r in parsed_residuals(lines)],
+               [str(r) for r in expected])
+
+
+@bridge.needs_devices(8, "for a (4, 2) mesh whose branches ask for layouts over different axes")
+def test_switch_branches_constrained_to_different_layouts_compile():
+    """lax.switch whose two branches constrain their outputs to different layouts (P('a') and
+    P('b')) on an Auto mesh, jitted with a replicated out_sharding, runs the branch the index picks."""
+    mesh = bridge.first_devices_mesh(("a", 4), ("b", 2))
+    k0, x0, y0 = np.zeros(8, np.int32), np.arange(8, dtype=np.float32), np.ones(8, np.float32)
+    source = selector_source("switch", 2)
+    call = "g(k, x, y)"
+    case = scripted_case(
+        f"jax.jit({source}, out_shardings=P()) with finish = constraints P('a') and P('b'); {describe_mesh(mesh)}",
+        [f"f = lambda k, x, y: ({source})(k, x, y, lambda i, v: jax.lax.with_sharding_constraint(v, "
+         f"NamedSharding(mesh, [P('a'), P('b')][i])))",
+         "g = jax.jit(f, out_shardings=NamedSharding(mesh, P()))",
+         "k, x, y = (jax.device_put(a, NamedSharding(mesh, P('a'))) for a in (k0, x0, y0))",
+         f"print({call})"],
+        meshes={"mesh": mesh}, arrays={"k0": k0, "x0": x0, "y0": y0},
+        outcomes={"jitted with shardings": call, "result": f"np.asarray({call})"})
+    sharding = lambda spec: bridge.named_sharding(mesh, spec)  # noqa: E731
+    body = bridge.function_of(source)
+    g = jax.jit(lambda k, x, y: body(k, x, y, lambda i, v: compat.constrain(v, sharding((("a", "b")[i],)))),
+                out_shardings=sharding(()))
+    k, x, y = (jax.device_put(a, sharding(("a",))) for a in (k0, x0, y0))
+    result = case.accepts("jitted with shardings", lambda: g(k, x, y))
+    case.close("result", np.asarray(result), x0 * 2 + y0, **BRANCH_TOLERANCE)

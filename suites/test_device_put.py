@@ -16,7 +16,7 @@ from conformance.checking.layouts import check_layout, layout_case
 from conformance.checking.repro import check_in_a_subprocess
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, MeshModel, block_slices, normalize_index
-from strategies import arrays, dtype_of, dtypes, layouts, layouts_sharing_shape, meshes, supported_dtype_names
+from strategies import arrays, assembly, dtype_of, dtypes, layouts, layouts_sharing_shape, meshes, supported_dtype_names
 from strategies.arrays import SMALL_DTYPES
 from strategies.tutorial import tutorial_array, tutorial_examples, tutorial_layouts
 
@@ -372,3 +372,74 @@ def test_jit_between_two_meshes_of_one_device_order_compiles(run_isolated):
     check_in_a_subprocess("jit(a * 3 - 1) from P(('x', 'y'), 'a') on a (1, 3, 2, 1) mesh to P(('x',), ('b',)) "
                           "on a (6, 1) mesh of the same devices", lines, run_isolated, printed="-36",
                           what="sum of the result")
+
+
+# --- arrays assembled from pieces in any order, over permuted meshes (issue 26) -----------------
+ASSEMBLY_EXAMPLES = max(8, settings().max_examples // 10)
+
+
+def assembly_case(layout: Layout, x, pieces, call: str, outcomes: dict, *, runs: bool = True):
+    """A case whose script rebuilds the pieces ((device, values) pairs, in the order they are handed
+    over) and, where ``runs``, the assembled array ``y``."""
+    listed = [(d, np.asarray(data).tolist(), str(np.asarray(data).dtype)) for d, data in pieces]
+    return layout_case(layout, call, [
+        f"listed = {listed!r}  # (device, values, dtype) of each piece, in the order handed over",
+        "pieces = [jax.device_put(np.array(v, dt), devices[d]) for d, v, dt in listed]",
+        *(["y = jax.make_array_from_single_device_arrays(x.shape, sharding, pieces)"] if runs else [])],
+        x=x, outcomes=outcomes)
+
+
+def assembled_from(layout: Layout, x, pieces):
+    by_id = bridge.devices_by_id()
+    placed = [jax.device_put(data, by_id[d]) for d, data in pieces]
+    return lambda: jax.make_array_from_single_device_arrays(x.shape, bridge.layout_sharding(layout), placed)
+
+
+@settings(max_examples=ASSEMBLY_EXAMPLES)
+@given(example=assembly.assembly_examples(DEVICES))
+def test_single_device_arrays_in_any_order_assemble_by_device(example):
+    """make_array_from_single_device_arrays, given each device's block of x in any order over a
+    mesh of permuted devices, assembles x: each piece goes to the device it is on, not to a
+    position in the list."""
+    layout, x, order = example
+    pieces = assembly.pieces_of(layout, x, order)
+    case = assembly_case(layout, x, pieces, "jax.make_array_from_single_device_arrays(x.shape, sharding, "
+                         "pieces)  # pieces in any order", {
+                             "make_array_from_single_device_arrays":
+                                 "jax.make_array_from_single_device_arrays(x.shape, sharding, pieces)",
+                             "np.asarray(y)": "y", "shard": "y"})
+    y = case.accepts("make_array_from_single_device_arrays", assembled_from(layout, x, pieces))
+    case.same_bits("np.asarray(y)", np.asarray(y), x)
+    check_layout(case, y, layout, x)
+
+
+@settings(max_examples=ASSEMBLY_EXAMPLES)
+@given(example=assembly.assembly_examples(DEVICES))
+def test_make_array_from_callback_over_a_permuted_mesh_puts_each_block_on_its_device(example):
+    """make_array_from_callback over a mesh of permuted devices gives each device the callback's
+    value for that device's block (the model's), so the array equals x."""
+    layout, x, _ = example
+    case = layout_case(layout, "jax.make_array_from_callback(x.shape, sharding, lambda i: x[i])  # permuted mesh",
+                       ["y = jax.make_array_from_callback(x.shape, sharding, lambda i: x[i])"], x=x,
+                       outcomes={"make_array_from_callback":
+                                 "jax.make_array_from_callback(x.shape, sharding, lambda i: x[i])",
+                                 "np.asarray(y)": "y", "shard": "y"})
+    y = case.accepts("make_array_from_callback",
+                     lambda: jax.make_array_from_callback(x.shape, bridge.layout_sharding(layout), lambda i: x[i]))
+    case.same_bits("np.asarray(y)", np.asarray(y), x)
+    check_layout(case, y, layout, x)
+
+
+@settings(max_examples=ASSEMBLY_EXAMPLES)
+@given(example=assembly.wrong_pieces(DEVICES))
+def test_make_array_from_single_device_arrays_refuses_a_misplaced_or_misshapen_piece(example):
+    """make_array_from_single_device_arrays refuses, with ValueError (as its checks state), pieces
+    one of which is on a device outside the sharding, on another piece's device, or not of the
+    sharding's shard shape."""
+    layout, x, pieces, kind, victim = example
+    case = assembly_case(layout, x, pieces, f"jax.make_array_from_single_device_arrays(x.shape, sharding, "
+                         f"pieces)  # {kind} (the piece of device {victim})",
+                         {"make_array_from_single_device_arrays refuses the pieces":
+                          "jax.make_array_from_single_device_arrays(x.shape, sharding, pieces)"}, runs=False)
+    case.rejects("make_array_from_single_device_arrays refuses the pieces",
+                 assembled_from(layout, x, pieces), (ValueError,))

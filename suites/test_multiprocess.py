@@ -18,7 +18,7 @@ from conformance.checking.repro import describe_layout
 from conformance.jaxside import compat
 from conformance.model.layout import Layout, MeshModel, block_slices
 from conformance.runner.multiprocess import steps
-from strategies import congruent_shapes, dividing_specs, meshes, partition_specs
+from strategies import assembly, congruent_shapes, dividing_specs, meshes, partition_specs
 
 pytestmark = pytest.mark.multiprocess
 EXAMPLES = max(5, settings().max_examples // 5)  # each example is a step across every process
@@ -268,3 +268,90 @@ def test_multiprocess_run_is_what_was_asked(multiprocess_leader):
     assert per_process == [jax.local_device_count()] * count, per_process
     assert set(owners().values()) == set(range(count))
     assert compat.MULTIPROCESS_CPU or jax.default_backend() != "cpu"
+
+
+# --- multihost_utils broadcast_one_to_all and process_allgather (issue 26) ----------------------
+def broadcast_sources():
+    """strategies.assembly.broadcast_sources for this run's process count (read when the first
+    example is drawn, once the run's processes are known)."""
+    return st.deferred(lambda: assembly.broadcast_sources(jax.process_count()))
+
+
+def tree_case(call: str, tree: dict) -> Case:
+    leaves = ", ".join(f"{leaf['dtype']}{tuple(leaf['shape'])}" for leaf in tree["leaves"])
+    return Case(f"{call}; tree {{'first', 'rest'}} of leaves {leaves}, its values differing per process "
+                f"(seed {tree['seed']}); {jax.process_count()} processes x {jax.local_device_count()} devices",
+                f"    pytest suites/test_multiprocess.py --processes {jax.process_count()} "
+                f"--devices {jax.local_device_count()} --hypothesis-seed=<the seed in the header>")
+
+
+def check_tree(case: Case, what: str, answer: dict, expected_leaves) -> None:
+    """``answer`` (a step's tree_answer) is the pytree {"first", "rest"} of ``expected_leaves``:
+    same structure, and each leaf's shape, dtype and values."""
+    if "raised" in answer or "error" in answer:
+        case.fail(f"{what} raised {answer.get('raised')}: {answer.get('message')} [{case.call}]")
+    case.equal(f"{what}: the tree's structure", (answer["type"], answer["keys"], len(answer["rest"])),
+               ("dict", ["first", "rest"], len(expected_leaves) - 1))
+    for i, (got, want) in enumerate(zip([answer["first"], *answer["rest"]], expected_leaves)):
+        case.equal(f"{what}: leaf {i} shape", tuple(got["shape"]), want.shape)
+        case.equal(f"{what}: leaf {i} dtype", got["dtype"], want.dtype.name)
+        case.same_bits(f"{what}: leaf {i}", np.asarray(got["values"], want.dtype).reshape(want.shape), want)
+
+
+@given(tree=assembly.per_process_trees(), source=broadcast_sources())
+@settings(max_examples=EXAMPLES)
+def test_broadcast_one_to_all_gives_every_process_the_source_value(tree, source, multiprocess_leader):
+    """broadcast_one_to_all of a pytree whose values differ per process gives every process the
+    source's tree (process 0's, or with is_source= the process where it is true), leaf for leaf."""
+    call = ("multihost_utils.broadcast_one_to_all(tree)" if source is None else
+            f"multihost_utils.broadcast_one_to_all(tree, is_source=jax.process_index() == {source})")
+    case = tree_case(call, tree)
+    answers = multiprocess_leader.run("broadcast", dict(tree, source=source))
+    expected = steps.local_leaves(tree, source or 0)
+    for process, answer in enumerate(answers):
+        check_tree(case, f"broadcast_one_to_all on process {process}", answer, expected)
+
+
+def gathered_leaves(tree: dict, tiled: bool):
+    """The model of process_allgather of per-process values: each leaf of every process, stacked
+    along a new leading axis in process order (tiled=False, or a rank-0 leaf), or concatenated
+    along axis 0 (tiled=True)."""
+    per_process = [steps.local_leaves(tree, p) for p in range(jax.process_count())]
+    join = lambda leaves: np.stack(leaves) if not tiled or leaves[0].ndim == 0 else np.concatenate(leaves)  # noqa: E731
+    return [join([leaves[i] for leaves in per_process]) for i in range(len(tree["leaves"]))]
+
+
+@given(tree=assembly.per_process_trees(), tiled=st.booleans(), kind=st.sampled_from(("numpy", "jax")))
+@settings(max_examples=EXAMPLES)
+def test_process_allgather_of_per_process_values_stacks_or_concatenates(tree, tiled, kind, multiprocess_leader):
+    """process_allgather of a pytree of per-process values (numpy, or arrays on a local device)
+    gives every process each leaf of every process in process order: stacked on a new leading axis
+    with tiled=False (and for scalars), concatenated along axis 0 with tiled=True."""
+    holder = "np.ndarray" if kind == "numpy" else "jax.Array on a local device"
+    case = tree_case(f"multihost_utils.process_allgather(tree, tiled={tiled})  # leaves: {holder}", tree)
+    answers = multiprocess_leader.run("allgather_local", dict(tree, tiled=tiled, **{"as": kind}))
+    expected = gathered_leaves(tree, tiled)
+    for process, answer in enumerate(answers):
+        check_tree(case, f"process_allgather on process {process}", answer, expected)
+
+
+@given(example=global_layouts(spanning=True), tiled=st.booleans())
+@settings(max_examples=EXAMPLES)
+def test_process_allgather_of_a_global_array_in_both_forms(example, tiled, multiprocess_leader):
+    """process_allgather of a global array over devices of every process: with tiled=True the whole
+    global value on every process; with tiled=False a ValueError on every process where JAX states
+    it only supports tiled=True (0.8.0 on), before that the whole global value too (its docstring:
+    "the data is fully replicated")."""
+    layout, seed = example
+    case = mp_case(f"multihost_utils.process_allgather(global_array, tiled={tiled})", layout)
+    answers = multiprocess_leader.run("allgather_global", payload(layout, seed, tiled=tiled))
+    x = steps.values(layout.shape, seed)
+    for process, answer in enumerate(answers):
+        if not tiled and compat.ALLGATHER_REFUSES_UNTILED_GLOBAL:
+            case.equal(f"what process_allgather(tiled=False) raised on process {process}",
+                       answer.get("raised", "nothing: it returned a value"), "ValueError")
+            continue
+        if "raised" in answer:
+            case.fail(f"on process {process} it raised {answer['raised']}: {answer['message']}, "
+                      f"but should return the global value [{case.call}]")
+        case.same_bits(f"process_allgather on process {process}", np.asarray(answer["gathered"], np.int32), x)

@@ -23,6 +23,7 @@ from conformance.jaxside import bridge, compat
 from conformance.model import dtypes, spmd
 from conformance.model.layout import Layout, MeshModel, Spec
 from strategies import dividing_specs, meshes
+from strategies.manual import inputs_varying_over_an_axis, laid_out_inputs
 from strategies.ops import CATALOGUE, Op
 from strategies.specs import broadcast_operand_spec, restricted_to
 from strategies.spmd import permutations_pairs, sample_values
@@ -351,3 +352,119 @@ def test_pmax_in_a_checked_body():
     f = jax.jit(compat.shard_map(lambda b: lax.pmax(b, "a"), bridge.jax_mesh(mesh), ((("a",),),), (), check=True))
     got = case.accepts("shard_map", lambda: f(x))
     case.same_bits("pmax result", np.asarray(got), np.array([mesh.size - 1], np.float32))
+
+
+# --- shard_map on a mesh of Explicit axes ---------------------------------------------------------
+# jax.shard_map's docs: out_specs say how the output shards are concatenated (an axis left out is a
+# promise that the output is equal along it, which check_vma verifies). JAX's explicit-sharding
+# notebook: an Explicit axis's sharding is part of a value's type (jax.typeof), and at the top level of
+# a fully Explicit mesh context "the concrete array sharding and type-specified sharding agree". So on
+# an Explicit mesh the result is laid out by out_specs, and its type says that layout. (On an Explicit
+# mesh in_specs must match the argument's sharding, which shard_map otherwise infers from it: the inputs
+# here are put with their in_specs.)
+
+
+def explicit_result_checks(case: Case, result, mesh: MeshModel, out_spec: Spec, expected: np.ndarray, what: str):
+    """``result`` holds ``expected`` bit for bit, is laid out by ``out_spec`` (``check_layout``), and
+    jax.typeof of it (outside the body, on the concrete result) has a sharding whose spec lays it out
+    the same way over the mesh."""
+    got = case.accepts(f"np.asarray of the {what}", lambda: np.asarray(result))
+    case.same_bits(what, got, expected)
+    layout = Layout(mesh, out_spec, expected.shape)
+    check_layout(case, result, layout, what=what)
+    typed = compat.feature("typeof")(result).sharding
+    case.index_map(f"blocks of jax.typeof({what}).sharding's spec",
+                   Layout(mesh, compat.spec_entries(typed.spec), expected.shape).blocks, layout.blocks)
+
+
+def explicit_case(mesh: MeshModel, title: str, spec: Spec, x: np.ndarray, lines: list, outcomes: dict) -> Case:
+    return scripted_case(f"{title} on an Explicit {describe_mesh(mesh)}, x {x.dtype}{list(x.shape)} {spec_literal(spec)}",
+                         [f"y = jax.device_put(x, NamedSharding(mesh, {spec_literal(spec)}))"],
+                         meshes={"mesh": mesh}, axis_type="Explicit", arrays={"x": x}, in_context=lines,
+                         outcomes=outcomes)
+
+
+@functools.lru_cache(maxsize=None)
+def explicit_program(mesh: MeshModel, body, in_spec: Spec, out_spec: Spec):
+    return jax.jit(compat.shard_map(body, bridge.jax_mesh(mesh, "Explicit"), (in_spec,), out_spec, check=True))
+
+
+def stacked_blocks(b):
+    return b[None]
+
+
+@compat.requires("explicit_sharding")
+@compat.requires("jax.shard_map")
+@settings(max_examples=EXAMPLES)
+@given(example=laid_out_inputs(DEVICES), data=st.data())
+def test_a_body_on_an_explicit_mesh_sees_the_models_blocks(example, data):
+    """On a mesh of Explicit axes, a shard_map body sees the model's block of its input on every
+    device (returned stacked along a new dimension split over every mesh axis), and the result is
+    laid out by out_specs, as its jax.typeof says."""
+    mesh, shape, spec = example
+    x = data.draw(sample_values("int32", shape), label="x")
+    out_spec = (mesh.axis_names,)
+    setup, call = shard_map_lines("lambda b: b[None]", (spec,), out_spec)
+    run = f"jax.jit({call})(y)"
+    case = explicit_case(mesh, f"{call}(x)", spec, x, [*setup, f"r = {run}", "print(r, jax.typeof(r))"],
+                         {"shard_map": run, "np.asarray of the stacked blocks": f"np.asarray({run})",
+                          "stacked blocks": run,  # (its values, and its layout: 'stacked blocks sharding ...')
+                          "blocks of jax.typeof(stacked blocks).sharding's spec": f"NamedSharding(mesh, jax.typeof({run}).sharding.spec)"})
+    blocks = spmd.shard_map_blocks(mesh, spec, x)
+    expected = spmd.shard_map_assemble(mesh, out_spec, {d: blocks[d][None] for d in mesh.device_ids})
+    jmesh = bridge.jax_mesh(mesh, "Explicit")
+    with compat.mesh_context(jmesh, "Explicit"):
+        y = jax.device_put(x, bridge.named_sharding(mesh, spec, "Explicit"))
+        result = case.accepts("shard_map", lambda: explicit_program(mesh, stacked_blocks, spec, out_spec)(y))
+        explicit_result_checks(case, result, mesh, out_spec, expected, "stacked blocks")
+
+
+@functools.lru_cache(maxsize=None)
+def psum_over(axis: str):
+    return lambda b: lax.psum(b, axis)
+
+
+def doubled(b):
+    return b * 2
+
+
+@compat.requires("explicit_sharding")
+@compat.requires("jax.shard_map")
+@bridge.needs_devices(2, "for an axis of size > 1")
+@settings(max_examples=EXAMPLES)
+@given(example=inputs_varying_over_an_axis(DEVICES), data=st.data())
+def test_out_specs_on_an_explicit_mesh_must_cover_the_axes_a_body_varies_over(example, data):
+    """On a mesh of Explicit axes, as on Auto ones, out_specs that leave out an axis the body's result
+    varies over are refused (replication check on); after psum over that axis they are accepted, give
+    the model's group sums assembled by out_specs, and lay the result out as out_specs (and its
+    jax.typeof) say."""
+    mesh, shape, spec, axis = example
+    x = data.draw(sample_values("int32", shape), label="x")
+    out_spec = restricted_to(spec, [a for a in mesh.axis_names if a != axis])
+    setup, refused = shard_map_lines("lambda b: b * 2", (spec,), out_spec)
+    _, summed = shard_map_lines(f"lambda b: lax.psum(b, {axis!r})", (spec,), out_spec)
+    case = explicit_case(mesh, f"out_specs {spec_literal(out_spec)} (without {axis!r}): body b * 2, and lax.psum(b, {axis!r})",
+                         spec, x, [*setup, f"print(jax.jit({summed})(y))  # accepted",
+                                   "try:", f"    print(jax.jit({refused})(y))  # should raise ValueError",
+                                   "except Exception as e:", "    print('raised:', type(e).__name__, e)"],
+                         {"out_specs without the axis for a body varying over it": f"jax.jit({refused})(y)",
+                          "out_specs without the axis after psum": f"jax.jit({summed})(y)",
+                          "np.asarray of the psum result": f"np.asarray(jax.jit({summed})(y))",
+                          "psum result": f"jax.jit({summed})(y)",  # (its values, and its layout)
+                          "blocks of jax.typeof(psum result).sharding's spec":
+                              f"NamedSharding(mesh, jax.typeof(jax.jit({summed})(y)).sharding.spec)"})
+    blocks = spmd.shard_map_blocks(mesh, spec, x)
+    per_device = {}
+    with np.errstate(over="ignore"):
+        for group in spmd.mesh_groups(mesh.shape, mesh.axis_names, (axis,)):
+            total = sum(blocks[mesh.device_ids[p]] for p in group).astype(x.dtype)
+            per_device.update({mesh.device_ids[p]: total for p in group})
+    expected = spmd.shard_map_assemble(mesh, out_spec, per_device)
+    jmesh = bridge.jax_mesh(mesh, "Explicit")
+    with compat.mesh_context(jmesh, "Explicit"):
+        y = jax.device_put(x, bridge.named_sharding(mesh, spec, "Explicit"))
+        case.rejects("out_specs without the axis for a body varying over it",
+                     lambda: explicit_program(mesh, doubled, spec, out_spec)(y), compat.UNPROVABLE_REPLICATION_ERRORS)
+        result = case.accepts("out_specs without the axis after psum",
+                              lambda: explicit_program(mesh, psum_over(axis), spec, out_spec)(y))
+        explicit_result_checks(case, result, mesh, out_spec, expected, "psum result")

@@ -413,6 +413,7 @@ def test_merged_groups_name_the_dimensions_a_reshape_merges():
 # Each case: the verdict by the latest rules, and by the rules of a release without the change.
 BEFORE_RESHAPE_DEALS = ReleaseRules(reshape_deals_mesh_axes=False)   # JAX 0.6.0-0.9.2
 BEFORE_INDEXING_INFERS = ReleaseRules(indexing_infers_sharding=False)  # JAX 0.6.0-0.9.0.1
+BEFORE_BATCH_SPECS_EQUAL = ReleaseRules(batch_specs_equal=False)  # JAX 0.6.0-0.11.0
 
 
 def release_case(op, family, shapes, specs, latest, before, static=None, mesh=MESH, eager=False):
@@ -426,6 +427,28 @@ def check_release(op, family, shapes, specs, static, mesh, eager, expected, rule
         assert isinstance(verdict, Rejects), verdict
     else:
         assert verdict == Accepts(tuple(expected)), verdict
+
+
+CONTRACTIONS_BEFORE_0_11_1 = [
+    # a batch dimension sharded on one side only: refused from 0.11.1, the sharded side's entry before;
+    # jnp pops y as its lhs and calls dot_general(x, y) when the result is batch + x's free + y's free
+    # (measured on 0.10.2: P('a'))
+    release_case("einsum", "contraction", [(4, 4), (4, 4)], [("a", None), ("a", None)], REJECT, ("a",),
+                 {"subscripts": "bk,kb->b"}),
+    release_case("matmul", "contraction", [(2, 4, 8), (2, 8, 4)], [("a", None, None), (None, None, None)], REJECT,
+                 ("a", None, None)),
+    # sharded alike on both sides: accepted by both rules
+    release_case("matmul", "contraction", [(2, 4, 8), (2, 8, 4)], [("a", None, None), ("a", None, None)],
+                 ("a", None, None), ("a", None, None)),
+]
+
+
+@pytest.mark.parametrize("op, family, shapes, specs, static, mesh, eager, latest, before", CONTRACTIONS_BEFORE_0_11_1)
+def test_contractions_before_batch_specs_had_to_be_equal(op, family, shapes, specs, static, mesh, eager, latest, before):
+    """From JAX 0.11.1 a contraction's batch dimensions must be sharded identically on both sides
+    (jax-ml/jax a8976b5069); before, a batch dimension sharded on one side only gives that entry."""
+    check_release(op, family, shapes, specs, static, mesh, eager, latest, LATEST)
+    check_release(op, family, shapes, specs, static, mesh, eager, before, BEFORE_BATCH_SPECS_EQUAL)
 
 
 RESHAPE_BEFORE_0_10 = [
@@ -504,8 +527,9 @@ def test_before_indexing_inferred_its_sharding_indexing_a_sharded_operand_is_ref
 
 
 def test_the_default_rules_are_the_latest():
-    """Without ``rules`` the model states JAX 0.10.2's rules: both changes in."""
-    assert LATEST == ReleaseRules(indexing_infers_sharding=True, reshape_deals_mesh_axes=True)
+    """Without ``rules`` the model states the newest release's rules: every change in."""
+    assert LATEST == ReleaseRules(indexing_infers_sharding=True, reshape_deals_mesh_axes=True, batch_specs_equal=True)
     assert reshape(MESH, (2, 4), ("a", "b"), (8,)) == (("a", "b"),)
     with pytest.raises(IllTyped):
         reshape(MESH, (2, 4), ("a", "b"), (8,), deals_axes=False)
+

@@ -539,3 +539,77 @@ def holds(name: str, candidates: Sequence[object]) -> bool:
     a program's failing value depends on)."""
     rule = TRIGGERS[name]
     return any(rule(c) for c in candidates)
+
+
+# --- all_to_all over several mesh axes (issue 26) ---
+def untiled_all_to_all_moving_its_split_dimension(example) -> bool:
+    """An all_to_all example (``strategies.manual.AllToAllExample``) that is untiled with its
+    concat dimension other than its split one: the untiled all_to_all inserts its new dimension
+    elsewhere than the one it consumes, and its transpose (the gradient) applies that insertion to the
+    cotangent a second time."""
+    return not example.tiled and example.split != example.concat
+
+
+TRIGGERS["untiled_all_to_all_moving_its_split_dimension"] = untiled_all_to_all_moving_its_split_dimension
+
+
+# --- random (issue 26) ---
+def non_partitionable_draw_into_a_partially_replicated_layout(example) -> bool:
+    """A jax.random draw (suites/test_random.py's ``Draw``: ``partitionable``, ``mesh``, ``out_spec``,
+    ``key_spec``) with jax_threefry_partitionable off, whose output or keys are cut over part of the
+    mesh and replicated over the rest (the original Threefry concatenates its two halves)."""
+    return not example.partitionable and (partially_replicated(example.mesh, example.out_spec)
+                                          or partially_replicated(example.mesh, example.key_spec))
+
+
+TRIGGERS["non_partitionable_draw_into_a_partially_replicated_layout"] = non_partitionable_draw_into_a_partially_replicated_layout
+
+
+# --- UNCONSTRAINED constraints (issue 26) ---
+def replicated_entry_beside_unconstrained_on_a_cut_input_dimension(example) -> bool:
+    """A constraint with UNCONSTRAINED dimensions (``strategies.contractions.PartlyConstrained``:
+    ``mesh``, ``in_spec``, ``spec``, ``constrained``) that asks a constrained dimension replicated
+    (None) where the input spec cuts it: GSPMD leaves that dimension as the input had it."""
+    return any((d >= len(example.spec) or example.spec[d] is None) and cuts_dim(example.mesh, example.in_spec, d)
+               for d in example.constrained)
+
+
+TRIGGERS["replicated_entry_beside_unconstrained_on_a_cut_input_dimension"] = \
+    replicated_entry_beside_unconstrained_on_a_cut_input_dimension
+
+
+# --- branches on sharded indices, checkpoint policies (issue 26) ---
+def checkpoint_policy_saving_the_named_value(example) -> bool:
+    """A checkpoint example (suites/test_control_flow.py's ``RematExample``: ``policy``, ``x``,
+    ``w``, ``inner_spec``) whose policy, by the model, saves the value named by checkpoint_name."""
+    from conformance.model import remat
+    kind, names = example.policy
+    m, k = example.x.shape
+    program = remat.sin_dot_program(m, k, example.w.shape[1], name="s", constrained=example.inner_spec is not None)
+    return any(r.source == "named" for r in remat.saved_residuals(program, remat.Policy(kind, frozenset(names))))
+
+
+TRIGGERS["checkpoint_policy_saving_the_named_value"] = checkpoint_policy_saving_the_named_value
+
+
+def auto_branches_constrained_to_different_layouts(example) -> bool:
+    """A switch/cond example (suites/test_control_flow.py's ``BranchExample``: ``axis_type``,
+    ``branch_specs``) on an Auto mesh whose branches ask for different output layouts (one of them
+    none), which XLA's verifier refuses after sharding propagation."""
+    return example.axis_type == "Auto" and len(set(example.branch_specs)) > 1
+
+
+TRIGGERS["auto_branches_constrained_to_different_layouts"] = auto_branches_constrained_to_different_layouts
+
+
+def checkpoint_policy_saving_an_intermediate(example) -> bool:
+    """A checkpoint example (``RematExample``, as above) whose policy, by the model, saves a value
+    the function computes (a dot output, a named value, a cos), not only its arguments."""
+    from conformance.model import remat
+    kind, names = example.policy
+    m, k = example.x.shape
+    program = remat.sin_dot_program(m, k, example.w.shape[1], name="s", constrained=example.inner_spec is not None)
+    return any(r.source != "argument" for r in remat.saved_residuals(program, remat.Policy(kind, frozenset(names))))
+
+
+TRIGGERS["checkpoint_policy_saving_an_intermediate"] = checkpoint_policy_saving_an_intermediate

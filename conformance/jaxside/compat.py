@@ -202,7 +202,17 @@ def sharding_rule_set():
     """The sharding-rule model's ``ReleaseRules`` for the installed JAX (read when called)."""
     from conformance.model.sharding_rules import ReleaseRules
     return ReleaseRules(indexing_infers_sharding=EXPLICIT_INDEXING_INFERS_SHARDING,
-                        reshape_deals_mesh_axes=EXPLICIT_RESHAPE_DEALS_MESH_AXES)
+                        reshape_deals_mesh_axes=EXPLICIT_RESHAPE_DEALS_MESH_AXES,
+                        batch_specs_equal=EXPLICIT_DOT_GENERAL_BATCH_SPECS_EQUAL)
+
+EXPLICIT_DOT_GENERAL_BATCH_SPECS_EQUAL: bool = version_in(">=0.11.1")
+"""Whether, on an Explicit mesh, a contraction (dot_general, and einsum and matmul through it)
+refuses batch dimensions sharded differently on its two operands even where one side is unsharded,
+as from JAX 0.11.1 (jax-ml/jax a8976b5069, "Error out if lhs_batch_spec and rhs_batch_spec don't
+match exactly": ShardingTypeError "dot_general requires lhs batch dimensions and rhs batch dimensions
+to have the same sharding", asserted by pjit_test's test_dot_batch_dims_error). Before it, a batch
+dimension sharded on one side only is accepted and the result takes that entry (measured: 0.10.2 and
+0.11.0 accept, 0.11.1 to 0.12.0.1 refuse; suites/test_operand_layouts.py)."""
 
 
 # --- Backend start-up ----------------------------------------------------------------------
@@ -435,3 +445,104 @@ def index_position(entry) -> int:
 # jax.monitoring reports every backend compilation as this duration event, under the same name
 # from 0.4.30 to 0.10.2 (jax/_src/dispatch.py BACKEND_COMPILE_EVENT). The runner counts them.
 BACKEND_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+
+
+# --- operand layouts: UNCONSTRAINED constraints, reshapes, contractions (issue 26) ---
+# PartitionSpec.UNCONSTRAINED (a dimension left to the partitioner): measured present on every
+# release tested, 0.4.30 to 0.12.0.1. On a mesh with no Auto axis, NamedSharding refuses a spec
+# holding it with ValueError ("cannot contain `P.UNCONSTRAINED` when no mesh axis_types are `Auto`";
+# measured on 0.5.3, 0.6.0, 0.6.1, 0.6.2, 0.10.2, 0.12.0.1: from the first release with Explicit axes).
+FEATURES["PartitionSpec.UNCONSTRAINED"] = Feature(
+    "PartitionSpec.UNCONSTRAINED", "jax.sharding.PartitionSpec", arrived="0.4.30 or before",
+    present=lambda: hasattr(PartitionSpec, "UNCONSTRAINED"))
+UNCONSTRAINED_ON_EXPLICIT_ERRORS: tuple = (ValueError,)
+
+
+def partly_unconstrained_spec(entries, unconstrained) -> PartitionSpec:
+    """The PartitionSpec of ``entries`` (one per dimension) whose dimensions ``unconstrained`` are
+    ``PartitionSpec.UNCONSTRAINED`` (skips, naming the version, where it is missing)."""
+    marker = feature("PartitionSpec.UNCONSTRAINED").UNCONSTRAINED
+    return PartitionSpec(*(marker if d in set(unconstrained) else e for d, e in enumerate(entries)))
+
+
+# --- random and custom rules (issue 26) ---
+# jax_threefry_partitionable: the Threefry implementation that XLA can partition without
+# communication. Present (config flag, and the public context manager jax.threefry_partitionable)
+# on every supported release (measured 0.4.30, 0.4.38, 0.5.0, 0.6.2, 0.10.2, 0.12.0.1). Its default
+# flipped from False to True in JAX 0.5.0 (CHANGELOG "jax 0.5.0": "Enable
+# `jax_threefry_partitionable` by default"; measured: False on 0.4.30-0.4.38, True from 0.5.0).
+# jax.random's module docstring states, on every release, that Threefry with the flag off and with
+# it on is "identical across shardings": the suite's rule for both values.
+FEATURES["threefry_partitionable"] = Feature(
+    "jax.threefry_partitionable (the jax_threefry_partitionable flag's context manager)",
+    "jax.threefry_partitionable", arrived="0.4.30 or earlier")
+# Typed PRNG keys (jax.random.key, jax.random.key_data): present on every supported release.
+FEATURES["typed_keys"] = Feature("jax.random.key (typed PRNG keys)", "jax.random.key", arrived="0.4.16")
+
+THREEFRY_PARTITIONABLE_DEFAULT: bool = version_in(">=0.5.0")
+"""jax_threefry_partitionable's default as JAX's changelog states it (flipped to True in 0.5.0)."""
+
+
+def threefry_partitionable(value: bool):
+    """A context in which jax.random's Threefry runs with jax_threefry_partitionable = ``value``."""
+    return feature("threefry_partitionable")(value)
+
+
+def threefry_partitionable_setting() -> bool:
+    """The flag's value now (its default, unless JAX_THREEFRY_PARTITIONABLE or a context set it)."""
+    return bool(jax.config.jax_threefry_partitionable)
+
+
+# A script's line that sets the flag for the rest of the script (the property uses the context).
+THREEFRY_PARTITIONABLE_SOURCE = "jax.config.update('jax_threefry_partitionable', {})"
+
+
+# --- training steps and rematerialized layer stacks (issue 26) ---
+# jax.checkpoint's policies, checkpoint_name and print_saved_residuals (jax.ad_checkpoint): measured
+# present, with the same residual lines, on 0.4.30, 0.6.2, 0.10.2 and 0.12.0.1.
+CHECKPOINT_POLICY_NAMES = ("nothing_saveable", "everything_saveable", "dots_saveable",
+                           "dots_with_no_batch_dims_saveable", "save_only_these_names")
+FEATURES["checkpoint_name"] = Feature("jax.ad_checkpoint.checkpoint_name", "jax.ad_checkpoint.checkpoint_name",
+                                      arrived="0.4.30 or before")
+FEATURES["print_saved_residuals"] = Feature("jax.ad_checkpoint.print_saved_residuals",
+                                            "jax.ad_checkpoint.print_saved_residuals", arrived="0.4.30 or before")
+# (the policies live on a namespace object, not a module: each feature looks the namespace up and
+# checks that it holds the policy; ``checkpoint_policy`` returns the policy itself.)
+for _policy in CHECKPOINT_POLICY_NAMES:
+    FEATURES[f"checkpoint_policies.{_policy}"] = Feature(
+        f"jax.checkpoint_policies.{_policy}", "jax.ad_checkpoint.checkpoint_policies", arrived="0.4.30 or before",
+        present=lambda name=_policy: hasattr(_lookup("jax.ad_checkpoint.checkpoint_policies"), name))
+
+
+def checkpoint_policy(name: str):
+    """``jax.checkpoint_policies.<name>``; skips, naming the version, where the release lacks it."""
+    return getattr(feature(f"checkpoint_policies.{name}"), name)
+
+
+# --- multihost broadcast and allgather (issue 26) ---
+# multihost_utils.process_allgather of a global (not fully addressable) jax.Array with tiled=False:
+# from JAX 0.8.0 a ValueError ("Gathering global non-fully-addressable arrays only supports
+# tiled=True"); before, the global value, as with tiled=True (the docstring on every release: "If
+# the input is a non-fully addressable jax.Array, then the data is fully replicated"). Measured by
+# reading multihost_utils._handle_array_process_allgather of every release: no check on 0.4.30-0.7.2,
+# the check from 0.8.0 to 0.12.0.1.
+ALLGATHER_REFUSES_UNTILED_GLOBAL = version_in(">=0.8.0")
+# broadcast_one_to_all(in_tree, is_source=None) and process_allgather(in_tree, tiled=False): both
+# take pytrees, with these arguments, on every supported release (read 0.4.30 .. 0.12.0.1).
+
+
+# --- branches on sharded indices, checkpoint policies (issue 26) ---
+# Two more policies of jax.checkpoint_policies: checkpoint_dots (dots_saveable's other name) and
+# save_any_names_but_these. Measured present on every release from 0.4.30 to 0.12.0.1 (all the
+# release environments, side by side).
+for _policy in ("checkpoint_dots", "save_any_names_but_these"):
+    FEATURES[f"checkpoint_policies.{_policy}"] = Feature(
+        f"jax.checkpoint_policies.{_policy}", "jax.ad_checkpoint.checkpoint_policies", arrived="0.4.30 or before",
+        present=lambda name=_policy: hasattr(_lookup("jax.ad_checkpoint.checkpoint_policies"), name))
+# lax.cond/lax.switch type their branches' outputs with the sharding on Explicit axes: branches whose
+# output sharding types differ raise TypeError ("branches must have equal output types") when traced.
+# Measured over the releases with Explicit axes: from 0.7.2 on; 0.5.3-0.7.1 trace and lower such a
+# cond, and running it raises XlaRuntimeError.
+FEATURES["branch_sharding_types"] = Feature(
+    "lax.cond/lax.switch comparing the branches' output sharding types (TypeError)", "jax.lax.cond",
+    arrived="0.7.2", present=lambda: version_in(">=0.7.2"))

@@ -88,10 +88,16 @@ class ReleaseRules:
       ... In all other cases we throw an error and require the user to provide an `out_sharding`
       argument"), narrowed as lax implemented it: a split puts the whole entry on the first new
       dimension, which its tiling must divide, and a merge takes a group sharded in its first
-      dimension only."""
+      dimension only.
+    * ``batch_specs_equal`` (``EXPLICIT_DOT_GENERAL_BATCH_SPECS_EQUAL``, JAX 0.11.1): a contraction's
+      batch dimensions must be sharded identically on both operands (jax-ml/jax a8976b5069, "Error
+      out if lhs_batch_spec and rhs_batch_spec don't match exactly", with pjit_test's
+      test_dot_batch_dims_error asserting the ShardingTypeError). Before it they must agree only
+      where both are sharded, and the result takes the sharded side's entry."""
 
     indexing_infers_sharding: bool = True
     reshape_deals_mesh_axes: bool = True
+    batch_specs_equal: bool = True
 
 
 LATEST = ReleaseRules()
@@ -247,14 +253,16 @@ def resized(mesh: MeshModel, shape: Shape, spec: Spec, out_shape: Shape, what: s
 
 
 def dot_general(lhs: Spec, rhs: Spec, contracting: Tuple[Sequence[int], Sequence[int]],
-                batch: Tuple[Sequence[int], Sequence[int]], what: str = "dot_general") -> Spec:
+                batch: Tuple[Sequence[int], Sequence[int]], what: str = "dot_general", *,
+                batch_specs_equal: bool = True) -> Spec:
     """``_dot_general_sharding_rule`` without ``out_sharding``: batch dimensions sharded on both
-    sides must agree (the result takes the lhs's entry); a contracting dimension must not be sharded
+    sides must agree (the result takes the lhs's entry), and with ``batch_specs_equal`` (from JAX
+    0.11.1, ``ReleaseRules``) be sharded identically on both sides; a contracting dimension must not be sharded
     on both sides (equal shardings would leave the result's sharding ambiguous); the result is batch
     + lhs free + rhs free dimensions, and no mesh axis may shard two of them."""
     (lc, rc), (lb, rb) = contracting, batch
     for i, j in zip(lb, rb):
-        if lhs[i] is not None and rhs[j] is not None and lhs[i] != rhs[j]:
+        if lhs[i] != rhs[j] and (batch_specs_equal or (lhs[i] is not None and rhs[j] is not None)):
             raise IllTyped(f"{what}: batch dimensions sharded differently: {lhs[i]!r} and {rhs[j]!r}")
     for i, j in zip(lc, rc):
         if lhs[i] is not None and rhs[j] is not None:
@@ -899,19 +907,19 @@ def _sorting(c: Call) -> Spec:
 
 def _contraction(c: Call) -> Spec:
     if c.op == "einsum":
-        return _einsum(c.static["subscripts"], c.shapes, c.specs)
+        return _einsum(c.static["subscripts"], c.shapes, c.specs, c.rules.batch_specs_equal)
     (ls, rs), (lp, rp) = c.shapes[:2], c.specs[:2]
     if c.op == "dot_int":
         if not ls or not rs:
-            return dot_general(lp, rp, ((), ()), ((), ()), "dot")
+            return dot_general(lp, rp, ((), ()), ((), ()), "dot", batch_specs_equal=c.rules.batch_specs_equal)
         contract = ((len(ls) - 1,), (0 if len(rs) == 1 else len(rs) - 2,))
-        return dot_general(lp, rp, contract, ((), ()), "dot")
+        return dot_general(lp, rp, contract, ((), ()), "dot", batch_specs_equal=c.rules.batch_specs_equal)
     if c.op == "matmul":
-        return _matmul(ls, rs, lp, rp)
+        return _matmul(ls, rs, lp, rp, c.rules.batch_specs_equal)
     raise _NoRule(f"contraction {c.op!r}")
 
 
-def _matmul(ls, rs, lp, rp) -> Spec:
+def _matmul(ls, rs, lp, rp, batch_specs_equal: bool = True) -> Spec:
     """``jnp.matmul``: broadcast batch dimensions (a size-1 unsharded one is squeezed), the others
     batch dimensions of one ``dot_general``, the result transposed back to numpy's order."""
     a_mat, b_mat = len(ls) > 1, len(rs) > 1
@@ -942,7 +950,7 @@ def _matmul(ls, rs, lp, rp) -> Spec:
             rhs_keep.remove(i - b_off)
             out.append(sa)
         else:
-            if sa is not None and sb is not None and sa != sb:
+            if sa != sb and (batch_specs_equal or (sa is not None and sb is not None)):
                 raise IllTyped(f"matmul: batch dimensions sharded differently: {sa!r} and {sb!r}")
             lb.append(i - a_off)
             rb.append(i - b_off)
@@ -954,11 +962,12 @@ def _matmul(ls, rs, lp, rp) -> Spec:
     lhs, rhs = [lp[i] for i in lhs_keep], [rp[i] for i in rhs_keep]
     lc, rc = lhs_keep.index(len(ls) - 1), rhs_keep.index(len(rs) - 1 - b_mat)
     dot_general(tuple(lhs), tuple(rhs), ((lc,), (rc,)),
-                ((tuple(lhs_keep.index(i) for i in lb)), tuple(rhs_keep.index(i) for i in rb)), "matmul")
+                ((tuple(lhs_keep.index(i) for i in lb)), tuple(rhs_keep.index(i) for i in rb)), "matmul",
+                batch_specs_equal=batch_specs_equal)
     return no_repeated_axis(tuple(out), "matmul")
 
 
-def _einsum(subscripts: str, shapes, specs) -> Spec:
+def _einsum(subscripts: str, shapes, specs, batch_specs_equal: bool = True) -> Spec:
     """``jnp.einsum`` of one or two operands: a letter in one operand only and not in the result
     is summed out first (a reduction); then one ``dot_general`` (contracting the letters of both
     operands missing from the result, batching those in the result), transposed to the result's
@@ -984,10 +993,13 @@ def _einsum(subscripts: str, shapes, specs) -> Spec:
     batch = [n for n in result if n in ln and n in rn]
     rest_l = [n for n in ln if n not in batch and n not in contracted]
     rest_r = [n for n in rn if n not in batch and n not in contracted]
-    if "".join(batch + rest_r + rest_l) == result:  # jnp then puts the rhs first
+    # jnp (opt_einsum's path) pops the second operand as its lhs: it calls dot_general(x, y) when
+    # the result is batch + x's free + y's free, else dot_general(y, x) and transposes
+    if "".join(batch + rest_l + rest_r) != result:
         (ln, lp, rest_l), (rn, rp, rest_r) = (rn, rp, rest_r), (ln, lp, rest_l)
     out = dot_general(lp, rp, ([ln.index(n) for n in contracted], [rn.index(n) for n in contracted]),
-                      ([ln.index(n) for n in batch], [rn.index(n) for n in batch]), "einsum")
+                      ([ln.index(n) for n in batch], [rn.index(n) for n in batch]), "einsum",
+                      batch_specs_equal=batch_specs_equal)
     by_name = dict(zip(batch + rest_l + rest_r, out))
     return tuple(by_name[n] for n in result)
 

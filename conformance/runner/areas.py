@@ -19,7 +19,11 @@ AREAS = {
     "shard_map_bodies": "catalogue operations and multi-axis collectives inside shard_map bodies, against the model",
     "vmap": "vmap over sharded arrays and shard_map bodies, and spmd_axis_name, against per-example results",
     "autodiff": "grad/value_and_grad/jvp/vjp of sharded jit and shard_map code equal the unsharded program's",
-    "control_flow": "scan/fori/while/cond, checkpoint and donation on sharded values equal the unsharded run",
+    "control_flow": "scan/fori/while/cond/switch, checkpoint policies and donation on sharded values equal the unsharded run",
+    "random": "jax.random with sharded keys and outputs equals the unsharded draw, laid out as asked",
+    "operand_layouts": "UNCONSTRAINED constraints, reshapes across sharded dimensions and sharded contractions, against numpy and the model",
+    "model_programs": "MLPs and transformer blocks under data/FSDP/tensor/sequence-parallel layouts equal the one-device run",
+    "training": "training steps (value_and_grad, Adam, donation) and scanned, rematerialized layer stacks equal the one-device run",
     "sharding_invariance": "an operation catalogue on sharded inputs equals unsharded execution",
     "programs": "generated chains of catalogue operations and layout changes equal the unsharded run",
     "multiprocess": "arrays and collectives across processes (--processes N), against the model",
@@ -32,7 +36,8 @@ AREAS = {
 # reproductions runs just before the property it explains.
 SUITE_ORDER = ("congruence", "named_sharding", "mesh", "device_put", "visualize", "positional_sharding",
                "collectives", "pmap", "traced_inspection", "aot", "shard_map_bodies", "vmap",
-               "autodiff", "control_flow", "sharding_invariance_reproductions", "sharding_invariance",
+               "autodiff", "control_flow", "random", "operand_layouts", "model_programs", "training",
+               "sharding_invariance_reproductions", "sharding_invariance",
                "programs_reproductions", "programs", "multiprocess")
 
 

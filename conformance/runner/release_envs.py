@@ -25,6 +25,7 @@ Scripts run on CPU with 8 forced devices unless XLA_FLAGS or JAX_PLATFORMS say o
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import shutil
@@ -90,6 +91,15 @@ def python_of(r: Release, env: Mapping[str, str] = os.environ) -> Path:
     pins = " ".join(r.pins)
     if (folder / READY).exists() and (folder / READY).read_text().strip() == pins:
         return python
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f"{r.env}.lock", "w") as lock:  # one maker at a time; the others wait, then use it
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (folder / READY).exists() and (folder / READY).read_text().strip() == pins:
+            return python
+        return _make_environment(r, folder, python, pins)
+
+
+def _make_environment(r: Release, folder: Path, python: Path, pins: str) -> Path:
     if not python.exists():
         subprocess.run([interpreter_for(r.python), "-m", "venv", str(folder)], check=True)
     print(f"[{r.env}] installing the suite's requirements with {pins} ...", file=sys.stderr, flush=True)

@@ -68,18 +68,24 @@ def multiprocess_args(stems: Sequence[str]) -> List[str]:
     return ["--processes", "2"] if "multiprocess" in stems else []
 
 
-def measure_fault(name: str, fault, baseline: dict, work: Path, devices: int) -> dict:
-    """Steps 2 and 3 for one fault."""
+def measure_fault(name: str, fault, baseline: dict, work: Path, devices: int, first_failure: bool = True) -> dict:
+    """Steps 2 and 3 for one fault (step 3 only without ``first_failure``)."""
     mp = multiprocess_args(fault.suites)
-    first = run(["suites/", "-x", *mp], work / f"{name}-x", name, devices // 2 if mp else devices)
-    if first["status"] == USAGE_ERROR:
-        return {"plantable": False, "why": " ".join(first["tail"])[-300:]}
-    failed = sorted(i for i, t in first["tests"].items() if t["outcome"] in ("failed", "error"))
+    if first_failure:
+        first = run(["suites/", "-x", *mp], work / f"{name}-x", name, devices // 2 if mp else devices)
+        if first["status"] == USAGE_ERROR:
+            return {"plantable": False, "why": " ".join(first["tail"])[-300:]}
+        failed = sorted(i for i, t in first["tests"].items() if t["outcome"] in ("failed", "error"))
     full = run([*suite_selection(fault.suites), *mp, "--hypothesis-profile", "default-no-shrink"],
                work / f"{name}-targets", name, devices // 2 if mp else devices)
     killed = sorted(i for i, t in full["tests"].items()
                     if t["outcome"] in ("failed", "error")
                     and (baseline.get(i, {}).get("outcome") in ("passed", None) or mp))
+    if not first_failure:
+        if full["status"] == USAGE_ERROR:
+            return {"plantable": False, "why": " ".join(full["tail"])[-300:]}
+        return {"plantable": True, "suites": list(fault.suites), "first_failure_measured": False,
+                "targets_status": full["status"], "targets_seconds": full["wall"], "killed": killed}
     return {"plantable": True, "suites": list(fault.suites),
             "first_failure": failed[0] if failed else None,
             "first_failure_message": (first["tests"][failed[0]].get("message") or "")[:300] if failed else None,
@@ -107,6 +113,9 @@ def show(maps: Sequence[dict]) -> str:
             if not result["plantable"]:
                 lines.append(f"  {name:<40} not plantable here")
                 continue
+            if not result.get("first_failure_measured", True):
+                lines.append(f"  {name:<40}      - s  {len(result['killed']):3} killed  (suites/ -x not run)")
+                continue
             first = (result["first_failure"] or "NOT CAUGHT").replace("suites/", "")
             lines.append(f"  {name:<40} {result['seconds_to_first_failure']:6.1f} s  "
                          f"{len(result['killed']):3} killed  first: {first}")
@@ -133,6 +142,12 @@ def main(argv=None) -> int:
     parser.add_argument("--output", help="where to write the map (default tests/faults/kill_maps/jax-<version>.json)")
     parser.add_argument("--resume", action="store_true",
                         help="go on from the faults saved in jax-<version>.json.partial (same commit)")
+    parser.add_argument("--targets-only", action="store_true",
+                        help="step 3 only: what each fault kills in its target areas, not the time to the first "
+                             "failure of suites/ -x (recorded as not measured)")
+    parser.add_argument("--baseline-report", metavar="REPORT_JSON",
+                        help="take step 1 from this run report of pytest suites/ (default profile, same commit and "
+                             "devices) instead of running it again; it must show no failure")
     parser.add_argument("--update", action="store_true",
                         help="keep the other faults' results already in the map (with --faults)")
     args = parser.parse_args(argv)
@@ -150,6 +165,21 @@ def main(argv=None) -> int:
     if saved is not None:
         base = saved["unfaulted"]
         print(f"jax {jax_version}: resuming {partial} ({len(saved['faults'])} faults measured)", flush=True)
+    elif args.baseline_report:
+        report = json.loads(Path(args.baseline_report).read_text())
+        tests = {t["id"]: t for t in report["tests"]}
+        failing = sorted(i for i, t in tests.items() if t["outcome"] in ("failed", "error"))
+        env = report["environment"]
+        wall = None
+        if env.get("started") and env.get("finished"):
+            from datetime import datetime
+            wall = round((datetime.fromisoformat(env["finished"]) - datetime.fromisoformat(env["started"])).total_seconds(), 1)
+        base = {"status": 1 if failing or report.get("status") != "complete" else 0, "wall": wall,
+                "tests": tests, "tail": failing[:3]}
+        print(f"jax {jax_version}: unfaulted run taken from {args.baseline_report} ({len(tests)} tests)", flush=True)
+        if base["status"] != 0:
+            print(f"the unfaulted suites do not pass in {args.baseline_report}: {failing[:3]}; no map", file=sys.stderr)
+            return 1
     else:
         print(f"jax {jax_version}: unfaulted run of suites/ ...", flush=True)
         base = run(["suites/"], work / "baseline", devices=args.devices)
@@ -162,7 +192,7 @@ def main(argv=None) -> int:
 
     def one(name):
         started = time.monotonic()
-        result = measure_fault(name, FAULTS[name], baseline, work, args.devices)
+        result = measure_fault(name, FAULTS[name], baseline, work, args.devices, not args.targets_only)
         where = result.get("first_failure") or result.get("why")
         print(f"  {name}: {len(result.get('killed', []))} killed, first {where} "
               f"({result.get('seconds_to_first_failure', '-')} s with -x; {time.monotonic() - started:.0f} s in all)",
@@ -181,7 +211,7 @@ def main(argv=None) -> int:
         results = {**json.loads(out.read_text())["faults"], **results}
     properties = {i: sorted(n for n, r in results.items() if i in r.get("killed", ())) for i in sorted(baseline)}
     plantable = [r for r in results.values() if r["plantable"]]
-    times = [r["seconds_to_first_failure"] for r in plantable]
+    times = [r["seconds_to_first_failure"] for r in plantable if r.get("first_failure_measured", True)]
     record = {
         "jax": jax_version, "devices": args.devices, "measured": time.strftime("%Y-%m-%d"), "commit": commit,
         "unfaulted_seconds": base["wall"],
@@ -192,7 +222,8 @@ def main(argv=None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(record, indent=1) + "\n")
     partial.unlink(missing_ok=True)
-    missed = [n for n, r in results.items() if r["plantable"] and r["x_status"] != 1]
+    missed = [n for n, r in results.items() if r["plantable"]
+              and (r["x_status"] != 1 if r.get("first_failure_measured", True) else not r["killed"])]
     unkilled = [i for i, faults in properties.items() if not faults and baseline[i]["outcome"] == "passed"]
     print(f"\nwrote {out}: {len(plantable)} faults planted, median {record['median_seconds_to_first_failure']} s "
           f"to the first failure with -x; faults not caught: {missed or 'none'}; "

@@ -136,7 +136,8 @@ def loops_stop_a_step_early():
     wrap(lax, "while_loop", while_loop)
 
 
-@fault("jit-ignores-donate-argnums", "jax.jit drops donate_argnums: donated inputs stay alive", suites=("control_flow",))
+@fault("jit-ignores-donate-argnums", "jax.jit drops donate_argnums: donated inputs stay alive",
+       suites=("control_flow", "training"))
 @replacing(jax_module, "jit")
 def jit_ignores_donate_argnums(original):
     return lambda fun, *args, donate_argnums=None, **kwargs: original(fun, *args, **kwargs)

@@ -145,3 +145,77 @@ def device_put(payload):
 # What the protocol runs, by the name the leader publishes.
 STEPS = {step.__name__: step for step in (layout, from_process_local_data, allgather, collectives,
                                           pmap_psum, device_put)}
+
+
+# --- multihost_utils broadcast_one_to_all and process_allgather (issue 26) ----------------------
+def local_leaves(payload, process: int) -> List[np.ndarray]:
+    """Process ``process``'s own leaves: ``values`` of each leaf's shape, from a seed that differs
+    per process (so every process's value differs from every other's), in the leaf's dtype."""
+    return [values(tuple(leaf["shape"]), payload["seed"] + 101 * process).astype(leaf["dtype"])
+            for leaf in payload["leaves"]]
+
+
+def local_tree(payload, process: int):
+    """The pytree of a step: {"first": leaf 0, "rest": (the other leaves)}, on the host or, where
+    ``payload["as"] == "jax"``, each leaf committed to one of this process's devices in turn."""
+    leaves = local_leaves(payload, process)
+    if payload.get("as") == "jax":
+        local = jax.local_devices()
+        leaves = [jax.device_put(leaf, local[i % len(local)]) for i, leaf in enumerate(leaves)]
+    return {"first": leaves[0], "rest": tuple(leaves[1:])}
+
+
+def tree_answer(tree) -> dict:
+    """A pytree of the step's structure as JSON: its keys, and each leaf's shape, dtype and values."""
+    def leaf(v):
+        v = np.asarray(v)
+        return {"shape": list(v.shape), "dtype": v.dtype.name, "values": v.tolist()}
+    return {"type": type(tree).__name__, "keys": sorted(tree) if isinstance(tree, dict) else None,
+            "first": leaf(tree["first"]), "rest": [leaf(v) for v in tree["rest"]]}
+
+
+def broadcast(payload):
+    """multihost_utils.broadcast_one_to_all of this process's own tree; with ``source`` given,
+    ``is_source=`` is true on that process only."""
+    from jax.experimental import multihost_utils
+    tree = local_tree(payload, jax.process_index())
+    source = payload.get("source")
+    if source is None:
+        out = multihost_utils.broadcast_one_to_all(tree)
+    else:
+        out = multihost_utils.broadcast_one_to_all(tree, is_source=jax.process_index() == source)
+    return tree_answer(out)
+
+
+def allgather_local(payload):
+    """multihost_utils.process_allgather(tree, tiled=``tiled``) of this process's own tree (host
+    values, or fully addressable arrays on local devices)."""
+    from jax.experimental import multihost_utils
+    tree, tiled = local_tree(payload, jax.process_index()), payload["tiled"]
+    if not compat.CONCURRENT_COLLECTIVES_HANG:
+        return tree_answer(multihost_utils.process_allgather(tree, tiled=tiled))
+    # (where two collectives in flight may hang: one leaf at a time, settling after each)
+    out = {}
+    for key, leaf in (("first", tree["first"]), *((i, v) for i, v in enumerate(tree["rest"]))):
+        out[key] = multihost_utils.process_allgather(leaf, tiled=tiled)
+        compat.settle_after_partial_read()
+    return tree_answer({"first": out.pop("first"), "rest": tuple(out[i] for i in sorted(out))})
+
+
+def allgather_global(payload):
+    """multihost_utils.process_allgather(array, tiled=``tiled``) of a global array (the payload's
+    layout of ``values``): the gathered value, or the error it raised."""
+    from jax.experimental import multihost_utils
+    shape = tuple(payload["shape"])
+    x = values(shape, payload["seed"])
+    array = compat.make_array_from_callback(shape, sharding_of(payload), lambda index: x[index], x.dtype)
+    try:
+        gathered = np.asarray(multihost_utils.process_allgather(array, tiled=payload["tiled"]))
+    except Exception as e:  # noqa: BLE001 - which error, if any, is what the property checks
+        return {"raised": type(e).__name__, "message": " ".join(str(e).split())[:300]}
+    finally:
+        compat.settle_after_partial_read()
+    return {"gathered": gathered.tolist(), "shape": list(gathered.shape)}
+
+
+STEPS.update({step.__name__: step for step in (broadcast, allgather_local, allgather_global)})

@@ -1,0 +1,735 @@
+"""Model-shaped programs under parallelism layouts equal their one-device run: an MLP (two dense
+layers, gelu, biases) and a transformer block (embedding lookup by gather, layer norm, multi-head
+attention with softmax and an optional causal mask, a feed-forward layer, cross-entropy against
+integer labels), and drawn stacks of {dense, norm, attention, mlp} blocks, each jitted with
+in/out shardings from a drawn ``ParallelLayout`` (data parallel, FSDP, tensor parallel, sequence
+parallel and their combinations, on Auto or Explicit meshes; on Explicit axes the dots name their
+``out_sharding``, as JAX asks where contracted dimensions are split); and a ``shard_map`` MLP and
+attention layer written by hand (all_gather of the FSDP parameters, psum over the tensor axes after
+the row-parallel matmul, all_gather of keys/values over the sequence axes). The results (loss,
+logits, activations) are within ``float_tolerance`` of the one-device run (float32; bfloat16
+against the float32 run within the looser mixed-precision bound), laid out as the out_shardings ask,
+and the one-device run is within the float64 bound of numpy's.
+
+Each comparison's ``max |got - expected| / bound`` is appended as a JSON line to
+``$CONFORMANCE_ERROR_LOG`` when that names a file (``conformance.checking.tolerance``)."""
+
+import functools
+import inspect
+from dataclasses import dataclass
+from typing import Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jax import lax
+
+from conformance.checking.layouts import check_layout
+from conformance.checking.repro import describe_mesh, scripted_case, shard_map_lines
+from conformance.checking.tolerance import float_tolerance, record_error
+from conformance.jaxside import bridge, compat
+from conformance.model.layout import Layout
+from strategies.parallelism import ParallelLayout, parallel_layouts
+
+pytestmark = pytest.mark.model_programs
+DEVICES = bridge.live_device_ids()
+EXAMPLES = max(8, settings().max_examples // 10)
+AXIS_TYPES = compat.mesh_axis_types()
+
+# One fixed size per dimension, a small per-shard size times the device count: every role's axes
+# (whose sizes multiply to a divisor of the device count) divide it, and the one-device twin of
+# each program compiles once.
+N = len(DEVICES)
+SIZES = dict(batch=N, seq=N, hidden=2 * N, ffn=4 * N, heads=N, head_dim=2, vocab=2 * N)
+WIDTHS = (2 * N, 4 * N)           # the drawn stacks' widths
+SAFETY = 8.0                       # layer norm (1/std <= 2 here) and softmax/log between the sums
+
+
+def CONSTRAIN(x, sharding, axis_type):  # noqa: N802 - the reproduction scripts define it too
+    return compat.constrain(x, sharding, axis_type)
+
+
+# --- the programs (plain JAX; the reproduction scripts carry their source) --------------------
+
+
+class Placement:
+    """Where a program's values go under a layout: ``specs`` names a spec per array role, on
+    ``mesh`` (a jax Mesh) with ``axis_type`` axes. The one-device twin has ``mesh=None``, and every
+    hook is then the identity (the same arithmetic, nothing placed). ``param`` is the FSDP
+    all-gather (the parameter constrained to its spec without the FSDP axes); ``act`` constrains an
+    activation; ``dot`` is an einsum summing in float32, naming its ``out_sharding`` on Explicit
+    axes (JAX asks for it where a contracted dimension is split)."""
+
+    def __init__(self, mesh=None, axis_type="Auto", specs=None, gathered=None):
+        self.mesh, self.axis_type = mesh, axis_type
+        self.specs, self.gathered = dict(specs or {}), dict(gathered or {})
+
+    def _sharding(self, spec):
+        return jax.sharding.NamedSharding(self.mesh, jax.sharding.PartitionSpec(*spec))
+
+    def param(self, w, role):
+        if self.mesh is None:
+            return w
+        return CONSTRAIN(w, self._sharding(self.gathered[role]), self.axis_type)
+
+    def act(self, x, role):
+        if self.mesh is None:
+            return x
+        return CONSTRAIN(x, self._sharding(self.specs[role]), self.axis_type)
+
+    def take(self, table, ids, role):
+        """``table[ids]``; on Explicit axes with the out_sharding JAX asks for (``.at[].get``)."""
+        if self.mesh is not None and self.axis_type == "Explicit":
+            return table.at[ids].get(out_sharding=self._sharding(self.specs[role]))
+        return table[ids]
+
+    def dot(self, subscripts, a, b, role, keep_float32=False):
+        kwargs = {}
+        if self.mesh is not None and self.axis_type == "Explicit":
+            kwargs["out_sharding"] = self._sharding(self.specs[role])
+        y = jnp.einsum(subscripts, a, b, preferred_element_type=jnp.float32, **kwargs)
+        return y if keep_float32 else y.astype(a.dtype)
+
+
+def layer_norm(x, scale, offset):
+    x32 = x.astype(jnp.float32)
+    mean = jnp.mean(x32, axis=-1, keepdims=True)
+    var = jnp.mean(jnp.square(x32 - mean), axis=-1, keepdims=True)
+    y = (x32 - mean) * lax.rsqrt(var + 1e-5) * scale.astype(jnp.float32) + offset.astype(jnp.float32)
+    return y.astype(x.dtype)
+
+
+def gelu(x):
+    return jax.nn.gelu(x.astype(jnp.float32), approximate=True).astype(x.dtype)
+
+
+def attention(place, p, x, causal):
+    q = place.dot("bsh,hnd->bsnd", x, place.param(p["wq"], "heads_weight"), "heads")
+    k = place.act(place.dot("bsh,hnd->bsnd", x, place.param(p["wk"], "heads_weight"), "heads"), "heads_gathered")
+    v = place.act(place.dot("bsh,hnd->bsnd", x, place.param(p["wv"], "heads_weight"), "heads"), "heads_gathered")
+    scores = place.dot("bqnd,bknd->bnqk", q, k, "scores", keep_float32=True) / np.float32(np.sqrt(q.shape[-1]))
+    if causal:
+        seq = x.shape[1]
+        scores = jnp.where(jnp.arange(seq)[:, None] >= jnp.arange(seq)[None, :], scores, np.float32(-1e9))
+    weights = jax.nn.softmax(scores, axis=-1).astype(v.dtype)
+    o = place.dot("bnqk,bknd->bqnd", weights, v, "heads")
+    return place.dot("bqnd,ndh->bqh", o, place.param(p["wo"], "heads_out_weight"), "act")
+
+
+def feed_forward(place, p, x):
+    h = place.dot("bsh,hf->bsf", x, place.param(p["w1"], "column_weight"), "tensor_act")
+    h = gelu(h + place.param(p["b1"], "column_bias"))
+    return place.dot("bsf,fh->bsh", h, place.param(p["w2"], "row_weight"), "act") + place.param(p["b2"], "vector")
+
+
+def transformer_block(place, causal, params, ids, labels):
+    embed = place.param(params["embed"], "embedding")
+    h = place.act(place.take(embed, ids, "act"), "act")
+    h = h + attention(place, params["attn"], layer_norm(h, place.param(params["ln1_scale"], "vector"),
+                                                        place.param(params["ln1_offset"], "vector")), causal)
+    h = h + feed_forward(place, params["ffn"], layer_norm(h, place.param(params["ln2_scale"], "vector"),
+                                                         place.param(params["ln2_offset"], "vector")))
+    logits = place.dot("bsh,vh->bsv", h, embed, "act", keep_float32=True)
+    logp = jax.nn.log_softmax(logits, axis=-1)
+    loss = -jnp.mean(jnp.sum(jax.nn.one_hot(labels, logits.shape[-1], dtype=jnp.float32) * logp, axis=-1))
+    return loss, logits
+
+
+def mlp(place, params, x):
+    h = place.dot("bh,hf->bf", x, place.param(params["w1"], "column_weight"), "tensor_batch")
+    h = gelu(h + place.param(params["b1"], "column_bias"))
+    return place.dot("bf,fh->bh", h, place.param(params["w2"], "row_weight"), "batch") + place.param(params["b2"], "vector")
+
+
+def layer_stack(place, blocks, params, x):
+    for (kind, width), p in zip(blocks, params):
+        if kind == "dense":
+            x = place.act(gelu(place.dot("bsh,hf->bsf", x, place.param(p["w"], "column_weight"), "tensor_act")), "act")
+        elif kind == "norm":
+            x = layer_norm(x, place.param(p["scale"], "vector"), place.param(p["offset"], "vector"))
+        elif kind == "attention":
+            x = x + attention(place, p, x, True)
+        else:
+            x = x + feed_forward(place, p, x)
+    return x, jnp.mean(jnp.square(x.astype(jnp.float32)))
+
+
+PROGRAM_SOURCES = [Placement, layer_norm, gelu, attention, feed_forward, transformer_block, mlp, layer_stack]
+
+
+# --- their numpy float64 references -----------------------------------------------------------
+
+
+class Peak:
+    """The largest |value| a reference met (the magnitude its tolerance states)."""
+
+    def __init__(self):
+        self.value = 1.0
+
+    def __call__(self, x):
+        self.value = max(self.value, float(np.max(np.abs(x))))
+        return x
+
+
+def np_layer_norm(x, scale, offset):
+    mean = x.mean(-1, keepdims=True)
+    var = np.square(x - mean).mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + 1e-5) * scale + offset
+
+
+def np_gelu(x):
+    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+def np_softmax(s):
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def np_attention(p, x, causal, peak):
+    q, k, v = (peak(np.einsum("bsh,hnd->bsnd", x, p[w])) for w in ("wq", "wk", "wv"))
+    scores = peak(np.einsum("bqnd,bknd->bnqk", q, k) / np.sqrt(q.shape[-1]))
+    if causal:
+        seq = x.shape[1]
+        scores = np.where(np.arange(seq)[:, None] >= np.arange(seq)[None, :], scores, -1e9)
+    o = np.einsum("bnqk,bknd->bqnd", np_softmax(scores), v)
+    return peak(np.einsum("bqnd,ndh->bqh", o, p["wo"]))
+
+
+def np_feed_forward(p, x, peak):
+    h = peak(np_gelu(peak(np.einsum("bsh,hf->bsf", x, p["w1"]) + p["b1"])))
+    return peak(np.einsum("bsf,fh->bsh", h, p["w2"]) + p["b2"])
+
+
+def np_transformer_block(causal, params, ids, labels, peak):
+    h = peak(params["embed"][ids])
+    h = peak(h + np_attention(params["attn"], peak(np_layer_norm(h, params["ln1_scale"], params["ln1_offset"])), causal, peak))
+    h = peak(h + np_feed_forward(params["ffn"], peak(np_layer_norm(h, params["ln2_scale"], params["ln2_offset"])), peak))
+    logits = peak(np.einsum("bsh,vh->bsv", h, params["embed"]))
+    shifted = logits - logits.max(-1, keepdims=True)
+    logp = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+    loss = -np.mean(np.take_along_axis(logp, labels[..., None], -1))
+    return loss, logits
+
+
+def np_mlp(params, x, peak):
+    h = peak(np_gelu(peak(x @ params["w1"] + params["b1"])))
+    return peak(h @ params["w2"] + params["b2"])
+
+
+def np_layer_stack(blocks, params, x, peak):
+    for (kind, width), p in zip(blocks, params):
+        if kind == "dense":
+            x = peak(np_gelu(peak(np.einsum("bsh,hf->bsf", x, p["w"]))))
+        elif kind == "norm":
+            x = peak(np_layer_norm(x, p["scale"], p["offset"]))
+        elif kind == "attention":
+            x = peak(x + np_attention(p, x, True, peak))
+        else:
+            x = peak(x + np_feed_forward(p, x, peak))
+    return x, np.mean(np.square(x))
+
+
+# --- parameters, specs, tolerances ------------------------------------------------------------
+
+
+def _weights(rng, shape, fan_in):
+    """Uniform in [-1/fan_in, 1/fan_in]: every output's sum of |weight| is at most 1, so values stay
+    O(1) through the dense layers (the tolerance's magnitude)."""
+    return rng.uniform(-1, 1, size=shape).astype(np.float32) / np.float32(fan_in)
+
+
+def attention_params(rng, width):
+    heads, head_dim = N, width // N
+    p = {w: _weights(rng, (width, heads, head_dim), width) for w in ("wq", "wk", "wv")}
+    p["wo"] = _weights(rng, (heads, head_dim, width), heads * head_dim)
+    return p
+
+
+def ffn_params(rng, width, ffn):
+    return {"w1": _weights(rng, (width, ffn), width), "b1": _weights(rng, (ffn,), 10),
+            "w2": _weights(rng, (ffn, width), ffn), "b2": _weights(rng, (width,), 10)}
+
+
+def norm_params(rng, width):
+    return {"scale": 1 + _weights(rng, (width,), 10), "offset": _weights(rng, (width,), 10)}
+
+
+def block_params(rng):
+    h, v = SIZES["hidden"], SIZES["vocab"]
+    ln1, ln2 = norm_params(rng, h), norm_params(rng, h)
+    return {"embed": rng.uniform(-1, 1, size=(v, h)).astype(np.float32), "attn": attention_params(rng, h),
+            "ffn": ffn_params(rng, h, SIZES["ffn"]), "ln1_scale": ln1["scale"], "ln1_offset": ln1["offset"],
+            "ln2_scale": ln2["scale"], "ln2_offset": ln2["offset"]}
+
+
+PARAM_ROLES = {"embed": "embedding", "wq": "heads_weight", "wk": "heads_weight", "wv": "heads_weight",
+               "wo": "heads_out_weight", "w1": "column_weight", "w": "column_weight", "b1": "column_bias",
+               "w2": "row_weight", "b2": "vector", "scale": "vector", "offset": "vector",
+               "ln1_scale": "vector", "ln1_offset": "vector", "ln2_scale": "vector", "ln2_offset": "vector"}
+
+
+def role_specs(layout: ParallelLayout) -> dict:
+    """The spec of every array role the programs name, under ``layout``."""
+    batch, seq, tensor = layout.activation_spec()[0], layout.activation_spec()[1], layout.tensor_activation_spec()[2]
+    return {"act": layout.activation_spec(), "tensor_act": layout.tensor_activation_spec(),
+            "batch": layout.batch_spec(2), "tensor_batch": (batch, tensor), "tokens": layout.tokens_spec(),
+            "heads": (batch, seq, tensor, None), "heads_gathered": (batch, None, tensor, None),
+            "scores": (batch, tensor, seq, None), "column_weight": layout.column_weight_spec(),
+            "row_weight": layout.row_weight_spec(), "column_bias": layout.column_bias_spec(),
+            "heads_weight": layout.heads_weight_spec(), "heads_out_weight": layout.heads_out_weight_spec(),
+            "embedding": layout.embedding_spec(), "vector": layout.vector_spec(), "scalar": ()}
+
+
+def param_specs(layout: ParallelLayout, params):
+    specs = role_specs(layout)
+    return jax.tree_util.tree_map_with_path(lambda path, _: specs[PARAM_ROLES[path[-1].key]], params)
+
+
+@functools.lru_cache(maxsize=None)
+def placement(layout: Optional[ParallelLayout]) -> Placement:
+    if layout is None:
+        return Placement()
+    specs = role_specs(layout)
+    gathered = {role: layout.gathered(spec) for role, spec in specs.items()}
+    return Placement(bridge.jax_mesh(layout.mesh, layout.axis_type), layout.axis_type, specs, gathered)
+
+
+def cast(tree, dtype):
+    return jax.tree_util.tree_map(lambda x: x.astype(dtype) if x.dtype == np.float32 else x, tree)
+
+
+def as_float64(tree):
+    return jax.tree_util.tree_map(lambda x: np.asarray(x, np.float64) if np.asarray(x).dtype.kind == "f" else x, tree)
+
+
+def tolerances(reductions, ops, magnitude, dtype):
+    """(sharded vs the one-device run, the one-device run vs numpy) tolerances."""
+    same = float_tolerance(reductions=reductions, magnitude=magnitude, ops=ops, safety=SAFETY)
+    if dtype != "float32":
+        same = float_tolerance(reductions=reductions, magnitude=magnitude, ops=ops, safety=SAFETY, dtype=dtype,
+                               reference="float32", accumulation="float32")
+    exact = float_tolerance(reductions=reductions, magnitude=magnitude, ops=ops, safety=SAFETY, reference="float64")
+    return same, exact
+
+
+def block_reductions(causal: bool):
+    """The sums along the transformer block's longest path: layer norm's mean and variance (twice),
+    the q/k projection, the scores, the softmax, weights x values, the output projection, the
+    feed-forward's two dots, the unembedding, the log-softmax, the loss's mean."""
+    h, s, f, v = SIZES["hidden"], SIZES["seq"], SIZES["ffn"], SIZES["vocab"]
+    return [h, h, h, SIZES["head_dim"], s, s, h, h, h, h, f, h, v, SIZES["batch"] * s]
+
+
+# --- the shared check ---------------------------------------------------------------------------
+
+
+def _script_lines(program_call: str):
+    """The reproduction's definitions: CONSTRAIN as this version spells it, then the programs'
+    source (as this module defines them)."""
+    explicit = compat.CONSTRAIN_SOURCE["Explicit"]
+    lines = ["import functools",
+             "def CONSTRAIN(x, sharding, axis_type):",
+             f"    return jax.lax.with_sharding_constraint(x, sharding) if axis_type == 'Auto' else {explicit}(x, sharding)"]
+    for obj in PROGRAM_SOURCES:
+        lines += inspect.getsource(obj).rstrip().splitlines()
+    return lines + [program_call]
+
+
+def _tree_literal_lines(name, tree):
+    from conformance.checking.repro import tree_literal
+    return [f"{name} = {tree_literal(tree)}"]
+
+
+def is_spec(x) -> bool:
+    """Whether ``x`` is a spec tuple (entries None, a name, or a tuple of names), not a tree of them."""
+    return isinstance(x, tuple) and all(e is None or isinstance(e, str) or
+                                        (isinstance(e, tuple) and all(isinstance(a, str) for a in e)) for e in x)
+
+
+IS_SPEC_SOURCE = ("lambda x: isinstance(x, tuple) and all(e is None or isinstance(e, str) or "
+                  "(isinstance(e, tuple) and all(isinstance(a, str) for a in e)) for e in x)")
+
+
+def run_sharded_and_unsharded(case, layout, program, args, arg_specs, out_specs):
+    """``program`` jitted with the layout's in/out shardings on its mesh (inside the mesh context
+    on Explicit axes), and the same ``program`` of the one-device placement on one device."""
+    axis_type = layout.axis_type
+    sharding = lambda spec: bridge.named_sharding(layout.mesh, tuple(spec), axis_type)  # noqa: E731
+    in_shardings = jax.tree_util.tree_map(sharding, arg_specs, is_leaf=is_spec)
+    out_shardings = jax.tree_util.tree_map(sharding, out_specs, is_leaf=is_spec)
+    with compat.mesh_context(bridge.jax_mesh(layout.mesh, axis_type), axis_type):
+        placed = case.accepts("device_put of the inputs", lambda: jax.tree_util.tree_map(
+            jax.device_put, args, in_shardings))
+        f = jax.jit(program(placement(layout)), in_shardings=in_shardings, out_shardings=out_shardings)
+        result = case.accepts("jitted with shardings", lambda: jax.block_until_ready(f(*placed)))
+    unsharded = case.accepts("unsharded", lambda: jax.jit(program(placement(None)))(*args))
+    return result, unsharded
+
+
+def compare(case, name, layout, got, unsharded, reference, out_specs, what, same, exact, **details):
+    """The one-device run within ``exact`` of numpy; the sharded run within ``same`` of it (of the
+    float32 run for a lower precision), laid out as ``out_specs`` say."""
+    for label, g, u, r, spec in zip(what, got, unsharded, reference, out_specs):
+        g_np, u_np = np.asarray(g).astype(np.float64), np.asarray(u).astype(np.float64)
+        record_error(f"{name}:unsharded-vs-numpy:{label}", u_np, r, exact, layout=layout.name, **details)
+        case.close(f"unsharded {label} vs numpy", u_np, np.asarray(r, np.float64), **exact)
+        record_error(f"{name}:{label}", g_np, u_np, same, layout=layout.name, axis_type=layout.axis_type, **details)
+        case.close(f"sharded {label}", g_np, u_np, **same)
+        check_layout(case, g, Layout(layout.mesh, tuple(spec), np.shape(g)), what=label)
+
+
+def make_case(call, layout, lines, outcomes):
+    return scripted_case(f"{call} under {layout.describe()}; {describe_mesh(layout.mesh)}", lines,
+                         meshes={"mesh": layout.mesh}, axis_type=layout.axis_type, outcomes=outcomes)
+
+
+def placement_literal(layout):
+    specs = role_specs(layout)
+    gathered = {role: layout.gathered(spec) for role, spec in specs.items()}
+    return f"Placement(mesh, {layout.axis_type!r}, {specs!r}, {gathered!r})"
+
+
+# --- the transformer block ----------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def block_program(place: Placement, causal: bool):
+    return lambda params, ids, labels: transformer_block(place, causal, params, ids, labels)
+
+
+@dataclass(frozen=True)
+class ModelExample:
+    layout: ParallelLayout
+    seed: int
+    dtype: str
+    causal: bool = True
+
+
+def model_examples(**layout_options):
+    return st.builds(ModelExample, parallel_layouts(DEVICES, axis_types=AXIS_TYPES, **layout_options),
+                     st.integers(0, 2 ** 32 - 1), st.sampled_from(("float32", "float32", "float32", "bfloat16")),
+                     st.booleans())
+
+
+def _lines_for(layout, call, arrays):
+    lines = _script_lines(f"place = {placement_literal(layout)}")
+    for name, tree in arrays.items():
+        lines += _tree_literal_lines(name, tree)
+    return lines + call
+
+
+@settings(max_examples=EXAMPLES)
+@given(example=model_examples())
+def test_transformer_block_under_parallel_layouts(example):
+    """A transformer block's loss and logits, jitted with a drawn parallelism layout's shardings,
+    are within float_tolerance of the one-device run (which is within it of numpy's), and the
+    logits are laid out as the layout says."""
+    layout, dtype = example.layout, example.dtype
+    rng = np.random.default_rng(example.seed)
+    params = block_params(rng)
+    ids = rng.integers(0, SIZES["vocab"], size=(SIZES["batch"], SIZES["seq"])).astype(np.int32)
+    labels = rng.integers(0, SIZES["vocab"], size=ids.shape).astype(np.int32)
+    specs = role_specs(layout)
+    arg_specs = (param_specs(layout, params), specs["tokens"], specs["tokens"])
+    out_specs = ((), specs["act"])
+    sharded_call = ("jax.jit(lambda params, ids, labels: transformer_block(place, causal, params, ids, labels), "
+                    "in_shardings=in_shardings, out_shardings=out_shardings)(params, ids, labels)")
+    lines = _lines_for(layout, [f"causal = {example.causal}",
+                                f"params = jax.tree_util.tree_map(lambda x: x.astype(jnp.{dtype}) if x.dtype == np.float32 else x, params)",
+                                "S = lambda spec: NamedSharding(mesh, P(*spec))",
+                                f"in_shardings = jax.tree_util.tree_map(S, {arg_specs!r}, is_leaf={IS_SPEC_SOURCE})",
+                                f"out_shardings = (S(()), S({specs['act']!r}))",
+                                "unsharded = jax.jit(lambda params, ids, labels: transformer_block(Placement(), causal, "
+                                "params, ids, labels))(params, ids, labels)",
+                                "print('unsharded loss', unsharded[0])"],
+                       {"params": params, "ids": ids, "labels": labels})
+    case = make_case(f"transformer_block(causal={example.causal}, {dtype})", layout, lines,
+                     outcomes={"jitted with shardings": sharded_call, "sharded loss": f"{sharded_call}[0]",
+                               "sharded logits": f"{sharded_call}[1]", "unsharded": "unsharded",
+                               "unsharded loss vs numpy": "unsharded[0]", "unsharded logits vs numpy": "unsharded[1]"})
+    args = (cast(params, dtype), ids, labels)
+    result, low = run_sharded_and_unsharded(case, layout, lambda place: block_program(place, example.causal),
+                                            args, arg_specs, out_specs)
+    unsharded = low if dtype == "float32" else case.accepts(
+        "unsharded", lambda: jax.jit(block_program(placement(None), example.causal))(params, ids, labels))
+    peak = Peak()
+    reference = np_transformer_block(example.causal, as_float64(params), ids, labels, peak)
+    same, exact = tolerances(block_reductions(example.causal), ops=24, magnitude=peak.value, dtype=dtype)
+    compare(case, f"transformer_block[{dtype}]", layout, result, unsharded, reference, out_specs, ("loss", "logits"),
+            same, exact)
+
+
+# --- the MLP ------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def mlp_program(place: Placement):
+    return lambda params, x: mlp(place, params, x)
+
+
+@settings(max_examples=EXAMPLES)
+@given(example=model_examples())
+def test_mlp_under_parallel_layouts(example):
+    """An MLP (column-parallel dense, bias, gelu, row-parallel dense, bias) on (batch, hidden),
+    jitted with a drawn parallelism layout's shardings, is within float_tolerance of the one-device
+    run (which is within it of numpy's), and its output is laid out as the layout says."""
+    layout, dtype = example.layout, example.dtype
+    rng = np.random.default_rng(example.seed)
+    params = ffn_params(rng, SIZES["hidden"], SIZES["ffn"])
+    x = rng.uniform(-1, 1, size=(SIZES["batch"], SIZES["hidden"])).astype(np.float32)
+    specs = role_specs(layout)
+    arg_specs = (param_specs(layout, params), specs["batch"])
+    out_specs = (specs["batch"],)
+    sharded_call = ("jax.jit(lambda params, x: mlp(place, params, x), in_shardings=in_shardings, "
+                    "out_shardings=out_shardings)(params, x)")
+    lines = _lines_for(layout, [f"params = jax.tree_util.tree_map(lambda v: v.astype(jnp.{dtype}), params)",
+                                f"x = x.astype(jnp.{dtype})",
+                                "S = lambda spec: NamedSharding(mesh, P(*spec))",
+                                f"in_shardings = jax.tree_util.tree_map(S, {arg_specs!r}, is_leaf={IS_SPEC_SOURCE})",
+                                f"out_shardings = S({specs['batch']!r})",
+                                "unsharded = jax.jit(lambda params, x: mlp(Placement(), params, x))(params, x)",
+                                "print('unsharded', unsharded)"],
+                       {"params": params, "x": x})
+    case = make_case(f"mlp({dtype})", layout, lines,
+                     outcomes={"jitted with shardings": sharded_call, "sharded output": sharded_call,
+                               "unsharded": "unsharded", "unsharded output vs numpy": "unsharded"})
+    result, low = run_sharded_and_unsharded(case, layout, lambda place: mlp_program(place),
+                                            (cast(params, dtype), x.astype(dtype)), arg_specs, out_specs[0])
+    unsharded = low if dtype == "float32" else case.accepts(
+        "unsharded", lambda: jax.jit(mlp_program(placement(None)))(params, x))
+    peak = Peak()
+    reference = np_mlp(as_float64(params), x.astype(np.float64), peak)
+    same, exact = tolerances([SIZES["hidden"], SIZES["ffn"]], ops=8, magnitude=peak.value, dtype=dtype)
+    compare(case, f"mlp[{dtype}]", layout, (result,), (unsharded,), (reference,), out_specs, ("output",), same, exact)
+
+
+# --- drawn layer stacks -------------------------------------------------------------------------
+
+KINDS = ("dense", "norm", "attention", "mlp")
+
+
+@st.composite
+def layer_stacks(draw):
+    """1 to 4 blocks from KINDS, each with a width from WIDTHS (a dense block changes the width to
+    its own; the others keep it), on activations of (batch, seq, first width)."""
+    n = draw(st.integers(1, 4))
+    blocks, width = [], draw(st.sampled_from(WIDTHS))
+    first = width
+    for _ in range(n):
+        kind = draw(st.sampled_from(KINDS))
+        if kind == "dense":
+            width = draw(st.sampled_from(WIDTHS))
+        blocks.append((kind, width))
+    return first, tuple(blocks)
+
+
+def stack_params(rng, first, blocks):
+    params, width = [], first
+    for kind, w in blocks:
+        if kind == "dense":
+            params.append({"w": _weights(rng, (width, w), width)})
+        elif kind == "norm":
+            params.append(norm_params(rng, w))
+        elif kind == "attention":
+            params.append(attention_params(rng, w))
+        else:
+            params.append(ffn_params(rng, w, 2 * w))
+        width = w
+    return params
+
+
+def stack_reductions(first, blocks):
+    sums, width = [], first
+    for kind, w in blocks:
+        if kind == "dense":
+            sums.append(width)
+        elif kind == "norm":
+            sums += [w, w]
+        elif kind == "attention":
+            sums += [w, w // N, SIZES["seq"], SIZES["seq"], w]
+        else:
+            sums += [w, 2 * w]
+        width = w
+    return sums + [SIZES["batch"] * SIZES["seq"] * width]
+
+
+@functools.lru_cache(maxsize=None)
+def stack_program(place: Placement, blocks):
+    return lambda params, x: layer_stack(place, blocks, params, x)
+
+
+@settings(max_examples=EXAMPLES)
+@given(stack=layer_stacks(), layout=parallel_layouts(DEVICES, axis_types=AXIS_TYPES), seed=st.integers(0, 2 ** 32 - 1))
+def test_drawn_layer_stacks_under_parallel_layouts(stack, layout, seed):
+    """A drawn stack of dense, layer-norm, attention and MLP blocks (drawn widths), jitted with a
+    drawn parallelism layout's shardings, gives activations and a mean-square within
+    float_tolerance of the one-device run (which is within it of numpy's), laid out as asked."""
+    first, blocks = stack
+    rng = np.random.default_rng(seed)
+    params = stack_params(rng, first, blocks)
+    x = rng.uniform(-1, 1, size=(SIZES["batch"], SIZES["seq"], first)).astype(np.float32)
+    specs = role_specs(layout)
+    # a dense block's column-parallel weight needs its width to divide: widths are multiples of N
+    arg_specs = (param_specs(layout, params), specs["act"])
+    out_specs = (specs["act"], ())
+    sharded_call = ("jax.jit(lambda params, x: layer_stack(place, blocks, params, x), in_shardings=in_shardings, "
+                    "out_shardings=out_shardings)(params, x)")
+    lines = _lines_for(layout, [f"blocks = {blocks!r}",
+                                "S = lambda spec: NamedSharding(mesh, P(*spec))",
+                                f"in_shardings = jax.tree_util.tree_map(S, {arg_specs!r}, is_leaf={IS_SPEC_SOURCE})",
+                                f"out_shardings = (S({specs['act']!r}), S(()))",
+                                "unsharded = jax.jit(lambda params, x: layer_stack(Placement(), blocks, params, x))(params, x)",
+                                "print('unsharded', unsharded[1])"],
+                       {"params": params, "x": x})
+    case = make_case(f"layer_stack({blocks})", layout, lines,
+                     outcomes={"jitted with shardings": sharded_call, "sharded activations": f"{sharded_call}[0]",
+                               "sharded mean_square": f"{sharded_call}[1]", "unsharded": "unsharded",
+                               "unsharded activations vs numpy": "unsharded[0]",
+                               "unsharded mean_square vs numpy": "unsharded[1]"})
+    result, unsharded = run_sharded_and_unsharded(case, layout, lambda place: stack_program(place, blocks),
+                                                  (params, x), arg_specs, out_specs)
+    peak = Peak()
+    reference = np_layer_stack(blocks, as_float64(params), x.astype(np.float64), peak)
+    same, exact = tolerances(stack_reductions(first, blocks), ops=6 * len(blocks) + 2,
+                             magnitude=peak.value ** 2, dtype="float32")
+    compare(case, "layer_stack", layout, result, unsharded, reference, out_specs, ("activations", "mean_square"),
+            same, exact, blocks=str(blocks))
+
+
+# --- shard_map: the MLP and attention written by hand --------------------------------------------
+
+
+MLP_KEYS = ("w1", "b1", "w2", "b2")
+ATTENTION_KEYS = ("wq", "wk", "wv", "wo")
+
+
+def gathered_params(fsdp, fsdp_dims, keys, params):
+    """The FSDP all-gather: each parameter split over the ``fsdp`` axes gathered along its split
+    dimension (``fsdp_dims``, None where it is not split)."""
+    return {k: lax.all_gather(w, fsdp, axis=fsdp_dims[k], tiled=True) if fsdp and fsdp_dims[k] is not None else w
+            for k, w in zip(keys, params)}
+
+
+def manual_mlp(fsdp, tensor, fsdp_dims, w1, b1, w2, b2, x):
+    """The MLP's body on one device's blocks: all_gather the FSDP-split parameters, column-parallel
+    dense (its hidden units this device's), bias, gelu, row-parallel dense, psum over the tensor
+    axes, bias."""
+    p = gathered_params(fsdp, fsdp_dims, MLP_KEYS, (w1, b1, w2, b2))
+    h = gelu(jnp.einsum("bh,hf->bf", x, p["w1"]) + p["b1"])
+    y = jnp.einsum("bf,fh->bh", h, p["w2"])
+    if tensor:
+        y = lax.psum(y, tensor)
+    return y + p["b2"]
+
+
+def manual_attention(fsdp, tensor, sequence, fsdp_dims, wq, wk, wv, wo, x, q_pos, k_pos):
+    """Causal attention's body on one device's blocks: all_gather the FSDP-split projections, this
+    device's heads, keys and values all_gathered over the sequence axes, softmax, the output
+    projection psummed over the tensor axes."""
+    p = gathered_params(fsdp, fsdp_dims, ATTENTION_KEYS, (wq, wk, wv, wo))
+    q, k, v = (jnp.einsum("bsh,hnd->bsnd", x, p[w]) for w in ("wq", "wk", "wv"))
+    if sequence:
+        k, v = lax.all_gather(k, sequence, axis=1, tiled=True), lax.all_gather(v, sequence, axis=1, tiled=True)
+    scores = jnp.einsum("bqnd,bknd->bnqk", q, k) / np.float32(np.sqrt(q.shape[-1]))
+    scores = jnp.where(q_pos[:, None] >= k_pos[None, :], scores, np.float32(-1e9))
+    o = jnp.einsum("bnqk,bknd->bqnd", jax.nn.softmax(scores, axis=-1), v)
+    y = jnp.einsum("bqnd,ndh->bqh", o, p["wo"])
+    return lax.psum(y, tensor) if tensor else y
+
+
+def _fsdp_dims(specs, fsdp):
+    """For each parameter, the dimension its spec splits over the FSDP axes (None if none)."""
+    def dim(spec):
+        for i, entry in enumerate(spec):
+            axes = () if entry is None else ((entry,) if isinstance(entry, str) else tuple(entry))
+            if any(a in fsdp for a in axes):
+                return i
+        return None
+    return {k: dim(s) for k, s in specs.items()}
+
+
+@dataclass(frozen=True)
+class ManualLayer:
+    """A shard_map layer under a layout: its body (with the layout's axes bound), in/out specs."""
+    body_name: str
+    bound: tuple            # the body's leading arguments: the layout's axes and the FSDP dims
+    in_specs: tuple
+    out_spec: tuple
+
+
+def manual_layer(layout: ParallelLayout, which: str) -> ManualLayer:
+    specs = role_specs(layout)
+    keys = MLP_KEYS if which == "mlp" else ATTENTION_KEYS
+    pspecs = {k: specs[PARAM_ROLES[k]] for k in keys}
+    dims = _fsdp_dims(pspecs, layout.fsdp)
+    if which == "mlp":
+        return ManualLayer("manual_mlp", (layout.fsdp, layout.tensor, dims),
+                           (*pspecs.values(), specs["batch"]), specs["batch"])
+    return ManualLayer("manual_attention", (layout.fsdp, layout.tensor, layout.sequence, dims),
+                       (*pspecs.values(), specs["act"], (specs["act"][1],), (None,)), specs["act"])
+
+
+@functools.lru_cache(maxsize=None)
+def manual_program(layout: ParallelLayout, which: str):
+    layer = manual_layer(layout, which)
+    body = functools.partial(globals()[layer.body_name], *layer.bound)
+    return jax.jit(compat.shard_map(body, bridge.jax_mesh(layout.mesh, "Auto"), layer.in_specs, layer.out_spec),
+                   in_shardings=tuple(bridge.named_sharding(layout.mesh, s) for s in layer.in_specs),
+                   out_shardings=bridge.named_sharding(layout.mesh, layer.out_spec))
+
+
+@settings(max_examples=EXAMPLES)
+@given(layout=parallel_layouts(DEVICES, axis_types=("Auto",)), which=st.sampled_from(("mlp", "attention")),
+       seed=st.integers(0, 2 ** 32 - 1))
+def test_shard_map_mlp_and_attention_under_parallel_layouts(layout, which, seed):
+    """An MLP or causal attention layer written by hand in shard_map (all_gather of FSDP parameters,
+    psum over the tensor axes after the row-parallel matmul, keys/values all_gathered over the
+    sequence axes) is within float_tolerance of the same layer on one device (which is within it of
+    numpy's), laid out as its out_specs say."""
+    rng = np.random.default_rng(seed)
+    h = SIZES["hidden"]
+    layer = manual_layer(layout, which)
+    pos = np.arange(SIZES["seq"], dtype=np.int32)
+    peak = Peak()
+    if which == "mlp":
+        params = ffn_params(rng, h, SIZES["ffn"])
+        x = rng.uniform(-1, 1, size=(SIZES["batch"], h)).astype(np.float32)
+        args = (*(params[k] for k in MLP_KEYS), x)
+        one_device = functools.partial(manual_mlp, (), (), {})
+        reference = np_mlp(as_float64(params), x.astype(np.float64), peak)
+        reductions = [h, SIZES["ffn"]]
+        names, unbound = "*(params[k] for k in MLP_KEYS), x", "(), (), {}"
+    else:
+        params = attention_params(rng, h)
+        x = rng.uniform(-1, 1, size=(SIZES["batch"], SIZES["seq"], h)).astype(np.float32)
+        args = (*(params[k] for k in ATTENTION_KEYS), x, pos, pos)
+        one_device = functools.partial(manual_attention, (), (), (), {})
+        reference = np_attention(as_float64(params), x.astype(np.float64), True, peak)
+        reductions = [h, SIZES["head_dim"], SIZES["seq"], SIZES["seq"], h]
+        names, unbound = "*(params[k] for k in ATTENTION_KEYS), x, pos, pos", "(), (), (), {}"
+    setup, expr = shard_map_lines(f"functools.partial({layer.body_name}, {', '.join(repr(b) for b in layer.bound)})",
+                                  layer.in_specs, layer.out_spec)
+    sharded_call = f"jax.jit({expr})({names})"
+    lines = ["import functools", *setup, f"MLP_KEYS, ATTENTION_KEYS = {MLP_KEYS!r}, {ATTENTION_KEYS!r}",
+             *inspect.getsource(gelu).rstrip().splitlines(),
+             *inspect.getsource(gathered_params).rstrip().splitlines(),
+             *inspect.getsource(globals()[layer.body_name]).rstrip().splitlines(),
+             *_tree_literal_lines("params", params), *_tree_literal_lines("x", x),
+             f"pos = np.arange({SIZES['seq']}, dtype=np.int32)",
+             f"unsharded = {layer.body_name}({unbound}, {names})",
+             "print('unsharded', unsharded)"]
+    case = scripted_case(f"jax.jit(shard_map({layer.body_name})) under {layout.describe()}; {describe_mesh(layout.mesh)}",
+                         lines, meshes={"mesh": layout.mesh},
+                         outcomes={"jitted shard_map": sharded_call, "sharded output": sharded_call,
+                                   "unsharded": "unsharded", "unsharded output vs numpy": "unsharded"})
+    f = manual_program(layout, which)
+    placed = [jax.device_put(a, bridge.named_sharding(layout.mesh, s)) for a, s in zip(args, layer.in_specs)]
+    result = case.accepts("jitted shard_map", lambda: jax.block_until_ready(f(*placed)))
+    unsharded = case.accepts("unsharded", lambda: jax.jit(one_device)(*args))
+    same, exact = tolerances(reductions, ops=8, magnitude=peak.value ** 2, dtype="float32")
+    compare(case, f"shard_map_{which}", layout, (result,), (unsharded,), (reference,), (layer.out_spec,), ("output",),
+            same, exact)

@@ -1,0 +1,233 @@
+"""``jax.random`` on sharded keys and into sharded outputs: a draw (uniform, normal, bits, randint,
+permutation, split, fold_in) jitted with drawn ``out_shardings``, from one key or from a batch of
+distinct keys (placed with a drawn spec, drawn under vmap), equals the same draw unsharded on one
+device bit for bit, and is laid out as the out_shardings ask. JAX states it: jax.random's module
+docstring marks Threefry "identical across shardings" with ``jax_threefry_partitionable`` off and
+on (the flag's default flipped to True in 0.5.0; ``compat.threefry_partitionable``), so both values
+are drawn; typed keys (``jax.random.wrap_key_data``, the type ``jax.random.key`` makes) and raw uint32
+keys (as ``PRNGKey`` makes) both. Bounds JAX
+documents (uniform in [minval, maxval), randint in [minval, maxval), a permutation permutes) are
+checked against numpy."""
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from conformance.checking.layouts import check_layout
+from conformance.checking.repro import describe_mesh, scripted_case, spec_literal
+from conformance.jaxside import bridge, compat
+from conformance.model.layout import Layout, MeshModel, Spec
+from strategies import cutting_meshes, cutting_specs, dividing_specs
+
+pytestmark = pytest.mark.random
+DEVICES = bridge.live_device_ids()
+# Threefry programs are slow to compile (0.2-0.6 s each on CPU, six times the other suites' programs;
+# two an example: the sharded one and the unsharded one): one property, single keys and batches of
+# keys in turn, with half the examples of the other suites' properties, scaling with the profile.
+EXAMPLES = max(5, settings().max_examples // 20)
+
+
+@dataclass(frozen=True)
+class Sampler:
+    """A draw from a key into an array of ``shape`` (its JAX source: a lambda of ``key, shape``),
+    the trailing dimensions its result adds to ``shape``, and what numpy checks of its values."""
+
+    name: str
+    source: str
+    extra_dims: tuple = ()
+    bounds: tuple = ()       # [low, high) that every value lies in, where JAX documents one
+    permutes: bool = False   # the result permutes the rows of arange(size).reshape(shape)
+
+
+SAMPLERS = (
+    Sampler("uniform", "lambda key, shape: jax.random.uniform(key, shape, minval=-2.0, maxval=3.0)", bounds=(-2.0, 3.0)),
+    Sampler("normal", "lambda key, shape: jax.random.normal(key, shape)"),
+    Sampler("bits", "lambda key, shape: jax.random.bits(key, shape)"),
+    Sampler("randint", "lambda key, shape: jax.random.randint(key, shape, -50, 1000)", bounds=(-50, 1000)),
+    Sampler("permutation", "lambda key, shape: jax.random.permutation(key, jnp.arange(int(np.prod(shape)), "
+            "dtype=jnp.int32).reshape(shape), axis=0)", permutes=True),
+    Sampler("split", "lambda key, shape: jax.random.key_data(jax.random.split(key, shape))", extra_dims=(2,)),
+    Sampler("fold_in", "lambda key, shape: jax.random.normal(jax.random.fold_in(key, 7), shape)"),
+)
+# A key from its two uint32 words: typed (jax.random.wrap_key_data, the key type jax.random.key makes)
+# or raw (the uint32[2] array jax.random.PRNGKey makes), as a script spells it and as a function.
+KEY_SOURCES = {"typed": "jax.random.wrap_key_data({})", "raw": "jnp.asarray({})"}
+KEYS = {"typed": lambda data: jax.random.wrap_key_data(data), "raw": lambda data: jnp.asarray(data)}
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One example: a sampler, the key kind and data (uint32[2], or [batch, 2] for a batch of
+    distinct keys), the flag's value, a mesh, the per-key shape,
+    the batch (0: one key), the keys' spec (a batch only) and the output's spec."""
+
+    sampler: Sampler
+    key_kind: str
+    data: np.ndarray
+    partitionable: bool
+    mesh: MeshModel
+    shape: tuple
+    batch: int
+    key_spec: Spec
+    out_spec: Spec
+
+    @property
+    def out_shape(self) -> tuple:
+        return ((self.batch,) if self.batch else ()) + self.shape + self.sampler.extra_dims
+
+
+def check_values(case, what: str, sampler: Sampler, got: np.ndarray, shape: tuple) -> None:
+    """numpy's checks of one key's draw: documented bounds, and that a permutation permutes."""
+    if sampler.bounds:
+        low, high = sampler.bounds
+        case.true(f"{what}: every value in [{low}, {high})", bool(np.all((got >= low) & (got < high))))
+    if sampler.permutes:
+        rows = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
+        case.true(f"{what}: the rows of arange permuted", np.array_equal(np.sort(got, axis=0), rows))
+
+
+@st.composite
+def single_key_draws(draw) -> Draw:
+    """A sampler, key kind, key data and flag value; a shape of rank 1 or 2 with sides from (2, 4, 1,
+    8); a mesh that cuts it where the devices allow; an output spec that cuts it where possible."""
+    sampler = draw(st.sampled_from(SAMPLERS))
+    shape = tuple(draw(st.lists(st.sampled_from((2, 4, 1, 8)), min_size=1, max_size=2)))
+    mesh = draw(cutting_meshes(DEVICES, shape, max_axes=2))
+    return Draw(sampler, draw(st.sampled_from(tuple(KEY_SOURCES))), draw(key_data(())),
+                draw(st.booleans()), mesh, shape, 0, (), draw(cutting_specs(mesh, shape, where_possible=True)))
+
+
+def key_data(batch: tuple) -> st.SearchStrategy:
+    """The uint32 words of a key, or of a batch of keys all distinct (``batch``: () or (n,))."""
+    return hnp.arrays(np.uint32, (*batch, 2), elements=st.integers(0, 2**32 - 1), unique=bool(batch))
+
+
+def sampler_function(sampler: Sampler, shape: tuple):
+    f = bridge.function_of(sampler.source)
+    return lambda key: f(key, shape)
+
+
+def check_random_draw_into_sharded_outputs(example: Draw) -> None:
+    sampler, s = example.sampler, lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"  # noqa: E731
+    call = f"jax.jit(lambda key: ({sampler.source})(key, {example.shape}), out_shardings={s(example.out_spec)})"
+    case = scripted_case(
+        f"{call} on {describe_mesh(example.mesh)}, key {KEY_SOURCES[example.key_kind].format(example.data.tolist())}, "
+        f"jax_threefry_partitionable={example.partitionable}",
+        [compat.THREEFRY_PARTITIONABLE_SOURCE.format(example.partitionable),
+         f"key = {KEY_SOURCES[example.key_kind].format('data')}",
+         f"f = lambda key: ({sampler.source})(key, {example.shape})",
+         f"sharded, unsharded = jax.jit(f, out_shardings={s(example.out_spec)})(key), jax.jit(f)(key)",
+         "print(sharded, unsharded, sep='\\n')"],
+        meshes={"mesh": example.mesh}, arrays={"data": example.data},
+        outcomes={"the jitted draw": "sharded", "np.asarray of the jitted draw": "np.asarray(sharded)",
+                  "the unsharded draw": "unsharded", "the jitted draw vs the unsharded draw": "sharded",
+                  "the unsharded draw:": "unsharded", "result": "sharded"})
+    f = sampler_function(sampler, example.shape)
+    key = KEYS[example.key_kind](example.data)
+    g = jax.jit(f, out_shardings=bridge.named_sharding(example.mesh, example.out_spec))
+    result = case.accepts("the jitted draw", lambda: g(key))
+    got = case.accepts("np.asarray of the jitted draw", lambda: np.asarray(result))
+    # (one device, the default one: the key is not committed to any)
+    expected = np.asarray(case.accepts("the unsharded draw", lambda: jax.jit(f)(key)))
+    check_values(case, "the unsharded draw", sampler, expected, example.shape)
+    case.same_bits("the jitted draw vs the unsharded draw", got, expected)
+    check_layout(case, result, Layout(example.mesh, example.out_spec, example.out_shape), what="result")
+
+
+@st.composite
+def batched_key_draws(draw) -> Draw:
+    """As ``single_key_draws``, but from a batch of 2, 4 or 8 distinct keys laid out by a
+    spec that cuts the batch where the mesh allows, each key drawing an array of rank 0 or 1 (sides
+    from (1, 2, 4)) under vmap; the output's spec divides (batch, *shape)."""
+    sampler = draw(st.sampled_from(SAMPLERS))
+    batch = draw(st.sampled_from((4, 2, 8)))
+    shape = tuple(draw(st.lists(st.sampled_from((2, 1, 4)), min_size=1 if sampler.permutes else 0, max_size=1)))
+    mesh = draw(cutting_meshes(DEVICES, (batch,), max_axes=2))
+    key_spec = draw(cutting_specs(mesh, (batch,), where_possible=True))
+    out_shape = (batch, *shape, *sampler.extra_dims)
+    return Draw(sampler, draw(st.sampled_from(tuple(KEY_SOURCES))), draw(key_data((batch,))),
+                draw(st.booleans()), mesh, shape, batch, key_spec, draw(dividing_specs(mesh, out_shape[:1 + len(shape)])))
+
+
+@settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(example=st.one_of(single_key_draws(), batched_key_draws()))
+def test_random_draws_into_sharded_outputs_equal_the_unsharded_draws(example, excuses):
+    """A jax.random draw jitted with out_shardings, from one key or under vmap from a batch of keys
+    placed with a spec, equals the same draw unsharded on one device bit for bit (with
+    jax_threefry_partitionable off or on), laid out as asked."""
+    check = check_random_draws_from_sharded_keys if example.batch else check_random_draw_into_sharded_outputs
+    with excuses.way([example]), compat.threefry_partitionable(example.partitionable):
+        check(example)
+
+
+def check_random_draws_from_sharded_keys(example: Draw) -> None:
+    sampler, s = example.sampler, lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"  # noqa: E731
+    raw = example.key_kind == "raw"
+    key_spec = tuple(example.key_spec) + ((None,) if raw and example.key_spec else ())
+    call = (f"jax.jit(jax.vmap(lambda key: ({sampler.source})(key, {example.shape})), out_shardings="
+            f"{s(example.out_spec)}) of keys {KEY_SOURCES[example.key_kind].format(example.data.tolist())}, "
+            f"placed {spec_literal(key_spec)}")
+    case = scripted_case(
+        f"{call} on {describe_mesh(example.mesh)}, jax_threefry_partitionable={example.partitionable}",
+        [compat.THREEFRY_PARTITIONABLE_SOURCE.format(example.partitionable),
+         f"keys = {KEY_SOURCES[example.key_kind].format('data')}",
+         f"f = lambda key: ({sampler.source})(key, {example.shape})",
+         f"sharded = jax.jit(jax.vmap(f), out_shardings={s(example.out_spec)})(jax.device_put(keys, {s(key_spec)}))",
+         "unsharded = jax.jit(jax.vmap(f))(keys)",
+         "print(sharded, unsharded, sep='\\n')"],
+        meshes={"mesh": example.mesh}, arrays={"data": example.data},
+        outcomes={"placing the keys": f"jax.device_put(keys, {s(key_spec)})", "the jitted draw": "sharded",
+                  "np.asarray of the jitted draw": "np.asarray(sharded)", "the unsharded draws": "unsharded",
+                  "the jitted draw vs the unsharded draws": "sharded", "result": "sharded"})
+    f = sampler_function(sampler, example.shape)
+    keys = KEYS[example.key_kind](example.data)
+    placed = case.accepts("placing the keys", lambda: jax.device_put(keys, bridge.named_sharding(example.mesh, key_spec)))
+    g = jax.jit(jax.vmap(f), out_shardings=bridge.named_sharding(example.mesh, example.out_spec))
+    result = case.accepts("the jitted draw", lambda: g(placed))
+    got = case.accepts("np.asarray of the jitted draw", lambda: np.asarray(result))
+    # JAX states that vmap over Threefry keys is exact: the unsharded vmap is each key's own draw
+    expected = np.asarray(case.accepts("the unsharded draws", lambda: jax.jit(jax.vmap(f))(keys)))
+    for i, row in enumerate(expected):
+        check_values(case, f"the unsharded draws, key {i}", sampler, row, example.shape)
+    case.same_bits("the jitted draw vs the unsharded draws", got, expected)
+    check_layout(case, result, Layout(example.mesh, example.out_spec, example.out_shape), what="result")
+
+
+def test_threefry_partitionable_defaults_as_the_changelog_states():
+    """jax_threefry_partitionable is on by default from JAX 0.5.0 and off before, as JAX's changelog
+    states (unless the environment sets JAX_THREEFRY_PARTITIONABLE)."""
+    import os
+    if "JAX_THREEFRY_PARTITIONABLE" in os.environ:
+        pytest.skip("JAX_THREEFRY_PARTITIONABLE is set in the environment: the flag is not at its default")
+    case = scripted_case("jax.config.jax_threefry_partitionable",
+                         ["print(jax.config.jax_threefry_partitionable)"],
+                         outcomes={"jax_threefry_partitionable": "jax.config.jax_threefry_partitionable"})
+    case.equal("jax_threefry_partitionable", compat.threefry_partitionable_setting(), compat.THREEFRY_PARTITIONABLE_DEFAULT)
+
+
+# --- deterministic reproductions of what the property above found -------------------------------
+
+
+@bridge.needs_devices(4, "for a 2x2 mesh")
+def test_non_partitionable_draw_into_a_partially_replicated_output():
+    """With jax_threefry_partitionable off, jax.random.bits(key, (4,)) jitted with out_shardings
+    P('a') on a 2x2 mesh (each block held by two devices) equals the unsharded draw."""
+    mesh = bridge.first_devices_mesh(("a", 2), ("b", 2))
+    data = np.array([0, 3], np.uint32)  # jax.random.PRNGKey(3)
+    sharded = "jax.jit(lambda key: jax.random.bits(key, (4,)), out_shardings=NamedSharding(mesh, P('a')))(key)"
+    case = scripted_case(f"{sharded} with jax_threefry_partitionable=False on {describe_mesh(mesh)}, key {data.tolist()}",
+                         [compat.THREEFRY_PARTITIONABLE_SOURCE.format(False), "key = jnp.asarray(data)",
+                          f"print({sharded}, jax.random.bits(key, (4,)))"],
+                         meshes={"mesh": mesh}, arrays={"data": data},
+                         outcomes={"the jitted draw vs the unsharded draw": sharded})
+    with compat.threefry_partitionable(False):
+        key = jnp.asarray(data)
+        got = jax.jit(lambda key: jax.random.bits(key, (4,)), out_shardings=bridge.named_sharding(mesh, ("a",)))(key)
+        expected = np.asarray(jax.jit(lambda key: jax.random.bits(key, (4,)))(key))
+    case.same_bits("the jitted draw vs the unsharded draw", np.asarray(got), expected)
