@@ -17,27 +17,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from conformance.model.layout import spec_axes
+from tests import test_draw_statistics as draw_statistics
 
 RUNS, SIZE = 40, 5
 
 
 def runs(strategy: st.SearchStrategy, count: int = RUNS, size: int = SIZE) -> list:
     """``count`` runs of ``size`` examples, each from its own seed, pooled."""
-    drawn: list = []
-    for k in range(count):
-        @seed(k)
-        @settings(max_examples=size, database=None, deadline=None, phases=[Phase.generate],
-                  suppress_health_check=list(HealthCheck))
-        @given(strategy)
-        def collect(x):
-            drawn.append(x)
-
-        collect()
-    return drawn
+    return [x for run in draw_statistics.runs(strategy, count, size) for x in run]
 
 
 def cuts(mesh, spec) -> bool:

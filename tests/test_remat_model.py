@@ -29,11 +29,11 @@ Draw floors (runs of 10 examples, as the default profile gives each property; 20
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from conformance.model import remat
 from conformance.model.layout import MeshModel, spec_axes
 from conformance.model.remat import Policy, Residual
+from tests import test_draw_statistics as draw_statistics
 
 DEVICES = tuple(range(8))
 RUNS, PER_RUN = 20, 10
@@ -89,16 +89,7 @@ def test_residual_text_reads_like_print_saved_residuals():
 
 # --- draw statistics ---------------------------------------------------------------------------
 def _runs(strategy):
-    drawn = []
-    for k in range(RUNS):
-        @seed(k)
-        @settings(max_examples=PER_RUN, database=None, deadline=None, phases=[Phase.generate],
-                  suppress_health_check=list(HealthCheck))
-        @given(strategy)
-        def collect(x):
-            drawn.append(x)
-        collect()
-    return drawn
+    return [x for run in draw_statistics.runs(strategy, RUNS, PER_RUN) for x in run]
 
 
 def _cuts(mesh: MeshModel, spec) -> bool:
