@@ -7,9 +7,13 @@ parallel and their combinations, on Auto or Explicit meshes; on Explicit axes th
 ``out_sharding``, as JAX asks where contracted dimensions are split); and a ``shard_map`` MLP and
 attention layer written by hand (all_gather of the FSDP parameters, psum over the tensor axes after
 the row-parallel matmul, all_gather of keys/values over the sequence axes). The results (loss,
-logits, activations) are within ``float_tolerance`` of the one-device run (float32; bfloat16
-against the float32 run within the looser mixed-precision bound), laid out as the out_shardings ask,
-and the one-device run is within the float64 bound of numpy's.
+logits, activations) are within a per-element rounding-error bound of the one-device run, laid out
+as the out_shardings ask, and the one-device run is within its bound of numpy's float64 reference.
+The bounds come from the references themselves: each runs on ``running_error.Bounded`` inputs,
+which carry beside every float64 value the bound on a float32 run of the same arithmetic (twice it
+between two float32 runs); a bfloat16 run is judged against the float32 run within the sum of the
+float32 bound and the bfloat16 one (inputs rounded to bfloat16, every stored value rounded to it,
+sums in float32).
 
 Each comparison's ``max |got - expected| / bound`` is appended as a JSON line to
 ``$CONFORMANCE_ERROR_LOG`` when that names a file (``conformance.checking.tolerance``)."""
@@ -29,7 +33,8 @@ from jax import lax
 
 from conformance.checking.layouts import check_layout
 from conformance.checking.repro import describe_mesh, scripted_case, shard_map_lines
-from conformance.checking.tolerance import float_tolerance, record_error
+from conformance.checking import running_error as rounding
+from conformance.checking.tolerance import record_error
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout
 from strategies.parallelism import ParallelLayout, parallel_layouts
@@ -45,7 +50,6 @@ AXIS_TYPES = compat.mesh_axis_types()
 N = len(DEVICES)
 SIZES = dict(batch=N, seq=N, hidden=2 * N, ffn=4 * N, heads=N, head_dim=2, vocab=2 * N)
 WIDTHS = (2 * N, 4 * N)           # the drawn stacks' widths
-SAFETY = 8.0                       # layer norm (1/std <= 2 here) and softmax/log between the sums
 
 
 def CONSTRAIN(x, sharding, axis_type):  # noqa: N802 - the reproduction scripts define it too
@@ -163,17 +167,6 @@ PROGRAM_SOURCES = [Placement, layer_norm, gelu, attention, feed_forward, transfo
 # --- their numpy float64 references -----------------------------------------------------------
 
 
-class Peak:
-    """The largest |value| a reference met (the magnitude its tolerance states)."""
-
-    def __init__(self):
-        self.value = 1.0
-
-    def __call__(self, x):
-        self.value = max(self.value, float(np.max(np.abs(x))))
-        return x
-
-
 def np_layer_norm(x, scale, offset):
     mean = x.mean(-1, keepdims=True)
     var = np.square(x - mean).mean(-1, keepdims=True)
@@ -189,48 +182,57 @@ def np_softmax(s):
     return e / e.sum(-1, keepdims=True)
 
 
-def np_attention(p, x, causal, peak):
-    q, k, v = (peak(np.einsum("bsh,hnd->bsnd", x, p[w])) for w in ("wq", "wk", "wv"))
-    scores = peak(np.einsum("bqnd,bknd->bnqk", q, k) / np.sqrt(q.shape[-1]))
+def np_attention(p, x, causal):
+    q, k, v = (np.einsum("bsh,hnd->bsnd", x, p[w]) for w in ("wq", "wk", "wv"))
+    scores = np.einsum("bqnd,bknd->bnqk", q, k) / np.sqrt(q.shape[-1])
     if causal:
         seq = x.shape[1]
         scores = np.where(np.arange(seq)[:, None] >= np.arange(seq)[None, :], scores, -1e9)
     o = np.einsum("bnqk,bknd->bqnd", np_softmax(scores), v)
-    return peak(np.einsum("bqnd,ndh->bqh", o, p["wo"]))
+    return np.einsum("bqnd,ndh->bqh", o, p["wo"])
 
 
-def np_feed_forward(p, x, peak):
-    h = peak(np_gelu(peak(np.einsum("bsh,hf->bsf", x, p["w1"]) + p["b1"])))
-    return peak(np.einsum("bsf,fh->bsh", h, p["w2"]) + p["b2"])
+def np_feed_forward(p, x):
+    h = np_gelu(np.einsum("bsh,hf->bsf", x, p["w1"]) + p["b1"])
+    return np.einsum("bsf,fh->bsh", h, p["w2"]) + p["b2"]
 
 
-def np_transformer_block(causal, params, ids, labels, peak):
-    h = peak(params["embed"][ids])
-    h = peak(h + np_attention(params["attn"], peak(np_layer_norm(h, params["ln1_scale"], params["ln1_offset"])), causal, peak))
-    h = peak(h + np_feed_forward(params["ffn"], peak(np_layer_norm(h, params["ln2_scale"], params["ln2_offset"])), peak))
-    logits = peak(np.einsum("bsh,vh->bsv", h, params["embed"]))
+def np_transformer_block(causal, params, ids, labels):
+    h = params["embed"][ids]
+    h = h + np_attention(params["attn"], np_layer_norm(h, params["ln1_scale"], params["ln1_offset"]), causal)
+    h = h + np_feed_forward(params["ffn"], np_layer_norm(h, params["ln2_scale"], params["ln2_offset"]))
+    logits = np.einsum("bsh,vh->bsv", h, params["embed"])
     shifted = logits - logits.max(-1, keepdims=True)
     logp = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
     loss = -np.mean(np.take_along_axis(logp, labels[..., None], -1))
     return loss, logits
 
 
-def np_mlp(params, x, peak):
-    h = peak(np_gelu(peak(x @ params["w1"] + params["b1"])))
-    return peak(h @ params["w2"] + params["b2"])
+def np_mlp(params, x):
+    h = np_gelu(x @ params["w1"] + params["b1"])
+    return h @ params["w2"] + params["b2"]
 
 
-def np_layer_stack(blocks, params, x, peak):
+def np_layer_stack(blocks, params, x):
     for (kind, width), p in zip(blocks, params):
         if kind == "dense":
-            x = peak(np_gelu(peak(np.einsum("bsh,hf->bsf", x, p["w"]))))
+            x = np_gelu(np.einsum("bsh,hf->bsf", x, p["w"]))
         elif kind == "norm":
-            x = peak(np_layer_norm(x, p["scale"], p["offset"]))
+            x = np_layer_norm(x, p["scale"], p["offset"])
         elif kind == "attention":
-            x = peak(x + np_attention(p, x, True, peak))
+            x = x + np_attention(p, x, True)
         else:
-            x = peak(x + np_feed_forward(p, x, peak))
+            x = x + np_feed_forward(p, x)
     return x, np.mean(np.square(x))
+
+
+def bounded_references(reference, args, dtype):
+    """``reference(*args)`` on Bounded inputs: the float64 values with the float32 run's bound per
+    element, and (for a lower ``dtype``) the bound of that run (its float inputs rounded to
+    ``dtype``, every stored value rounded to it, sums in float32), or None."""
+    exact = reference(*rounding.tracked(args))
+    low = None if dtype == "float32" else reference(*rounding.tracked(args, u=dtype, u_sum="float32", rounded=True))
+    return exact, low
 
 
 # --- parameters, specs, tolerances ------------------------------------------------------------
@@ -302,28 +304,6 @@ def cast(tree, dtype):
     return jax.tree_util.tree_map(lambda x: x.astype(dtype) if x.dtype == np.float32 else x, tree)
 
 
-def as_float64(tree):
-    return jax.tree_util.tree_map(lambda x: np.asarray(x, np.float64) if np.asarray(x).dtype.kind == "f" else x, tree)
-
-
-def tolerances(reductions, ops, magnitude, dtype):
-    """(sharded vs the one-device run, the one-device run vs numpy) tolerances."""
-    same = float_tolerance(reductions=reductions, magnitude=magnitude, ops=ops, safety=SAFETY)
-    if dtype != "float32":
-        same = float_tolerance(reductions=reductions, magnitude=magnitude, ops=ops, safety=SAFETY, dtype=dtype,
-                               reference="float32", accumulation="float32")
-    exact = float_tolerance(reductions=reductions, magnitude=magnitude, ops=ops, safety=SAFETY, reference="float64")
-    return same, exact
-
-
-def block_reductions(causal: bool):
-    """The sums along the transformer block's longest path: layer norm's mean and variance (twice),
-    the q/k projection, the scores, the softmax, weights x values, the output projection, the
-    feed-forward's two dots, the unembedding, the log-softmax, the loss's mean."""
-    h, s, f, v = SIZES["hidden"], SIZES["seq"], SIZES["ffn"], SIZES["vocab"]
-    return [h, h, h, SIZES["head_dim"], s, s, h, h, h, h, f, h, v, SIZES["batch"] * s]
-
-
 # --- the shared check ---------------------------------------------------------------------------
 
 
@@ -370,13 +350,16 @@ def run_sharded_and_unsharded(case, layout, program, args, arg_specs, out_specs)
     return result, unsharded
 
 
-def compare(case, name, layout, got, unsharded, reference, out_specs, what, same, exact, **details):
-    """The one-device run within ``exact`` of numpy; the sharded run within ``same`` of it (of the
-    float32 run for a lower precision), laid out as ``out_specs`` say."""
-    for label, g, u, r, spec in zip(what, got, unsharded, reference, out_specs):
-        g_np, u_np = np.asarray(g).astype(np.float64), np.asarray(u).astype(np.float64)
-        record_error(f"{name}:unsharded-vs-numpy:{label}", u_np, r, exact, layout=layout.name, **details)
-        case.close(f"unsharded {label} vs numpy", u_np, np.asarray(r, np.float64), **exact)
+def compare(case, name, layout, got, unsharded, reference, out_specs, what, low=None, **details):
+    """The one-device float32 run within its bound of numpy's (``reference``, Bounded values); the
+    sharded run within twice that bound of it (a lower-precision run: within its bound, ``low``,
+    plus the float32 run's), laid out as ``out_specs`` say."""
+    for i, (label, g, u, r, spec) in enumerate(zip(what, got, unsharded, reference, out_specs)):
+        g_np, u_np, r_np = (np.asarray(a).astype(np.float64) for a in (g, u, rounding.value_of(r)))
+        exact = {"rtol": 0.0, "atol": rounding.reference_atol(r)}
+        same = {"rtol": 0.0, "atol": rounding.same_program_atol(r if low is None else low[i], r)}
+        record_error(f"{name}:unsharded-vs-numpy:{label}", u_np, r_np, exact, layout=layout.name, **details)
+        case.close(f"unsharded {label} vs numpy", u_np, r_np, **exact)
         record_error(f"{name}:{label}", g_np, u_np, same, layout=layout.name, axis_type=layout.axis_type, **details)
         case.close(f"sharded {label}", g_np, u_np, **same)
         check_layout(case, g, Layout(layout.mesh, tuple(spec), np.shape(g)), what=label)
@@ -426,8 +409,8 @@ def _lines_for(layout, call, arrays):
 @given(example=model_examples())
 def test_transformer_block_under_parallel_layouts(example):
     """A transformer block's loss and logits, jitted with a drawn parallelism layout's shardings,
-    are within float_tolerance of the one-device run (which is within it of numpy's), and the
-    logits are laid out as the layout says."""
+    are within the rounding-error bound of the one-device run (which is within its bound of
+    numpy's), and the logits are laid out as the layout says."""
     layout, dtype = example.layout, example.dtype
     rng = np.random.default_rng(example.seed)
     params = block_params(rng)
@@ -456,11 +439,10 @@ def test_transformer_block_under_parallel_layouts(example):
                                             args, arg_specs, out_specs)
     unsharded = low if dtype == "float32" else case.accepts(
         "unsharded", lambda: jax.jit(block_program(placement(None), example.causal))(params, ids, labels))
-    peak = Peak()
-    reference = np_transformer_block(example.causal, as_float64(params), ids, labels, peak)
-    same, exact = tolerances(block_reductions(example.causal), ops=24, magnitude=peak.value, dtype=dtype)
+    reference, low = bounded_references(functools.partial(np_transformer_block, example.causal),
+                                        (params, ids, labels), dtype)
     compare(case, f"transformer_block[{dtype}]", layout, result, unsharded, reference, out_specs, ("loss", "logits"),
-            same, exact)
+            low)
 
 
 # --- the MLP ------------------------------------------------------------------------------------
@@ -475,8 +457,9 @@ def mlp_program(place: Placement):
 @given(example=model_examples())
 def test_mlp_under_parallel_layouts(example):
     """An MLP (column-parallel dense, bias, gelu, row-parallel dense, bias) on (batch, hidden),
-    jitted with a drawn parallelism layout's shardings, is within float_tolerance of the one-device
-    run (which is within it of numpy's), and its output is laid out as the layout says."""
+    jitted with a drawn parallelism layout's shardings, is within the rounding-error bound of the
+    one-device run (which is within its bound of numpy's), and its output is laid out as the
+    layout says."""
     layout, dtype = example.layout, example.dtype
     rng = np.random.default_rng(example.seed)
     params = ffn_params(rng, SIZES["hidden"], SIZES["ffn"])
@@ -501,10 +484,9 @@ def test_mlp_under_parallel_layouts(example):
                                             (cast(params, dtype), x.astype(dtype)), arg_specs, out_specs[0])
     unsharded = low if dtype == "float32" else case.accepts(
         "unsharded", lambda: jax.jit(mlp_program(placement(None)))(params, x))
-    peak = Peak()
-    reference = np_mlp(as_float64(params), x.astype(np.float64), peak)
-    same, exact = tolerances([SIZES["hidden"], SIZES["ffn"]], ops=8, magnitude=peak.value, dtype=dtype)
-    compare(case, f"mlp[{dtype}]", layout, (result,), (unsharded,), (reference,), out_specs, ("output",), same, exact)
+    reference, low = bounded_references(np_mlp, (params, x), dtype)
+    compare(case, f"mlp[{dtype}]", layout, (result,), (unsharded,), (reference,), out_specs, ("output",),
+            None if low is None else (low,))
 
 
 # --- drawn layer stacks -------------------------------------------------------------------------
@@ -542,21 +524,6 @@ def stack_params(rng, first, blocks):
     return params
 
 
-def stack_reductions(first, blocks):
-    sums, width = [], first
-    for kind, w in blocks:
-        if kind == "dense":
-            sums.append(width)
-        elif kind == "norm":
-            sums += [w, w]
-        elif kind == "attention":
-            sums += [w, w // N, SIZES["seq"], SIZES["seq"], w]
-        else:
-            sums += [w, 2 * w]
-        width = w
-    return sums + [SIZES["batch"] * SIZES["seq"] * width]
-
-
 @functools.lru_cache(maxsize=None)
 def stack_program(place: Placement, blocks):
     return lambda params, x: layer_stack(place, blocks, params, x)
@@ -567,7 +534,7 @@ def stack_program(place: Placement, blocks):
 def test_drawn_layer_stacks_under_parallel_layouts(stack, layout, seed):
     """A drawn stack of dense, layer-norm, attention and MLP blocks (drawn widths), jitted with a
     drawn parallelism layout's shardings, gives activations and a mean-square within
-    float_tolerance of the one-device run (which is within it of numpy's), laid out as asked."""
+    the rounding-error bound of the one-device run (which is within its bound of numpy's), laid out as asked."""
     first, blocks = stack
     rng = np.random.default_rng(seed)
     params = stack_params(rng, first, blocks)
@@ -592,12 +559,9 @@ def test_drawn_layer_stacks_under_parallel_layouts(stack, layout, seed):
                                "unsharded mean_square vs numpy": "unsharded[1]"})
     result, unsharded = run_sharded_and_unsharded(case, layout, lambda place: stack_program(place, blocks),
                                                   (params, x), arg_specs, out_specs)
-    peak = Peak()
-    reference = np_layer_stack(blocks, as_float64(params), x.astype(np.float64), peak)
-    same, exact = tolerances(stack_reductions(first, blocks), ops=6 * len(blocks) + 2,
-                             magnitude=peak.value ** 2, dtype="float32")
+    reference, _ = bounded_references(functools.partial(np_layer_stack, blocks), (params, x), "float32")
     compare(case, "layer_stack", layout, result, unsharded, reference, out_specs, ("activations", "mean_square"),
-            same, exact, blocks=str(blocks))
+            blocks=str(blocks))
 
 
 # --- shard_map: the MLP and attention written by hand --------------------------------------------
@@ -688,28 +652,25 @@ def manual_program(layout: ParallelLayout, which: str):
 def test_shard_map_mlp_and_attention_under_parallel_layouts(layout, which, seed):
     """An MLP or causal attention layer written by hand in shard_map (all_gather of FSDP parameters,
     psum over the tensor axes after the row-parallel matmul, keys/values all_gathered over the
-    sequence axes) is within float_tolerance of the same layer on one device (which is within it of
-    numpy's), laid out as its out_specs say."""
+    sequence axes) is within the rounding-error bound of the same layer on one device (which is
+    within its bound of numpy's), laid out as its out_specs say."""
     rng = np.random.default_rng(seed)
     h = SIZES["hidden"]
     layer = manual_layer(layout, which)
     pos = np.arange(SIZES["seq"], dtype=np.int32)
-    peak = Peak()
     if which == "mlp":
         params = ffn_params(rng, h, SIZES["ffn"])
         x = rng.uniform(-1, 1, size=(SIZES["batch"], h)).astype(np.float32)
         args = (*(params[k] for k in MLP_KEYS), x)
         one_device = functools.partial(manual_mlp, (), (), {})
-        reference = np_mlp(as_float64(params), x.astype(np.float64), peak)
-        reductions = [h, SIZES["ffn"]]
+        reference, _ = bounded_references(np_mlp, (params, x), "float32")
         names, unbound = "*(params[k] for k in MLP_KEYS), x", "(), (), {}"
     else:
         params = attention_params(rng, h)
         x = rng.uniform(-1, 1, size=(SIZES["batch"], SIZES["seq"], h)).astype(np.float32)
         args = (*(params[k] for k in ATTENTION_KEYS), x, pos, pos)
         one_device = functools.partial(manual_attention, (), (), (), {})
-        reference = np_attention(as_float64(params), x.astype(np.float64), True, peak)
-        reductions = [h, SIZES["head_dim"], SIZES["seq"], SIZES["seq"], h]
+        reference, _ = bounded_references(functools.partial(np_attention, causal=True), (params, x), "float32")
         names, unbound = "*(params[k] for k in ATTENTION_KEYS), x, pos, pos", "(), (), (), {}"
     setup, expr = shard_map_lines(f"functools.partial({layer.body_name}, {', '.join(repr(b) for b in layer.bound)})",
                                   layer.in_specs, layer.out_spec)
@@ -730,6 +691,4 @@ def test_shard_map_mlp_and_attention_under_parallel_layouts(layout, which, seed)
     placed = [jax.device_put(a, bridge.named_sharding(layout.mesh, s)) for a, s in zip(args, layer.in_specs)]
     result = case.accepts("jitted shard_map", lambda: jax.block_until_ready(f(*placed)))
     unsharded = case.accepts("unsharded", lambda: jax.jit(one_device)(*args))
-    same, exact = tolerances(reductions, ops=8, magnitude=peak.value ** 2, dtype="float32")
-    compare(case, f"shard_map_{which}", layout, (result,), (unsharded,), (reference,), (layer.out_spec,), ("output",),
-            same, exact)
+    compare(case, f"shard_map_{which}", layout, (result,), (unsharded,), (reference,), (layer.out_spec,), ("output",))

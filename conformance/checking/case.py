@@ -205,8 +205,9 @@ class Case:
                       check=what, shows="values", verdict=verdict())
         _audit(self, what, judge, exact=False)
 
-    def close(self, what: str, got, expected, *, rtol: float, atol: float) -> None:
-        """Same shape and dtype, values within ``atol + rtol * |expected|`` (NaN matches NaN)."""
+    def close(self, what: str, got, expected, *, rtol: float, atol) -> None:
+        """Same shape and dtype, values within ``atol + rtol * |expected|`` (NaN matches NaN);
+        ``atol`` is a number or an array of ``expected``'s shape (a bound per element)."""
         __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
         got, expected = np.asarray(got), np.asarray(expected)
         judge = lambda e: verdicts.values_lines(e, expected, rtol=rtol, atol=atol)  # noqa: E731
@@ -217,11 +218,14 @@ class Case:
             self._mismatch(f"{what}.shape", got.shape, expected.shape, "shape", verdict())
         g, e = got.astype(np.complex128 if got.dtype.kind == "c" else np.float64), \
             expected.astype(np.complex128 if got.dtype.kind == "c" else np.float64)
+        if np.ndim(atol) and np.shape(atol) != expected.shape:
+            raise ValueError(f"{what}: a per-element atol has shape {np.shape(atol)}, the values {expected.shape}")
         ok = np.isclose(g, e, rtol=rtol, atol=atol, equal_nan=True)
         if not ok.all():
             where = tuple(int(i) for i in np.argwhere(~ok)[0])
+            bound = f"atol={atol}" if not np.ndim(atol) else f"the per-element atol ({float(np.asarray(atol)[where])!r} there)"
             self.fail(f"{what} differs in {int((~ok).sum())} of {got.size} element(s) beyond "
-                      f"rtol={rtol}, atol={atol}; first at {where}: got {got[where]!r}, but should "
+                      f"rtol={rtol}, {bound}; first at {where}: got {got[where]!r}, but should "
                       f"be {expected[where]!r} [{self.call}]", check=what, shows="values", verdict=verdict())
         _audit(self, what, judge, exact=False)
 

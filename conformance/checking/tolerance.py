@@ -1,6 +1,8 @@
 """Float tolerances for programs whose sharded run sums in another order than the one-device run.
 
-Pure Python and numpy (no JAX). The bound, and where it comes from:
+Pure Python and numpy (no JAX). A bound for a whole program from the sizes of its reductions and a
+stated magnitude (the training suite's); ``running_error`` computes a tighter one per element
+beside a numpy reference (the model programs'). The bound here, and where it comes from:
 
 * A floating-point sum of ``n`` terms, in any order, differs from the exact sum by at most
   ``gamma_n * S`` with ``gamma_n = n u / (1 - n u) ~ n u`` and ``S = sum |terms|`` (Higham,
@@ -124,7 +126,9 @@ def record_error(program: str, got, expected, tolerance: dict, **details) -> flo
     ratio = error_ratio(got, expected, tolerance)
     path = os.environ.get("CONFORMANCE_ERROR_LOG")
     if path:
-        line = {"program": program, "ratio": ratio, "atol": tolerance["atol"],
+        atol = tolerance["atol"]
+        line = {"program": program, "ratio": ratio,
+                "atol": float(np.max(atol)), "per_element": bool(np.ndim(atol)),
                 "rtol": tolerance["rtol"], **{k: (v if isinstance(v, (int, float, str, bool)) or v is None
                                                    else str(v)) for k, v in details.items()}}
         with open(path, "a") as f:

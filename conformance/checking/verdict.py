@@ -45,20 +45,24 @@ def array_literal(x) -> str:
     return f"np.frombuffer(bytes.fromhex('{x.tobytes().hex()}'), dtype={dtype}).reshape({shape})"
 
 
-def values_lines(expression: str, expected, *, rtol: float = 0.0, atol: float = 0.0, bits: bool = False) -> List[str]:
+def values_lines(expression: str, expected, *, rtol: float = 0.0, atol=0.0, bits: bool = False) -> List[str]:
     """Judge ``expression``'s value (and, for a sharded array, every addressable shard against its
-    block) against ``expected``: within ``rtol``/``atol`` (NaN matching NaN), or bit for bit."""
+    block) against ``expected``: within ``rtol``/``atol`` (NaN matching NaN), or bit for bit.
+    ``atol`` is a number, or an array of ``expected``'s shape (a bound per element)."""
     expected = np.asarray(expected)
-    same = ("lambda a, b: a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()"
+    per_element = np.ndim(atol) > 0
+    tolerance = "atol[i]" if per_element else f"{atol}"
+    same = ("lambda a, b, i=(): a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()"
             if bits else
-            f"lambda a, b: a.shape == b.shape and a.dtype == b.dtype and bool(np.isclose(a.astype(np.complex128), "
-            f"b.astype(np.complex128), rtol={rtol}, atol={atol}, equal_nan=True).all())")
+            f"lambda a, b, i=(): a.shape == b.shape and a.dtype == b.dtype and bool(np.isclose(a.astype(np.complex128), "
+            f"b.astype(np.complex128), rtol={rtol}, atol={tolerance}, equal_nan=True).all())")
     return [
         "import sys",
         f"expected = {array_literal(expected)}",
+        *([f"atol = {array_literal(np.asarray(atol, np.float64))}  # the bound of each element"] if per_element else []),
         f"got = {expression}",
         f"same = {same}",
-        "shards_agree = all(same(np.asarray(s.data), expected[s.index]) for s in getattr(got, 'addressable_shards', ()))",
+        "shards_agree = all(same(np.asarray(s.data), expected[s.index], s.index) for s in getattr(got, 'addressable_shards', ()))",
         "print('got:     ', np.asarray(got).dtype, np.asarray(got).tolist())",
         "print('expected:', expected.dtype, expected.tolist())",
         "if same(np.asarray(got), expected) and not shards_agree:",

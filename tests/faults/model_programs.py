@@ -135,3 +135,22 @@ def psum_returns_local_partial():
             return original(x, axis_name, **kwargs)
         return psum
     wrap(lax, "psum", make)
+
+
+@fault("einsum-keeps-15-bits",
+       "jnp.einsum's contractions in a partitioned program keep 15 significant bits of float32's 24 "
+       "(a relative error up to 2**-15, as a reduction carried in too low a precision)",
+       suites=("model_programs",))
+def einsum_keeps_15_bits():
+    _flag_sharded_jits()
+    jnp = jnp_module()
+    lax = lax_module()
+
+    def make(original):
+        def einsum(subscripts, *operands, **kwargs):
+            result = original(subscripts, *operands, **kwargs)
+            if _SPLIT[0] > 1 and isinstance(subscripts, str) and result.dtype == jnp.float32:
+                return lax.reduce_precision(result, exponent_bits=8, mantissa_bits=14)
+            return result
+        return einsum
+    wrap(jnp, "einsum", make)

@@ -1,0 +1,152 @@
+"""The running rounding-error bound (conformance.checking.running_error), worked by hand, and shown
+to hold for real float32 arithmetic in other orders; the per-element atol it gives Case.close and
+the verdict lines."""
+
+import math
+import sys
+
+import numpy as np
+import pytest
+
+from conformance.checking import running_error as rounding
+from conformance.checking.case import Case, ConformanceFailure
+from conformance.checking.verdict import values_lines
+
+U = 2.0 ** -24
+LAMBDA = rounding.LAMBDA
+
+
+def test_lambda_is_taken_from_the_stated_failure_probability():
+    assert 2 * math.exp(-LAMBDA ** 2 / 2) == pytest.approx(rounding.FAILURE_PROBABILITY)
+    assert 7.5 < LAMBDA < 7.6
+
+
+def test_an_exact_input_has_no_bound_and_a_rounded_one_half_an_ulp():
+    assert rounding.Bounded([1.0, -2.0]).bound.tolist() == [0.0, 0.0]
+    assert rounding.Bounded.rounded([1.0, -2.0]).bound.tolist() == [U, 2 * U]
+    assert rounding.Bounded.rounded([3.0], u="bfloat16").bound.tolist() == [3 * 2.0 ** -8]
+    with pytest.raises(ValueError):
+        rounding.Bounded([1.0], [-1.0])
+
+
+def test_arithmetic_propagates_by_the_derivative_and_rounds_once():
+    a = rounding.Bounded([2.0], [1e-3])
+    b = rounding.Bounded([-4.0], [2e-3])
+    # (a + b) = -2: 1e-3 + 2e-3 + u * 2
+    assert (a + b).bound[0] == pytest.approx(3e-3 + 2 * U)
+    # a * b = -8: |b| e_a + |a| e_b + u * 8 = 4e-3 + 4e-3 + 8u
+    assert (a * b).bound[0] == pytest.approx(8e-3 + 8 * U)
+    # a / b = -0.5: (e_a + |a/b| e_b) / |b| + u * 0.5 = (1e-3 + 1e-3) / 4 + u / 2
+    assert (a / b).bound[0] == pytest.approx(5e-4 + U / 2)
+    # a plain number is exact: 3 * a = 6: 3 e_a + 6u
+    assert (3 * a).bound[0] == pytest.approx(3e-3 + 6 * U)
+    assert (-a).bound[0] == 1e-3
+
+
+def test_a_library_function_costs_its_stated_ulps():
+    x = rounding.Bounded([0.0, 1.0], [1e-4, 0.0])
+    y = np.exp(x)
+    # exp(0) = 1: 1 * 1e-4 + 4u; exp(1) = e: 0 + 4u e
+    assert y.bound.tolist() == pytest.approx([1e-4 + rounding.FUNCTION_ULPS * U, rounding.FUNCTION_ULPS * U * math.e])
+    t = np.tanh(rounding.Bounded([0.0], [1e-4]))
+    assert t.bound[0] == pytest.approx(1e-4)  # tanh'(0) = 1, tanh(0) = 0 rounds exactly
+    assert np.log(rounding.Bounded([2.0], [1e-4])).bound[0] == pytest.approx(5e-5 + 4 * U * math.log(2))
+    # x**3 at 2 = 8: 3 * 4 * e + 2 products, each rounded
+    assert (rounding.Bounded([2.0], [1e-4]) ** 3).bound[0] == pytest.approx(1.2e-3 + 2 * 8 * U)
+
+
+def test_a_sum_of_n_terms_costs_lambda_sqrt_n_u_times_the_sum_of_their_magnitudes():
+    x = rounding.Bounded([1.0, -2.0, 3.0, -4.0], [1e-3, 0, 0, 1e-3])
+    s = np.sum(x)
+    # value -2; incoming 2e-3; lambda * sqrt(4) * u * 10; the stored result u * 2
+    assert s.value == -2.0
+    assert s.bound == pytest.approx(2e-3 + LAMBDA * 2 * U * 10 + 2 * U)
+    m = x.mean()
+    # mean = the stored sum / 4, and its division: 2u |mean|
+    assert m.bound == pytest.approx(s.bound / 4 + 2 * U * 0.5)
+    one = rounding.Bounded([[5.0]], [[1e-3]]).sum(-1)
+    assert one.bound.tolist() == [1e-3]  # nothing is added to a single term
+
+
+def test_an_einsum_contracts_the_letters_missing_from_its_output():
+    a = rounding.Bounded([[1.0, 2.0, -3.0]], [[1e-3, 0, 0]])       # (1, 3)
+    b = rounding.Bounded([[1.0], [1.0], [1.0]])                      # (3, 1)
+    y = np.einsum("ij,jk->ik", a, b)
+    # value 0; incoming |b| e_a = 1e-3; lambda sqrt(3) u (1 + 2 + 3); result 0 rounds exactly
+    assert y.value.tolist() == [[0.0]]
+    assert y.bound[0, 0] == pytest.approx(1e-3 + LAMBDA * math.sqrt(3) * U * 6)
+    assert (a @ b).bound[0, 0] == y.bound[0, 0]
+    outer = np.einsum("i,j->ij", rounding.Bounded([2.0]), rounding.Bounded([3.0]))
+    assert outer.bound[0, 0] == 0.0  # no contracted letter: one product, no sum... and no store rounding
+
+
+def test_selecting_is_exact():
+    x = rounding.Bounded([[1.0, 5.0, 3.0]], [[1e-3, 2e-3, 3e-3]])
+    assert x.max(-1).bound.tolist() == [3e-3]  # the largest bound (the max may come from any of them)
+    picked = np.take_along_axis(x, np.array([[1]]), -1)
+    assert picked.value.tolist() == [[5.0]] and picked.bound.tolist() == [[2e-3]]
+    w = np.where(np.array([[True, False, True]]), x, -1e9)
+    assert w.bound.tolist() == [[1e-3, 0.0, 3e-3]]
+    assert x[0, 1].bound == 2e-3
+
+
+def test_an_operation_without_a_rule_is_refused():
+    with pytest.raises(NotImplementedError, match="sin"):
+        np.sin(rounding.Bounded([1.0]))
+    with pytest.raises(NotImplementedError, match="cumsum"):
+        np.cumsum(rounding.Bounded([1.0]))
+
+
+def test_tolerances_are_the_bound_and_twice_it():
+    r = rounding.Bounded([1.0, 2.0], [1e-6, 2e-6])
+    low = rounding.Bounded([1.0, 2.0], [1e-3, 1e-3])
+    assert rounding.reference_atol(r).tolist() == [1e-6, 2e-6]
+    assert rounding.same_program_atol(r).tolist() == [2e-6, 4e-6]
+    assert rounding.same_program_atol(low, r).tolist() == pytest.approx([1e-3 + 1e-6, 1e-3 + 2e-6])
+    tree = rounding.tracked({"w": np.float32([1.0]), "ids": np.int32([3])}, rounded=True)
+    assert isinstance(tree["w"], rounding.Bounded) and tree["ids"].dtype == np.int32
+
+
+def _mlp(x, w1, w2):
+    h = np.tanh(x @ w1)
+    return h @ w2
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_bound_holds_for_float32_runs_in_other_orders(seed):
+    """An MLP in float32 (numpy's order, and the contraction split in four partial sums added in
+    reverse) is within the bound of the float64 value, and the two runs within twice it."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, (8, 64)).astype(np.float32)
+    w1 = (rng.uniform(-1, 1, (64, 32)) / 64).astype(np.float32)
+    w2 = (rng.uniform(-1, 1, (32, 16)) / 32).astype(np.float32)
+    reference = _mlp(*rounding.tracked((x, w1, w2)))
+    plain = _mlp(x, w1, w2)
+    parts = [x[:, i:i + 16] @ w1[i:i + 16] for i in range(0, 64, 16)]
+    h = np.tanh(np.float32(sum(reversed(parts))))
+    split = (h[:, :16] @ w2[:16] + h[:, 16:] @ w2[16:]).astype(np.float32)
+    for run in (plain, split):
+        assert (np.abs(run - reference.value) <= reference.bound).all()
+    assert (np.abs(plain - split) <= rounding.same_program_atol(reference)).all()
+
+
+def test_close_takes_a_bound_per_element():
+    case = Case("f(x)", "    print('repro')")
+    expected = np.float64([1.0, 100.0])
+    atol = np.array([1e-6, 1e-3])
+    case.close("y", np.float64([1.0 + 5e-7, 100.0 + 5e-4]), expected, rtol=0.0, atol=atol)
+    # within the largest bound, but not within its own element's
+    with pytest.raises(ConformanceFailure, match=r"beyond rtol=0.0, the per-element atol \(1e-06 there\); first at \(0,\)"):
+        case.close("y", np.float64([1.0 + 5e-4, 100.0]), expected, rtol=0.0, atol=atol)
+    with pytest.raises(ValueError, match="per-element atol has shape"):
+        case.close("y", expected, expected, rtol=0.0, atol=np.ones(3))
+
+
+@pytest.mark.parametrize("got, status", [("np.float64([1.0 + 5e-7, 100.0 + 5e-4])", 0),
+                                         ("np.float64([1.0 + 5e-4, 100.0])", 1)])
+def test_the_verdict_lines_judge_each_element_by_its_bound(got, status):
+    lines = values_lines(got, np.float64([1.0, 100.0]), atol=np.array([1e-6, 1e-3]))
+    assert any(line.startswith("atol = np.array(") for line in lines)
+    with pytest.raises(SystemExit) as done:
+        exec("\n".join(["import numpy as np", *lines]), {"sys": sys})
+    assert done.value.code == status
