@@ -46,11 +46,11 @@ def test_arithmetic_propagates_by_the_derivative_and_rounds_once():
 def test_a_library_function_costs_its_stated_ulps():
     x = rounding.Bounded([0.0, 1.0], [1e-4, 0.0])
     y = np.exp(x)
-    # exp(0) = 1: 1 * 1e-4 + 4u; exp(1) = e: 0 + 4u e
+    # exp(0) = 1: 1 * 1e-4 + FUNCTION_ULPS u; exp(1) = e: 0 + FUNCTION_ULPS u e
     assert y.bound.tolist() == pytest.approx([1e-4 + rounding.FUNCTION_ULPS * U, rounding.FUNCTION_ULPS * U * math.e])
     t = np.tanh(rounding.Bounded([0.0], [1e-4]))
     assert t.bound[0] == pytest.approx(1e-4)  # tanh'(0) = 1, tanh(0) = 0 rounds exactly
-    assert np.log(rounding.Bounded([2.0], [1e-4])).bound[0] == pytest.approx(5e-5 + 4 * U * math.log(2))
+    assert np.log(rounding.Bounded([2.0], [1e-4])).bound[0] == pytest.approx(5e-5 + rounding.FUNCTION_ULPS * U * math.log(2))
     # x**3 at 2 = 8: 3 * 4 * e + 2 products, each rounded
     assert (rounding.Bounded([2.0], [1e-4]) ** 3).bound[0] == pytest.approx(1.2e-3 + 2 * 8 * U)
 
@@ -150,3 +150,25 @@ def test_the_verdict_lines_judge_each_element_by_its_bound(got, status):
     with pytest.raises(SystemExit) as done:
         exec("\n".join(["import numpy as np", *lines]), {"sys": sys})
     assert done.value.code == status
+
+
+@pytest.mark.parametrize("name", ["exp", "tanh", "log", "rsqrt"])
+def test_the_installed_jax_computes_its_functions_within_the_ulps_charged(name):
+    """The bound charges XLA's float32 exp, tanh, log and rsqrt FUNCTION_ULPS u |out| each: on a
+    dense grid the installed JAX stays within it (a release whose functions lose accuracy makes
+    every model-program bound unsafe, and fails here first)."""
+    import jax
+    from jax import lax
+    wide = np.linspace(-10, 10, 200001).astype(np.float32)
+    positive = np.linspace(1e-3, 100, 200001).astype(np.float32)
+    f, exact, x = {"exp": (jax.numpy.exp, np.exp, wide), "tanh": (jax.numpy.tanh, np.tanh, wide),
+                   "log": (jax.numpy.log, np.log, positive),
+                   "rsqrt": (lax.rsqrt, lambda v: 1 / np.sqrt(v), positive)}[name]
+    got = np.asarray(jax.jit(f)(x), np.float64)
+    want = exact(x.astype(np.float64))
+    zero = want == 0
+    assert (got[zero] == 0).all(), f"jax {name} of {x[zero]} is {got[zero]}, but should be 0"
+    worst = float(np.max(np.abs(got - want)[~zero] / (U * np.abs(want[~zero]))))
+    assert worst <= rounding.FUNCTION_ULPS, (
+        f"jax {name} in float32 is off by {worst:.2f} u|value|, but should be within "
+        f"FUNCTION_ULPS={rounding.FUNCTION_ULPS}")

@@ -17,9 +17,12 @@ The rules, one per operation (``|.|`` elementwise, incoming bounds propagated by
 derivative, as a first-order analysis does):
 
 * ``+ - * /`` (correctly rounded, IEEE 754): ``e_out = |d out/d a| e_a + |d out/d b| e_b + u |out|``.
-* ``exp log tanh sqrt`` and integer powers (library functions, not correctly rounded; XLA's are
-  approximations, and its ``rsqrt`` stands where numpy divides by ``sqrt``): the same propagation
-  plus ``FUNCTION_ULPS u |out|``.
+* ``exp log tanh sqrt`` (library functions, not correctly rounded; XLA's are approximations, and
+  its ``rsqrt`` stands where numpy divides by ``sqrt``): the same propagation plus
+  ``FUNCTION_ULPS u |out|``. Measured on XLA's CPU float32 functions over a dense grid (JAX 0.10.2;
+  ``tests/test_running_error.py`` measures the installed JAX): tanh 4.4, rsqrt 2.5, log 1.8,
+  exp 1.4 times ``u |out|``; ``FUNCTION_ULPS`` is twice the largest. An integer power ``x**p``
+  is ``p - 1`` rounded products.
 * a reduction of ``n`` terms (``sum``, ``mean``, ``einsum``, ``matmul``), in any order:
   ``e_out = sum |weight| e_in + lambda sqrt(n) u_sum sum |terms| + u |out|``. The middle term is the
   probabilistic bound of Higham and Mary ("A new approach to probabilistic rounding error
@@ -50,7 +53,7 @@ from conformance.checking.tolerance import unit_roundoff
 
 FAILURE_PROBABILITY = 1e-12
 LAMBDA = math.sqrt(2 * math.log(2 / FAILURE_PROBABILITY))  # 7.52: 2 exp(-LAMBDA**2 / 2) = FAILURE_PROBABILITY
-FUNCTION_ULPS = 4
+FUNCTION_ULPS = 8
 
 
 def reduction_factor(n: int) -> float:
