@@ -11,16 +11,20 @@ float64 references where they are cheap:
   to step, and the donated inputs are deleted (their buffers fit the outputs exactly);
 * a layer stack under ``lax.scan`` (parameters stacked on a leading layer dimension, sharded on the
   others) with ``jax.checkpoint`` and a drawn policy from ``jax.checkpoint_policies``, under
-  ``jax.grad``: loss and gradients equal the unsharded run without checkpoint (and numpy's forward
-  loss), the gradients are laid out as the parameters, and a layer saves what its policy says
+  ``jax.grad``: loss and gradients equal the unsharded run without checkpoint and numpy's (forward
+  pass and backpropagation by hand), the gradients are laid out as the parameters, and a layer
+  saves what its policy says
   (``jax.ad_checkpoint.print_saved_residuals``: nothing, everything, dot outputs, or the named
   values only);
 * the same stack with its depth, widths, policy and dtype drawn (a bfloat16 run against the float32
   one within the looser bound), for soaking.
 
-Tolerances come from ``conformance.checking.tolerance.float_tolerance``, with each program's
-reductions named beside it; every comparison records ``max |got - expected| / bound`` to
-``$CONFORMANCE_ERROR_LOG`` (one JSON line per example and program).
+Tolerances are per element, from the numpy references themselves: they run on
+``running_error.Bounded`` values, which carry the bound on a float32 run of the same arithmetic (a
+sharded run is within its bound of numpy's, and within twice it of the unsharded float32 run; a
+bfloat16 run within its own bound, storing and summing in bfloat16, plus the float32 one). Every
+comparison records ``max |got - expected| / bound`` to ``$CONFORMANCE_ERROR_LOG`` (one JSON line
+per example and program).
 """
 
 from __future__ import annotations
@@ -43,7 +47,8 @@ from jax import lax
 from conformance.checking.case import Case
 from conformance.checking.layouts import check_layout
 from conformance.checking.repro import script
-from conformance.checking.tolerance import float_tolerance, record_error, unit_roundoff
+from conformance.checking import running_error as rounding
+from conformance.checking.tolerance import record_error
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, normalize_index
 from strategies.parallelism import ParallelLayout, parallel_layouts
@@ -102,8 +107,8 @@ def take_rows(table, ids, spec, layout: Optional[ParallelLayout]):
 @dataclass(frozen=True)
 class Adam:
     """Adam's hyperparameters. ``eps`` is large (0.1) so that an update's error stays a small
-    multiple of its gradient's error (see ``adam_tolerances``), not ``lr`` times a sign flip of a
-    gradient near zero."""
+    multiple of its gradient's error (``m / (sqrt(v) + eps)`` is then at most ``1 / eps`` times as
+    sensitive to ``m``), not ``lr`` times a sign flip of a gradient near zero."""
 
     lr: float = 1e-2
     b1: float = 0.9
@@ -135,26 +140,6 @@ def adam_reference(params: dict, grads: dict, state: dict, hp: Adam = ADAM):
     c1, c2 = 1 - hp.b1 ** t, 1 - hp.b2 ** t
     new = {k: params[k] - hp.lr * (m[k] / c1) / (np.sqrt(v[k] / c2) + hp.eps) for k in params}
     return new, {"m": m, "v": v, "count": t}
-
-
-def adam_tolerances(grad_atol: float, grad_max: float, param_max: float, steps: int, hp: Adam = ADAM,
-                    dtype: str = "float32") -> dict:
-    """Bounds for Adam's outputs after ``steps`` steps whose gradients are each off by at most
-    ``grad_atol`` (largest |g| ``grad_max``, largest |p| ``param_max``):
-
-    * ``m`` is a convex combination of the gradients: off by <= ``grad_atol``;
-    * ``v`` of their squares: ``|d(g^2)| <= (2 |g| + dg) dg``;
-    * the update ``u = mhat / (s + eps)``, ``s = sqrt(vhat)``: ``|du| <= |dmhat| / eps + |mhat| |ds|
-      / (s + eps)^2``, with ``|mhat| <= (1 - b1) / sqrt(1 - b2) s`` (Kingma and Ba, section 2.1)
-      and ``|ds| <= |dvhat| / (2 s)`` this is ``<= (1 + 5) dg / eps`` (``|dmhat| <= dg``: the bias
-      correction divides a convex combination's weights back to a sum of 1);
-    * the parameters add ``lr du`` per step, each rounded (``2 u |p|`` per step).
-    """
-    u = unit_roundoff(dtype)
-    update = 6 * grad_atol / hp.eps
-    return {"m": dict(rtol=0.0, atol=grad_atol + 4 * u * grad_max),
-            "v": dict(rtol=0.0, atol=(2 * grad_max + grad_atol) * grad_atol + 4 * u * grad_max ** 2),
-            "params": dict(rtol=0.0, atol=steps * (hp.lr * update + 2 * u * param_max))}
 
 
 # --- program 1: a training step -----------------------------------------------------------------
@@ -190,7 +175,8 @@ UNSHARDED_STEP = jax.jit(train_step)  # the unsharded twin: the same function on
 
 
 def mlp_reference(params: dict, ids: np.ndarray, labels: np.ndarray):
-    """numpy float64: the loss and its analytic gradient (backpropagation by hand)."""
+    """numpy float64 (plain or Bounded values): the loss and its analytic gradient
+    (backpropagation by hand; the label and embedding terms as one-hot contractions)."""
     e, w1, b1, w2 = (params[k] for k in ("embed", "w1", "b1", "w2"))
     x = e[ids]
     h = np.tanh(x @ w1 + b1)
@@ -199,32 +185,14 @@ def mlp_reference(params: dict, ids: np.ndarray, labels: np.ndarray):
     z = np.exp(logits - top)
     lse = np.log(z.sum(-1)) + top[..., 0]
     picked = np.take_along_axis(logits, labels[..., None], -1)[..., 0]
-    n = ids.size
-    loss = float(np.mean(lse - picked))
-    dlogits = z / z.sum(-1, keepdims=True)
-    np.put_along_axis(dlogits, labels[..., None], np.take_along_axis(dlogits, labels[..., None], -1) - 1, -1)
-    dlogits /= n
+    loss = np.mean(lse - picked)
+    dlogits = (z / z.sum(-1, keepdims=True) - np.eye(w2.shape[1])[labels]) / ids.size
     dw2 = np.einsum("bsf,bsv->fv", h, dlogits)
     dpre = (dlogits @ w2.T) * (1 - h * h)
     dw1 = np.einsum("bsd,bsf->df", x, dpre)
     db1 = dpre.sum((0, 1))
-    dembed = np.zeros_like(e)
-    np.add.at(dembed, ids.reshape(-1), (dpre @ w1.T).reshape(-1, e.shape[1]))
+    dembed = np.einsum("bsv,bsd->vd", np.eye(e.shape[0])[ids], dpre @ w1.T)
     return loss, {"embed": dembed, "w1": dw1, "b1": db1, "w2": dw2}
-
-
-def mlp_tolerances(sizes: dict, reference: str) -> dict:
-    """The loss's and the gradients' bound. Reductions along the longest path: the contraction over
-    hidden (x @ w1), over ffn (h @ w2), the logsumexp over the vocabulary, the mean over the
-    batch*seq tokens; then the backward pass: the softmax's vocabulary sum, the contraction over the
-    vocabulary (dlogits @ w2^T), and the sum over the tokens of each weight gradient (the embedding's
-    scatter-add sums at most as many). Magnitude 4: the inputs keep |logits| <= 1, so each token's
-    loss is <= log(vocab) + 2 < 5 and its mean's sum of |terms| / tokens <= 4; the gradients' sums of
-    |terms| are <= 2."""
-    tokens = sizes["batch"] * sizes["seq"]
-    reductions = (sizes["hidden"], sizes["ffn"], sizes["vocab"], tokens, sizes["vocab"], sizes["vocab"], tokens)
-    return {"loss": float_tolerance(reductions=reductions[:4], magnitude=4.0, reference=reference),
-            "grads": float_tolerance(reductions=reductions, magnitude=4.0, reference=reference)}
 
 
 @dataclass(frozen=True)
@@ -318,14 +286,16 @@ def unsharded_training(params0: dict, ids: np.ndarray, labels: np.ndarray, steps
 
 
 def reference_training(params0: dict, ids: np.ndarray, labels: np.ndarray, steps: int = STEPS):
-    """The same steps in numpy float64 (``mlp_reference`` then ``adam_reference``)."""
-    params = {k: v.astype(np.float64) for k, v in params0.items()}
-    state = {"m": {k: np.zeros_like(v) for k, v in params.items()},
-             "v": {k: np.zeros_like(v) for k, v in params.items()}, "count": 0}
+    """The same steps in numpy float64 (``mlp_reference`` then ``adam_reference``), on Bounded
+    values: each carries the bound on a float32 run of the steps (``running_error``)."""
+    params = rounding.tracked(params0)
+    state = {"m": {k: np.zeros(v.shape) for k, v in params0.items()},
+             "v": {k: np.zeros(v.shape) for k, v in params0.items()}, "count": 0}
+    hp = Adam(*(rounding.Bounded.rounded(getattr(ADAM, f)) for f in ("lr", "b1", "b2", "eps")))  # float32 in the run
     out = []
     for _ in range(steps):
         loss, grads = mlp_reference(params, ids, labels)
-        new_params, state = adam_reference(params, grads, state)
+        new_params, state = adam_reference(params, grads, state, hp)
         out.append({"loss": loss, "grads": grads, "params": new_params, "state": state})
         params = new_params
     return out
@@ -343,11 +313,22 @@ def repro_lines(call: str) -> list:
             "from suites import test_training as t", call]
 
 
-def close(case: Case, what: str, program: str, got, expected, tolerance: dict, **details) -> None:
-    """``case.close``, recording the error against the bound."""
-    got, expected = np.asarray(got), np.asarray(expected)
+def close(case: Case, what: str, program: str, got, expected, atol, **details) -> None:
+    """``case.close`` in float64 within ``atol`` (per element), recording the error against it."""
+    got, expected = np.asarray(got).astype(np.float64), np.asarray(expected).astype(np.float64)
+    tolerance = {"rtol": 0.0, "atol": atol}
     record_error(program, got, expected, tolerance, check=what, **details)
-    case.close(what, got, expected.astype(got.dtype), **tolerance)
+    case.close(what, got, expected, **tolerance)
+
+
+def close_to_both(case: Case, what: str, program: str, got, twin, reference, low=None, **details) -> None:
+    """``got`` (a sharded run) within twice the float32 bound of ``twin`` (the unsharded float32
+    run; for a lower-precision run, within its bound ``low`` plus the float32 one), and within its
+    own bound of the float64 ``reference`` (a Bounded value)."""
+    close(case, what, program, got, twin, rounding.same_program_atol(reference if low is None else low, reference),
+          **details)
+    close(case, f"{what} vs numpy", program + " vs numpy", got, rounding.value_of(reference),
+          rounding.reference_atol(reference if low is None else low), **details)
 
 
 @settings(max_examples=TRAINING_EXAMPLES, deadline=None)
@@ -377,28 +358,17 @@ def test_training_step_under_a_parallelism_layout(example):
     sharded = case.accepts("step", lambda: sharded_training(layout, params0, ids, labels, inspect=inspect))
     unsharded = unsharded_training(params0, ids, labels)
     reference = reference_training(params0, ids, labels)
-    same = mlp_tolerances(example.sizes, "same")
-    exact = mlp_tolerances(example.sizes, "float64")
-    grad_max = max(float(np.max(np.abs(g))) for r in reference for g in r["grads"].values())
-    param_max = max(float(np.max(np.abs(p))) for r in reference for p in r["params"].values())
-    adam_same = adam_tolerances(same["grads"]["atol"], grad_max, param_max, STEPS)
-    adam_exact = adam_tolerances(exact["grads"]["atol"], grad_max, param_max, STEPS)
     for i, (got, twin, ref) in enumerate(zip(sharded, unsharded, reference)):
         step = f"step {i + 1}"
-        close(case, f"{step} loss", program, got["loss"], twin["loss"], same["loss"])
-        close(case, f"{step} loss vs numpy", program + " vs numpy", got["loss"], ref["loss"], exact["loss"])
+        close_to_both(case, f"{step} loss", program, got["loss"], twin["loss"], ref["loss"])
         for k in specs:
-            close(case, f"{step} gradient of {k}", program, got["grads"][k], twin["grads"][k], same["grads"])
-            close(case, f"{step} gradient of {k} vs numpy's analytic one", program + " vs numpy",
-                  got["grads"][k], ref["grads"][k], exact["grads"])
+            close_to_both(case, f"{step} gradient of {k}", program, got["grads"][k], twin["grads"][k], ref["grads"][k])
             if i + 1 < STEPS:
                 continue
             for part, g, t_, r_ in (("params", got["params"][k], twin["params"][k], ref["params"][k]),
                                     ("m", got["state"]["m"][k], twin["state"]["m"][k], ref["state"]["m"][k]),
                                     ("v", got["state"]["v"][k], twin["state"]["v"][k], ref["state"]["v"][k])):
-                close(case, f"{step} Adam {part} of {k}", program + " Adam", g, t_, adam_same[part])
-                close(case, f"{step} Adam {part} of {k} vs numpy's Adam", program + " Adam vs numpy", g, r_,
-                      adam_exact[part])
+                close_to_both(case, f"{step} Adam {part} of {k}", program + " Adam", g, t_, r_)
         if i + 1 == STEPS:
             case.equal(f"{step} step count", int(got["state"]["count"]), STEPS)
         case.equal(f"{step} donated params and state deleted", got["donated deleted"],
@@ -456,13 +426,37 @@ def stack_value_and_grad(params, x, target, layout=None, policy=None):
 UNSHARDED_STACK = jax.jit(stack_value_and_grad)  # the unsharded twin, without checkpoint
 
 
-def stack_reference(params: dict, x: np.ndarray, target: np.ndarray):
-    """numpy float64: ``(loss, h)``, the layers in order, then the mean squared error."""
-    h = np.asarray(x, np.float64)
+def stack_reference(params: dict, x, target):
+    """numpy float64 (plain or Bounded values): ``(loss, h)``, the layers in order, then the mean
+    squared error."""
+    h = x
     for layer in range(params["w_in"].shape[0]):
-        w_in, b, w_out = (np.asarray(params[k][layer], np.float64) for k in ("w_in", "b", "w_out"))
+        w_in, b, w_out = (params[k][layer] for k in ("w_in", "b", "w_out"))
         h = h + np.tanh(h @ w_in + b) @ w_out
-    return float(np.mean((h - target) ** 2)), h
+    return np.mean((h - target) ** 2), h
+
+
+def stack_gradients(params: dict, x, target) -> dict:
+    """numpy float64 (plain or Bounded values): the loss's gradients with respect to the stacked
+    params, by backpropagation by hand through the layers in reverse."""
+    layers = params["w_in"].shape[0]
+    inputs, activations, h = [], [], x
+    for layer in range(layers):
+        w_in, b, w_out = (params[k][layer] for k in ("w_in", "b", "w_out"))
+        a = np.tanh(h @ w_in + b)
+        inputs.append(h)
+        activations.append(a)
+        h = h + a @ w_out
+    dh = 2 * (h - target) / np.prod(h.shape)
+    grads = {"w_in": [None] * layers, "b": [None] * layers, "w_out": [None] * layers}
+    for layer in reversed(range(layers)):
+        w_in, w_out, a = params["w_in"][layer], params["w_out"][layer], activations[layer]
+        grads["w_out"][layer] = np.einsum("bsf,bsd->fd", a, dh)
+        dpre = (dh @ w_out.T) * (1 - a * a)
+        grads["w_in"][layer] = np.einsum("bsd,bsf->df", inputs[layer], dpre)
+        grads["b"][layer] = dpre.sum((0, 1))
+        dh = dh + dpre @ w_in.T
+    return {k: np.stack(v) for k, v in grads.items()}
 
 
 @dataclass(frozen=True)
@@ -494,29 +488,16 @@ class StackExample:
         cast = lambda v: v.astype(np.float32).astype(jnp.bfloat16 if self.dtype == "bfloat16" else np.float32)  # noqa: E731
         return {k: cast(v) for k, v in params.items()}, cast(x), target.astype(np.float32)
 
-    def tolerances(self, reference: str, loss: float) -> dict:
-        """Bounds for ``h``, the loss and the gradients against a ``reference`` ("same": the
-        unsharded run in the same dtype; "float64": numpy; "float32": the float32 run of a bfloat16
-        program, from the same rounded inputs, so no input rounding: ``inputs=0``):
-
-        * ``h``: per layer the contractions over hidden and over ffn; magnitude ``1 + layers/2``
-          (|h| <= 1 + layers/2, and the weights' absolute column/row sums are <= 1);
-        * the loss: ``h``'s error through ``d loss / d h = 2 (h - t) / n`` (absolute sum <= 2 (2 +
-          layers/2)), plus the mean over the n elements, whose sum of |terms| is the loss itself
-          (its terms are squares; ``loss`` from the float64 reference);
-        * the gradients (sharded against unsharded only): the forward contractions, per layer the
-          backward ones over hidden and ffn, each weight gradient's sum over the batch*seq tokens,
-          and the loss's n elements; magnitude 1 (|d loss / d h| <= 2 (2 + layers/2) / n per element,
-          so each weight gradient's sum of |terms| is far below it)."""
-        n = self.sizes
-        tokens, elements = n["batch"] * n["seq"], n["batch"] * n["seq"] * n["hidden"]
-        common = dict(reference=reference, dtype=self.dtype, **({"inputs": 0} if reference == "float32" else {}))
-        forward = (n["hidden"], n["ffn"]) * self.layers
-        h = float_tolerance(reductions=forward, magnitude=1 + self.layers / 2, **common)
-        mean = float_tolerance(reductions=(elements,), magnitude=max(loss, 1e-3), **common)
-        backward = forward + (n["ffn"], n["hidden"], tokens) * self.layers + (elements,)
-        return {"h": h, "loss": {"rtol": 0.0, "atol": h["atol"] * 2 * (2 + self.layers / 2) + mean["atol"]},
-                "grads": float_tolerance(reductions=backward, magnitude=1.0, **common)}
+    def references(self, params, x, target):
+        """``(loss, h, grads)`` in float64 from the inputs as the run holds them, with the bound of
+        a float32 run, and (bfloat16) the bound of a run that stores and sums in bfloat16 (from
+        the same rounded inputs: no input rounding), else None."""
+        def run(u):
+            p, x_ = rounding.tracked((params, x), u=u)
+            return (*stack_reference(p, x_, target), stack_gradients(p, x_, target))
+        as64 = lambda v: np.asarray(v, np.float32).astype(np.float64)  # noqa: E731
+        params, x = {k: as64(v) for k, v in params.items()}, as64(x)
+        return run("float32"), (None if self.dtype == "float32" else run(self.dtype))
 
 
 @st.composite
@@ -598,21 +579,15 @@ def check_stack(example: StackExample, program: str) -> None:
     (loss, h), grads = case.accepts("value_and_grad", lambda: sharded_stack(example, params, x, target))
     f32 = lambda v: jnp.asarray(np.asarray(v, np.float32))  # noqa: E731
     (twin_loss, twin_h), twin_grads = UNSHARDED_STACK(*jax.tree_util.tree_map(f32, (params, x, target)))
-    reference_loss, reference_h = stack_reference(params, x, target)
-    low = example.dtype != "float32"
-    same = example.tolerances("float32" if low else "same", reference_loss)
-    exact = example.tolerances("float32" if low else "float64", reference_loss)
+    (reference_loss, reference_h, reference_grads), low = example.references(params, x, target)
+    low_loss, low_h, low_grads = low or (None, None, {})
     details = {"layout": layout.name, "axis_type": layout.axis_type, "policy": example.policy,
                "layers": example.layers, "dtype": example.dtype}
-    as32 = lambda v: np.asarray(v).astype(np.float32)  # noqa: E731
-    close(case, "loss", program, as32(loss), twin_loss, same["loss"], **details)
-    close(case, "stack output h", program, as32(h), twin_h, same["h"], **details)
-    close(case, "loss vs numpy", program + " vs numpy", as32(loss), np.float32(reference_loss), exact["loss"], **details)
-    close(case, "stack output h vs numpy", program + " vs numpy", as32(h), reference_h, exact["h"], **details)
-    tolerance = same["grads"]
-    specs = stack_param_specs(layout)
-    for k, spec in specs.items():
-        close(case, f"gradient of {k}", program, as32(grads[k]), twin_grads[k], tolerance, **details)
+    close_to_both(case, "loss", program, loss, twin_loss, reference_loss, low_loss, **details)
+    close_to_both(case, "stack output h", program, h, twin_h, reference_h, low_h, **details)
+    for k, spec in stack_param_specs(layout).items():
+        close_to_both(case, f"gradient of {k}", program, grads[k], twin_grads[k], reference_grads[k],
+                      low_grads.get(k), **details)
         check_layout(case, grads[k], Layout(layout.mesh, spec, params[k].shape), what=f"gradient of {k}")
     check_saved_residuals(case, example.policy, saved_residuals(example.policy, params, x))
 

@@ -51,8 +51,10 @@ def test_a_library_function_costs_its_stated_ulps():
     t = np.tanh(rounding.Bounded([0.0], [1e-4]))
     assert t.bound[0] == pytest.approx(1e-4)  # tanh'(0) = 1, tanh(0) = 0 rounds exactly
     assert np.log(rounding.Bounded([2.0], [1e-4])).bound[0] == pytest.approx(5e-5 + rounding.FUNCTION_ULPS * U * math.log(2))
-    # x**3 at 2 = 8: 3 * 4 * e + 2 products, each rounded
-    assert (rounding.Bounded([2.0], [1e-4]) ** 3).bound[0] == pytest.approx(1.2e-3 + 2 * 8 * U)
+    # x**3 at 2 = 8: 3 * 4 * e, and pow's FUNCTION_ULPS u |8|
+    assert (rounding.Bounded([2.0], [1e-4]) ** 3).bound[0] == pytest.approx(1.2e-3 + rounding.FUNCTION_ULPS * 8 * U)
+    with pytest.raises(NotImplementedError):
+        rounding.Bounded([2.0]) ** 0.5
 
 
 def test_a_sum_of_n_terms_costs_lambda_sqrt_n_u_times_the_sum_of_their_magnitudes():
@@ -152,18 +154,20 @@ def test_the_verdict_lines_judge_each_element_by_its_bound(got, status):
     assert done.value.code == status
 
 
-@pytest.mark.parametrize("name", ["exp", "tanh", "log", "rsqrt"])
+@pytest.mark.parametrize("name", ["exp", "tanh", "log", "rsqrt", "pow"])
 def test_the_installed_jax_computes_its_functions_within_the_ulps_charged(name):
-    """The bound charges XLA's float32 exp, tanh, log and rsqrt FUNCTION_ULPS u |out| each: on a
+    """The bound charges XLA's float32 exp, tanh, log, rsqrt and pow FUNCTION_ULPS u |out| each: on a
     dense grid the installed JAX stays within it (a release whose functions lose accuracy makes
     every model-program bound unsafe, and fails here first)."""
     import jax
     from jax import lax
     wide = np.linspace(-10, 10, 200001).astype(np.float32)
     positive = np.linspace(1e-3, 100, 200001).astype(np.float32)
+    base = np.linspace(0.5, 1.0, 200001).astype(np.float32)  # Adam's b1 ** t, t a float32 step count
     f, exact, x = {"exp": (jax.numpy.exp, np.exp, wide), "tanh": (jax.numpy.tanh, np.tanh, wide),
                    "log": (jax.numpy.log, np.log, positive),
-                   "rsqrt": (lax.rsqrt, lambda v: 1 / np.sqrt(v), positive)}[name]
+                   "rsqrt": (lax.rsqrt, lambda v: 1 / np.sqrt(v), positive),
+                   "pow": (lambda v: v ** np.float32(3), lambda v: v ** 3, base)}[name]
     got = np.asarray(jax.jit(f)(x), np.float64)
     want = exact(x.astype(np.float64))
     zero = want == 0
@@ -172,3 +176,11 @@ def test_the_installed_jax_computes_its_functions_within_the_ulps_charged(name):
     assert worst <= rounding.FUNCTION_ULPS, (
         f"jax {name} in float32 is off by {worst:.2f} u|value|, but should be within "
         f"FUNCTION_ULPS={rounding.FUNCTION_ULPS}")
+
+
+def test_sqrt_near_zero_is_capped_and_an_exact_zero_stays_exact():
+    # sqrt(1e-8) = 1e-4 with e = 1e-6: first order e / (2 sqrt x) = 5e-3, capped by sqrt(e) = 1e-3
+    y = np.sqrt(rounding.Bounded([1e-8, 0.0, 4.0], [1e-6, 0.0, 1e-6]))
+    assert y.bound.tolist() == pytest.approx([1e-3 + rounding.FUNCTION_ULPS * U * 1e-4, 0.0,
+                                              2.5e-7 + rounding.FUNCTION_ULPS * U * 2])
+    assert rounding.Bounded([[1.0, 2.0]], [[3.0, 4.0]]).T.bound.tolist() == [[3.0], [4.0]]

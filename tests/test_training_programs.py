@@ -1,6 +1,6 @@
 """Self-tests of suites/test_training.py's model parts: the numpy Adam reference against a
-hand-worked step, the MLP's analytic gradient against central differences, the stack's numpy
-forward pass against a hand-worked layer, the Adam tolerance's derivation on a worst case, and the
+hand-worked step, the MLP's and the stack's analytic gradients against central differences, the
+stack's numpy forward pass against a hand-worked layer, Adam's carried bound on a worst case, and the
 draws' floors (how often the training and stack examples split something, use each role, draw
 Explicit meshes, each checkpoint policy, bfloat16).
 
@@ -73,16 +73,35 @@ def test_stack_reference_applies_the_layers_in_order():
     np.testing.assert_allclose(loss, h2 ** 2)
 
 
-def test_adam_tolerance_covers_a_worst_first_step():
-    """A first step's update moves by at most the stated bound when its gradient moves by the
-    gradient bound (here from g = 1e-3, near |g| ~ eps where the update is steepest, and from 0)."""
-    hp, dg = t.ADAM, 1e-4
-    bound = t.adam_tolerances(dg, 1.0, 1.0, steps=1, hp=hp)["params"]["atol"]
+def test_stack_gradients_match_central_differences():
+    """The stack's hand-written backpropagation equals central differences of its loss (float64)."""
+    r = np.random.default_rng(2)
+    params = {"w_in": r.uniform(-1, 1, (2, 3, 4)) / 3, "b": r.uniform(-1, 1, (2, 4)),
+              "w_out": r.uniform(-1, 1, (2, 4, 3)) / 8}
+    x, target = r.uniform(-1, 1, (2, 2, 3)), r.uniform(-1, 1, (2, 2, 3))
+    grads = t.stack_gradients(params, x, target)
+    step = 1e-6
+    for k, p in params.items():
+        numeric = np.zeros_like(p)
+        for index in np.ndindex(p.shape):
+            up, down = {**params, k: p.copy()}, {**params, k: p.copy()}
+            up[k][index] += step
+            down[k][index] -= step
+            numeric[index] = (t.stack_reference(up, x, target)[0] - t.stack_reference(down, x, target)[0]) / (2 * step)
+        np.testing.assert_allclose(grads[k], numeric, rtol=1e-6, atol=1e-9, err_msg=k)
+
+
+def test_adam_reference_carries_a_bound_that_covers_a_perturbed_gradient():
+    """Adam's reference on Bounded gradients (each off by up to 1e-4): a first step from a gradient
+    moved within that bound, near |g| ~ eps where the update is steepest and at 0, moves the new
+    parameter by no more than the bound it carries."""
+    from conformance.checking import running_error as rounding
     zero = {"m": {"w": np.zeros(1)}, "v": {"w": np.zeros(1)}, "count": 0}
-    for g in (0.0, 1e-3, hp.eps, 1.0):
-        a, _ = t.adam_reference({"w": np.zeros(1)}, {"w": np.array([g])}, zero, hp)
-        b, _ = t.adam_reference({"w": np.zeros(1)}, {"w": np.array([g + dg])}, zero, hp)
-        assert abs(a["w"][0] - b["w"][0]) <= bound
+    for g in (0.0, 1e-3, t.ADAM.eps, 1.0):
+        bounded, _ = t.adam_reference({"w": np.zeros(1)}, {"w": rounding.Bounded([g], [1e-4])}, zero)
+        for moved in (g - 1e-4, g + 1e-4):
+            a, _ = t.adam_reference({"w": np.zeros(1)}, {"w": np.array([moved])}, zero)
+            assert abs(a["w"][0] - bounded["w"].value[0]) <= bounded["w"].bound[0], (g, moved)
 
 
 # --- draw statistics ------------------------------------------------------------------------

@@ -21,8 +21,10 @@ derivative, as a first-order analysis does):
   its ``rsqrt`` stands where numpy divides by ``sqrt``): the same propagation plus
   ``FUNCTION_ULPS u |out|``. Measured on XLA's CPU float32 functions over a dense grid (JAX 0.10.2;
   ``tests/test_running_error.py`` measures the installed JAX): tanh 4.4, rsqrt 2.5, log 1.8,
-  exp 1.4 times ``u |out|``; ``FUNCTION_ULPS`` is twice the largest. An integer power ``x**p``
-  is ``p - 1`` rounded products.
+  exp 1.4 times ``u |out|``; ``FUNCTION_ULPS`` is twice the largest. ``x ** p`` (a plain ``p``) is
+  charged as ``pow``, a library function (an integer power by products costs less).
+* a program's constants (Adam's ``b1``, ``lr``, ...) are inputs it holds rounded: give them as
+  ``Bounded.rounded``; a plain number is taken as exact.
 * a reduction of ``n`` terms (``sum``, ``mean``, ``einsum``, ``matmul``), in any order:
   ``e_out = sum |weight| e_in + lambda sqrt(n) u_sum sum |terms| + u |out|``. The middle term is the
   probabilistic bound of Higham and Mary ("A new approach to probabilistic rounding error
@@ -33,7 +35,8 @@ derivative, as a first-order analysis does):
   failure probability from ``FAILURE_PROBABILITY`` per reduced element: a nightly run compares about
   ``10**7`` of them, so about one nightly run in ``10**5`` could fail from rounding alone. ``mean``
   adds the division by ``n`` (``2 u |out|``: a reciprocal and a product).
-* ``max``, ``where``, indexing, ``take_along_axis``: exact; the chosen element's bound.
+* ``max``, ``where``, indexing, ``take_along_axis``, ``stack``, ``.T``: exact; the chosen
+  element's bound.
 
 Two runs of the same program that sum in different orders (sharded against one device) are each
 within ``e`` of the exact value, so within ``2 e`` of each other (``same_program_atol``); a run
@@ -107,6 +110,10 @@ class Bounded(NDArrayOperatorsMixin):
         index = value_of(index) if isinstance(index, Bounded) else index
         return self._new(self.value[index], self.bound[index])
 
+    @property
+    def T(self):  # noqa: N802 - numpy's name
+        return self._new(self.value.T, self.bound.T)
+
     def reshape(self, *shape):
         return self._new(self.value.reshape(*shape), self.bound.reshape(*shape))
 
@@ -164,8 +171,22 @@ def _like(*xs) -> Bounded:
 # --- the rules --------------------------------------------------------------------------------
 
 def _function(derivative: Callable) -> Callable:
-    """A library function's rule: ``|f'(x)| e_x + FUNCTION_ULPS u |out|``."""
-    return lambda out, v, e, u: np.abs(derivative(out, v[0])) * e[0] + FUNCTION_ULPS * u * np.abs(out)
+    """A library function's rule: ``|f'(x)| e_x + FUNCTION_ULPS u |out|`` (an exact input adds
+    nothing, where the derivative is infinite too)."""
+    def rule(out, v, e, u):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            propagated = np.where(e[0] == 0, 0.0, np.abs(derivative(out, v[0])) * e[0])
+        return propagated + FUNCTION_ULPS * u * np.abs(out)
+    return rule
+
+
+def _sqrt(out, v, e, u):
+    """sqrt's rule, where the first-order term ``e / (2 sqrt x)`` is capped by ``sqrt(e)``
+    (``|sqrt(a) - sqrt(b)| <= sqrt(|a - b|)``: near 0 the derivative overstates it)."""
+    first_order = _function(lambda out, x: 0.5 / out)(out, v, [np.zeros_like(e[0])], u)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        propagated = np.where(e[0] == 0, 0.0, np.minimum(e[0] / (2 * out), np.sqrt(e[0])))
+    return propagated + first_order
 
 
 COMPARISONS = {np.greater, np.greater_equal, np.less, np.less_equal, np.equal, np.not_equal}
@@ -178,7 +199,7 @@ UFUNC_RULES: Dict[np.ufunc, Callable] = {
     np.absolute: lambda out, v, e, u: e[0],
     np.square: lambda out, v, e, u: 2 * np.abs(v[0]) * e[0] + u * np.abs(out),
     np.maximum: lambda out, v, e, u: np.maximum(e[0], e[1]),
-    np.sqrt: _function(lambda out, x: 0.5 / out),
+    np.sqrt: _sqrt,
     np.exp: _function(lambda out, x: out),
     np.log: _function(lambda out, x: 1 / x),
     np.tanh: _function(lambda out, x: 1 - out ** 2),
@@ -186,11 +207,12 @@ UFUNC_RULES: Dict[np.ufunc, Callable] = {
 
 
 def _power(out, v, e, u):
+    """``x ** p`` for a plain number ``p >= 1``: a library function (``pow``), or ``p - 1`` products
+    where ``p`` is an integer, each costing less."""
+    if np.ndim(v[1]) or np.any(e[1]) or float(v[1]) < 1:
+        raise NotImplementedError(f"Bounded takes x ** p for a plain number p >= 1, not {v[1]}")
     p = float(v[1])
-    if p != int(p) or p < 1:
-        raise NotImplementedError(f"Bounded takes integer powers >= 1, not {p}")
-    # p - 1 products, each rounded, and the derivative p x**(p-1)
-    return np.abs(p * v[0] ** (p - 1)) * e[0] + (p - 1) * u * np.abs(out)
+    return _function(lambda out, x: p * x ** (p - 1))(out, v, e, u)
 
 
 UFUNC_RULES[np.power] = _power
@@ -242,7 +264,13 @@ def _take_along_axis(x, indices, axis) -> Bounded:
     return x._new(np.take_along_axis(value_of(x), indices, axis), np.take_along_axis(bound_of(x), indices, axis))
 
 
-FUNCTIONS = {np.einsum: _einsum, np.sum: _sum, np.mean: _mean, np.max: _max, np.amax: _max, np.where: _where,
+def _stack(arrays, axis=0) -> Bounded:
+    arrays = list(arrays)
+    return _like(*arrays)._new(np.stack([value_of(a) for a in arrays], axis),
+                               np.stack([bound_of(a) for a in arrays], axis))
+
+
+FUNCTIONS = {np.stack: _stack, np.einsum: _einsum, np.sum: _sum, np.mean: _mean, np.max: _max, np.amax: _max, np.where: _where,
              np.take_along_axis: _take_along_axis}
 
 
