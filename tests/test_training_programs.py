@@ -45,6 +45,19 @@ def test_adam_reference_matches_a_hand_worked_step():
     np.testing.assert_allclose(params["w"], [1 - 0.01 * 0.5 / 0.6 + 0.01 * (0.005 / 0.19) / (0.5 + 0.1)])
 
 
+def central_differences(loss, params: dict, step: float = 1e-6) -> dict:
+    """``d loss / d params[k]`` for every element of every parameter, by central differences."""
+    numeric = {}
+    for k, p in params.items():
+        numeric[k] = np.zeros_like(p)
+        for index in np.ndindex(p.shape):
+            up, down = {**params, k: p.copy()}, {**params, k: p.copy()}
+            up[k][index] += step
+            down[k][index] -= step
+            numeric[k][index] = (loss(up) - loss(down)) / (2 * step)
+    return numeric
+
+
 def test_mlp_reference_gradient_matches_central_differences():
     """The MLP's hand-written backpropagation equals central differences of its loss (float64)."""
     r = np.random.default_rng(1)
@@ -52,15 +65,9 @@ def test_mlp_reference_gradient_matches_central_differences():
               "b1": r.uniform(-0.5, 0.5, (4,)), "w2": r.uniform(-1, 1, (4, 5)) / 4}
     ids, labels = r.integers(0, 5, (2, 3)), r.integers(0, 5, (2, 3))
     _, grads = t.mlp_reference(params, ids, labels)
-    step = 1e-6
-    for k, p in params.items():
-        numeric = np.zeros_like(p)
-        for index in np.ndindex(p.shape):
-            up, down = {**params, k: p.copy()}, {**params, k: p.copy()}
-            up[k][index] += step
-            down[k][index] -= step
-            numeric[index] = (t.mlp_reference(up, ids, labels)[0] - t.mlp_reference(down, ids, labels)[0]) / (2 * step)
-        np.testing.assert_allclose(grads[k], numeric, rtol=1e-6, atol=1e-8, err_msg=k)
+    numeric = central_differences(lambda p: t.mlp_reference(p, ids, labels)[0], params)
+    for k in params:
+        np.testing.assert_allclose(grads[k], numeric[k], rtol=1e-6, atol=1e-8, err_msg=k)
 
 
 def test_stack_reference_applies_the_layers_in_order():
@@ -80,15 +87,9 @@ def test_stack_gradients_match_central_differences():
               "w_out": r.uniform(-1, 1, (2, 4, 3)) / 8}
     x, target = r.uniform(-1, 1, (2, 2, 3)), r.uniform(-1, 1, (2, 2, 3))
     grads = t.stack_gradients(params, x, target)
-    step = 1e-6
-    for k, p in params.items():
-        numeric = np.zeros_like(p)
-        for index in np.ndindex(p.shape):
-            up, down = {**params, k: p.copy()}, {**params, k: p.copy()}
-            up[k][index] += step
-            down[k][index] -= step
-            numeric[index] = (t.stack_reference(up, x, target)[0] - t.stack_reference(down, x, target)[0]) / (2 * step)
-        np.testing.assert_allclose(grads[k], numeric, rtol=1e-6, atol=1e-9, err_msg=k)
+    numeric = central_differences(lambda p: t.stack_reference(p, x, target)[0], params)
+    for k in params:
+        np.testing.assert_allclose(grads[k], numeric[k], rtol=1e-6, atol=1e-9, err_msg=k)
 
 
 def test_adam_reference_carries_a_bound_that_covers_a_perturbed_gradient():
