@@ -365,6 +365,14 @@ def compare(case, name, layout, got, unsharded, reference, out_specs, what, low=
         check_layout(case, g, Layout(layout.mesh, tuple(spec), np.shape(g)), what=label)
 
 
+PUT_INPUTS = "(lambda args, shardings: jax.tree_util.tree_map(jax.device_put, args, shardings))"
+
+
+def judged(expression: str) -> str:
+    """A value check's outcome as its property judges it: in float64 (``compare`` casts both sides)."""
+    return f"np.asarray({expression}).astype(np.float64)"
+
+
 def make_case(call, layout, lines, outcomes):
     return scripted_case(f"{call} under {layout.describe()}; {describe_mesh(layout.mesh)}", lines,
                          meshes={"mesh": layout.mesh}, axis_type=layout.axis_type, outcomes=outcomes)
@@ -422,18 +430,21 @@ def test_transformer_block_under_parallel_layouts(example):
     sharded_call = ("jax.jit(lambda params, ids, labels: transformer_block(place, causal, params, ids, labels), "
                     "in_shardings=in_shardings, out_shardings=out_shardings)(params, ids, labels)")
     lines = _lines_for(layout, [f"causal = {example.causal}",
+                                "params32 = params  # the unsharded run is the float32 program's",
                                 f"params = jax.tree_util.tree_map(lambda x: x.astype(jnp.{dtype}) if x.dtype == np.float32 else x, params)",
                                 "S = lambda spec: NamedSharding(mesh, P(*spec))",
                                 f"in_shardings = jax.tree_util.tree_map(S, {arg_specs!r}, is_leaf={IS_SPEC_SOURCE})",
                                 f"out_shardings = (S(()), S({specs['act']!r}))",
                                 "unsharded = jax.jit(lambda params, ids, labels: transformer_block(Placement(), causal, "
-                                "params, ids, labels))(params, ids, labels)",
+                                "params, ids, labels))(params32, ids, labels)",
                                 "print('unsharded loss', unsharded[0])"],
                        {"params": params, "ids": ids, "labels": labels})
     case = make_case(f"transformer_block(causal={example.causal}, {dtype})", layout, lines,
-                     outcomes={"jitted with shardings": sharded_call, "sharded loss": f"{sharded_call}[0]",
-                               "sharded logits": f"{sharded_call}[1]", "unsharded": "unsharded",
-                               "unsharded loss vs numpy": "unsharded[0]", "unsharded logits vs numpy": "unsharded[1]"})
+                     outcomes={"jitted with shardings": sharded_call, "sharded loss": judged(f"{sharded_call}[0]"),
+                               "device_put of the inputs": f"{PUT_INPUTS}((params, ids, labels), in_shardings)",
+                               "loss ": f"{sharded_call}[0]", "logits ": f"{sharded_call}[1]",
+                               "sharded logits": judged(f"{sharded_call}[1]"), "unsharded": "unsharded",
+                               "unsharded loss vs numpy": judged("unsharded[0]"), "unsharded logits vs numpy": judged("unsharded[1]")})
     args = (cast(params, dtype), ids, labels)
     result, low = run_sharded_and_unsharded(case, layout, lambda place: block_program(place, example.causal),
                                             args, arg_specs, out_specs)
@@ -469,17 +480,20 @@ def test_mlp_under_parallel_layouts(example):
     out_specs = (specs["batch"],)
     sharded_call = ("jax.jit(lambda params, x: mlp(place, params, x), in_shardings=in_shardings, "
                     "out_shardings=out_shardings)(params, x)")
-    lines = _lines_for(layout, [f"params = jax.tree_util.tree_map(lambda v: v.astype(jnp.{dtype}), params)",
+    lines = _lines_for(layout, ["params32, x32 = params, x  # the unsharded run is the float32 program's",
+                                f"params = jax.tree_util.tree_map(lambda v: v.astype(jnp.{dtype}), params)",
                                 f"x = x.astype(jnp.{dtype})",
                                 "S = lambda spec: NamedSharding(mesh, P(*spec))",
                                 f"in_shardings = jax.tree_util.tree_map(S, {arg_specs!r}, is_leaf={IS_SPEC_SOURCE})",
                                 f"out_shardings = S({specs['batch']!r})",
-                                "unsharded = jax.jit(lambda params, x: mlp(Placement(), params, x))(params, x)",
+                                "unsharded = jax.jit(lambda params, x: mlp(Placement(), params, x))(params32, x32)",
                                 "print('unsharded', unsharded)"],
                        {"params": params, "x": x})
     case = make_case(f"mlp({dtype})", layout, lines,
-                     outcomes={"jitted with shardings": sharded_call, "sharded output": sharded_call,
-                               "unsharded": "unsharded", "unsharded output vs numpy": "unsharded"})
+                     outcomes={"jitted with shardings": sharded_call, "sharded output": judged(sharded_call),
+                               "device_put of the inputs": f"{PUT_INPUTS}((params, x), in_shardings)",
+                               "output ": sharded_call,
+                               "unsharded": "unsharded", "unsharded output vs numpy": judged("unsharded")})
     result, low = run_sharded_and_unsharded(case, layout, lambda place: mlp_program(place),
                                             (cast(params, dtype), x.astype(dtype)), arg_specs, out_specs[0])
     unsharded = low if dtype == "float32" else case.accepts(
@@ -553,10 +567,12 @@ def test_drawn_layer_stacks_under_parallel_layouts(stack, layout, seed):
                                 "print('unsharded', unsharded[1])"],
                        {"params": params, "x": x})
     case = make_case(f"layer_stack({blocks})", layout, lines,
-                     outcomes={"jitted with shardings": sharded_call, "sharded activations": f"{sharded_call}[0]",
-                               "sharded mean_square": f"{sharded_call}[1]", "unsharded": "unsharded",
-                               "unsharded activations vs numpy": "unsharded[0]",
-                               "unsharded mean_square vs numpy": "unsharded[1]"})
+                     outcomes={"jitted with shardings": sharded_call, "sharded activations": judged(f"{sharded_call}[0]"),
+                               "device_put of the inputs": f"{PUT_INPUTS}((params, x), in_shardings)",
+                               "activations ": f"{sharded_call}[0]", "mean_square ": f"{sharded_call}[1]",
+                               "sharded mean_square": judged(f"{sharded_call}[1]"), "unsharded": "unsharded",
+                               "unsharded activations vs numpy": judged("unsharded[0]"),
+                               "unsharded mean_square vs numpy": judged("unsharded[1]")})
     result, unsharded = run_sharded_and_unsharded(case, layout, lambda place: stack_program(place, blocks),
                                                   (params, x), arg_specs, out_specs)
     reference, _ = bounded_references(functools.partial(np_layer_stack, blocks), (params, x), "float32")
@@ -685,8 +701,9 @@ def test_shard_map_mlp_and_attention_under_parallel_layouts(layout, which, seed)
              "print('unsharded', unsharded)"]
     case = scripted_case(f"jax.jit(shard_map({layer.body_name})) under {layout.describe()}; {describe_mesh(layout.mesh)}",
                          lines, meshes={"mesh": layout.mesh},
-                         outcomes={"jitted shard_map": sharded_call, "sharded output": sharded_call,
-                                   "unsharded": "unsharded", "unsharded output vs numpy": "unsharded"})
+                         outcomes={"jitted shard_map": sharded_call, "sharded output": judged(sharded_call),
+                                   "output ": sharded_call,
+                                   "unsharded": "unsharded", "unsharded output vs numpy": judged("unsharded")})
     f = manual_program(layout, which)
     placed = [jax.device_put(a, bridge.named_sharding(layout.mesh, s)) for a, s in zip(args, layer.in_specs)]
     result = case.accepts("jitted shard_map", lambda: jax.block_until_ready(f(*placed)))

@@ -40,7 +40,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jax import lax
 
@@ -331,6 +331,29 @@ def close_to_both(case: Case, what: str, program: str, got, twin, reference, low
           rounding.reference_atol(reference if low is None else low), **details)
 
 
+def judged(expression: str) -> str:
+    """A value check's outcome as ``close`` judges it: in float64."""
+    return f"np.asarray({expression}).astype(np.float64)"
+
+
+def step_outcomes(specs: dict) -> dict:
+    """The training step's checks and the script's expressions for them (the script's ``sharded``
+    is ``sharded_training``'s list of steps). The per-step layout checks judge live outputs that the
+    next step donates: they name none."""
+    outcomes = {"steps": "t.sharded_training(layout, params0, ids, labels)",
+                f"step {STEPS} steps counted": "int(sharded[-1]['state']['count'])"}
+    for i in range(STEPS):
+        outcomes[f"step {i + 1} loss"] = judged(f"sharded[{i}]['loss']")
+        outcomes[f"step {i + 1} donated params and state deleted"] = f"sharded[{i}]['donated deleted']"
+        for k in specs:
+            outcomes[f"step {i + 1} gradient of {k}"] = judged(f"sharded[{i}]['grads'][{k!r}]")
+    for k in specs:
+        outcomes[f"step {STEPS} Adam params of {k}"] = judged(f"sharded[-1]['params'][{k!r}]")
+        for part in ("m", "v"):
+            outcomes[f"step {STEPS} Adam {part} of {k}"] = judged(f"sharded[-1]['state'][{part!r}][{k!r}]")
+    return outcomes
+
+
 @settings(max_examples=TRAINING_EXAMPLES, deadline=None)
 @given(example=training_examples())
 def test_training_step_under_a_parallelism_layout(example):
@@ -346,7 +369,7 @@ def test_training_step_under_a_parallelism_layout(example):
                     "sharded = t.sharded_training(layout, params0, ids, labels)",
                     "unsharded = t.unsharded_training(params0, ids, labels)",
                     "print([s['loss'] for s in sharded], [s['loss'] for s in unsharded])"]),
-                {"step": "t.sharded_training(layout, params0, ids, labels)"})
+                step_outcomes(mlp_param_specs(layout)))
     specs = mlp_param_specs(layout)
 
     def inspect(step, params, state):  # the layout is kept step to step
@@ -355,7 +378,7 @@ def test_training_step_under_a_parallelism_layout(example):
                 check_layout_unread(case, leaf, Layout(layout.mesh, spec, params0[k].shape), f"step {step} {part} of {k}")
         check_layout_unread(case, state["count"], Layout(layout.mesh, (), ()), f"step {step} step count")
 
-    sharded = case.accepts("step", lambda: sharded_training(layout, params0, ids, labels, inspect=inspect))
+    sharded = case.accepts("steps", lambda: sharded_training(layout, params0, ids, labels, inspect=inspect))
     unsharded = unsharded_training(params0, ids, labels)
     reference = reference_training(params0, ids, labels)
     for i, (got, twin, ref) in enumerate(zip(sharded, unsharded, reference)):
@@ -370,7 +393,7 @@ def test_training_step_under_a_parallelism_layout(example):
                                     ("v", got["state"]["v"][k], twin["state"]["v"][k], ref["state"]["v"][k])):
                 close_to_both(case, f"{step} Adam {part} of {k}", program + " Adam", g, t_, r_)
         if i + 1 == STEPS:
-            case.equal(f"{step} step count", int(got["state"]["count"]), STEPS)
+            case.equal(f"{step} steps counted", int(got["state"]["count"]), STEPS)
         case.equal(f"{step} donated params and state deleted", got["donated deleted"],
                    [True] * len(got["donated deleted"]))
 
@@ -562,7 +585,18 @@ def check_saved_residuals(case: Case, policy: str, lines: list) -> None:
                    [c for c in computed if f"named '{SAVED_NAME}'" not in c], [])
 
 
-def check_stack(example: StackExample, program: str) -> None:
+def stack_outcomes() -> dict:
+    """The stack's checks and the script's expressions for them: values in float64 as ``close``
+    judges them; a gradient's layout checks (``gradient of <k> ...``) the live array."""
+    outcomes = {"value_and_grad": "t.sharded_stack(example, params, x, target)", "loss": judged("loss"),
+                "stack output h": judged("h")}
+    for k in ("w_in", "b", "w_out"):
+        outcomes.update({f"gradient of {k}": judged(f"grads[{k!r}]"), f"gradient of {k} vs numpy": judged(f"grads[{k!r}]"),
+                         f"gradient of {k} ": f"grads[{k!r}]"})
+    return outcomes
+
+
+def check_stack(example: StackExample, program: str, excuses) -> None:
     layout = example.layout
     params, x, target = example.inputs()
     case = Case(f"value_and_grad of a {example.layers}-layer lax.scan stack under jax.checkpoint(policy="
@@ -575,7 +609,7 @@ def check_stack(example: StackExample, program: str) -> None:
                     "f32 = lambda v: np.asarray(v, np.float32)",
                     "(twin_loss, twin_h), twin_grads = t.UNSHARDED_STACK(*jax.tree_util.tree_map(f32, (params, x, target)))",
                     "print(loss, twin_loss)"]),
-                {"value_and_grad": "t.sharded_stack(example, params, x, target)"})
+                stack_outcomes())
     (loss, h), grads = case.accepts("value_and_grad", lambda: sharded_stack(example, params, x, target))
     f32 = lambda v: jnp.asarray(np.asarray(v, np.float32))  # noqa: E731
     (twin_loss, twin_h), twin_grads = UNSHARDED_STACK(*jax.tree_util.tree_map(f32, (params, x, target)))
@@ -589,22 +623,23 @@ def check_stack(example: StackExample, program: str) -> None:
         close_to_both(case, f"gradient of {k}", program, grads[k], twin_grads[k], reference_grads[k],
                       low_grads.get(k), **details)
         check_layout(case, grads[k], Layout(layout.mesh, spec, params[k].shape), what=f"gradient of {k}")
-    check_saved_residuals(case, example.policy, saved_residuals(example.policy, params, x))
+    with excuses.way([example]):  # (only what print_saved_residuals says: a known deviation may excuse it)
+        check_saved_residuals(case, example.policy, saved_residuals(example.policy, params, x))
 
 
-@settings(max_examples=STACK_EXAMPLES, deadline=None)
+@settings(max_examples=STACK_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(example=stack_examples())
-def test_rematerialized_layer_stack_under_a_parallelism_layout(example):
+def test_rematerialized_layer_stack_under_a_parallelism_layout(example, excuses):
     """value_and_grad of a 3-layer lax.scan stack under jax.checkpoint with a drawn policy, jitted
     with a parallelism layout's shardings, equals the unsharded run without checkpoint (and numpy's
     loss), lays the gradients out as the params, and a layer saves what its policy says."""
-    check_stack(example, f"layer stack ({example.layout.name}, {example.policy})")
+    check_stack(example, f"layer stack ({example.layout.name}, {example.policy})", excuses)
 
 
-@settings(max_examples=STACK_EXAMPLES, deadline=None)
+@settings(max_examples=STACK_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(example=stack_examples(soak=True))
-def test_drawn_layer_stacks_under_parallelism_layouts(example):
+def test_drawn_layer_stacks_under_parallelism_layouts(example, excuses):
     """A layer stack of drawn depth, widths, checkpoint policy and dtype (bfloat16 against the
     float32 run, within the looser bound), under a drawn parallelism layout, equals the unsharded
     float32 run without checkpoint within the bound its reductions give."""
-    check_stack(example, f"drawn layer stack ({example.dtype})")
+    check_stack(example, f"drawn layer stack ({example.dtype})", excuses)

@@ -263,6 +263,13 @@ def test_triggers_hold_for_the_examples_they_name_and_not_others():
 
 
 
+def test_the_stack_trigger_holds_for_save_only_these_names_alone():
+    from types import SimpleNamespace
+    assert triggers.stack_checkpointed_to_save_only_the_named_value(SimpleNamespace(policy="save_only_these_names"))
+    for policy in ("nothing_saveable", "everything_saveable", "dots_saveable", "dots_with_no_batch_dims_saveable"):
+        assert not triggers.stack_checkpointed_to_save_only_the_named_value(SimpleNamespace(policy=policy))
+
+
 def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     """What the release matrix met (2026-12-01): on 0.4.30 a clamped dynamic_update_slice start on a
     cut operand with a replicated output, a jitted concatenate of a partially replicated operand

@@ -613,3 +613,12 @@ def checkpoint_policy_saving_an_intermediate(example) -> bool:
 
 
 TRIGGERS["checkpoint_policy_saving_an_intermediate"] = checkpoint_policy_saving_an_intermediate
+
+
+def stack_checkpointed_to_save_only_the_named_value(example) -> bool:
+    """A scanned-stack example (suites/test_training.py's ``StackExample``: ``policy``) whose layers
+    are checkpointed with save_only_these_names, which saves the value they name."""
+    return example.policy == "save_only_these_names"
+
+
+TRIGGERS["stack_checkpointed_to_save_only_the_named_value"] = stack_checkpointed_to_save_only_the_named_value
