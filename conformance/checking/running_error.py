@@ -38,6 +38,11 @@ derivative, as a first-order analysis does):
 * ``max``, ``where``, indexing, ``take_along_axis``, ``stack``, ``.T``: exact; the chosen
   element's bound.
 
+The elementwise roundings are charged at their worst (``u |out|`` each), the reductions at
+``lambda``: where a bound is mostly the former (Adam's new parameters, values near 1 stored three
+times, their updates 100 times smaller), a run's error can come close to the bound but not pass it;
+where it is mostly the latter, the error stays far below it unless ``lambda`` is beaten.
+
 Two runs of the same program that sum in different orders (sharded against one device) are each
 within ``e`` of the exact value, so within ``2 e`` of each other (``same_program_atol``); a run
 against the float64 reference is within ``e`` (``reference_atol``). Second-order terms (``u**2``)
