@@ -35,6 +35,7 @@ from conformance.checking.layouts import check_layout
 from conformance.checking.repro import describe_mesh, scripted_case, shard_map_lines
 from conformance.checking import running_error as rounding
 from conformance.checking.tolerance import record_error
+from conformance.checking.verdict import float64_outcome
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout
 from strategies.parallelism import ParallelLayout, parallel_layouts
@@ -368,11 +369,6 @@ def compare(case, name, layout, got, unsharded, reference, out_specs, what, low=
 PUT_INPUTS = "(lambda args, shardings: jax.tree_util.tree_map(jax.device_put, args, shardings))"
 
 
-def judged(expression: str) -> str:
-    """A value check's outcome as its property judges it: in float64 (``compare`` casts both sides)."""
-    return f"np.asarray({expression}).astype(np.float64)"
-
-
 def make_case(call, layout, lines, outcomes):
     return scripted_case(f"{call} under {layout.describe()}; {describe_mesh(layout.mesh)}", lines,
                          meshes={"mesh": layout.mesh}, axis_type=layout.axis_type, outcomes=outcomes)
@@ -440,11 +436,11 @@ def test_transformer_block_under_parallel_layouts(example):
                                 "print('unsharded loss', unsharded[0])"],
                        {"params": params, "ids": ids, "labels": labels})
     case = make_case(f"transformer_block(causal={example.causal}, {dtype})", layout, lines,
-                     outcomes={"jitted with shardings": sharded_call, "sharded loss": judged(f"{sharded_call}[0]"),
+                     outcomes={"jitted with shardings": sharded_call, "sharded loss": float64_outcome(f"{sharded_call}[0]"),
                                "device_put of the inputs": f"{PUT_INPUTS}((params, ids, labels), in_shardings)",
                                "loss ": f"{sharded_call}[0]", "logits ": f"{sharded_call}[1]",
-                               "sharded logits": judged(f"{sharded_call}[1]"), "unsharded": "unsharded",
-                               "unsharded loss vs numpy": judged("unsharded[0]"), "unsharded logits vs numpy": judged("unsharded[1]")})
+                               "sharded logits": float64_outcome(f"{sharded_call}[1]"), "unsharded": "unsharded",
+                               "unsharded loss vs numpy": float64_outcome("unsharded[0]"), "unsharded logits vs numpy": float64_outcome("unsharded[1]")})
     args = (cast(params, dtype), ids, labels)
     result, low = run_sharded_and_unsharded(case, layout, lambda place: block_program(place, example.causal),
                                             args, arg_specs, out_specs)
@@ -490,10 +486,10 @@ def test_mlp_under_parallel_layouts(example):
                                 "print('unsharded', unsharded)"],
                        {"params": params, "x": x})
     case = make_case(f"mlp({dtype})", layout, lines,
-                     outcomes={"jitted with shardings": sharded_call, "sharded output": judged(sharded_call),
+                     outcomes={"jitted with shardings": sharded_call, "sharded output": float64_outcome(sharded_call),
                                "device_put of the inputs": f"{PUT_INPUTS}((params, x), in_shardings)",
                                "output ": sharded_call,
-                               "unsharded": "unsharded", "unsharded output vs numpy": judged("unsharded")})
+                               "unsharded": "unsharded", "unsharded output vs numpy": float64_outcome("unsharded")})
     result, low = run_sharded_and_unsharded(case, layout, lambda place: mlp_program(place),
                                             (cast(params, dtype), x.astype(dtype)), arg_specs, out_specs[0])
     unsharded = low if dtype == "float32" else case.accepts(
@@ -567,12 +563,12 @@ def test_drawn_layer_stacks_under_parallel_layouts(stack, layout, seed):
                                 "print('unsharded', unsharded[1])"],
                        {"params": params, "x": x})
     case = make_case(f"layer_stack({blocks})", layout, lines,
-                     outcomes={"jitted with shardings": sharded_call, "sharded activations": judged(f"{sharded_call}[0]"),
+                     outcomes={"jitted with shardings": sharded_call, "sharded activations": float64_outcome(f"{sharded_call}[0]"),
                                "device_put of the inputs": f"{PUT_INPUTS}((params, x), in_shardings)",
                                "activations ": f"{sharded_call}[0]", "mean_square ": f"{sharded_call}[1]",
-                               "sharded mean_square": judged(f"{sharded_call}[1]"), "unsharded": "unsharded",
-                               "unsharded activations vs numpy": judged("unsharded[0]"),
-                               "unsharded mean_square vs numpy": judged("unsharded[1]")})
+                               "sharded mean_square": float64_outcome(f"{sharded_call}[1]"), "unsharded": "unsharded",
+                               "unsharded activations vs numpy": float64_outcome("unsharded[0]"),
+                               "unsharded mean_square vs numpy": float64_outcome("unsharded[1]")})
     result, unsharded = run_sharded_and_unsharded(case, layout, lambda place: stack_program(place, blocks),
                                                   (params, x), arg_specs, out_specs)
     reference, _ = bounded_references(functools.partial(np_layer_stack, blocks), (params, x), "float32")
@@ -701,9 +697,9 @@ def test_shard_map_mlp_and_attention_under_parallel_layouts(layout, which, seed)
              "print('unsharded', unsharded)"]
     case = scripted_case(f"jax.jit(shard_map({layer.body_name})) under {layout.describe()}; {describe_mesh(layout.mesh)}",
                          lines, meshes={"mesh": layout.mesh},
-                         outcomes={"jitted shard_map": sharded_call, "sharded output": judged(sharded_call),
+                         outcomes={"jitted shard_map": sharded_call, "sharded output": float64_outcome(sharded_call),
                                    "output ": sharded_call,
-                                   "unsharded": "unsharded", "unsharded output vs numpy": judged("unsharded")})
+                                   "unsharded": "unsharded", "unsharded output vs numpy": float64_outcome("unsharded")})
     f = manual_program(layout, which)
     placed = [jax.device_put(a, bridge.named_sharding(layout.mesh, s)) for a, s in zip(args, layer.in_specs)]
     result = case.accepts("jitted shard_map", lambda: jax.block_until_ready(f(*placed)))

@@ -49,6 +49,7 @@ from conformance.checking.layouts import check_layout
 from conformance.checking.repro import script
 from conformance.checking import running_error as rounding
 from conformance.checking.tolerance import record_error
+from conformance.checking.verdict import float64_outcome
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, normalize_index
 from strategies.parallelism import ParallelLayout, parallel_layouts
@@ -331,11 +332,6 @@ def close_to_both(case: Case, what: str, program: str, got, twin, reference, low
           rounding.reference_atol(reference if low is None else low), **details)
 
 
-def judged(expression: str) -> str:
-    """A value check's outcome as ``close`` judges it: in float64."""
-    return f"np.asarray({expression}).astype(np.float64)"
-
-
 def step_outcomes(specs: dict) -> dict:
     """The training step's checks and the script's expressions for them (the script's ``sharded``
     is ``sharded_training``'s list of steps). The per-step layout checks judge live outputs that the
@@ -343,14 +339,14 @@ def step_outcomes(specs: dict) -> dict:
     outcomes = {"steps": "t.sharded_training(layout, params0, ids, labels)",
                 f"step {STEPS} steps counted": "int(sharded[-1]['state']['count'])"}
     for i in range(STEPS):
-        outcomes[f"step {i + 1} loss"] = judged(f"sharded[{i}]['loss']")
+        outcomes[f"step {i + 1} loss"] = float64_outcome(f"sharded[{i}]['loss']")
         outcomes[f"step {i + 1} donated params and state deleted"] = f"sharded[{i}]['donated deleted']"
         for k in specs:
-            outcomes[f"step {i + 1} gradient of {k}"] = judged(f"sharded[{i}]['grads'][{k!r}]")
+            outcomes[f"step {i + 1} gradient of {k}"] = float64_outcome(f"sharded[{i}]['grads'][{k!r}]")
     for k in specs:
-        outcomes[f"step {STEPS} Adam params of {k}"] = judged(f"sharded[-1]['params'][{k!r}]")
+        outcomes[f"step {STEPS} Adam params of {k}"] = float64_outcome(f"sharded[-1]['params'][{k!r}]")
         for part in ("m", "v"):
-            outcomes[f"step {STEPS} Adam {part} of {k}"] = judged(f"sharded[-1]['state'][{part!r}][{k!r}]")
+            outcomes[f"step {STEPS} Adam {part} of {k}"] = float64_outcome(f"sharded[-1]['state'][{part!r}][{k!r}]")
     return outcomes
 
 
@@ -588,10 +584,10 @@ def check_saved_residuals(case: Case, policy: str, lines: list) -> None:
 def stack_outcomes() -> dict:
     """The stack's checks and the script's expressions for them: values in float64 as ``close``
     judges them; a gradient's layout checks (``gradient of <k> ...``) the live array."""
-    outcomes = {"value_and_grad": "t.sharded_stack(example, params, x, target)", "loss": judged("loss"),
-                "stack output h": judged("h")}
+    outcomes = {"value_and_grad": "t.sharded_stack(example, params, x, target)", "loss": float64_outcome("loss"),
+                "stack output h": float64_outcome("h")}
     for k in ("w_in", "b", "w_out"):
-        outcomes.update({f"gradient of {k}": judged(f"grads[{k!r}]"), f"gradient of {k} vs numpy": judged(f"grads[{k!r}]"),
+        outcomes.update({f"gradient of {k}": float64_outcome(f"grads[{k!r}]"), f"gradient of {k} vs numpy": float64_outcome(f"grads[{k!r}]"),
                          f"gradient of {k} ": f"grads[{k!r}]"})
     return outcomes
 

@@ -71,6 +71,12 @@ def values_lines(expression: str, expected, *, rtol: float = 0.0, atol=0.0, bits
     ]
 
 
+def float64_outcome(expression: str) -> str:
+    """An outcome as a check judges it that compares float64 copies (``np.asarray(...).astype(np.float64)``),
+    so the script's value has the dtype the check saw."""
+    return f"np.asarray({expression}).astype(np.float64)"
+
+
 def returns_lines(expression: str) -> List[str]:
     """The call should return: exit 1 while it raises."""
     return [
