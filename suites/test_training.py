@@ -4,11 +4,13 @@ parallel, FSDP, tensor and sequence parallel, and their combinations, on Auto an
 float64 references where they are cheap:
 
 * a training step: an embedding gather, a tanh dense layer and a projection to the vocabulary,
-  cross-entropy against integer labels under ``jax.value_and_grad``, then an Adam update (moments,
-  bias correction), jitted with the layout's in/out shardings and the parameters and optimizer state
-  donated, run for three steps: loss, gradients, parameters and moments equal the unsharded step's
-  and numpy's (analytic gradient, our own Adam), the new parameters and state keep the layout step
-  to step, and the donated inputs are deleted (their buffers fit the outputs exactly);
+  cross-entropy against integer labels under ``jax.value_and_grad``, then Adam's updates (moments,
+  bias correction) applied as an optimizer library does (``p + update``), jitted with the layout's
+  in/out shardings and the parameters and optimizer state donated, run for three steps: loss,
+  gradients, updates and moments equal the unsharded step's and numpy's (analytic gradient, our own
+  Adam), the parameters are exactly the float32 sums of the initial ones and the updates, the new
+  parameters and state keep the layout step to step, and the donated inputs are deleted (their
+  buffers fit the outputs exactly);
 * a layer stack under ``lax.scan`` (parameters stacked on a leading layer dimension, sharded on the
   others) with ``jax.checkpoint`` and a drawn policy from ``jax.checkpoint_policies``, under
   ``jax.grad``: loss and gradients equal the unsharded run without checkpoint and numpy's (forward
@@ -22,7 +24,11 @@ float64 references where they are cheap:
 Tolerances are per element, from the numpy references themselves: they run on
 ``running_error.Bounded`` values, which carry the bound on a float32 run of the same arithmetic (a
 sharded run is within its bound of numpy's, and within twice it of the unsharded float32 run; a
-bfloat16 run within its own bound, storing and summing in bfloat16, plus the float32 one). Every
+bfloat16 run within its own bound, storing and summing in bfloat16, plus the float32 one). The
+training step's parameters are judged bit for bit instead: against numpy their error is the
+rounding of their own stores (a parameter near 0.5 takes an update near 1e-4 of it, and its
+float32 store loses the update's low bits), which would hide an update's error below it, so the
+updates are compared within their bound and the parameters are their exact float32 sums. Every
 comparison records ``max |got - expected| / bound`` to ``$CONFORMANCE_ERROR_LOG`` (one JSON line
 per example and program).
 """
@@ -49,6 +55,7 @@ from conformance.checking.layouts import check_layout
 from conformance.checking.repro import script
 from conformance.checking import running_error as rounding
 from conformance.checking.tolerance import record_error
+from conformance.checking import verdict
 from conformance.checking.verdict import float64_outcome
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, normalize_index
@@ -120,27 +127,43 @@ class Adam:
 ADAM = Adam()
 
 
-def adam_update(params, grads, state, hp: Adam = ADAM):
-    """One Adam step in JAX: ``m = b1 m + (1 - b1) g``, ``v = b2 v + (1 - b2) g^2``,
-    ``p -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)`` with ``t`` the new step count."""
+def adam_update(grads, state, hp: Adam = ADAM):
+    """One Adam step in JAX, as an optimizer's ``update`` returns it: ``m = b1 m + (1 - b1) g``,
+    ``v = b2 v + (1 - b2) g^2``, the update ``-lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)``
+    with ``t`` the new step count, and the new state."""
     count = state["count"] + 1
     t = count.astype(jnp.float32)
     m = jax.tree_util.tree_map(lambda m, g: hp.b1 * m + (1 - hp.b1) * g, state["m"], grads)
     v = jax.tree_util.tree_map(lambda v, g: hp.b2 * v + (1 - hp.b2) * g * g, state["v"], grads)
     c1, c2 = 1 - hp.b1 ** t, 1 - hp.b2 ** t
-    new = jax.tree_util.tree_map(
-        lambda p, m, v: (p - hp.lr * (m / c1) / (jnp.sqrt(v / c2) + hp.eps)).astype(p.dtype), params, m, v)
-    return new, {"m": m, "v": v, "count": count}
+    updates = jax.tree_util.tree_map(lambda m, v: -hp.lr * (m / c1) / (jnp.sqrt(v / c2) + hp.eps), m, v)
+    return updates, {"m": m, "v": v, "count": count}
 
 
-def adam_reference(params: dict, grads: dict, state: dict, hp: Adam = ADAM):
-    """The same step in numpy float64 (dicts of arrays; ``state["count"]`` an int)."""
+def apply_updates(params, updates):
+    """``p + update`` per parameter, in the parameter's dtype (as ``optax.apply_updates``)."""
+    return jax.tree_util.tree_map(lambda p, u: (p + u).astype(p.dtype), params, updates)
+
+
+def adam_reference(grads: dict, state: dict, hp: Adam = ADAM):
+    """The same step in numpy float64 (dicts of arrays; ``state["count"]`` an int): the updates
+    and the new state."""
     t = int(state["count"]) + 1
-    m = {k: hp.b1 * state["m"][k] + (1 - hp.b1) * grads[k] for k in params}
-    v = {k: hp.b2 * state["v"][k] + (1 - hp.b2) * grads[k] ** 2 for k in params}
+    m = {k: hp.b1 * state["m"][k] + (1 - hp.b1) * grads[k] for k in grads}
+    v = {k: hp.b2 * state["v"][k] + (1 - hp.b2) * grads[k] ** 2 for k in grads}
     c1, c2 = 1 - hp.b1 ** t, 1 - hp.b2 ** t
-    new = {k: params[k] - hp.lr * (m[k] / c1) / (np.sqrt(v[k] / c2) + hp.eps) for k in params}
-    return new, {"m": m, "v": v, "count": t}
+    updates = {k: -hp.lr * (m[k] / c1) / (np.sqrt(v[k] / c2) + hp.eps) for k in grads}
+    return updates, {"m": m, "v": v, "count": t}
+
+
+def applied_in_float32(params0: np.ndarray, updates: list) -> np.ndarray:
+    """``params0`` with each update added in turn, every sum rounded to float32 (numpy's float32
+    addition is IEEE's, correctly rounded): the parameters a float32 run must hold after applying
+    exactly those updates."""
+    params = np.asarray(params0, np.float32)
+    for u in updates:
+        params = params + np.asarray(u, np.float32)
+    return params
 
 
 # --- program 1: a training step -----------------------------------------------------------------
@@ -166,10 +189,11 @@ def mlp_loss(params, ids, labels, layout: Optional[ParallelLayout]):
 
 
 def train_step(params, state, ids, labels, layout: Optional[ParallelLayout] = None):
-    """``(loss, grads, new params, new state)``: value_and_grad of ``mlp_loss``, then Adam."""
+    """``(loss, grads, updates, new params, new state)``: value_and_grad of ``mlp_loss``, then
+    Adam's updates, applied."""
     loss, grads = jax.value_and_grad(lambda p: mlp_loss(p, ids, labels, layout))(params)
-    new_params, new_state = adam_update(params, grads, state)
-    return loss, grads, new_params, new_state
+    updates, new_state = adam_update(grads, state)
+    return loss, grads, updates, apply_updates(params, updates), new_state
 
 
 UNSHARDED_STEP = jax.jit(train_step)  # the unsharded twin: the same function on one device, compiled once per shape
@@ -233,13 +257,12 @@ def zero_state(params: dict) -> dict:
             "v": {k: np.zeros_like(v) for k, v in params.items()}, "count": np.int32(0)}
 
 
-def sharded_training(layout: ParallelLayout, params0: dict, ids: np.ndarray, labels: np.ndarray, steps: int = STEPS,
-                     inspect=None):
+def sharded_training(layout: ParallelLayout, params0: dict, ids: np.ndarray, labels: np.ndarray, steps: int = STEPS):
     """``steps`` steps of ``train_step`` jitted with the layout's in/out shardings, params and state
-    donated (the new ones feed the next step): per step ``{"loss", "grads", "donated deleted"}`` as
-    numpy values (the last: whether each donated input leaf was deleted by the call), and the last
-    step's ``"params"`` and ``"state"``; ``inspect(step, params, state)`` sees each step's live
-    outputs before the next step donates them. Nothing that is donated later is read on the host
+    donated (the new ones feed the next step): per step ``{"loss", "grads", "updates", "donated
+    deleted", "layouts"}`` as numpy values (``donated deleted``: whether each donated input leaf was
+    deleted by the call; ``layouts``: each output's layout, read as ``unread_layout`` reads it before
+    the next step donates the output), and the last step's ``"params"`` and ``"state"``. Nothing that is donated later is read on the host
     (a host copy may keep its buffer: on 0.4.30, reading an output made the next step keep it)."""
     mesh = bridge.jax_mesh(layout.mesh, layout.axis_type)
     sharding = lambda spec: bridge.named_sharding(layout.mesh, spec, layout.axis_type)  # noqa: E731
@@ -247,7 +270,7 @@ def sharded_training(layout: ParallelLayout, params0: dict, ids: np.ndarray, lab
     s_sh = {"m": p_sh, "v": p_sh, "count": sharding(())}
     t_sh = sharding(layout.tokens_spec())
     step = jax.jit(functools.partial(train_step, layout=layout), in_shardings=(p_sh, s_sh, t_sh, t_sh),
-                   out_shardings=(sharding(()), p_sh, p_sh, s_sh), donate_argnums=(0, 1))
+                   out_shardings=(sharding(()), p_sh, p_sh, p_sh, s_sh), donate_argnums=(0, 1))
     out = []
     with compat.mesh_context(mesh, layout.axis_type):
         params = jax.device_put(params0, p_sh)
@@ -255,25 +278,34 @@ def sharded_training(layout: ParallelLayout, params0: dict, ids: np.ndarray, lab
         ids_, labels_ = jax.device_put(ids, t_sh), jax.device_put(labels, t_sh)
         for _ in range(steps):
             donated = jax.tree_util.tree_leaves((params, state))
-            loss, grads, params, state = step(params, state, ids_, labels_)
-            out.append({"loss": np.array(loss), "grads": jax.tree_util.tree_map(np.array, grads),
+            loss, grads, updates, params, state = step(params, state, ids_, labels_)
+            layouts = {f"{part} of {k}": unread_layout(leaf, params0[k].shape)
+                       for k in params0 for part, leaf in (("params", params[k]), ("update", updates[k]),
+                                                           ("m", state["m"][k]), ("v", state["v"][k]))}
+            layouts["step count"] = unread_layout(state["count"], ())
+            out.append({"layouts": layouts,"loss": np.array(loss), "grads": jax.tree_util.tree_map(np.array, grads),
+                        "updates": jax.tree_util.tree_map(np.array, updates),
                         "donated deleted": [leaf.is_deleted() for leaf in donated]})
-            if inspect is not None:
-                inspect(len(out), params, state)
         out[-1].update(jax.tree_util.tree_map(np.array, {"params": params, "state": state}))
     return out
 
 
-def check_layout_unread(case: Case, array, layout: Layout, what: str) -> None:
-    """``array`` is laid out as ``layout`` says, judged without reading its data (which would keep
-    a donated buffer alive): its sharding's index map, and each addressable shard's device, block
-    and shape, are the model's."""
-    case.index_map(f"{what} sharding devices_indices_map", bridge.index_map(array.sharding, layout.shape),
-                   layout.blocks)
-    case.index_map(f"{what} indices", {s.device.id: normalize_index(s.index, layout.shape)
-                                       for s in array.addressable_shards}, layout.blocks)
-    case.equal(f"{what} shard shapes", sorted({tuple(s.data.shape) for s in array.addressable_shards}),
-               [tuple(layout.shard_shape)], shows="layout")
+def unread_layout(array, shape: tuple) -> dict:
+    """``array``'s layout, read without its data (a host copy would keep a donated buffer alive):
+    its sharding's index map, each addressable shard's device and block, and the shards' shapes."""
+    return {"sharding devices_indices_map": bridge.index_map(array.sharding, shape),
+            "indices": {s.device.id: normalize_index(s.index, shape) for s in array.addressable_shards},
+            "shard shapes": sorted({tuple(s.data.shape) for s in array.addressable_shards})}
+
+
+def check_unread_layout(case: Case, got: dict, layout: Layout, what: str) -> None:
+    """An ``unread_layout`` record is ``layout``'s: the index map and every shard's block are the
+    model's, and every shard has the model's shape."""
+    judged = lambda e: verdict.equal_lines(e, layout.blocks)  # noqa: E731 - the outcome is the record's map
+    case.index_map(f"{what} sharding devices_indices_map", got["sharding devices_indices_map"], layout.blocks,
+                   judged=judged)
+    case.index_map(f"{what} indices", got["indices"], layout.blocks, judged=judged)
+    case.equal(f"{what} shard shapes", got["shard shapes"], [tuple(layout.shard_shape)], shows="layout")
 
 
 def unsharded_training(params0: dict, ids: np.ndarray, labels: np.ndarray, steps: int = STEPS):
@@ -281,14 +313,15 @@ def unsharded_training(params0: dict, ids: np.ndarray, labels: np.ndarray, steps
     params, state = jax.tree_util.tree_map(jnp.asarray, (params0, zero_state(params0)))
     out = []
     for _ in range(steps):
-        loss, grads, params, state = UNSHARDED_STEP(params, state, jnp.asarray(ids), jnp.asarray(labels))
-        out.append({"loss": loss, "grads": grads, "params": params, "state": state})
+        loss, grads, updates, params, state = UNSHARDED_STEP(params, state, jnp.asarray(ids), jnp.asarray(labels))
+        out.append({"loss": loss, "grads": grads, "updates": updates, "params": params, "state": state})
     return out
 
 
 def reference_training(params0: dict, ids: np.ndarray, labels: np.ndarray, steps: int = STEPS):
-    """The same steps in numpy float64 (``mlp_reference`` then ``adam_reference``), on Bounded
-    values: each carries the bound on a float32 run of the steps (``running_error``)."""
+    """The same steps in numpy float64 (``mlp_reference``, ``adam_reference``, then the updates
+    added), on Bounded values: each carries the bound on a float32 run of the steps
+    (``running_error``)."""
     params = rounding.tracked(params0)
     state = {"m": {k: np.zeros(v.shape) for k, v in params0.items()},
              "v": {k: np.zeros(v.shape) for k, v in params0.items()}, "count": 0}
@@ -296,8 +329,9 @@ def reference_training(params0: dict, ids: np.ndarray, labels: np.ndarray, steps
     out = []
     for _ in range(steps):
         loss, grads = mlp_reference(params, ids, labels)
-        new_params, state = adam_reference(params, grads, state, hp)
-        out.append({"loss": loss, "grads": grads, "params": new_params, "state": state})
+        updates, state = adam_reference(grads, state, hp)
+        new_params = {k: params[k] + updates[k] for k in params}
+        out.append({"loss": loss, "grads": grads, "updates": updates, "params": new_params, "state": state})
         params = new_params
     return out
 
@@ -334,17 +368,20 @@ def close_to_both(case: Case, what: str, program: str, got, twin, reference, low
 
 def step_outcomes(specs: dict) -> dict:
     """The training step's checks and the script's expressions for them (the script's ``sharded``
-    is ``sharded_training``'s list of steps). The per-step layout checks judge live outputs that the
-    next step donates: they name none."""
+    is ``sharded_training``'s list of steps)."""
     outcomes = {"steps": "t.sharded_training(layout, params0, ids, labels)",
                 f"step {STEPS} steps counted": "int(sharded[-1]['state']['count'])"}
     for i in range(STEPS):
         outcomes[f"step {i + 1} loss"] = float64_outcome(f"sharded[{i}]['loss']")
         outcomes[f"step {i + 1} donated params and state deleted"] = f"sharded[{i}]['donated deleted']"
+        for name in [f"{part} of {k}" for k in specs for part in ("params", "update", "m", "v")] + ["step count"]:
+            for check in ("sharding devices_indices_map", "indices", "shard shapes"):
+                outcomes[f"step {i + 1} {name} {check}"] = f"sharded[{i}]['layouts'][{name!r}][{check!r}]"
         for k in specs:
             outcomes[f"step {i + 1} gradient of {k}"] = float64_outcome(f"sharded[{i}]['grads'][{k!r}]")
+            outcomes[f"step {i + 1} Adam update of {k}"] = float64_outcome(f"sharded[{i}]['updates'][{k!r}]")
     for k in specs:
-        outcomes[f"step {STEPS} Adam params of {k}"] = float64_outcome(f"sharded[-1]['params'][{k!r}]")
+        outcomes[f"step {STEPS} Adam params of {k}"] = f"sharded[-1]['params'][{k!r}]"
         for part in ("m", "v"):
             outcomes[f"step {STEPS} Adam {part} of {k}"] = float64_outcome(f"sharded[-1]['state'][{part!r}][{k!r}]")
     return outcomes
@@ -354,8 +391,9 @@ def step_outcomes(specs: dict) -> dict:
 @given(example=training_examples())
 def test_training_step_under_a_parallelism_layout(example):
     """Three Adam training steps jitted with a parallelism layout's shardings, params and state
-    donated, give the unsharded step's and numpy's loss, gradients, params and moments, keep the
-    layout, and delete the donated inputs."""
+    donated, give the unsharded step's and numpy's loss, gradients, updates and moments, hold the
+    float32 sums of the initial params and the updates, keep the layout, and delete the donated
+    inputs."""
     layout = example.layout
     params0, ids, labels = example.inputs()
     program = f"training step ({layout.name}, {layout.axis_type})"
@@ -367,27 +405,28 @@ def test_training_step_under_a_parallelism_layout(example):
                     "print([s['loss'] for s in sharded], [s['loss'] for s in unsharded])"]),
                 step_outcomes(mlp_param_specs(layout)))
     specs = mlp_param_specs(layout)
-
-    def inspect(step, params, state):  # the layout is kept step to step
-        for k, spec in specs.items():
-            for part, leaf in (("params", params[k]), ("m", state["m"][k]), ("v", state["v"][k])):
-                check_layout_unread(case, leaf, Layout(layout.mesh, spec, params0[k].shape), f"step {step} {part} of {k}")
-        check_layout_unread(case, state["count"], Layout(layout.mesh, (), ()), f"step {step} step count")
-
-    sharded = case.accepts("steps", lambda: sharded_training(layout, params0, ids, labels, inspect=inspect))
+    sharded = case.accepts("steps", lambda: sharded_training(layout, params0, ids, labels))
     unsharded = unsharded_training(params0, ids, labels)
     reference = reference_training(params0, ids, labels)
     for i, (got, twin, ref) in enumerate(zip(sharded, unsharded, reference)):
         step = f"step {i + 1}"
+        for name, record in got["layouts"].items():  # the layout is kept step to step
+            spec, shape = ((), ()) if name == "step count" else (specs[name.split(" of ")[1]], params0[name.split(" of ")[1]].shape)
+            check_unread_layout(case, record, Layout(layout.mesh, spec, shape), f"{step} {name}")
         close_to_both(case, f"{step} loss", program, got["loss"], twin["loss"], ref["loss"])
         for k in specs:
             close_to_both(case, f"{step} gradient of {k}", program, got["grads"][k], twin["grads"][k], ref["grads"][k])
+            close_to_both(case, f"{step} Adam update of {k}", program + " Adam", got["updates"][k],
+                          twin["updates"][k], ref["updates"][k])
             if i + 1 < STEPS:
                 continue
-            for part, g, t_, r_ in (("params", got["params"][k], twin["params"][k], ref["params"][k]),
-                                    ("m", got["state"]["m"][k], twin["state"]["m"][k], ref["state"]["m"][k]),
-                                    ("v", got["state"]["v"][k], twin["state"]["v"][k], ref["state"]["v"][k])):
-                close_to_both(case, f"{step} Adam {part} of {k}", program + " Adam", g, t_, r_)
+            for part in ("m", "v"):
+                close_to_both(case, f"{step} Adam {part} of {k}", program + " Adam", got["state"][part][k],
+                              twin["state"][part][k], ref["state"][part][k])
+            # The params are the updates' float32 sums, exactly: a check of the addition and the store
+            # (each update is judged above, where the params' own rounding does not hide its error).
+            case.same_bits(f"{step} Adam params of {k}", got["params"][k],
+                           applied_in_float32(params0[k], [s["updates"][k] for s in sharded]))
         if i + 1 == STEPS:
             case.equal(f"{step} steps counted", int(got["state"]["count"]), STEPS)
         case.equal(f"{step} donated params and state deleted", got["donated deleted"],
@@ -561,34 +600,60 @@ def saved_residuals(policy: str, params, x) -> list:
     return [line for line in out.getvalue().splitlines() if line.strip()]
 
 
+def computed_residuals(lines: list) -> list:
+    """``saved_residuals``' lines besides the arguments'."""
+    return [line for line in lines if "from the argument" not in line]
+
+
+def not_matmul_results(computed: list) -> list:
+    """The residuals that are not a matmul's result: dot_general's output, or (where jnp.einsum
+    follows the dot with a reduce_precision to its result type, as measured on 0.6.2) that op's,
+    the same value."""
+    return [c for c in computed if "dot_general" not in c and "reduce_precision" not in c]
+
+
+def not_named(computed: list) -> list:
+    """The residuals not named ``SAVED_NAME``."""
+    return [c for c in computed if f"named '{SAVED_NAME}'" not in c]
+
+
+def residual_checks(policy: str) -> dict:
+    """``check_saved_residuals``' checks for ``policy``: each check's name, its value from the
+    printed ``lines``, what it should be, and the script's expression for it (the script's
+    ``lines`` is ``saved_residuals``')."""
+    what = f"{policy}: the layer's saved residuals besides its arguments"
+    if policy == "nothing_saveable":
+        return {what: (computed_residuals, [], "t.computed_residuals(lines)")}
+    checks = {f"{what} are not none": (lambda lines: bool(computed_residuals(lines)), True,
+                                        "bool(t.computed_residuals(lines))")}
+    if policy.startswith("dots"):
+        checks[f"{what} that are not matmul results (dot_general, or einsum's reduce_precision of it)"] = (
+            lambda lines: not_matmul_results(computed_residuals(lines)), [],
+            "t.not_matmul_results(t.computed_residuals(lines))")
+    if policy == "save_only_these_names":
+        checks[f"{what} that are not named {SAVED_NAME!r}"] = (
+            lambda lines: not_named(computed_residuals(lines)), [], "t.not_named(t.computed_residuals(lines))")
+    return checks
+
+
 def check_saved_residuals(case: Case, policy: str, lines: list) -> None:
     """The residuals besides the arguments are: none (nothing_saveable); some (everything_saveable);
     some, all matmul results (dots_saveable, and dots_with_no_batch_dims_saveable, as the layer's
     dots have no batch dimensions); some, all named ``SAVED_NAME`` (save_only_these_names)."""
-    computed = [line for line in lines if "from the argument" not in line]
-    what = f"{policy}: the layer's saved residuals besides its arguments"
-    if policy == "nothing_saveable":
-        case.equal(what, computed, [])
-        return
-    case.true(f"{what} are not none ({lines})", bool(computed))
-    if policy.startswith("dots"):
-        # a matmul's result: dot_general's output, or (where jnp.einsum follows the dot with a
-        # reduce_precision to its result type, as measured on 0.6.2) that op's, the same value
-        case.equal(f"{what} that are not matmul results (dot_general, or einsum's reduce_precision of it)",
-                   [c for c in computed if "dot_general" not in c and "reduce_precision" not in c], [])
-    if policy == "save_only_these_names":
-        case.equal(f"{what} that are not named {SAVED_NAME!r}",
-                   [c for c in computed if f"named '{SAVED_NAME}'" not in c], [])
+    for what, (judge, expected, _) in residual_checks(policy).items():
+        case.equal(what, judge(lines), expected)
 
 
-def stack_outcomes() -> dict:
+def stack_outcomes(policy: str) -> dict:
     """The stack's checks and the script's expressions for them: values in float64 as ``close``
-    judges them; a gradient's layout checks (``gradient of <k> ...``) the live array."""
+    judges them; a gradient's layout checks (``gradient of <k> ...``) the live array; the saved
+    residuals' checks the printed lines."""
     outcomes = {"value_and_grad": "t.sharded_stack(example, params, x, target)", "loss": float64_outcome("loss"),
                 "stack output h": float64_outcome("h")}
     for k in ("w_in", "b", "w_out"):
         outcomes.update({f"gradient of {k}": float64_outcome(f"grads[{k!r}]"), f"gradient of {k} vs numpy": float64_outcome(f"grads[{k!r}]"),
                          f"gradient of {k} ": f"grads[{k!r}]"})
+    outcomes.update({what: expression for what, (_, _, expression) in residual_checks(policy).items()})
     return outcomes
 
 
@@ -604,8 +669,9 @@ def check_stack(example: StackExample, program: str, excuses) -> None:
                     "(loss, h), grads = t.sharded_stack(example, params, x, target)",
                     "f32 = lambda v: np.asarray(v, np.float32)",
                     "(twin_loss, twin_h), twin_grads = t.UNSHARDED_STACK(*jax.tree_util.tree_map(f32, (params, x, target)))",
+                    "lines = t.saved_residuals(example.policy, params, x)",
                     "print(loss, twin_loss)"]),
-                stack_outcomes())
+                stack_outcomes(example.policy))
     (loss, h), grads = case.accepts("value_and_grad", lambda: sharded_stack(example, params, x, target))
     f32 = lambda v: jnp.asarray(np.asarray(v, np.float32))  # noqa: E731
     (twin_loss, twin_h), twin_grads = UNSHARDED_STACK(*jax.tree_util.tree_map(f32, (params, x, target)))

@@ -31,18 +31,29 @@ def test_adam_reference_matches_a_hand_worked_step():
     """One Adam step from zero moments, g = 0.5, p = 1, lr 0.01, b1 0.9, b2 0.99, eps 0.1: m = 0.05,
     v = 0.0025, mhat = 0.5, vhat = 0.25, p = 1 - 0.01 * 0.5 / (0.5 + 0.1) = 0.991666...; a second
     step with g = -0.5: m = 0.045 - 0.05 = -0.005, v = 0.002475 + 0.0025 = 0.004975, mhat =
-    -0.005 / 0.19, vhat = 0.004975 / 0.0199 = 0.25, p += 0.01 * (0.005 / 0.19) / 0.6."""
+    -0.005 / 0.19, vhat = 0.004975 / 0.0199 = 0.25, update 0.01 * (0.005 / 0.19) / 0.6."""
     hp = t.Adam(lr=0.01, b1=0.9, b2=0.99, eps=0.1)
-    params, state = {"w": np.array([1.0])}, {"m": {"w": np.zeros(1)}, "v": {"w": np.zeros(1)}, "count": 0}
-    params, state = t.adam_reference(params, {"w": np.array([0.5])}, state, hp)
+    state = {"m": {"w": np.zeros(1)}, "v": {"w": np.zeros(1)}, "count": 0}
+    updates, state = t.adam_reference({"w": np.array([0.5])}, state, hp)
     assert state["count"] == 1
     np.testing.assert_allclose(state["m"]["w"], [0.05])
     np.testing.assert_allclose(state["v"]["w"], [0.0025])
-    np.testing.assert_allclose(params["w"], [1 - 0.01 * 0.5 / 0.6])
-    params, state = t.adam_reference(params, {"w": np.array([-0.5])}, state, hp)
+    np.testing.assert_allclose(updates["w"], [-0.01 * 0.5 / 0.6])
+    updates, state = t.adam_reference({"w": np.array([-0.5])}, state, hp)
     np.testing.assert_allclose(state["m"]["w"], [-0.005])
     np.testing.assert_allclose(state["v"]["w"], [0.004975])
-    np.testing.assert_allclose(params["w"], [1 - 0.01 * 0.5 / 0.6 + 0.01 * (0.005 / 0.19) / (0.5 + 0.1)])
+    np.testing.assert_allclose(updates["w"], [0.01 * (0.005 / 0.19) / (0.5 + 0.1)])
+
+
+def test_applied_in_float32_rounds_each_sum():
+    """1 + 2**-24 is a tie that float32 rounds to even (1.0), so two such updates leave 1.0, while
+    their float64 sum 2**-23 is float32's next value after 1; and 1 + 3 * 2**-24 rounds up to
+    1 + 2**-22 (the tie goes to the even neighbour)."""
+    tiny = np.array([2.0 ** -24])
+    assert t.applied_in_float32(np.array([1.0], np.float32), [tiny, tiny])[0] == np.float32(1.0)
+    assert t.applied_in_float32(np.array([1.0], np.float32), [tiny + tiny])[0] == np.float32(1 + 2.0 ** -23)
+    assert t.applied_in_float32(np.array([1.0], np.float32), [3 * tiny])[0] == np.float32(1 + 2.0 ** -22)
+    assert t.applied_in_float32(np.array([1.0], np.float32), [tiny]).dtype == np.float32
 
 
 def central_differences(loss, params: dict, step: float = 1e-6) -> dict:
@@ -94,14 +105,14 @@ def test_stack_gradients_match_central_differences():
 
 def test_adam_reference_carries_a_bound_that_covers_a_perturbed_gradient():
     """Adam's reference on Bounded gradients (each off by up to 1e-4): a first step from a gradient
-    moved within that bound, near |g| ~ eps where the update is steepest and at 0, moves the new
-    parameter by no more than the bound it carries."""
+    moved within that bound, near |g| ~ eps where the update is steepest and at 0, moves the update
+    by no more than the bound it carries."""
     from conformance.checking import running_error as rounding
     zero = {"m": {"w": np.zeros(1)}, "v": {"w": np.zeros(1)}, "count": 0}
     for g in (0.0, 1e-3, t.ADAM.eps, 1.0):
-        bounded, _ = t.adam_reference({"w": np.zeros(1)}, {"w": rounding.Bounded([g], [1e-4])}, zero)
+        bounded, _ = t.adam_reference({"w": rounding.Bounded([g], [1e-4])}, zero)
         for moved in (g - 1e-4, g + 1e-4):
-            a, _ = t.adam_reference({"w": np.zeros(1)}, {"w": np.array([moved])}, zero)
+            a, _ = t.adam_reference({"w": np.array([moved])}, zero)
             assert abs(a["w"][0] - bounded["w"].value[0]) <= bounded["w"].bound[0], (g, moved)
 
 
