@@ -262,8 +262,9 @@ def sharded_training(layout: ParallelLayout, params0: dict, ids: np.ndarray, lab
     donated (the new ones feed the next step): per step ``{"loss", "grads", "updates", "donated
     deleted", "layouts"}`` as numpy values (``donated deleted``: whether each donated input leaf was
     deleted by the call; ``layouts``: each output's layout, read as ``unread_layout`` reads it before
-    the next step donates the output), and the last step's ``"params"`` and ``"state"``. Nothing that is donated later is read on the host
-    (a host copy may keep its buffer: on 0.4.30, reading an output made the next step keep it)."""
+    the next step donates the output), and the last step's ``"params"`` and ``"state"``. Nothing
+    that is donated later is read on the host (a host copy may keep its buffer: on 0.4.30, reading
+    an output made the next step keep it)."""
     mesh = bridge.jax_mesh(layout.mesh, layout.axis_type)
     sharding = lambda spec: bridge.named_sharding(layout.mesh, spec, layout.axis_type)  # noqa: E731
     p_sh = {k: sharding(s) for k, s in mlp_param_specs(layout).items()}
@@ -283,9 +284,9 @@ def sharded_training(layout: ParallelLayout, params0: dict, ids: np.ndarray, lab
                        for k in params0 for part, leaf in (("params", params[k]), ("update", updates[k]),
                                                            ("m", state["m"][k]), ("v", state["v"][k]))}
             layouts["step count"] = unread_layout(state["count"], ())
-            out.append({"layouts": layouts,"loss": np.array(loss), "grads": jax.tree_util.tree_map(np.array, grads),
+            out.append({"loss": np.array(loss), "grads": jax.tree_util.tree_map(np.array, grads),
                         "updates": jax.tree_util.tree_map(np.array, updates),
-                        "donated deleted": [leaf.is_deleted() for leaf in donated]})
+                        "donated deleted": [leaf.is_deleted() for leaf in donated], "layouts": layouts})
         out[-1].update(jax.tree_util.tree_map(np.array, {"params": params, "state": state}))
     return out
 
