@@ -287,6 +287,19 @@ def test_explicit_edge_pad_of_a_matrix_over_size_one_axis():
                      "jnp.pad(x, ((1, 0), (0, 0)), mode='edge')", np.pad(x, ((1, 0), (0, 0)), mode="edge"))
 
 
+@bridge.needs_devices(2, "to shard over two devices")
+@explicit_only
+def test_explicit_symmetric_pad_leaves_an_unpadded_cut_dimension_alone():
+    """jnp.pad(x, ((0, 0), (1, 0)), mode='symmetric') of x int32[2, 2] sharded P('a') on an
+    Explicit mesh (a=2) returns numpy's pad laid out P('a'): the cut dimension has no padding, so
+    nothing slices it (JAX's fix 1f556c1262 skips such dimensions; found on 0.6.2 by a random
+    program at the nightly profile: zero widths on both dimensions)."""
+    x = np.arange(4, dtype=np.int32).reshape(2, 2)
+    explicit_accepts("symmetric pad of an uncut dimension", bridge.first_devices_mesh(("a", 2)),
+                     {"x": (x, ("a",))}, "jnp.pad(x, ((0, 0), (1, 0)), mode='symmetric')",
+                     np.pad(x, ((0, 0), (1, 0)), mode="symmetric"), spec=("a",))
+
+
 @bridge.needs_devices(2, "for a two-axis mesh")
 @explicit_only
 def test_explicit_argmax_over_size_one_axis():
@@ -305,6 +318,18 @@ def test_explicit_reshape_over_size_one_axis():
     x = np.arange(4, dtype=np.int32).reshape(2, 1, 2)
     explicit_outcome("reshape", bridge.first_devices_mesh(("a", 2), ("b", 1)), {"x": (x, ("b",))},
                      "jnp.reshape(x, (4, 1))", x.reshape(4, 1))
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+@explicit_only
+def test_explicit_merge_of_a_minor_sharded_dimension_into_a_column():
+    """jnp.reshape(x, (8, 1)) of x int32[2, 2, 2] sharded P(None, None, 'a') on an Explicit mesh
+    (a=2) merges a cut minor dimension (and adds a size-1 one): a ShardingTypeError, as for the
+    same merge to (8,), or numpy's reshape; not a bare AssertionError (found on 0.9.0 by a random
+    program at the nightly profile: (2, 2, 8@a) to (32, 1))."""
+    x = np.arange(8, dtype=np.int32).reshape(2, 2, 2)
+    explicit_outcome("merge of a cut minor dimension into a column", bridge.first_devices_mesh(("a", 2)),
+                     {"x": (x, (None, None, "a"))}, "jnp.reshape(x, (8, 1))", x.reshape(8, 1))
 
 
 @bridge.needs_devices(2, "to shard over two devices")

@@ -263,6 +263,28 @@ def test_triggers_hold_for_the_examples_they_name_and_not_others():
 
 
 
+def test_the_mirror_pad_trigger_holds_where_a_cut_dimension_gets_no_padding():
+    """What a nightly run met on 0.6.2: jnp.pad(x, ((0, 0), (0, 0)), mode='symmetric') of x
+    uint32[2, 2] sharded P('a') over a=2 (the cut dimension unpadded, its edges sliced all the
+    same); not a cut dimension that is padded, an unpadded one that is not cut, nor another mode."""
+    mesh = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
+    size_one = MeshModel(tuple(range(8)), (8, 1), ("a", "b"))
+    x = np.zeros((2, 2), np.uint32)
+    pad = lambda widths, spec, mode="symmetric", on=mesh: triggers.Call(  # noqa: E731
+        "pad", (x,), {"widths": widths, "mode": mode}, on, "Explicit", (spec,), None, "(a) eager")
+    rule = triggers.explicit_mirror_pad_of_a_cut_dimension_it_does_not_pad
+    assert rule(pad(((0, 0), (0, 0)), ("a",)))  # what was met
+    assert rule(pad(((0, 0), (1, 0)), ("a",)))
+    assert rule(pad(((0, 0), (1, 0)), ("a",), "reflect"))
+    assert not rule(pad(((1, 0), (0, 0)), ("a",)))  # the cut dimension is padded: refused by the model too
+    assert not rule(pad(((0, 0), (1, 0)), (None, "a")))  # the padded dimension is the cut one
+    assert not rule(pad(((0, 0), (0, 0)), ("b",), on=size_one))  # a size-1 axis cuts nothing
+    assert not rule(pad(((0, 0), (0, 0)), ("a",), "wrap"))
+    assert not rule(pad(((0, 0), (0, 0)), ()))
+    auto = triggers.Call("pad", (x,), {"widths": ((0, 0), (0, 0)), "mode": "symmetric"}, mesh, "Auto", (("a",),), None)
+    assert not rule(auto)
+
+
 def test_the_stack_trigger_holds_for_save_only_these_names_alone():
     from types import SimpleNamespace
     assert triggers.stack_checkpointed_to_save_only_the_named_value(SimpleNamespace(policy="save_only_these_names"))

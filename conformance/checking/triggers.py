@@ -386,6 +386,18 @@ def explicit_edge_pad_of_a_sharded_operand(call: Call) -> bool:
             and bool(call.in_specs) and names_an_axis(call.in_specs[0]))
 
 
+def explicit_mirror_pad_of_a_cut_dimension_it_does_not_pad(call: Call) -> bool:
+    """On an Explicit mesh, jnp.pad in mode 'symmetric' or 'reflect' of an operand with a
+    non-empty dimension that its spec cuts and the widths leave unpadded (before JAX's fix
+    1f556c1262 every such dimension's edges were sliced all the same)."""
+    if (call.axis_type != "Explicit" or call.op != "pad" or call.static.get("mode") not in ("symmetric", "reflect")
+            or not call.in_specs or not call.operands):
+        return False
+    shape, widths = np.shape(call.operands[0]), call.static.get("widths", ())
+    return any(n > 0 and tuple(w) == (0, 0) and cuts_dim(call.mesh, call.in_specs[0], i)
+               for i, (n, w) in enumerate(zip(shape, widths)))
+
+
 def explicit_reshape_over_a_size_one_axis(call: Call) -> bool:
     """On an Explicit mesh, a reshape of an operand sharded over a mesh axis of size 1."""
     return (call.axis_type == "Explicit" and call.op == "reshape"
@@ -522,7 +534,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     explicit_indexing_of_a_sharded_operand,
     explicit_sort_of_a_sharded_operand, explicit_at_min_or_max, explicit_at_set, explicit_at_add,
     explicit_tril_of_a_sharded_operand, explicit_where_of_operands_split_unlike, explicit_device_put_inside_jit,
-    explicit_edge_pad_of_a_sharded_operand,
+    explicit_edge_pad_of_a_sharded_operand, explicit_mirror_pad_of_a_cut_dimension_it_does_not_pad,
     explicit_reshape_over_a_size_one_axis, explicit_reshape_with_a_size_one_dimension,
     explicit_flattening_onto_axes_ending_with_a_size_one_axis, explicit_merge_sharded_past_its_first_dimension,
     layout_change_onto_combined_axes,
