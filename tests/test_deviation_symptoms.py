@@ -285,6 +285,25 @@ def test_the_mirror_pad_trigger_holds_where_a_cut_dimension_gets_no_padding():
     assert not rule(auto)
 
 
+def test_the_unconstrained_trigger_holds_where_a_constrained_dimension_drops_an_input_axis():
+    """What the strict reproductions and a nightly run on 0.4.30 met: a constrained dimension asked
+    None where the input cuts it over 'a', or ('b',) where the input cuts it over ('b', 'a'); not a
+    constraint that keeps the input's axes, one that adds an axis, nor a dropped axis of size 1 or on
+    an unconstrained dimension."""
+    from types import SimpleNamespace
+    mesh = MeshModel(tuple(range(8)), (4, 2, 1), ("a", "b", "x"))
+    example = lambda in_spec, spec, unconstrained=(1, 2): SimpleNamespace(  # noqa: E731
+        mesh=mesh, in_spec=in_spec, spec=spec, constrained=tuple(d for d in range(3) if d not in unconstrained))
+    rule = triggers.constrained_dimension_dropping_an_axis_its_input_cuts_it_over
+    assert rule(example(("a",), (None, None, None)))
+    assert rule(example((("b", "a"),), (("b",), None, None)))  # the nightly example on 0.4.30
+    assert not rule(example((("b", "a"),), (("b", "a"), None, None)))
+    assert not rule(example(("b",), (("b", "a"), None, None)))  # asks more: no axis dropped
+    assert not rule(example((("b", "x"),), (("b",), None, None)))  # x has size 1: cuts nothing
+    assert not rule(example((None, "a"), (None, None, None)))  # dimension 1 is unconstrained
+    assert rule(example((None, "a"), (None, None, None), unconstrained=(2,)))
+
+
 def test_the_stack_trigger_holds_for_save_only_these_names_alone():
     from types import SimpleNamespace
     assert triggers.stack_checkpointed_to_save_only_the_named_value(SimpleNamespace(policy="save_only_these_names"))

@@ -578,16 +578,18 @@ TRIGGERS["non_partitionable_draw_into_a_partially_replicated_layout"] = non_part
 
 
 # --- UNCONSTRAINED constraints (issue 26) ---
-def replicated_entry_beside_unconstrained_on_a_cut_input_dimension(example) -> bool:
+def constrained_dimension_dropping_an_axis_its_input_cuts_it_over(example) -> bool:
     """A constraint with UNCONSTRAINED dimensions (``strategies.contractions.PartlyConstrained``:
-    ``mesh``, ``in_spec``, ``spec``, ``constrained``) that asks a constrained dimension replicated
-    (None) where the input spec cuts it: GSPMD leaves that dimension as the input had it."""
-    return any((d >= len(example.spec) or example.spec[d] is None) and cuts_dim(example.mesh, example.in_spec, d)
-               for d in example.constrained)
+    ``mesh``, ``in_spec``, ``spec``, ``constrained``) whose entry for a constrained dimension lacks
+    a mesh axis of size > 1 that the input spec cuts that dimension over (a None entry lacks them
+    all): GSPMD leaves that dimension as the input had it."""
+    wanted = axes_of(example.spec, max(example.constrained, default=-1) + 1)
+    given = axes_of(example.in_spec, max(example.constrained, default=-1) + 1)
+    return any(set(cut_axes(example.mesh, given[d])) - set(wanted[d]) for d in example.constrained)
 
 
-TRIGGERS["replicated_entry_beside_unconstrained_on_a_cut_input_dimension"] = \
-    replicated_entry_beside_unconstrained_on_a_cut_input_dimension
+TRIGGERS["constrained_dimension_dropping_an_axis_its_input_cuts_it_over"] = \
+    constrained_dimension_dropping_an_axis_its_input_cuts_it_over
 
 
 # --- branches on sharded indices, checkpoint policies (issue 26) ---
