@@ -26,7 +26,9 @@ QUICK = {  # one fault per area, each with what its failure message must say
     "device-put-accepts-indivisible": "but should raise ValueError",
     "visualize-shifted-labels": "picture (rows of device-id sets)=",
     "ppermute-inverse": "pmap(ppermute) result",
-    "pmap-ignores-out-axes": "pmap result leaf 0.shape=",
+    # (the drawn example decides whether a shape or the values show it, and on which leaf: about one
+    # seed in ten fails on another leaf's shape or on values, so the message is matched up to there)
+    "pmap-ignores-out-axes": "pmap result",
     "create-device-mesh-repeats": "distinct devices of",
     "constraint-ignored": "result sharding devices_indices_map differs from the model",
     "shard-map-skips-the-replication-check": "but should raise ValueError",
