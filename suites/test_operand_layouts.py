@@ -137,6 +137,7 @@ def test_a_dimension_constrained_to_one_of_its_axes_beside_unconstrained_ones_dr
     check_unconstrained_dimensions(PartlyConstrained(mesh, "Auto", np.arange(128, dtype=np.int32).reshape(8, 4, 4),
                                                      (("b", "a"),), (("b",), None, None), (1, 2)))
 
+
 # --- reshapes that merge or split a sharded dimension -----------------------------------------------
 @functools.lru_cache(maxsize=None)
 def reshaping(new_shape):

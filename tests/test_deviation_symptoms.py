@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -290,7 +291,6 @@ def test_the_unconstrained_trigger_holds_where_a_constrained_dimension_drops_an_
     None where the input cuts it over 'a', or ('b',) where the input cuts it over ('b', 'a'); not a
     constraint that keeps the input's axes, one that adds an axis, nor a dropped axis of size 1 or on
     an unconstrained dimension."""
-    from types import SimpleNamespace
     mesh = MeshModel(tuple(range(8)), (4, 2, 1), ("a", "b", "x"))
     example = lambda in_spec, spec, unconstrained=(1, 2): SimpleNamespace(  # noqa: E731
         mesh=mesh, in_spec=in_spec, spec=spec, constrained=tuple(d for d in range(3) if d not in unconstrained))
@@ -305,7 +305,6 @@ def test_the_unconstrained_trigger_holds_where_a_constrained_dimension_drops_an_
 
 
 def test_the_stack_trigger_holds_for_save_only_these_names_alone():
-    from types import SimpleNamespace
     assert triggers.stack_checkpointed_to_save_only_the_named_value(SimpleNamespace(policy="save_only_these_names"))
     for policy in ("nothing_saveable", "everything_saveable", "dots_saveable", "dots_with_no_batch_dims_saveable"):
         assert not triggers.stack_checkpointed_to_save_only_the_named_value(SimpleNamespace(policy=policy))
@@ -337,7 +336,6 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     assert not triggers.clipped_take_on_a_cut_axis(take(1, ("a",), "(b) jit"))  # in range
     assert not triggers.clipped_take_on_a_cut_axis(take(2, (), "(b) jit"))  # the axis is whole
 
-    from types import SimpleNamespace
     line = MeshModel(tuple(range(2)), (2,), ("a",))
     autodiff = lambda transform, out: SimpleNamespace(transform=transform, mesh=line, x_spec=(None, "a"),  # noqa: E731
                                                       w_spec=(None, "a"), out_spec=out)

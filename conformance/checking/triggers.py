@@ -583,8 +583,8 @@ def constrained_dimension_dropping_an_axis_its_input_cuts_it_over(example) -> bo
     ``mesh``, ``in_spec``, ``spec``, ``constrained``) whose entry for a constrained dimension lacks
     a mesh axis of size > 1 that the input spec cuts that dimension over (a None entry lacks them
     all): GSPMD leaves that dimension as the input had it."""
-    wanted = axes_of(example.spec, max(example.constrained, default=-1) + 1)
-    given = axes_of(example.in_spec, max(example.constrained, default=-1) + 1)
+    rank = max(example.constrained, default=-1) + 1  # enough dimensions to read every constrained one
+    wanted, given = axes_of(example.spec, rank), axes_of(example.in_spec, rank)
     return any(set(cut_axes(example.mesh, given[d])) - set(wanted[d]) for d in example.constrained)
 
 
