@@ -77,6 +77,7 @@ class Cause:
     reported: str = ""  # the issue we filed, once filed
     fixed_by: str = ""  # the upstream change that fixed it, where known
     api_removed: bool = False  # its range ends where JAX removed the API, not where it was fixed
+    comment: str = ""  # for a bug upstream already reports: what to add there (a form of it the suite met)
     line: int = 0
 
     @property
@@ -91,7 +92,7 @@ class Cause:
 
 CAUSE_TYPES = {"id": str, "title": str, "description": str, "tracker": str, "tracker_checked": str,
                "upstream": str, "searches": list, "searched": str, "related": list, "aborts": bool,
-               "reported": str, "fixed_by": str, "api_removed": bool}
+               "reported": str, "fixed_by": str, "api_removed": bool, "comment": str}
 REQUIRED = ("id", "title", "description", "tracker", "tracker_checked", "upstream", "searches", "searched")
 
 
@@ -140,7 +141,7 @@ def load_causes(path: Path = CAUSES_FILE) -> Dict[str, Cause]:
                                     entry["tracker"], " ".join(entry["tracker_checked"].split()), entry["upstream"],
                                     tuple(entry["searches"]), entry["searched"], tuple(entry.get("related", ())),
                                     entry.get("aborts", False), entry.get("reported", ""), entry.get("fixed_by", ""),
-                                    entry.get("api_removed", False), first)
+                                    entry.get("api_removed", False), entry.get("comment", "").strip(), first)
     return causes
 
 
@@ -192,6 +193,17 @@ class Found:
         behave ("" when it is the oldest supported, or its tests could not run there)."""
         seen = self.outcomes_on(self.before) if self.before else []
         return self.before if seen and all(o == "behaves" for o in seen) else ""
+
+    @property
+    def before_seen(self) -> str:
+        """How the cause's tests ended on the release before the first bad one: "behaves" (every
+        one), "fails" (one failed there, with a failure this cause's entries do not cover: another
+        bug's), "skipped" (one could not run: its API is newer), "" where not measured or none is
+        older."""
+        seen = self.outcomes_on(self.before) if self.before else []
+        if not seen:
+            return ""
+        return "fails" if "fails" in seen else "skipped" if "skipped" in seen else "behaves"
 
     @property
     def fixed_in(self) -> str:
@@ -344,6 +356,8 @@ def releases_line(f: Found) -> str:
     newest = RELEASES[-1].jax
     first = (f"first bad: {f.first_bad}; last good: {f.last_good}" if f.last_good else
              f"first bad: {f.first_bad}, the oldest release measured" if not f.before else
+             f"first bad measured: {f.first_bad}; on the release before, {f.before}, its tests fail with another "
+             f"bug's symptom, so whether this one is older is not told" if f.before_seen == "fails" else
              f"first bad measured: {f.first_bad}; the release before, {f.before}, could not run its tests "
              f"(their API is newer), so the bug may be older")
     now = (f"the API is gone from {f.fixed_in}" if f.fixed_in and f.cause.api_removed else
@@ -374,6 +388,8 @@ def report(f: Found, run: Optional[Run], jax_version: str, env_info: str) -> str
     searched = (f"searched {c.searched}, JAX's and XLA's trackers: " + "; ".join(f"\"{q}\"" for q in c.searches))
     if c.filed:
         out += [f"**Upstream**: {link_text(c.filed)}" + (" (ours)" if c.reported else " reports this bug") + ".", ""]
+        if c.comment:
+            out += [f"A comment for {link_text(c.filed)}:", "", c.comment, ""]
     else:
         out += [f"**Upstream**: no issue reports this bug ({searched}).", ""]
     related = [u for u in (*c.related, c.fixed_by) if u and u != c.filed]
@@ -456,6 +472,7 @@ def page(causes: Mapping[str, Cause], deviations: Sequence[Deviation]) -> str:
         out += [f"## {c.id}", "", f"**{c.title}.** {c.description}", "",
                 f"- releases: {spans(f.releases)} (first bad {f.first_bad}"
                 + (f", last good {f.last_good}" if f.last_good else
+                   f"; on {f.before} its tests fail with another bug's symptom" if f.before_seen == "fails" else
                    f"; its tests do not run on {f.before}" if f.before else ", the oldest supported") + ")",
                 f"- status: {status(f)}",
                 f"- belongs to: {c.tracker} ({c.tracker_checked})",
@@ -463,4 +480,7 @@ def page(causes: Mapping[str, Cause], deviations: Sequence[Deviation]) -> str:
                 "- related: " + (", ".join(link_text(u) for u in c.related) or "none"),
                 "- tests: " + ", ".join(f"`{t}`" for t in f.tests),
                 ""]
+        if c.comment:
+            out += [f"A comment ready for {link_text(c.filed)} (the form of it this suite met):", "",
+                    *(f"> {line}" if line else ">" for line in c.comment.splitlines()), ""]
     return "\n".join(out)

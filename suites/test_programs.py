@@ -79,17 +79,21 @@ def known_specs(program: Program, device_put_retypes: bool = True) -> dict:
     return specs
 
 
-def step_call(program: Program, step: Step, way: str) -> Call:
-    """A step as the known deviations' triggers read it; a layout change of a layout change's
-    result is the call "layout change of a layout change"."""
+def step_call(program: Program, step: Step, way: str, producers: bool = True) -> Call:
+    """A step as the known deviations' triggers read it, with the steps computing its operands
+    (``producers``; theirs not given); a layout change of a layout change's result is the call
+    "layout change of a layout change"."""
     changed = {s.result for s in program.steps if s.changes_layout}
     op = "layout change of a layout change" if step.changes_layout and step.operands[0] in changed else step.op
     outputs = dict(zip(program.outputs, program.out_specs))
     static = {"spec": step.spec} if step.changes_layout else step.kwargs  # (a layout change's target)
+    by_result = {s.result: s for s in program.steps}
+    made_by = tuple(step_call(program, by_result[n], way, producers=False) if n in by_result else None
+                    for n in step.operands) if producers else ()
     return Call(op, tuple(program.value(n) for n in step.operands), static, program.mesh, program.axis_type,
                 tuple(spec_of(program, n) for n in step.operands),
                 None if way.startswith("(a)") else outputs.get(step.result), way,
-                tuple(np.shape(program.value(step.result))))
+                tuple(np.shape(program.value(step.result))), made_by)
 
 
 def depends_on(program: Program, name: str) -> list:
@@ -117,16 +121,70 @@ def isolated_ways(program: Program, known_deviations) -> tuple:
     return ()
 
 
-def jit_candidates(program: Program, way: str, output: str = ""):
-    """What a jit way's failure is asked about: the steps ``output`` depends on (every step when
-    the failure is not an output's), and an output that is a layout change's result (the jit lays
-    it out again)."""
-    steps = depends_on(program, output) if output else list(program.steps)
+def jit_candidates(program: Program, way: str, output: str = "", failure: BaseException = None):
+    """What a jit way's failure is asked about: the first step that goes wrong (``first_wrong_step``:
+    of those ``output`` depends on, or of every step when the failure is not an output's), else,
+    when every prefix is right, the step computing ``output`` (every step for a failure of the call
+    itself); and an output that is a layout change's result (the jit lays it out again). The step
+    found is noted on ``failure``."""
+    located = first_wrong_step(program, way, output)
+    by_result = {s.result: s for s in program.steps}
+    if located is not None:
+        steps = [located[0]]
+        if failure is not None:
+            failure.add_note(f"localized: of this program's prefixes run {way.split(' ', 1)[1]}, the first that goes "
+                             f"wrong ends with {located[0].result} = {programs_.expression(located[0])} "
+                             f"({located[1]}); the known deviations' triggers are asked about that step")
+    else:
+        steps = [by_result[output]] if output in by_result else [] if output else list(program.steps)
     calls = [step_call(program, s, way) for s in steps]
     changed = {s.result for s in program.steps if s.changes_layout}
     if (output and output in changed) or (not output and changed & set(program.outputs)):
         calls.append(Call("layout change of a layout change", (), {}, program.mesh, program.axis_type, (), None, way))
     return calls + rejected_as_typed_before_a_device_put(program, way, steps)
+
+
+def dependent_candidates(program: Program, way: str) -> list:
+    """What a failure of the jit ways run in a fresh interpreter is asked about (the prefixes are not
+    rerun in this process, which XLA may abort on the program's shape): every step, and an output
+    that is a layout change's result."""
+    calls = [step_call(program, s, way) for s in program.steps]
+    if {s.result for s in program.steps if s.changes_layout} & set(program.outputs):
+        calls.append(Call("layout change of a layout change", (), {}, program.mesh, program.axis_type, (), None, way))
+    return calls + rejected_as_typed_before_a_device_put(program, way, program.steps)
+
+
+def first_wrong_step(program: Program, way: str, output: str = ""):
+    """``(step, what it showed)`` for the first of the steps ``output`` depends on (every step when
+    ``output`` is "") whose prefix of the program (``programs_.prefix_function``), jitted as ``way``
+    jits the program (in_shardings, or constraints on the inputs; its value laid out as the program
+    asks for it where that is known), raises or returns another value than numpy's; None when each
+    prefix is right."""
+    wanted = {s.result for s in (depends_on(program, output) if output else program.steps)}
+    sharding = lambda spec: bridge.named_sharding(program.mesh, spec, program.axis_type)  # noqa: E731
+    constrain = lambda x, s: compat.constrain(x, s, program.axis_type)  # noqa: E731
+    ins = tuple(map(sharding, program.in_specs))
+    asked = {**known_specs(program), **dict(zip(program.outputs, program.out_specs))}
+    for step in (s for s in program.steps if s.result in wanted):
+        fn, spec = programs_.prefix_function(program, step), asked.get(step.result)
+        out = {} if spec is None else {"out_shardings": (sharding(spec),)}
+        if way.startswith("(b)"):
+            jitted = jax.jit(fn, in_shardings=ins, **out)
+        else:
+            jitted = jax.jit(lambda *a, fn=fn, out=out: tuple(constrain(o, out["out_shardings"][0]) if out else o
+                                                              for o in fn(*(constrain(x, s) for x, s in zip(a, ins)))))
+        try:
+            with in_context(program), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                got = np.asarray(jitted(*placed(program))[0])
+        except Exception as e:  # noqa: BLE001 - a prefix that raises is the step that goes wrong
+            return step, f"it raises {type(e).__name__}"
+        expected = program.value(step.result)
+        if got.dtype != expected.dtype or got.shape != expected.shape:
+            return step, f"its value is {got.dtype}{list(got.shape)}, but should be {expected.dtype}{list(expected.shape)}"
+        if got.tobytes() != np.ascontiguousarray(expected).tobytes():
+            return step, "its value differs from numpy's"
+    return None
 
 
 def rejected_as_typed_before_a_device_put(program: Program, way: str, steps) -> list:
@@ -156,12 +214,14 @@ def in_context(program: Program):
 
 def classified(calls, axis_type: str, fn):
     """``(fn(), None)``; on an Explicit mesh, ``(None, outcome)`` when ``fn`` raises a
-    ShardingTypeError that our sharding-rule model expects for one of ``calls``; any other
-    exception propagates."""
+    ShardingTypeError that our sharding-rule model expects for one of ``calls`` (a sequence, or a
+    function giving it, asked only then); any other exception propagates."""
     try:
         return fn(), None
     except compat.SHARDING_TYPE_ERRORS as e:
-        why = next(filter(None, (expected_rejection(c) for c in calls)), None) if axis_type == "Explicit" else None
+        why = None
+        if axis_type == "Explicit":
+            why = next(filter(None, (expected_rejection(c) for c in (calls() if callable(calls) else calls))), None)
         if why is None:
             e.add_note("our sharding-rule model accepts every step's operand shardings here, so the program "
                        "should run")
@@ -236,11 +296,11 @@ def check_jitted(case: Case, program: Program, ignores_returned_constraint, excu
     layout of an output that is an input is then not checked at (c), counted as excused by it)."""
     for mode, jitted in jit_ways(program):
         current = [""]  # the output being checked ("": the call itself)
-        with excuses.way(lambda failure: jit_candidates(program, mode, current[0]), mesh_kind=program.axis_type,
+        with excuses.way(lambda failure: jit_candidates(program, mode, current[0], failure), mesh_kind=program.axis_type,
                          example=program):
             with in_context(program), warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # "Some donated buffers were not usable"
-                outs = run(case, program, mode, lambda: jitted(*placed(program)), jit_candidates(program, mode))
+                outs = run(case, program, mode, lambda: jitted(*placed(program)), lambda: jit_candidates(program, mode))
             if outs is None:
                 continue
             for name, spec, out in zip(program.outputs, program.out_specs, outs):
@@ -258,7 +318,7 @@ def subprocess_outcome(program: Program, name: str):
     documented rejection where our sharding-rule model rejects a step, else None (a failure)."""
     if name not in {e.__name__ for e in compat.SHARDING_TYPE_ERRORS}:
         return None
-    why = next(filter(None, (expected_rejection(c) for c in jit_candidates(program, "(b)"))), None)
+    why = next(filter(None, (expected_rejection(c) for c in dependent_candidates(program, "(b)"))), None)
     return None if why is None else f"rejected with {name} ({why})"
 
 
@@ -274,8 +334,10 @@ def written_examples_of(programs_list):
 def written_examples():
     """Programs that every run checks, over all devices on one axis ``a``: a computed value
     constrained twice (the second constraint, at the output, must win); a reduction, a reshard
-    and a scan of the reduced value; and a scan of a computed value followed by a dynamic_slice
-    (whose known deviations must not excuse a wrong scan)."""
+    and a scan of the reduced value; a scan of a computed value followed by a dynamic_slice; and a
+    cumsum followed by a constraint and a strided .at[].min, or by a dynamic_update_slice with start
+    -1 (the known deviations of those later steps must not excuse a wrong cumsum: the jit ways ask
+    the first step that goes wrong)."""
     n = len(DEVICES)
     mesh = MeshModel(DEVICES, (n,), ("a",))
     arange = np.arange(2 * n * 2, dtype=np.uint32)
@@ -291,6 +353,14 @@ def written_examples():
             Step("v0", "roll", ("x0",), (("axis", 1), ("shift", 1))),
             Step("v1", "cumsum", ("v0",), (("axis", 1),)),
             Step("v2", "dynamic_slice", ("v1", "x1", "x2"), (("sizes", (1, 2)),))], [()]),
+        # a cumsum, then steps whose known deviations' triggers hold: what goes wrong first is asked
+        written_program(mesh, [(arange[:2 * n], ()), (np.zeros((1,), np.uint32), ())], [
+            Step("v0", "cumsum", ("x0",), (("axis", 0),)),
+            Step("v1", "constraint", ("v0",), spec=("a",)),
+            Step("v2", "at_min", ("v1", "x1"), (("index", slice(-1, None, 2)),))], [()]),
+        written_program(mesh, [(arange[:2 * n], ("a",)), (arange[:2], ()), (np.int32(-1), ())], [
+            Step("v0", "cumsum", ("x0",), (("axis", 0),)),
+            Step("v1", "dynamic_update_slice", ("v0", "x1", "x2"))], [("a",)]),
     ]
 
 
@@ -312,7 +382,8 @@ def test_generated_programs_agree_with_the_unsharded_run(program, excuses, known
     if "(a)" not in isolated:
         check_eager(case, program, excuses)
     if isolated:  # values only there
-        with excuses.way(lambda failure: jit_candidates(program, "(b)"), mesh_kind=program.axis_type, example=program):
+        with excuses.way(lambda failure: dependent_candidates(program, "(b)"), mesh_kind=program.axis_type,
+                         example=program):
             outcome = programs_.check_jitted_in_subprocess(
                 case, program, run_isolated, ways=isolated,
                 classify=lambda name, message: subprocess_outcome(program, name))

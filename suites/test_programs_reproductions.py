@@ -69,3 +69,19 @@ def test_constraint_onto_two_combined_axes_after_a_split_input(run_isolated):
              "print(y.tolist() == (-x).tolist(), '# should be True')"]
     check_in_a_subprocess("jit(constraint onto ('b', 'x') of a value split over 'b', replicated output)", lines,
                      run_isolated, printed="True # should be True", what="result equals -x")
+
+
+def test_a_shift_of_a_cumsum_under_plain_jit_copies_the_values_before_the_shift():
+    """jax.jit(lambda x: (lambda v: v.at[1:4].set(v[0:3]))(jnp.cumsum(-x))) of x = arange(4)
+    (uint32, no sharding) gives numpy's [0, 0, 2**32 - 1, 2**32 - 3]: the update reads v's values
+    from before the update (found by a random program on 0.12.0.1; XLA:CPU's in-place
+    dynamic-update-slice fusion, openxla/xla#49176)."""
+    x = np.arange(4, dtype=np.uint32)
+    source = "jax.jit(lambda x: (lambda v: v.at[1:4].set(v[0:3]))(jnp.cumsum(-x)))"
+    case = scripted_case(f"{source}(x)", [f"y = {source}(x)", "print(np.asarray(y))"], arrays={"x": x},
+                         outcomes={"result": "np.asarray(y)"})
+    y = jax.jit(lambda a: (lambda v: v.at[1:4].set(v[0:3]))(jnp.cumsum(-a)))(x)
+    v = np.cumsum(-x, dtype=np.uint32)
+    expected = v.copy()
+    expected[1:4] = v[0:3]
+    case.same_bits("result", np.asarray(y), expected)

@@ -186,6 +186,10 @@ def test_releases_of_a_cause_come_from_its_entries_ranges():
     skipped = bugs.Found(cause(), entries, {"suites/t.py::test_a": {"0.5.3": "skipped"}, "suites/t.py::test_b": {"0.5.3": "behaves"}})
     assert (skipped.before, skipped.last_good) == ("0.5.3", ""), "a release whose tests skip is no evidence of good"
     assert "could not run its tests" in bugs.releases_line(skipped)
+    failing = bugs.Found(cause(), entries, {"suites/t.py::test_a": {"0.5.3": "fails"}, "suites/t.py::test_b": {"0.5.3": "behaves"}})
+    assert failing.before_seen == "fails" and failing.last_good == ""
+    line = bugs.releases_line(failing)  # (pmap_negative_axes: its tests ran on 0.7.2 and failed with another cause)
+    assert "could not run" not in line and "on the release before, 0.5.3, its tests fail with another bug's symptom" in line
     everything = bugs.Found(cause(), (Deviation("suites/t.py::test_a", ">=0.4.30", "r", kind="bug"),), {})
     assert bugs.spans(everything.releases) == "0.4.30 – 0.12.0.1"
     assert (everything.last_good, everything.fixed_in) == ("", "")

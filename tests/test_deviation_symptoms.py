@@ -164,7 +164,7 @@ def test_a_strict_entry_takes_only_its_symptom_as_its_xfail():
 
 
 # --- random entries ----------------------------------------------------------------------------
-def random_entry(trigger="strided_at_update", **symptom):
+def random_entry(trigger="second_layout_change_in_a_row", **symptom):
     return Deviation("suites/t.py::test_p", ">=0.4.30", "r", Symptom.parse(symptom or {"wrong": "values"}),
                      strict=False, reproduced_by="suites/t.py::test_r", trigger=trigger)
 
@@ -178,14 +178,14 @@ def test_a_random_entry_excuses_the_examples_its_trigger_and_symptom_cover_and_c
     import hypothesis
     monkeypatch.setattr(hypothesis, "event", lambda *a, **k: None)
     excuses = Excuses([random_entry()])
-    at_min = triggers.Call("at_min", (), way="(b) jit")
+    twice = triggers.Call("layout change of a layout change", (), way="(b) jit")  # (what the trigger holds for)
     wrong = failure_of(lambda c: c.same_bits("(b) jit output v1", np.array([1]), np.array([2])))
-    raise_in(excuses, [at_min], wrong)  # excused: no exception
+    raise_in(excuses, [twice], wrong)  # excused: no exception
     assert [r["excused"] for r in excuses.report()] == [1]
     for candidates, failure in (
             ([triggers.Call("negative", (), way="(b) jit")], wrong),  # the trigger does not hold
-            ([at_min], failure_of(lambda c: c.index_map("(b) jit output v1 sharding", {0: 1}, {0: 2}))),  # not values
-            ([at_min], failure_of(lambda c: c.same_bits("unsharded result vs numpy", np.array([1]), np.array([2]))))):
+            ([twice], failure_of(lambda c: c.index_map("(b) jit output v1 sharding", {0: 1}, {0: 2}))),  # not values
+            ([twice], failure_of(lambda c: c.same_bits("unsharded result vs numpy", np.array([1]), np.array([2]))))):
         with pytest.raises(ConformanceFailure) as raised:
             raise_in(excuses, candidates, failure)
         assert any("not a known deviation" in n for n in raised.value.__notes__)
@@ -442,19 +442,22 @@ symptom = { raises = "ValueError", match = "^bad" }
 [[deviation]]
 test = "suites/test_planted_excuses.py::test_random"
 jax = ">=0"
-reason = "wrong values at (b) for at_min"
+reason = "wrong values at (b) for a layout change of a layout change"
 strict = false
 reproduced_by = "suites/test_planted_excuses.py::test_strict"
-trigger = "strided_at_update"
+trigger = "second_layout_change_in_a_row"
 symptom = { wrong = "values", at = '^\\(b\\) ' }
 '''
 
 
+LAYOUT_TWICE = "layout change of a layout change"  # the op second_layout_change_in_a_row holds for
+
+
 @pytest.mark.parametrize("strict_body, op, oracle, outcome", [
-    ("raise ValueError('bad input')", "at_min", 0, "1 passed, 1 xfailed"),  # both entries excuse their symptom
-    ("raise KeyError('unrelated')", "at_min", 0, "1 failed, 1 passed"),  # strict: another exception
+    ("raise ValueError('bad input')", LAYOUT_TWICE, 0, "1 passed, 1 xfailed"),  # both entries excuse their symptom
+    ("raise KeyError('unrelated')", LAYOUT_TWICE, 0, "1 failed, 1 passed"),  # strict: another exception
     ("raise ValueError('bad input')", "negative", 0, "1 failed, 1 xfailed"),  # random: the trigger does not hold
-    ("raise ValueError('bad input')", "at_min", 1, "1 failed, 1 xfailed"),  # the unsharded check is never excused
+    ("raise ValueError('bad input')", LAYOUT_TWICE, 1, "1 failed, 1 xfailed"),  # the unsharded check is never excused
 ])
 def test_an_unrelated_failure_under_a_known_deviation_fails_the_run(tmp_path, strict_body, op, oracle, outcome):
     """End to end (a planted suite under planted entries): each excuse path excuses its own symptom
@@ -471,7 +474,7 @@ def test_an_unrelated_failure_under_a_known_deviation_fails_the_run(tmp_path, st
     assert outcome in result.stdout, result.stdout[-3000:]
     if outcome.startswith("1 failed") and not oracle:  # (the unsharded check runs outside any excuse)
         assert "not a known deviation" in result.stdout, result.stdout[-3000:]
-    if op == "at_min" and not oracle:
+    if op == LAYOUT_TWICE and not oracle:
         import json
         record = json.loads((tmp_path / "run" / "report.json").read_text())
         random = next(t for t in record["tests"] if t["id"].endswith("test_random"))

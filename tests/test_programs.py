@@ -191,3 +191,92 @@ def test_a_step_the_model_rejects_as_typed_before_a_device_put_is_a_candidate_un
         Step("v1", "dynamic_slice", ("v0", "x1", "x2"), (("sizes", (1, 1)),))], [()], axis_type="Explicit")
     assert not triggers.holds("explicit_step_rejected_as_typed_before_a_device_put",
                               jit_candidates(replicated, "(b) jit with in/out_shardings"))  # nothing stale to reject
+
+
+# --- a failure is localized before it is excused ------------------------------------------------
+PROGRAMS_PROPERTY = "suites/test_programs.py::test_generated_programs_agree_with_the_unsharded_run"
+
+
+def program_excuses():
+    """Every random entry of the programs' property in suites/known_deviations.toml, as if each were
+    in effect on this JAX (so that the test reads the same on every release)."""
+    from conformance.runner.deviations import DEVIATIONS_FILE, Excuses, load_deviations
+    return Excuses([d for d in load_deviations(DEVIATIONS_FILE) if d.test == PROGRAMS_PROPERTY and not d.strict])
+
+
+@pytest.mark.parametrize("index, later_trigger", [
+    (3, "strided_at_update"), (4, "moved_start_with_a_cut_operand_or_output")],
+    ids=["then-a-constraint-and-at-min", "then-dynamic-update-slice-at-minus-1"])
+def test_a_wrong_cumsum_is_not_excused_by_the_deviation_of_a_step_after_it(index, later_trigger, monkeypatch):
+    """A cumsum that adds 1 under jit only (the fault cumsum-plus-one-under-jit), followed by a step
+    whose known deviation's trigger holds for it, fails the jit ways: their prefixes, jitted the same
+    way, find the cumsum as the first step that goes wrong, and no entry's trigger holds for it.
+    Without the fault the same program passes (or is excused by the later step's entry)."""
+    import hypothesis
+    import jax.numpy as jnp
+    import suites.test_programs as suite
+    from tests.faults.excuses import cumsum_plus_one_under_jit
+    monkeypatch.setattr(hypothesis, "event", lambda *a, **k: None)
+    monkeypatch.setattr(suite, "event", lambda *a, **k: None)
+    program, excuses = suite.written_examples()[index], program_excuses()
+    way = "(b) jit with in/out_shardings"
+    later = [suite.step_call(program, s, way) for s in program.steps if s.op != "cumsum"]
+    assert triggers_hold(later_trigger, later), f"{later_trigger} should hold for a step after the cumsum"
+    case = programs_.program_case(program)
+    suite.check_jitted(case, program, None, excuses)  # unplanted: right, or excused
+    monkeypatch.setattr(jnp, "cumsum", cumsum_plus_one_under_jit.__wrapped__(jnp.cumsum))
+    suite.check_unsharded(case, program)  # the fault is under jit only: the oracle and eager runs pass
+    suite.check_eager(case, program, excuses)
+    with pytest.raises(ConformanceFailure) as failed:
+        suite.check_jitted(case, program, None, excuses)
+    notes = "\n".join(getattr(failed.value, "__notes__", []))
+    assert "the first that goes wrong ends with v0 = jnp.cumsum(x0, axis=0)" in notes, notes
+    assert "not a known deviation" in notes, notes
+
+
+def triggers_hold(name, calls) -> bool:
+    from conformance.checking import triggers
+    return triggers.holds(name, calls)
+
+
+def test_the_strided_at_update_trigger_needs_a_constraint_that_cuts_its_operand():
+    """strided_at_update holds for a jitted .at[].min/.max whose operand a constraint has just cut
+    (from a replicated or an unknown layout), not for one with no constraint before it, a
+    constraint that keeps the layout, a replicated target, nor an eager step."""
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    mesh = MeshModel(tuple(range(8)), (1, 4, 2), ("a", "b", "x"))
+    x, u = np.array([1, 0, 1, 1, 1, 1, 1, 1], np.uint32), np.zeros((1,), np.uint32)
+
+    def holds(in_spec, steps, way="(b) jit with in/out_shardings"):
+        program = written_program(mesh, [(x, in_spec), (u, ())], steps, [()])
+        return triggers.strided_at_update(suite.step_call(program, program.steps[-1], way))
+    at_min = lambda operand: Step("v9", "at_min", (operand, "x1"), (("index", slice(-1, None, 2)),))  # noqa: E731
+    abs_ = Step("v0", "abs", ("x0",))
+    assert holds((), [abs_, Step("v1", "constraint", ("v0",), spec=("b",)), at_min("v1")])  # the reproduction
+    assert holds((), [Step("v1", "constraint", ("x0",), spec=("b",)), at_min("v1")])  # from a replicated input
+    assert not holds((), [Step("v1", "constraint", ("x0",), spec=("b",)), at_min("v1")], "(a) eager")
+    assert not holds((), [abs_, at_min("v0")])  # no constraint
+    assert not holds(("b",), [Step("v1", "constraint", ("x0",), spec=("b",)), at_min("v1")])  # keeps the layout
+    assert not holds((), [abs_, Step("v1", "constraint", ("v0",), spec=()), at_min("v1")])  # nothing cut
+    assert not holds((), [abs_, Step("v1", "constraint", ("v0",), spec=("a",)), at_min("v1")])  # a size-1 axis
+
+
+def test_the_forward_shift_trigger_needs_a_jitted_later_destination_on_a_computed_value():
+    """jitted_forward_shift_of_a_computed_value holds for the 0.12.0.1 finding (a cumsum, then
+    v.at[1:4].set(v[0:3]) under jit), not eagerly, not for a shift to earlier positions, and not
+    for an update of a program input."""
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    x = np.arange(4, dtype=np.uint32)
+
+    def holds(steps, way="(b) jit with in/out_shardings"):
+        program = written_program(MeshModel((0, 1), (2,), ("a",)), [(x, ())], steps, [()])
+        return triggers.jitted_forward_shift_of_a_computed_value(suite.step_call(program, program.steps[-1], way))
+    shift = lambda operand, by: Step("v9", "at_set_shifted", (operand, ), (("axis", 0), ("shift", by)))  # noqa: E731
+    cumsum = [Step("v0", "negative", ("x0",)), Step("v1", "cumsum", ("v0",), (("axis", 0),))]
+    assert holds(cumsum + [shift("v1", -1)])  # the finding
+    assert holds(cumsum + [shift("v1", -1)], "(c) jit with constraints")
+    assert not holds(cumsum + [shift("v1", -1)], "(a) eager")
+    assert not holds(cumsum + [shift("v1", 1)])  # the destination before the source: nothing overwritten first
+    assert not holds([shift("x0", -1)])  # an input

@@ -105,6 +105,18 @@ def program_function(program: Program, *, unsharded: bool = False) -> Callable:
     return scope["program"]
 
 
+def prefix_function(program: Program, last: Step) -> Callable:
+    """The program's steps up to ``last`` (in order, ``last`` included) as a function of the
+    program's inputs that returns ``(last's value,)``: what a jit way runs to tell whether that
+    step's value is already wrong (built from the same lines as the program's script)."""
+    steps = program.steps[:program.steps.index(last) + 1]
+    lines = ([f"def prefix({', '.join(program.inputs)}):"] + [f"    {s.result} = {expression(s)}" for s in steps]
+             + [f"    return ({last.result},)"])
+    scope = namespace(program)
+    exec("\n".join(lines), scope)  # noqa: S102 - our own text
+    return scope["prefix"]
+
+
 def step_function(program: Program, step: Step, *, unsharded: bool = False) -> Callable:
     """``env -> value``: the step's expression (the same text) over the values in ``env`` (name ->
     array); an operand used twice is passed once."""

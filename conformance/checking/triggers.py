@@ -8,8 +8,9 @@ Vocabulary:
 * a ``Call`` is one operation of the catalogue as an example or a program step runs it: the entry's
   name, numpy operands and static arguments, the mesh and its axis type, each operand's spec and
   the output's (None where it is not known: a value computed inside a program), the way it runs
-  (``(a) eager``, ``(b) jit with in/out_shardings``, ``(c) jit with ...constraints``) and the
-  result's shape;
+  (``(a) eager``, ``(b) jit with in/out_shardings``, ``(c) jit with ...constraints``), the
+  result's shape and, for a program's step, the steps that compute its operands (``producers``, so
+  that a trigger whose bug needs two steps reads both);
 * a spec *cuts* when it puts an axis of size > 1 on a dimension; an unknown spec may cut;
 * the other random properties (shard_map bodies, autodiff, vmap) pass their own drawn example
   objects; their triggers say which attributes they read.
@@ -42,6 +43,7 @@ class Call:
     out_spec: Optional[Spec] = None
     way: str = ""
     result_shape: Optional[Tuple[int, ...]] = None
+    producers: Tuple[Optional["Call"], ...] = ()  # a program step's: the step computing each operand (None: an input)
 
     @property
     def eager(self) -> bool:
@@ -478,8 +480,26 @@ def second_layout_change_in_a_row(call: Call) -> bool:
 
 
 def strided_at_update(call: Call) -> bool:
-    """An .at[].min or .at[].max update (of a strided range) inside a program's jit."""
-    return call.op in ("at_min", "at_max") and not call.eager
+    """Inside a program's jit, an .at[].min or .at[].max update of a value that a sharding
+    constraint has just cut over an axis of size > 1 it was not cut over before (its operand's spec,
+    where known, differs: XLA folds the scatter's slices with the constraint's; a constraint that
+    keeps the layout shows nothing, measured on 0.10.2)."""
+    if call.op not in ("at_min", "at_max") or call.eager or not call.producers:
+        return False
+    made = call.producers[0]
+    if made is None or made.op not in ("constraint", "layout change of a layout change"):
+        return False
+    target, before = made.static.get("spec"), made.in_specs[0] if made.in_specs else None
+    return cuts(call.mesh, target) and (before is None or axes_of(before, 8) != axes_of(target, 8))
+
+
+def jitted_forward_shift_of_a_computed_value(call: Call) -> bool:
+    """Inside a program's jit, ``x.at[dst].set(x[src])`` (the catalogue's at_set_shifted) whose
+    destination lies after its source (a negative ``shift``) on a value a step of the program
+    computed, not an input (XLA:CPU updates such a value in place with a forward copy that reads
+    what it has already overwritten: openxla/xla#49176)."""
+    return (call.op == "at_set_shifted" and not call.eager and call.static.get("shift", 0) < 0
+            and bool(call.producers) and call.producers[0] is not None)
 
 
 # --- the other random properties' triggers ----------------------------------------------------
@@ -540,7 +560,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     layout_change_onto_combined_axes,
     explicit_step_rejected_as_typed_before_a_device_put,
     explicit_flattening_over_a_size_one_axis,
-    second_layout_change_in_a_row, strided_at_update,
+    second_layout_change_in_a_row, strided_at_update, jitted_forward_shift_of_a_computed_value,
     checked_body_with_pmax, transposed_jit_with_a_cut_output,
     vmapped_body_with_psum_or_pmean, vmapped_partially_replicated_join, vmapped_operands_over_combined_axes,
 )}

@@ -67,3 +67,21 @@ def sin_rejects_explicit():
             raise error("sin: (planted) rejected")
         return original(x, *args, **kwargs)
     jnp_module().sin = sin
+
+
+def traced(x) -> bool:
+    """Whether ``x`` is a tracer: the operation runs under jit (a jit way), not eagerly."""
+    return isinstance(x, jax_module().core.Tracer)
+
+
+@fault("cumsum-plus-one-under-jit", "jnp.cumsum adds 1 to every element of its result under jit, never eagerly",
+       suites=("sharding_invariance", "programs"))
+@replacing(jnp_module, "cumsum")
+def cumsum_plus_one_under_jit(original):
+    """Only the jit ways see it, and in a program only the step that runs it goes wrong first: the
+    triggers of the steps after it (an .at[].min after a constraint, a dynamic_update_slice with a
+    negative start) must not excuse it."""
+    def cumsum(x, *args, **kwargs):
+        result = original(x, *args, **kwargs)
+        return result + 1 if traced(x) else result
+    return cumsum
