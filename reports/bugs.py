@@ -396,9 +396,15 @@ def report(f: Found, run: Optional[Run], jax_version: str, env_info: str) -> str
     if related:
         out += ["**Related**: " + ", ".join(link_text(u) for u in related), ""]
     out += ["### System info (python version, jaxlib version, accelerator, etc.)", "", "```", env_info, "```", "",
-            "Found by a property-based conformance suite of JAX's sharding (the tests that show it: "
-            + ", ".join(f"`{t}`" for t in f.tests) + ").", ""]
+            "Found by a property-based conformance suite of JAX's sharding.", "",
+            footer(f)]
     return "\n".join(out)
+
+
+def footer(f: Found) -> str:
+    """What the suite's own people need and a maintainer does not: the cause's id and the suite's
+    tests that show it, as an HTML comment (GitHub does not show it) at the end of the report."""
+    return f"<!-- for the suite: cause {f.cause.id}; tests: {', '.join(f.tests) or 'none'} -->\n"
 
 
 def in_effect(causes: Mapping[str, Cause], deviations: Sequence[Deviation], jax_version: str) -> List[Found]:

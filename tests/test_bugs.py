@@ -7,6 +7,7 @@ it must show its bug (exit 1, or SIGABRT for a cause that aborts), every other m
 from __future__ import annotations
 
 import importlib.metadata
+import re
 import signal
 import textwrap
 
@@ -79,6 +80,19 @@ def test_reports_are_written_only_in_effect_say_reproduced_and_hold_no_local_pat
         if run is not None:
             assert f"Reproduced on JAX {JAX}" in text, path.name
             assert f.cause.script.read_text().strip() in text
+
+
+def test_reports_name_no_suite_test_nor_cause_id_above_their_footer(every, written):
+    """A report reads without the suite's vocabulary: no test id of suites/, no "cause <id>" (nor
+    any other cause's id) above the footer, which keeps them for the suite's people."""
+    causes, entries = every
+    for path, f, _ in written:
+        body, _, foot = path.read_text().rpartition("<!-- for the suite:")
+        assert body and f"cause {f.cause.id};" in foot, f"{path.name}: no footer"
+        assert "suites/test_" not in body, f"{path.name} names a suite test above its footer"  # (JAX's own tests may be cited)
+        words = set(re.findall(r"[A-Za-z0-9_]+", body))
+        others = [c for c in causes if c != f.cause.id and c in words]
+        assert not others and f"cause {f.cause.id}" not in body, f"{path.name} names cause ids: {others}"
 
 
 def test_scripts_are_plain_jax_and_numpy_with_no_unused_import(every):
