@@ -193,6 +193,15 @@ def run_page(record: dict) -> str:
                  f"<span class=\"mono\">{esc(e.get('where'))}</span></td><td class=\"mono\">{esc(e.get('trigger'))}</td></tr>"
                  for t, e in excused]
         body.append("</table>")
+    refused = [(t, r) for t in record["tests"] for r in (t.get("refusals") or ())]
+    if refused:
+        body.append(f"<h2>Refusals accepted by the model ({sum(r['examples'] for _, r in refused)})</h2>"
+                    "<p>Examples whose call JAX refused with a sharding type error where our sharding-rule "
+                    "model says JAX rejects it (or has no rule for it): accepted, not failed, and counted here "
+                    "per property and kind.</p><table><tr><th>property</th><th>examples</th><th>refusal</th></tr>")
+        body += [f"<tr><td class=\"mono\">{esc(t['id'])}</td><td>{r['examples']}</td><td>{esc(r['refusal'])}</td></tr>"
+                 for t, r in refused]
+        body.append("</table>")
     xpassed = [t for t in record["tests"] if t["outcome"] == "xpassed"]
     if xpassed:
         body.append(f"<h2>Known deviations that passed this time ({len(xpassed)})</h2><p>A non-strict "

@@ -112,6 +112,9 @@ def attach_details(item, call, report) -> None:
     excused = [v for k, v in item.user_properties if k == state.EXCUSED]
     if excused:
         details["excused"] = excused[-1]
+    refusals = [v for k, v in item.user_properties if k == state.REFUSALS]
+    if refusals:
+        details["refusals"] = refusals[-1]
     compiled = [v for k, v in item.user_properties if k == state.COMPILATIONS]
     if compiled:
         details.update(compilations=compiled[-1][0], compile_seconds=round(compiled[-1][1], 4))
@@ -212,7 +215,7 @@ def new_entry(nodeid: str) -> dict:
     return {"id": nodeid, "suite": module, "area": None, "outcome": "passed",
             "duration": 0.0, "examples": None, "invalid_examples": None, "compilations": None,
             "compile_seconds": None, "peak_rss_mib": None, "random": None, "skip_kind": None, "deviation": None,
-            "excused": None, "seen": None, "reason": None, "message": None, "falsifying_example": None, "repro": None,
+            "excused": None, "refusals": None, "seen": None, "reason": None, "message": None, "falsifying_example": None, "repro": None,
             "rerun": None}
 
 
@@ -253,7 +256,7 @@ class ReportWriter:
             if name == DETAILS:
                 entry.update({k: v for k, v in value.items() if v is not None or k not in entry})
         report.user_properties = [(name, value) for name, value in report.user_properties
-                                  if name not in (DETAILS, state.COMPILATIONS, state.EXCUSED)]
+                                  if name not in (DETAILS, state.COMPILATIONS, state.EXCUSED, state.REFUSALS)]
         self.apply_outcome(entry, report)
         if report.when == "setup":
             self.running = report.nodeid

@@ -30,7 +30,9 @@ FORMAT_NAME = "jax-conformance-report"
 # raised and its message, or the check that failed and what it shows).
 # /7 added the run's selection (paths, -m, -k, --deselect: compare's gate checks both runs made the
 # same one), each deviation's and excusing entry's kind and upstream link, a deviation's file:line, and each failed test's rerun command.
-FORMAT_VERSION = 7
+# /8 added each test's "refusals": the examples whose call JAX refused where our sharding-rule model
+# says it rejects it (or has no rule for it), so the refusal was accepted, per kind of refusal.
+FORMAT_VERSION = 8
 FORMAT = f"{FORMAT_NAME}/{FORMAT_VERSION}"
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")

@@ -23,7 +23,7 @@ import warnings
 import jax
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, event, example, given, settings
+from hypothesis import HealthCheck, example, given, settings
 
 import conformance.checking.programs as programs_
 import suites.test_programs_reproductions as reproductions
@@ -37,7 +37,8 @@ from conformance.model.layout import Layout, MeshModel
 from conformance.runner import environment, soak
 from conformance.model.program import Program, Step
 from strategies.programs import programs, written_program
-from suites.test_sharding_invariance import ABORT, JOINING, expected_rejection, forwards_an_input, sharding_verdict
+from suites.test_sharding_invariance import (ABORT, JOINING, accepted_refusal, expected_rejection, forwards_an_input,
+                                             sharding_verdict)
 
 pytestmark = pytest.mark.programs
 DEVICES = bridge.live_device_ids()
@@ -111,12 +112,15 @@ def depends_on(program: Program, name: str) -> list:
 def isolated_ways(program: Program, known_deviations) -> tuple:
     """The ways of this program to run in a fresh interpreter, on a JAX whose known deviations say
     XLA aborts the process on its shape: all three for a layout change onto combined mesh axes
-    (eagerly too), the two jit ways for a join; none elsewhere."""
+    (eagerly too), the two jit ways for a join or a step that moves an operand's axis into combined
+    axes of another dimension; none elsewhere."""
     combines = any(triggers.layout_change_onto_combined_axes(step_call(program, step, "(b)")) for step in program.steps)
     if combines and known_deviations.covers(
             reproductions.test_constraint_onto_two_combined_axes_after_a_split_input) is not None:
         return ("(a)",) + programs_.ISOLATED_WAYS
-    if any(step.op in JOINING for step in program.steps) and known_deviations.covers(ABORT) is not None:
+    moves = any(step.op in JOINING or triggers.jitted_axis_moved_into_combined_axes(step_call(program, step, "(b)"))
+                for step in program.steps)
+    if moves and known_deviations.covers(ABORT) is not None:
         return programs_.ISOLATED_WAYS
     return ()
 
@@ -230,13 +234,13 @@ def classified(calls, axis_type: str, fn):
         return None, f"rejected with {type(e).__name__} {how} ({why})"
 
 
-def run(case: Case, program: Program, what: str, call, calls=()):
-    """``call()``'s result; None, with an event, when an Explicit mesh rejects the program with a
+def run(case: Case, program: Program, what: str, call, calls=(), excuses=None):
+    """``call()``'s result; None, counted as an accepted refusal, when an Explicit mesh rejects the program with a
     ShardingTypeError where our sharding-rule model rejects one of ``calls``; any other exception
     is a failure."""
     result, outcome = case.accepts(what, lambda: classified(calls, program.axis_type, call))
     if outcome is not None:
-        event(f"program {what.split(' ')[0]} on an Explicit mesh: {outcome.split(' (')[0]}")
+        accepted_refusal(excuses, f"program {what.split(' ')[0]}: {outcome.split(' (')[0]}", program)
     return result
 
 
@@ -270,7 +274,7 @@ def check_eager(case: Case, program: Program, excuses) -> None:
             current[:] = [step_call(program, step, "(a) eager")]
             fn = programs_.step_function(program, step)
             what = f"(a) eager {step.result} = {programs_.expression(step)}"
-            value = run(case, program, what, lambda: fn(env), current)
+            value = run(case, program, what, lambda: fn(env), current, excuses)
             if value is None:
                 return
             expected = program.value(step.result)
@@ -300,7 +304,8 @@ def check_jitted(case: Case, program: Program, ignores_returned_constraint, excu
                          example=program):
             with in_context(program), warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # "Some donated buffers were not usable"
-                outs = run(case, program, mode, lambda: jitted(*placed(program)), lambda: jit_candidates(program, mode))
+                outs = run(case, program, mode, lambda: jitted(*placed(program)), lambda: jit_candidates(program, mode),
+                           excuses)
             if outs is None:
                 continue
             for name, spec, out in zip(program.outputs, program.out_specs, outs):
@@ -388,7 +393,8 @@ def test_generated_programs_agree_with_the_unsharded_run(program, excuses, known
                 case, program, run_isolated, ways=isolated,
                 classify=lambda name, message: subprocess_outcome(program, name))
             if outcome is not None:
-                event(f"program {'/'.join(isolated)} in a subprocess: {outcome}")
+                accepted_refusal(excuses, f"program {'/'.join(isolated)} in a subprocess: {outcome.split(' (')[0]}",
+                                 program)
     else:
         check_jitted(case, program, ignores_returned_constraint, excuses)
 

@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 
 import suites.test_sharding_invariance_reproductions as reproductions
 import conformance.checking.programs as programs_
-from conformance.checking import isolation
+from conformance.checking import isolation, triggers
 from conformance.checking.case import Case
 from conformance.checking.layouts import check_layout
 from conformance.checking.repro import context_indent, describe_mesh, script, spec_literal
@@ -176,9 +176,11 @@ def expected_rejection(call: Call):
     return None
 
 
-# XLA's SPMD partitioner aborts the process on some joins of differently split operands: where this
-# reproduction is a known deviation, the jit ways of a joining operation run in a subprocess (an
-# abort there is a failure, which the entries for the joins excuse where their trigger holds).
+# XLA's SPMD partitioner aborts the process on some joins of differently split operands, and on an
+# operand's reshard that moves an axis into combined axes of another dimension: where this
+# reproduction is a known deviation, the jit ways of a joining operation, and of an example that
+# trigger (jitted_axis_moved_into_combined_axes) holds for, run in a subprocess (an abort there is
+# a failure, which the entries for them excuse where their trigger holds).
 ABORT = reproductions.test_concatenate_constrained_across_two_differently_split_operands
 JOINING = ("concatenate", "stack")
 
@@ -208,13 +210,23 @@ def explicit_outcome(call: Call, name: str):
     return None
 
 
-def run(case: Case, example: Example, mode: str, fn):
-    """``fn()``'s result; None, with an event, when an Explicit mesh rejects the operation with a
-    ShardingTypeError where our model of its sharding rule does; any other exception is a
-    failure that quotes it."""
+def accepted_refusal(excuses, what: str, example) -> None:
+    """Count a refusal accepted because our sharding-rule model says JAX rejects the call (``what``:
+    the operation, the way and which): in the run report through the property's ``excuses``, else
+    as a Hypothesis event."""
+    if excuses is not None:
+        excuses.accept_refusal(what, example)
+    else:
+        event(f"refusal accepted: {what}")
+
+
+def run(case: Case, example: Example, mode: str, fn, excuses=None):
+    """``fn()``'s result; None, counted as an accepted refusal, when an Explicit mesh rejects the
+    operation with a ShardingTypeError where our model of its sharding rule does; any other
+    exception is a failure that quotes it."""
     result, outcome = case.accepts(mode, lambda: classified(example.call(mode), fn))
     if outcome is not None:
-        event(f"{example.op.name} {mode.split(' ')[0]} on an Explicit mesh: {outcome.split(' (')[0]}")
+        accepted_refusal(excuses, f"{example.op.name} {mode.split(' ')[0]}: {outcome.split(' (')[0]}", example)
     return result
 
 
@@ -254,7 +266,9 @@ def test_sharding_never_changes_values(op, data, excuses, known_deviations, run_
     as its own sharding's index map says)."""
     example = data.draw(examples(op), label="example")
     ignores_returned_constraint = known_deviations.covers(reproductions.test_constraint_applies_to_a_returned_input)
-    isolate = run_isolated if op.name in JOINING and known_deviations.covers(ABORT) is not None else None
+    aborts = known_deviations.covers(ABORT) is not None and (
+        op.name in JOINING or triggers.jitted_axis_moved_into_combined_axes(example.call("(b)")))
+    isolate = run_isolated if aborts else None
     check_example(example, ignores_returned_constraint, isolate, excuses)
 
 
@@ -294,7 +308,7 @@ def check_example(example: Example, ignores_returned_constraint=None, run_isolat
                                           example.axis_type)
     with way("(a) eager"):
         with context():
-            eager = run(case, example, "(a) eager", lambda: f(*args))
+            eager = run(case, example, "(a) eager", lambda: f(*args), excuses)
         if eager is not None:
             compare(case, op, "(a) eager result", as_numpy(case, "(a) eager", eager), expected)
             check_shards_hold(case, op, eager, expected, "(a) eager result")
@@ -312,7 +326,7 @@ def check_example(example: Example, ignores_returned_constraint=None, run_isolat
                 case, one_step_program(example, expected), run_isolated,
                 classify=lambda name, message: explicit_outcome(example.call("(b)"), name))
             if outcome is not None:
-                event(f"{op.name} (b)/(c) in a subprocess: {outcome}")
+                accepted_refusal(excuses, f"{op.name} (b)/(c) in a subprocess: {outcome.split(' (')[0]}", example)
         return
     jitted = jax.jit(f, in_shardings=in_shardings, out_shardings=out_sharding)
     constrained = jax.jit(lambda *a: compat.constrain(
@@ -322,7 +336,7 @@ def check_example(example: Example, ignores_returned_constraint=None, run_isolat
                        ("(c) jit with sharding constraints", lambda: constrained(*args))):
         with way(mode):
             with context():
-                result = run(case, example, mode, call)
+                result = run(case, example, mode, call, excuses)
             if result is None:
                 continue
             compare(case, op, f"{mode} result", as_numpy(case, mode, result), expected)

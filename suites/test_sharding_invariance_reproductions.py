@@ -664,6 +664,22 @@ def test_select_of_operands_split_over_one_axis_and_over_combined_axes(run_isola
 
 
 @bridge.needs_devices(6, "for a (2, 1, 3, 1) mesh")
+@bridge.needs_devices(6, "for a (2, 3) mesh")
+def test_compare_with_its_output_over_two_axes_the_first_moved_from_another_dimension(run_isolated):
+    """jax.jit(lambda x, y: x > y, out_shardings=P(None, ('b', 'y'))) of x int32[2, 6] laid out
+    P('b') and a scalar y on a (2, 3) mesh ('b', 'y') returns x > y; run in a subprocess because
+    XLA's SPMD partitioner aborts the process on it (found by the catalogue's random greater
+    property on 0.12.0.1, seed 2179752880: the worker died)."""
+    ids = list(bridge.live_device_ids()[:6])
+    lines = [f"mesh = Mesh(np.array([devices[i] for i in {ids}]).reshape((2, 3)), ('b', 'y'))",
+             "x = np.arange(12, dtype=np.int32).reshape(2, 6)",
+             "f = jax.jit(lambda x, y: x > y, out_shardings=NamedSharding(mesh, P(None, ('b', 'y'))))",
+             "got = np.asarray(f(jax.device_put(x, NamedSharding(mesh, P('b'))), np.int32(5)))",
+             "print(got.tolist() == (x > 5).tolist(), '# should be True')"]
+    check_in_a_subprocess("jit(x > y) of x split over 'b', its output over ('b', 'y') on another dimension", lines,
+                          run_isolated, printed="True # should be True", what="result equals x > y")
+
+
 def test_concatenate_constrained_across_two_differently_split_operands(run_isolated):
     """jit of jnp.concatenate((x0, x1), axis=2) with x0 int32[1, 6, 3] constrained to
     P(None, ('y', 'b', 'a')), x1 int32[1, 6, 6] to P('b', None, ('x', 'y')) and the result to

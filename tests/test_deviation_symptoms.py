@@ -511,3 +511,81 @@ def test_a_backend_entry_applies_where_its_name_says():
     assert entry("cuda").applies_on("cuda", "NVIDIA H200")
     assert not entry("cuda").applies_on("cpu", "cpu") and not entry("tpu").applies_on("gpu", "NVIDIA H200")
     assert entry("NVIDIA H200").applies_on("gpu", "nvidia h200") and not entry("NVIDIA H200").applies_on("gpu", "NVIDIA A100")
+
+
+def test_the_axis_moved_into_combined_axes_trigger_holds_for_the_greater_abort():
+    """jitted_axis_moved_into_combined_axes: the 0.12.0.1 finding (greater of x0 int32[3, 1, 6]
+    P(('b', 'x'), None, 'y') and x1 int32[1, 1, 6] P('x', None, ('b', 'y')), output P('x', None,
+    ('b', 'y')) on a (2, 3, 1) mesh ('y', 'b', 'x')) and its smallest form (x P('b') onto P(None,
+    ('b', 'y')) on (2, 3)) hold; ('y', 'b') (its first axis not moved), an axis already on that
+    dimension, an eager call and a reduction whose operand outranks its result do not."""
+    finding_mesh = MeshModel(tuple(range(6)), (2, 3, 1), ("y", "b", "x"))
+    x0, x1 = np.zeros((3, 1, 6), np.int32), np.zeros((1, 1, 6), np.int32)
+    finding = triggers.Call("greater", (x0, x1), {}, finding_mesh, "Auto", ((("b", "x"), None, "y"), ("x", None, ("b", "y"))),
+                            ("x", None, ("b", "y")), "(b) jit with in/out_shardings", (3, 1, 6))
+    assert triggers.jitted_axis_moved_into_combined_axes(finding)
+    mesh = MeshModel(tuple(range(6)), (2, 3), ("b", "y"))
+    x, y = np.zeros((2, 6), np.int32), np.int32(5)
+
+    def holds(in_spec, out_spec, way="(b) jit with in/out_shardings", operands=(x, y), shape=(2, 6)):
+        return triggers.jitted_axis_moved_into_combined_axes(
+            triggers.Call("greater", operands, {}, mesh, "Auto", (in_spec, ()), out_spec, way, shape))
+    assert holds(("b",), (None, ("b", "y")))  # the smallest form
+    assert not holds(("b",), (None, ("y", "b")))  # its first axis is not the moved one
+    assert not holds(("y",), (None, ("b", "y")))  # 'b' cuts no other dimension
+    assert not holds(("b",), (None, ("b", "y")), "(a) eager")
+    assert not holds(("b",), ("b",))  # no combined axes
+    assert not holds(("b",), (None, ("b", "y")), operands=(x,), shape=(6,))  # a reduction: nothing aligns
+
+
+def test_accepted_refusals_are_counted_once_per_example_and_shown_on_the_run_page(monkeypatch, tmp_path):
+    """A refusal accepted because the model says JAX rejects the call is counted per kind, once per
+    example (as excused examples are), written in the run report (the schema takes it) and tabulated
+    on the run page beside the excused examples."""
+    import hypothesis
+    import json
+    from reports.html import run_page
+    from reports.record import load
+    from tests.test_reports import entry, record as a_record
+    monkeypatch.setattr(hypothesis, "event", lambda *a, **k: None)
+    excuses, one, other = Excuses([]), object(), object()
+    for example in (one, one, other):
+        excuses.accept_refusal("matmul (b): rejected with ShardingTypeError as our sharding-rule model says", example)
+    excuses.accept_refusal("where (a): rejected with ShardingTypeError where no rule is modelled", one)
+    assert excuses.refusals() == [
+        {"refusal": "matmul (b): rejected with ShardingTypeError as our sharding-rule model says", "examples": 2},
+        {"refusal": "where (a): rejected with ShardingTypeError where no rule is modelled", "examples": 1}]
+    run = a_record([entry("suites/t.py::test_p[matmul]", refusals=excuses.refusals())])
+    (tmp_path / "report.json").write_text(json.dumps(run))
+    assert load(tmp_path / "report.json")["tests"][0]["refusals"][0]["examples"] == 2
+    page = run_page(run)
+    assert "Refusals accepted by the model (3)" in page and "where no rule is modelled" in page
+
+
+def test_an_empty_message_is_matched_with_the_function_that_raised_it():
+    """A symptom that matches an empty message (a bare assert) must name where it is raised
+    (``raised_in``, the innermost frame's module.function): a bare AssertionError from another
+    function is not it; raised_in goes with raises only."""
+    def split_on_one_axis():
+        raise AssertionError()  # a bare assert, as JAX's is (pytest rewrites this file's asserts)
+
+    def somewhere_else():
+        raise AssertionError()
+
+    with pytest.raises(ValueError, match="name the function that raises it"):
+        Symptom.parse({"raises": "AssertionError", "match": "^$"})
+    with pytest.raises(ValueError, match="goes with raises"):
+        Symptom.parse({"wrong": "values", "raised_in": "x"})
+    symptom = Symptom.parse({"raises": "AssertionError", "match": "^$", "raised_in": r"\.split_on_one_axis$"})
+    for fn, excused in ((split_on_one_axis, True), (somewhere_else, False)):
+        try:
+            fn()
+        except AssertionError as e:
+            seen = Seen.of(e)
+        assert seen.frame.endswith(fn.__name__)
+        assert (symptom.why_not(seen) is None) == excused, symptom.why_not(seen)
+        case = Case("f(x)")
+        try:
+            case.accepts("(a) eager f(x)", fn)  # a failure of a check: the call's exception is its context
+        except ConformanceFailure as failure:
+            assert (symptom.why_not(Seen.of(failure)) is None) == excused

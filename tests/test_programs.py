@@ -217,7 +217,6 @@ def test_a_wrong_cumsum_is_not_excused_by_the_deviation_of_a_step_after_it(index
     import suites.test_programs as suite
     from tests.faults.excuses import cumsum_plus_one_under_jit
     monkeypatch.setattr(hypothesis, "event", lambda *a, **k: None)
-    monkeypatch.setattr(suite, "event", lambda *a, **k: None)
     program, excuses = suite.written_examples()[index], program_excuses()
     way = "(b) jit with in/out_shardings"
     later = [suite.step_call(program, s, way) for s in program.steps if s.op != "cumsum"]
@@ -262,17 +261,17 @@ def test_the_strided_at_update_trigger_needs_a_constraint_that_cuts_its_operand(
     assert not holds((), [abs_, Step("v1", "constraint", ("v0",), spec=("a",)), at_min("v1")])  # a size-1 axis
 
 
-def test_the_forward_shift_trigger_needs_a_jitted_later_destination_on_a_computed_value():
-    """jitted_forward_shift_of_a_computed_value holds for the 0.12.0.1 finding (a cumsum, then
-    v.at[1:4].set(v[0:3]) under jit), not eagerly, not for a shift to earlier positions, and not
-    for an update of a program input."""
+def test_the_forward_shift_trigger_needs_a_jitted_later_destination_on_a_cumulative_value():
+    """jitted_forward_shift_of_a_cumulative_value holds for the 0.12.0.1 finding (a cumsum, then
+    v.at[1:4].set(v[0:3]) under jit), not eagerly, not for a shift to earlier positions, not for
+    a shift of another computed value (-x: measured right) nor of a program input."""
     import suites.test_programs as suite
     from conformance.checking import triggers
     x = np.arange(4, dtype=np.uint32)
 
     def holds(steps, way="(b) jit with in/out_shardings"):
         program = written_program(MeshModel((0, 1), (2,), ("a",)), [(x, ())], steps, [()])
-        return triggers.jitted_forward_shift_of_a_computed_value(suite.step_call(program, program.steps[-1], way))
+        return triggers.jitted_forward_shift_of_a_cumulative_value(suite.step_call(program, program.steps[-1], way))
     shift = lambda operand, by: Step("v9", "at_set_shifted", (operand, ), (("axis", 0), ("shift", by)))  # noqa: E731
     cumsum = [Step("v0", "negative", ("x0",)), Step("v1", "cumsum", ("v0",), (("axis", 0),))]
     assert holds(cumsum + [shift("v1", -1)])  # the finding
@@ -280,3 +279,4 @@ def test_the_forward_shift_trigger_needs_a_jitted_later_destination_on_a_compute
     assert not holds(cumsum + [shift("v1", -1)], "(a) eager")
     assert not holds(cumsum + [shift("v1", 1)])  # the destination before the source: nothing overwritten first
     assert not holds([shift("x0", -1)])  # an input
+    assert not holds([Step("v0", "negative", ("x0",)), shift("v0", -1)])  # not a cumulative value

@@ -8,7 +8,9 @@ Vocabulary:
 * ``Seen`` is a failure reduced to what a symptom is matched against: the exception class name (or
   none, for a wrong value), its message (or the check's finding), the check's name, what it shows;
 * a ``Symptom`` is an entry's statement of how its deviation shows: an exception (``raises``, one
-  or more class names, and a ``match`` pattern searched in its message), or a wrong outcome
+  or more class names, a ``match`` pattern searched in its message, and ``raised_in``, a pattern
+  searched in the innermost frame that raised it, ``module.function``: what names a bare
+  ``AssertionError``, whose message is empty), or a wrong outcome
   (``wrong``: values, layout, dtype, shape, mismatch or accepted) at a named check (``at``, a
   pattern searched in the check's name: the way, the step of a program), and, for a random
   property, the kind of mesh (``mesh``: Auto or Explicit) it is limited to.
@@ -27,7 +29,7 @@ from .case import SHOWS, ConformanceFailure
 
 MESH_KINDS = ("Auto", "Explicit")
 ORACLE_CHECKS = re.compile(r"^(unsharded|\(0\))")  # the unsharded run against numpy: never excused
-SYMPTOM_KEYS = ("raises", "match", "wrong", "at", "mesh")
+SYMPTOM_KEYS = ("raises", "match", "raised_in", "wrong", "at", "mesh")
 
 
 @dataclass(frozen=True)
@@ -40,14 +42,16 @@ class Seen:
     message: str
     check: str
     shows: str
+    frame: str = ""  # where an exception was raised: its innermost frame, ``module.function``
 
     @classmethod
     def of(cls, failure: BaseException) -> "Seen":
         if isinstance(failure, ConformanceFailure):
-            if failure.shows == "raised":
-                return cls(failure.raised, failure.raised_message, failure.check, "raised")
+            if failure.shows == "raised":  # (the call's exception is the context the failure was raised in)
+                return cls(failure.raised, failure.raised_message, failure.check, "raised",
+                           innermost_frame(failure.__context__))
             return cls("", failure.finding, failure.check, failure.shows or "mismatch")
-        return cls(type(failure).__name__, str(failure), "", "raised")
+        return cls(type(failure).__name__, str(failure), "", "raised", innermost_frame(failure))
 
     def describe(self) -> str:
         """One line: ``ValueError 'msg' at check '...'`` or ``wrong values at check '...'``."""
@@ -57,6 +61,16 @@ class Seen:
         if self.shows == "raised":
             return f"{self.raised} {message!r}{at}"
         return f"wrong {self.shows}{at}: {message}"
+
+
+def innermost_frame(exception: Optional[BaseException]) -> str:
+    """``module.function`` of the innermost frame of ``exception``'s traceback ("" without one)."""
+    tb = getattr(exception, "__traceback__", None)
+    if tb is None:
+        return ""
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return f"{tb.tb_frame.f_globals.get('__name__', '?')}.{tb.tb_frame.f_code.co_name}"
 
 
 @dataclass(frozen=True)
@@ -69,6 +83,7 @@ class Symptom:
     wrong: str = ""
     at: str = ""
     mesh: str = ""
+    raised_in: str = ""
 
     @classmethod
     def parse(cls, table) -> "Symptom":
@@ -92,18 +107,26 @@ class Symptom:
         mesh = table.get("mesh", "")
         if mesh and mesh not in MESH_KINDS:
             raise ValueError(f"symptom mesh = {mesh!r}, not one of {', '.join(MESH_KINDS)}")
-        for key in ("match", "at"):
+        for key in ("match", "at", "raised_in"):
             try:
                 re.compile(table.get(key, ""))
             except (re.error, TypeError) as e:
                 raise ValueError(f"symptom {key} = {table.get(key)!r} is not a regular expression: {e}") from None
-        return cls(raises, table.get("match", ""), wrong, table.get("at", ""), mesh)
+        if table.get("raised_in") and not raises:
+            raise ValueError("symptom raised_in names where an exception is raised: it goes with raises")
+        if table.get("match") == "^$" and not table.get("raised_in"):
+            raise ValueError("symptom raises an exception with an empty message (a bare assert, anywhere in JAX): name "
+                             "the function that raises it (raised_in = a pattern of the innermost frame's "
+                             "'module.function'), or match its message")
+        return cls(raises, table.get("match", ""), wrong, table.get("at", ""), mesh, table.get("raised_in", ""))
 
     def describe(self) -> str:
         what = ("raises " + " or ".join(self.raises)) if self.raises else f"wrong {self.wrong}"
         parts = [what]
         if self.match:
             parts.append(f"message matching {self.match!r}")
+        if self.raised_in:
+            parts.append(f"raised in {self.raised_in!r}")
         if self.at:
             parts.append(f"at a check matching {self.at!r}")
         if self.mesh:
@@ -124,6 +147,8 @@ class Symptom:
             return f"expected wrong {self.wrong}, saw {seen.describe()}"
         if self.match and not re.search(self.match, seen.message):
             return f"the message does not match {self.match!r}: saw {seen.describe()}"
+        if self.raised_in and not re.search(self.raised_in, seen.frame):
+            return f"it was raised in {seen.frame or 'an unknown frame'}, not one matching {self.raised_in!r}"
         if self.at and not re.search(self.at, seen.check):
             return f"the check is not one matching {self.at!r}: saw {seen.describe()}"
         return None

@@ -463,6 +463,7 @@ class Excuses:
     def __init__(self, entries: Sequence[Deviation]):
         self.entries = tuple(e for e in entries if not e.strict)
         self.excused: Dict[Deviation, list] = collections.defaultdict(list)  # per entry, the examples it excused
+        self.refused: Dict[str, list] = collections.defaultdict(list)  # per refusal accepted, the examples
 
     def __bool__(self) -> bool:
         return bool(self.entries)
@@ -500,6 +501,19 @@ class Excuses:
             self.excused[entry].append(example)
         from hypothesis import event  # (the runner's plugin imports no Hypothesis at its top)
         event(f"{what} by a known deviation: {entry.label}")
+
+    def accept_refusal(self, what: str, example=None) -> None:
+        """Count ``example`` (once) as one whose refusal was accepted because our sharding-rule model
+        says JAX rejects it, or has no rule for it: ``what`` names the operation and which (e.g.
+        "matmul (b): as our sharding-rule model says"); a Hypothesis event too."""
+        if example is None or not any(e is example for e in self.refused[what]):
+            self.refused[what].append(example)
+        from hypothesis import event
+        event(f"refusal accepted: {what}")
+
+    def refusals(self) -> List[dict]:
+        """Per kind of refusal accepted: what and how many examples (for the run report)."""
+        return [{"refusal": what, "examples": len(examples)} for what, examples in sorted(self.refused.items())]
 
     def report(self) -> List[dict]:
         """Per entry that excused something: its label, file:line, range, kind, upstream, trigger

@@ -83,6 +83,10 @@ def environment_for(plan: DevicePlan, env: Mapping[str, str]) -> dict:
         flags = re.sub(rf"\s*{FORCE_FLAG}=\S+", "", env.get("XLA_FLAGS", "")).strip()
         changes["XLA_FLAGS"] = f"{flags} {FORCE_FLAG}={plan.forced}".strip()
         changes["JAX_NUM_CPU_DEVICES"] = str(plan.forced)  # wins over XLA_FLAGS from JAX 0.5.1
+    if "JAX_TRACEBACK_FILTERING" not in env:
+        # A known deviation's symptom may name the function that raised (a bare AssertionError's
+        # innermost frame); JAX's filtering would drop JAX's own frames from the traceback.
+        changes["JAX_TRACEBACK_FILTERING"] = "off"
     if "XLA_PYTHON_CLIENT_PREALLOCATE" not in env:
         # Tiny arrays; without this every xdist worker on a GPU would grab most of its memory.
         changes["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"

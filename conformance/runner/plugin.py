@@ -146,6 +146,8 @@ def pytest_runtest_call(item):
         excuses = item.stash.get(state.EXCUSES, None)
         if excuses is not None and excuses.excused:
             item.user_properties.append((state.EXCUSED, excuses.report()))
+        if excuses is not None and excuses.refused:
+            item.user_properties.append((state.REFUSALS, excuses.refusals()))
     return result
 
 

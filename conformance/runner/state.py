@@ -22,6 +22,7 @@ EXCUSES = pytest.StashKey[Excuses]()  # on an item: its excuses fixture (what it
 
 COMPILATIONS = "compilations"  # the user property a test's (count, seconds) of compilations goes in
 EXCUSED = "excused"  # the user property a random property's excused examples go in, per entry
+REFUSALS = "refusals"  # the user property a property's accepted refusals (the model rejects the call) go in
 
 
 def leader_of(config):
