@@ -2,11 +2,12 @@
 arguments, tracing, and the errors for sizes that do not fit, against conformance/model/spmd.py."""
 
 import re
+from dataclasses import dataclass
 
 import jax
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jax import lax
 
@@ -224,21 +225,44 @@ def test_mapped_axis_larger_than_the_device_count_is_rejected(extra):
               str(n + extra) in str(error) and str(n) in str(error))
 
 
-@bridge.needs_devices(2, "to pass fewer devices than the axis size")
-@given(data=st.data())
-def test_devices_must_match_the_mapped_axis(data):
-    """With devices=[...], a mapped axis whose size is not the number of devices given raises
-    ValueError."""
-    ids = DEVICES
-    m = data.draw(st.integers(1, len(ids)), label="devices given")
-    size = data.draw(st.integers(1, len(ids)).filter(lambda s: s != m), label="axis size")
-    devices = [bridge.devices_by_id()[i] for i in ids[:m]]
-    x = np.zeros((size, 2), np.float32)
-    call = f"jax.pmap(lambda a: a, devices=[devices[i] for i in {list(ids[:m])}])(np.zeros(({size}, 2), np.float32))"
-    case = scripted_case(f"jax.pmap(lambda a: a, devices=<{m} devices>)(np.zeros(({size}, 2)))",
+@dataclass(frozen=True)
+class DevicesGiven:
+    """A pmap call's ``devices=``: how many devices are given, and the mapped axis's size."""
+
+    given: int
+    axis_size: int
+
+
+def check_devices_given(example: DevicesGiven) -> None:
+    ids = DEVICES[:example.given]
+    devices = [bridge.devices_by_id()[i] for i in ids]
+    x = np.zeros((example.axis_size, 2), np.float32)
+    call = (f"jax.pmap(lambda a: a, devices=[devices[i] for i in {list(ids)}])"
+            f"(np.zeros(({example.axis_size}, 2), np.float32))")
+    case = scripted_case(f"jax.pmap(lambda a: a, devices=<{example.given} devices>)(np.zeros(({example.axis_size}, 2)))",
                          outcomes={"pmap with devices= of another count": call})
     case.rejects("pmap with devices= of another count",
                  lambda: jax.pmap(lambda a: a, devices=devices)(x), (ValueError,))
+
+
+@bridge.needs_devices(2, "to pass fewer devices than the axis size")
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_devices_must_match_the_mapped_axis(data, excuses):
+    """With devices=[...], a mapped axis whose size is not the number of devices given raises
+    ValueError."""
+    m = data.draw(st.integers(1, len(DEVICES)), label="devices given")
+    size = data.draw(st.integers(1, len(DEVICES)).filter(lambda s: s != m), label="axis size")
+    example = DevicesGiven(m, size)
+    with excuses.way([example]):
+        check_devices_given(example)
+
+
+@bridge.needs_devices(2, "to pass more devices than the axis size")
+def test_two_devices_for_a_mapped_axis_of_one_are_refused():
+    """jax.pmap(lambda a: a, devices=<2 devices>)(np.zeros((1, 2))) raises ValueError: the mapped
+    axis's size must equal the number of devices given (pmap's docstring)."""
+    check_devices_given(DevicesGiven(2, 1))
 
 
 @given(sizes=st.tuples(st.integers(1, 4), st.integers(1, 4)).filter(lambda s: s[0] != s[1]))

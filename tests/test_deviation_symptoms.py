@@ -83,6 +83,7 @@ def test_a_symptom_limited_to_a_mesh_kind_explains_failures_on_that_kind_only():
     seen = Seen("ValueError", "m", "(a) eager", "raised")
     assert symptom.why_not(seen, "Explicit") is None
     assert "limited to Explicit" in symptom.why_not(seen, "Auto")
+    assert "does not say its mesh's kind" in symptom.why_not(seen)  # a property that passes none: not excused
 
 
 @pytest.mark.parametrize("table, message", [

@@ -138,7 +138,9 @@ class Symptom:
         otherwise the first reason it is not, as a phrase."""
         if ORACLE_CHECKS.search(seen.check):
             return "a failure of the unsharded run against numpy is never excused"
-        if self.mesh and mesh_kind is not None and mesh_kind != self.mesh:
+        if self.mesh and mesh_kind is None:
+            return f"the symptom is limited to {self.mesh} meshes, and this property does not say its mesh's kind"
+        if self.mesh and mesh_kind != self.mesh:
             return f"the mesh is {mesh_kind}, the symptom is limited to {self.mesh} meshes"
         if self.raises:
             if seen.shows != "raised" or seen.raised not in self.raises:

@@ -531,6 +531,13 @@ def jitted_forward_shift_of_a_cumulative_value(call: Call) -> bool:
 
 
 # --- the other random properties' triggers ----------------------------------------------------
+def pmap_axis_smaller_than_its_devices(example) -> bool:
+    """A pmap ``devices=`` example (suites/test_pmap.py's ``DevicesGiven``: ``given``, ``axis_size``)
+    whose mapped axis is smaller than the number of devices given (measured on 0.10.2: every such
+    pair is accepted, every larger axis refused)."""
+    return example.axis_size < example.given
+
+
 def checked_body_with_pmax(example) -> bool:
     """A shard_map body example ``(mesh, over, collective, values)`` whose collective is pmax (the
     body runs with the replication check on)."""
@@ -589,7 +596,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     explicit_step_rejected_as_typed_before_a_device_put,
     explicit_flattening_over_a_size_one_axis,
     second_layout_change_in_a_row, strided_at_update, jitted_forward_shift_of_a_cumulative_value,
-    checked_body_with_pmax, transposed_jit_with_a_cut_output,
+    checked_body_with_pmax, transposed_jit_with_a_cut_output, pmap_axis_smaller_than_its_devices,
     vmapped_body_with_psum_or_pmean, vmapped_partially_replicated_join, vmapped_operands_over_combined_axes,
 )}
 
