@@ -95,6 +95,14 @@ def test_reports_name_no_suite_test_nor_cause_id_above_their_footer(every, writt
         assert not others and f"cause {f.cause.id}" not in body, f"{path.name} names cause ids: {others}"
 
 
+def test_every_cause_says_what_was_checked_to_route_it(every):
+    """A report's routing names what was looked at (the program JAX emits, where the error comes
+    from), never that it was not looked at."""
+    causes, _ = every
+    unrouted = [c.id for c in causes.values() if "not looked at" in c.tracker_checked]
+    assert not unrouted, f"causes routed without a look: {unrouted}"
+
+
 def test_scripts_are_plain_jax_and_numpy_with_no_unused_import(every):
     """A script imports only the standard library, jax and numpy (no suite code, no Hypothesis), uses
     every name it imports, sets its devices before JAX starts, and ends by exiting with its verdict."""

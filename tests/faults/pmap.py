@@ -98,3 +98,10 @@ def pmap_truncates_inconsistent_sizes(original):
             return mapped(*(x[:min(sizes)] if np.ndim(x) > 0 else x for x in xs))
         return call
     return pmap
+
+
+@fault("pmap-ignores-its-devices", "jax.pmap drops its devices= argument and maps over the default devices",
+       suites=("pmap",))
+@replacing(jax_module, "pmap")
+def pmap_ignores_its_devices(original):
+    return lambda fun, *args, devices=None, **kwargs: original(fun, *args, **kwargs)
