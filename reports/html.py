@@ -146,6 +146,15 @@ def environment_rows(env: dict) -> List[Tuple[str, str]]:
     return rows
 
 
+def counted_table(title: str, intro: str, headers, rows) -> list:
+    """A section of the run page: a heading, a paragraph and a table of ``rows`` (each its cells'
+    HTML); nothing when there are no rows."""
+    if not rows:
+        return []
+    return ([f"<h2>{title}</h2><p>{intro}</p><table><tr>" + "".join(f"<th>{h}</th>" for h in headers) + "</tr>"]
+            + [f"<tr>{row}</tr>" for row in rows] + ["</table>"])
+
+
 def run_page(record: dict) -> str:
     """A run: the verdict first, the failures (with their reproduction and rerun command), excused
     examples, skips grouped by reason, the environment, and a table per suite."""
@@ -184,24 +193,20 @@ def run_page(record: dict) -> str:
                 body.append(f"<p>Rerun this property:</p><pre>{esc(test['rerun'])}</pre>")
 
     excused = [(t, e) for t in record["tests"] for e in (t.get("excused") or ())]
-    if excused:
-        body.append(f"<h2>Examples excused by known deviations ({sum(e['excused'] for _, e in excused)})</h2>"
-                    "<p>Examples of random properties that met a known deviation's trigger and failed with "
-                    "its symptom: excused, and counted here per entry (every other example ran and "
-                    "passed).</p><table><tr><th>property</th><th>examples</th><th>entry</th><th>trigger</th></tr>")
-        body += [f"<tr><td class=\"mono\">{esc(t['id'])}</td><td>{e['excused']}</td><td>{esc(e['entry'])} "
-                 f"<span class=\"mono\">{esc(e.get('where'))}</span></td><td class=\"mono\">{esc(e.get('trigger'))}</td></tr>"
-                 for t, e in excused]
-        body.append("</table>")
+    body += counted_table(
+        f"Examples excused by known deviations ({sum(e['excused'] for _, e in excused)})",
+        "Examples of random properties that met a known deviation's trigger and failed with its symptom: excused, "
+        "and counted here per entry (every other example ran and passed).", ("property", "examples", "entry", "trigger"),
+        [(f"<td class=\"mono\">{esc(t['id'])}</td><td>{e['excused']}</td><td>{esc(e['entry'])} "
+          f"<span class=\"mono\">{esc(e.get('where'))}</span></td><td class=\"mono\">{esc(e.get('trigger'))}</td>")
+         for t, e in excused])
     refused = [(t, r) for t in record["tests"] for r in (t.get("refusals") or ())]
-    if refused:
-        body.append(f"<h2>Refusals accepted by the model ({sum(r['examples'] for _, r in refused)})</h2>"
-                    "<p>Examples whose call JAX refused with a sharding type error where our sharding-rule "
-                    "model says JAX rejects it (or has no rule for it): accepted, not failed, and counted here "
-                    "per property and kind.</p><table><tr><th>property</th><th>examples</th><th>refusal</th></tr>")
-        body += [f"<tr><td class=\"mono\">{esc(t['id'])}</td><td>{r['examples']}</td><td>{esc(r['refusal'])}</td></tr>"
-                 for t, r in refused]
-        body.append("</table>")
+    body += counted_table(
+        f"Refusals accepted by the model ({sum(r['examples'] for _, r in refused)})",
+        "Examples whose call JAX refused with a sharding type error where our sharding-rule model says JAX rejects "
+        "it (or has no rule for it): accepted, not failed, and counted here per property and kind.",
+        ("property", "examples", "refusal"),
+        [f"<td class=\"mono\">{esc(t['id'])}</td><td>{r['examples']}</td><td>{esc(r['refusal'])}</td>" for t, r in refused])
     xpassed = [t for t in record["tests"] if t["outcome"] == "xpassed"]
     if xpassed:
         body.append(f"<h2>Known deviations that passed this time ({len(xpassed)})</h2><p>A non-strict "

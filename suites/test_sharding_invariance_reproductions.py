@@ -663,7 +663,6 @@ def test_select_of_operands_split_over_one_axis_and_over_combined_axes(run_isola
                      run_isolated, printed="True", what="result equals numpy's")
 
 
-@bridge.needs_devices(6, "for a (2, 1, 3, 1) mesh")
 @bridge.needs_devices(6, "for a (2, 3) mesh")
 def test_compare_with_its_output_over_two_axes_the_first_moved_from_another_dimension(run_isolated):
     """jax.jit(lambda x, y: x > y, out_shardings=P(None, ('b', 'y'))) of x int32[2, 6] laid out
@@ -680,6 +679,7 @@ def test_compare_with_its_output_over_two_axes_the_first_moved_from_another_dime
                           run_isolated, printed="True # should be True", what="result equals x > y")
 
 
+@bridge.needs_devices(6, "for a (2, 1, 3, 1) mesh")
 def test_concatenate_constrained_across_two_differently_split_operands(run_isolated):
     """jit of jnp.concatenate((x0, x1), axis=2) with x0 int32[1, 6, 3] constrained to
     P(None, ('y', 'b', 'a')), x1 int32[1, 6, 6] to P('b', None, ('x', 'y')) and the result to
