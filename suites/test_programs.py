@@ -16,6 +16,7 @@ Under ``--hypothesis-profile=soak`` the property runs in rounds, each in a fresh
 ``--soak-minutes`` (``test_generated_programs_soak``); every distinct failure is reported.
 """
 
+import dataclasses
 import functools
 import os
 import warnings
@@ -141,11 +142,27 @@ def jit_candidates(program: Program, way: str, output: str = "", failure: BaseEx
                              f"({located[1]}); the known deviations' triggers are asked about that step")
     else:
         steps = [by_result[output]] if output in by_result else [] if output else list(program.steps)
-    calls = [step_call(program, s, way) for s in steps]
+    calls = [step_call(program, s, way) for s in steps] + [laid_out_as_changed(program, s, way) for s in steps
+                                                           if laid_out_as_changed(program, s, way) is not None]
     changed = {s.result for s in program.steps if s.changes_layout}
     if (output and output in changed) or (not output and changed & set(program.outputs)):
         calls.append(Call("layout change of a layout change", (), {}, program.mesh, program.axis_type, (), None, way))
     return calls + rejected_as_typed_before_a_device_put(program, way, steps)
+
+
+def laid_out_as_changed(program: Program, step: Step, way: str):
+    """For a layout change that goes wrong under jit: the step computing its operand (through any
+    layout changes before it), as computed into the layout it asks for (its call's output spec
+    the change's target), since the jit computes it there (a bug of two steps: a join, then a
+    constraint that leaves it partially replicated); None for any other step."""
+    if not step.changes_layout:
+        return None
+    by_result, source = {s.result: s for s in program.steps}, step
+    while source.changes_layout and source.operands[0] in by_result:
+        source = by_result[source.operands[0]]
+    if source.changes_layout:
+        return None  # (a layout change of an input)
+    return dataclasses.replace(step_call(program, source, way), out_spec=step.spec)
 
 
 def dependent_candidates(program: Program, way: str) -> list:

@@ -280,3 +280,23 @@ def test_the_forward_shift_trigger_needs_a_jitted_later_destination_on_a_cumulat
     assert not holds(cumsum + [shift("v1", 1)])  # the destination before the source: nothing overwritten first
     assert not holds([shift("x0", -1)])  # an input
     assert not holds([Step("v0", "negative", ("x0",)), shift("v0", -1)])  # not a cumulative value
+
+
+def test_a_layout_change_that_goes_wrong_asks_about_the_step_it_lays_out():
+    """The 0.4.30 finding of this stop's localization: concatenate, then a constraint that leaves
+    it partially replicated; jitted, the constraint's prefix is the first that goes wrong, and the
+    bug is the join's (computed into that layout): the candidates carry the join with the
+    constraint's target as its output spec, so partially_replicated_join reads both steps."""
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    mesh = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
+    x = np.arange(8, dtype=np.uint32).reshape(2, 2, 2)
+    program = written_program(mesh, [(x, ("a",))], [
+        Step("v0", "concatenate", ("x0", "x0"), (("axis", 2),)),
+        Step("v1", "constraint", ("v0",), spec=(None, None, "a"))], [()])
+    way = "(b) jit with in/out_shardings"
+    laid_out = suite.laid_out_as_changed(program, program.steps[1], way)
+    assert laid_out.op == "concatenate" and laid_out.out_spec == (None, None, "a")
+    assert triggers.partially_replicated_join(laid_out)
+    assert suite.laid_out_as_changed(program, program.steps[0], way) is None  # not a layout change
+    assert not triggers.partially_replicated_join(suite.step_call(program, program.steps[1], way))
