@@ -191,8 +191,7 @@ class Found:
     def last_good(self) -> str:
         """The release before the first bad one, where the bisection saw every test of the cause
         behave ("" when it is the oldest supported, or its tests could not run there)."""
-        seen = self.outcomes_on(self.before) if self.before else []
-        return self.before if seen and all(o == "behaves" for o in seen) else ""
+        return self.before if self.before_seen == "behaves" else ""
 
     @property
     def before_seen(self) -> str:

@@ -38,8 +38,8 @@ from conformance.model.layout import Layout, MeshModel
 from conformance.runner import environment, soak
 from conformance.model.program import Program, Step
 from strategies.programs import programs, written_program
-from suites.test_sharding_invariance import (ABORT, JOINING, accepted_refusal, expected_rejection, forwards_an_input,
-                                             sharding_verdict)
+from suites.test_sharding_invariance import (ABORT, aborts_under_jit, accepted_refusal, expected_rejection,
+                                             forwards_an_input, sharding_verdict)
 
 pytestmark = pytest.mark.programs
 DEVICES = bridge.live_device_ids()
@@ -119,9 +119,8 @@ def isolated_ways(program: Program, known_deviations) -> tuple:
     if combines and known_deviations.covers(
             reproductions.test_constraint_onto_two_combined_axes_after_a_split_input) is not None:
         return ("(a)",) + programs_.ISOLATED_WAYS
-    moves = any(step.op in JOINING or triggers.jitted_axis_moved_into_combined_axes(step_call(program, step, "(b)"))
-                for step in program.steps)
-    if moves and known_deviations.covers(ABORT) is not None:
+    if any(aborts_under_jit(step_call(program, step, "(b)")) for step in program.steps) and \
+            known_deviations.covers(ABORT) is not None:
         return programs_.ISOLATED_WAYS
     return ()
 
@@ -142,10 +141,19 @@ def jit_candidates(program: Program, way: str, output: str = "", failure: BaseEx
                              f"({located[1]}); the known deviations' triggers are asked about that step")
     else:
         steps = [by_result[output]] if output in by_result else [] if output else list(program.steps)
-    calls = [step_call(program, s, way) for s in steps] + [laid_out_as_changed(program, s, way) for s in steps
-                                                           if laid_out_as_changed(program, s, way) is not None]
     changed = {s.result for s in program.steps if s.changes_layout}
-    if (output and output in changed) or (not output and changed & set(program.outputs)):
+    laid_out = [c for c in (laid_out_as_changed(program, s, way) for s in steps) if c is not None]
+    return candidate_calls(program, way, steps, bool(output in changed if output else changed & set(program.outputs)),
+                           laid_out)
+
+
+def candidate_calls(program: Program, way: str, steps, laid_out_again: bool, more=()) -> list:
+    """The calls of ``steps`` as the triggers read them, then ``more``; the pseudo-step "layout
+    change of a layout change" where an output that is a layout change's result is laid out again
+    by the jit (``laid_out_again``); and the pseudo-step of a step rejected as typed before a
+    device_put."""
+    calls = [step_call(program, s, way) for s in steps] + list(more)
+    if laid_out_again:
         calls.append(Call("layout change of a layout change", (), {}, program.mesh, program.axis_type, (), None, way))
     return calls + rejected_as_typed_before_a_device_put(program, way, steps)
 
@@ -169,10 +177,8 @@ def dependent_candidates(program: Program, way: str) -> list:
     """What a failure of the jit ways run in a fresh interpreter is asked about (the prefixes are not
     rerun in this process, which XLA may abort on the program's shape): every step, and an output
     that is a layout change's result."""
-    calls = [step_call(program, s, way) for s in program.steps]
-    if {s.result for s in program.steps if s.changes_layout} & set(program.outputs):
-        calls.append(Call("layout change of a layout change", (), {}, program.mesh, program.axis_type, (), None, way))
-    return calls + rejected_as_typed_before_a_device_put(program, way, program.steps)
+    changed = {s.result for s in program.steps if s.changes_layout}
+    return candidate_calls(program, way, program.steps, bool(changed & set(program.outputs)))
 
 
 def first_wrong_step(program: Program, way: str, output: str = ""):
@@ -182,18 +188,10 @@ def first_wrong_step(program: Program, way: str, output: str = ""):
     asks for it where that is known), raises or returns another value than numpy's; None when each
     prefix is right."""
     wanted = {s.result for s in (depends_on(program, output) if output else program.steps)}
-    sharding = lambda spec: bridge.named_sharding(program.mesh, spec, program.axis_type)  # noqa: E731
-    constrain = lambda x, s: compat.constrain(x, s, program.axis_type)  # noqa: E731
-    ins = tuple(map(sharding, program.in_specs))
     asked = {**known_specs(program), **dict(zip(program.outputs, program.out_specs))}
     for step in (s for s in program.steps if s.result in wanted):
-        fn, spec = programs_.prefix_function(program, step), asked.get(step.result)
-        out = {} if spec is None else {"out_shardings": (sharding(spec),)}
-        if way.startswith("(b)"):
-            jitted = jax.jit(fn, in_shardings=ins, **out)
-        else:
-            jitted = jax.jit(lambda *a, fn=fn, out=out: tuple(constrain(o, out["out_shardings"][0]) if out else o
-                                                              for o in fn(*(constrain(x, s) for x, s in zip(a, ins)))))
+        spec = asked.get(step.result)
+        jitted = jitted_as(program, way, programs_.prefix_function(program, step), None if spec is None else (spec,))
         try:
             with in_context(program), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -300,15 +298,29 @@ def check_eager(case: Case, program: Program, excuses) -> None:
             env[step.result] = value
 
 
+JIT_WAYS = ("(b) jit with in/out_shardings", "(c) jit with constraints")
+
+
+def jitted_as(program: Program, way: str, fn, out_specs=None, donated=()):
+    """``fn`` (of the program's inputs, returning a tuple) jitted as ``way`` jits the program: (b)
+    with in_shardings, out_shardings ``out_specs`` (none asked when None) and ``donated``; (c) with
+    constraints on the inputs and, where ``out_specs`` is given, on the outputs."""
+    sharding = lambda spec: bridge.named_sharding(program.mesh, spec, program.axis_type)  # noqa: E731
+    constrain = lambda x, s: compat.constrain(x, s, program.axis_type)  # noqa: E731
+    ins = tuple(map(sharding, program.in_specs))
+    outs = None if out_specs is None else tuple(map(sharding, out_specs))
+    if way.startswith("(b)"):
+        return jax.jit(fn, in_shardings=ins, donate_argnums=donated, **({} if outs is None else {"out_shardings": outs}))
+
+    def constrained(*args):
+        results = fn(*(constrain(x, s) for x, s in zip(args, ins)))
+        return results if outs is None else tuple(constrain(o, s) for o, s in zip(results, outs))
+    return jax.jit(constrained)
+
+
 def jit_ways(program: Program):
     fn = programs_.program_function(program)
-    sharding = lambda spec: bridge.named_sharding(program.mesh, spec, program.axis_type)  # noqa: E731
-    ins, outs = tuple(map(sharding, program.in_specs)), tuple(map(sharding, program.out_specs))
-    constrain = lambda x, s: compat.constrain(x, s, program.axis_type)  # noqa: E731
-    jitted = jax.jit(fn, in_shardings=ins, out_shardings=outs, donate_argnums=program.donated)
-    constrained = jax.jit(lambda *a: tuple(constrain(o, s) for o, s in
-                                           zip(fn(*(constrain(x, s) for x, s in zip(a, ins))), outs)))
-    return (("(b) jit with in/out_shardings", jitted), ("(c) jit with constraints", constrained))
+    return tuple((way, jitted_as(program, way, fn, program.out_specs, program.donated)) for way in JIT_WAYS)
 
 
 def check_jitted(case: Case, program: Program, ignores_returned_constraint, excuses) -> None:

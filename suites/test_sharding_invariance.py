@@ -185,6 +185,12 @@ ABORT = reproductions.test_concatenate_constrained_across_two_differently_split_
 JOINING = ("concatenate", "stack")
 
 
+def aborts_under_jit(call: Call) -> bool:
+    """Whether XLA may abort the process on ``call`` jitted, where ABORT is a known deviation: a join,
+    or an operand's axis moved into combined axes of another dimension."""
+    return call.op in JOINING or triggers.jitted_axis_moved_into_combined_axes(call)
+
+
 def classified(call: Call, fn):
     """``(fn(), None)``; on an Explicit mesh, ``(None, outcome)`` when ``fn`` raises a
     ShardingTypeError that our sharding-rule model expects for ``call``; any other exception
@@ -266,8 +272,7 @@ def test_sharding_never_changes_values(op, data, excuses, known_deviations, run_
     as its own sharding's index map says)."""
     example = data.draw(examples(op), label="example")
     ignores_returned_constraint = known_deviations.covers(reproductions.test_constraint_applies_to_a_returned_input)
-    aborts = known_deviations.covers(ABORT) is not None and (
-        op.name in JOINING or triggers.jitted_axis_moved_into_combined_axes(example.call("(b)")))
+    aborts = known_deviations.covers(ABORT) is not None and aborts_under_jit(example.call("(b)"))
     isolate = run_isolated if aborts else None
     check_example(example, ignores_returned_constraint, isolate, excuses)
 

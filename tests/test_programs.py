@@ -215,12 +215,13 @@ def test_a_wrong_cumsum_is_not_excused_by_the_deviation_of_a_step_after_it(index
     import hypothesis
     import jax.numpy as jnp
     import suites.test_programs as suite
+    from conformance.checking import triggers
     from tests.faults.excuses import cumsum_plus_one_under_jit
     monkeypatch.setattr(hypothesis, "event", lambda *a, **k: None)
     program, excuses = suite.written_examples()[index], program_excuses()
     way = "(b) jit with in/out_shardings"
     later = [suite.step_call(program, s, way) for s in program.steps if s.op != "cumsum"]
-    assert triggers_hold(later_trigger, later), f"{later_trigger} should hold for a step after the cumsum"
+    assert triggers.holds(later_trigger, later), f"{later_trigger} should hold for a step after the cumsum"
     case = programs_.program_case(program)
     suite.check_jitted(case, program, None, excuses)  # unplanted: right, or excused
     monkeypatch.setattr(jnp, "cumsum", cumsum_plus_one_under_jit.__wrapped__(jnp.cumsum))
@@ -231,11 +232,6 @@ def test_a_wrong_cumsum_is_not_excused_by_the_deviation_of_a_step_after_it(index
     notes = "\n".join(getattr(failed.value, "__notes__", []))
     assert "the first that goes wrong ends with v0 = jnp.cumsum(x0, axis=0)" in notes, notes
     assert "not a known deviation" in notes, notes
-
-
-def triggers_hold(name, calls) -> bool:
-    from conformance.checking import triggers
-    return triggers.holds(name, calls)
 
 
 def test_the_strided_at_update_trigger_needs_a_constraint_that_cuts_its_operand():

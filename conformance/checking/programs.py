@@ -11,6 +11,7 @@ P('a')))`` or ``v2 = jax.device_put(v1, NamedSharding(mesh, P('a')))``, where ``
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from typing import Callable, Dict, List, Optional, Sequence
 
@@ -110,11 +111,7 @@ def prefix_function(program: Program, last: Step) -> Callable:
     program's inputs that returns ``(last's value,)``: what a jit way runs to tell whether that
     step's value is already wrong (built from the same lines as the program's script)."""
     steps = program.steps[:program.steps.index(last) + 1]
-    lines = ([f"def prefix({', '.join(program.inputs)}):"] + [f"    {s.result} = {expression(s)}" for s in steps]
-             + [f"    return ({last.result},)"])
-    scope = namespace(program)
-    exec("\n".join(lines), scope)  # noqa: S102 - our own text
-    return scope["prefix"]
+    return program_function(dataclasses.replace(program, steps=steps, outputs=(last.result,)))
 
 
 def step_function(program: Program, step: Step, *, unsharded: bool = False) -> Callable:

@@ -450,6 +450,12 @@ def strict_verdict(entries: Sequence[Deviation], failure: BaseException) -> Exce
     return failure
 
 
+def once_per_example(examples: list, example) -> None:
+    """Add ``example`` to ``examples`` unless it is there (by identity); None counts every time."""
+    if example is None or not any(e is example for e in examples):
+        examples.append(example)
+
+
 class Excuses:
     """A random property's known deviations on the installed JAX (the ``excuses`` fixture): around
     each way an example runs, a failure that one entry's trigger and symptom cover is excused (a
@@ -497,8 +503,7 @@ class Excuses:
         """Count ``example`` as excused by ``entry`` (once per example), as a Hypothesis event and in
         the run report; also for a check skipped because a strict entry says this JAX gets it wrong
         (``what`` says which)."""
-        if example is None or not any(e is example for e in self.excused[entry]):
-            self.excused[entry].append(example)
+        once_per_example(self.excused[entry], example)
         from hypothesis import event  # (the runner's plugin imports no Hypothesis at its top)
         event(f"{what} by a known deviation: {entry.label}")
 
@@ -506,8 +511,7 @@ class Excuses:
         """Count ``example`` (once) as one whose refusal was accepted because our sharding-rule model
         says JAX rejects it, or has no rule for it: ``what`` names the operation and which (e.g.
         "matmul (b): as our sharding-rule model says"); a Hypothesis event too."""
-        if example is None or not any(e is example for e in self.refused[what]):
-            self.refused[what].append(example)
+        once_per_example(self.refused[what], example)
         from hypothesis import event
         event(f"refusal accepted: {what}")
 
