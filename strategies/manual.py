@@ -58,9 +58,11 @@ class AllToAllExample:
 def all_to_all_over_two_axes(draw, device_ids: Sequence[int]) -> AllToAllExample:
     """An all_to_all over a pair of a mesh's axes (in a drawn order, mostly both of size > 1: see
     ``multi_axis_meshes``): a value of rank 2 (3 in 4 draws, so that concat and split can differ) or
-    1, split and concat dimensions drawn independently (equal or not), tiled or not; the split side
-    is the group size (times 1 or 2 when tiled), the other sides 1 or 2. Shrinks towards rank 2,
-    split = concat = 0, untiled."""
+    1, split and concat dimensions differing in 2 draws of 3 where the rank allows, tiled or not; the split side
+    is the group size (times 1 or 2 when tiled), and so is the concat side, where it differs, in 3
+    draws of 4 (so that the call with split and concat exchanged is valid too, and another), the
+    other sides 1 or 2. Shrinks towards rank 2,
+    split 0 and concat 1 (both sides the group size), untiled."""
     mesh = draw(multi_axis_meshes(device_ids))
     cutting = [a for a in mesh.axis_names if mesh.axis_sizes[a] > 1]
     first_pool = cutting if len(cutting) >= 2 else list(mesh.axis_names)
@@ -70,10 +72,12 @@ def all_to_all_over_two_axes(draw, device_ids: Sequence[int]) -> AllToAllExample
     g = mesh.axis_sizes[over[0]] * mesh.axis_sizes[over[1]]
     rank = 2 if draw(mostly(4)) else 1
     split = draw(st.integers(0, rank - 1))
-    concat = draw(st.integers(0, rank - 1))
+    concat = draw(st.sampled_from([d for d in range(rank) if d != split])) if rank > 1 and draw(mostly(3)) else split
     tiled = draw(st.booleans())
     shape = [draw(st.integers(1, 2)) for _ in range(rank)]
     shape[split] = g * (draw(st.integers(1, 2)) if tiled else 1)
+    if concat != split and draw(mostly(4)):  # (then the call with split and concat exchanged is valid too)
+        shape[concat] = g * (draw(st.integers(1, 2)) if tiled else 1)
     return AllToAllExample(mesh, over, split, concat, tiled, tuple(shape))
 
 

@@ -134,3 +134,42 @@ def sample_values(dtype_name: str, shape, *, subnormals: bool = True) -> st.Sear
 
 def stacked(values: Sequence[np.ndarray]) -> np.ndarray:
     return np.stack([np.asarray(v) for v in values])
+
+
+@st.composite
+def collective_parameters(draw, name: str, size: int, max_rank: int = 2):
+    """``(groups, params, shape)`` for a collective of ``name`` over ``size`` devices (as
+    suites/test_collectives.py takes them): axis_index_groups (``index_groups``; none for ppermute
+    and axis_index), its parameters, and a per-device value shape of rank 0..``max_rank``, sides 1..3,
+    that they fit (built, not filtered):
+
+    * all_gather: ``axis`` and ``tiled``;
+    * psum_scatter: ``dim`` (its side the group size, times 1 or 2 when tiled) and ``tiled``;
+    * all_to_all: ``split`` (sized as psum_scatter's dim), ``concat`` another dimension in 2 draws
+      of 3 where the rank allows (else the same), and then in 3 draws of 4 sized as the split side too, so that the call with the two
+      exchanged is valid too (and another), and ``tiled``;
+    * ppermute: ``perm`` (``permutations_pairs``)."""
+    groups = draw(index_groups(size)) if name not in ("ppermute", "axis_index") else None
+    g = group_size(groups, size)
+    rank = draw(st.integers(0, max_rank))
+    shape = [draw(st.integers(1, 3)) for _ in range(rank)]
+    params = {}
+    if name == "all_gather":
+        tiled = draw(st.booleans()) and rank > 0
+        params = {"axis": draw(st.integers(0, rank - 1 if tiled else rank)), "tiled": tiled}
+    elif name in ("psum_scatter", "all_to_all"):
+        if rank == 0:
+            shape, rank = [1], 1
+        tiled = draw(st.booleans())
+        dim = draw(st.integers(0, rank - 1))
+        shape[dim] = g * (draw(st.integers(1, 2)) if tiled else 1)
+        if name == "psum_scatter":
+            params = {"dim": dim, "tiled": tiled}
+        else:
+            concat = draw(st.sampled_from([d for d in range(rank) if d != dim])) if rank > 1 and draw(mostly(3)) else dim
+            if concat != dim and draw(mostly(4)):
+                shape[concat] = g * (draw(st.integers(1, 2)) if tiled else 1)
+            params = {"split": dim, "concat": concat, "tiled": tiled}
+    elif name == "ppermute":
+        params = {"perm": draw(permutations_pairs(size))}
+    return groups, params, tuple(shape)

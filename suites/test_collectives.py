@@ -23,7 +23,7 @@ from conformance.model.layout import MeshModel
 from conformance.model.spmd import DeviceSelection
 from strategies import mesh_shapes
 from strategies.manual import AllToAllExample, all_to_all_over_two_axes
-from strategies.spmd import device_counts, device_selections, group_size, index_groups, permutations_pairs, sample_values
+from strategies.spmd import collective_parameters, device_counts, device_selections, sample_values
 
 pytestmark = pytest.mark.collectives
 DEVICES = bridge.live_device_ids()
@@ -116,30 +116,11 @@ DTYPES.update(pmean=("int32", "float32"), psum_scatter=("int32", "float32"))
 @st.composite
 def collective_examples(draw, name: str, size: int, max_rank: int = 2):
     """``(collective, dtype, value shape)``: a collective of ``name`` over ``size`` devices with
-    drawn parameters, a dtype, and a per-device value shape the parameters fit (built, not
-    filtered)."""
-    groups = draw(index_groups(size)) if name not in ("ppermute", "axis_index") else None
-    g = group_size(groups, size)
-    rank = draw(st.integers(0, max_rank))
-    shape = [draw(st.integers(1, 3)) for _ in range(rank)]
-    params = {}
-    if name == "all_gather":
-        tiled = draw(st.booleans()) and rank > 0
-        params = {"axis": draw(st.integers(0, rank - 1 if tiled else rank)), "tiled": tiled}
-    elif name in ("psum_scatter", "all_to_all"):
-        if rank == 0:
-            shape, rank = [1], 1
-        tiled = draw(st.booleans())
-        dim = draw(st.integers(0, rank - 1))
-        shape[dim] = g * (draw(st.integers(1, 2)) if tiled else 1)
-        if name == "psum_scatter":
-            params = {"dim": dim, "tiled": tiled}
-        else:
-            params = {"split": dim, "concat": draw(st.integers(0, rank - 1)), "tiled": tiled}
-    elif name == "ppermute":
-        params = {"perm": draw(permutations_pairs(size))}
+    drawn parameters (``strategies.spmd.collective_parameters``), a dtype, and a per-device value
+    shape the parameters fit (built, not filtered)."""
+    groups, params, shape = draw(collective_parameters(name, size, max_rank))
     dtype = draw(st.sampled_from(DTYPES[name]))
-    return Collective(name, tuple(sorted(params.items())), groups), dtype, tuple(shape)
+    return Collective(name, tuple(sorted(params.items())), groups), dtype, shape
 
 
 @functools.lru_cache(maxsize=None)

@@ -37,6 +37,7 @@ from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, MeshModel
 from conformance.runner import environment, soak
 from conformance.model.program import Program, Step
+from strategies.ops import BY_NAME
 from strategies.programs import programs, written_program
 from suites.test_sharding_invariance import (ABORT, aborts_under_jit, accepted_refusal, expected_rejection,
                                              forwards_an_input, sharding_verdict)
@@ -142,9 +143,12 @@ def jit_candidates(program: Program, way: str, output: str = "", failure: BaseEx
     else:
         steps = [by_result[output]] if output in by_result else [] if output else list(program.steps)
     changed = {s.result for s in program.steps if s.changes_layout}
-    laid_out = [c for c in (laid_out_as_changed(program, s, way) for s in steps) if c is not None]
-    return candidate_calls(program, way, steps, bool(output in changed if output else changed & set(program.outputs)),
-                           laid_out)
+    laid_out = [c for c in (laid_out_as_asked(program, s, way) for s in steps) if c is not None]
+    calls = candidate_calls(program, way, steps, bool(output in changed if output else changed & set(program.outputs)),
+                            laid_out)
+    if located is not None and located[2] is not None:  # (a symptom's where reads the step's own values)
+        calls[0] = dataclasses.replace(calls[0], values=located[2])
+    return calls
 
 
 def candidate_calls(program: Program, way: str, steps, laid_out_again: bool, more=()) -> list:
@@ -153,24 +157,36 @@ def candidate_calls(program: Program, way: str, steps, laid_out_again: bool, mor
     by the jit (``laid_out_again``); and the pseudo-step of a step rejected as typed before a
     device_put."""
     calls = [step_call(program, s, way) for s in steps] + list(more)
-    if laid_out_again:
-        calls.append(Call("layout change of a layout change", (), {}, program.mesh, program.axis_type, (), None, way))
+    if laid_out_again:  # (with the layout each change asked for: what a symptom's where reads)
+        earlier = tuple((s.spec, np.shape(program.value(s.result))) for s in program.steps if s.changes_layout)
+        calls.append(Call("layout change of a layout change", (), {"earlier": earlier}, program.mesh, program.axis_type,
+                          (), None, way))
     return calls + rejected_as_typed_before_a_device_put(program, way, steps)
 
 
-def laid_out_as_changed(program: Program, step: Step, way: str):
-    """For a layout change that goes wrong under jit: the step computing its operand (through any
-    layout changes before it), as computed into the layout it asks for (its call's output spec
-    the change's target), since the jit computes it there (a bug of two steps: a join, then a
-    constraint that leaves it partially replicated); None for any other step."""
-    if not step.changes_layout:
+def keeps_layout(step: Step) -> bool:
+    """A step whose result the jit lays out as its operand: a layout change (its target aside), or a
+    unary elementwise operation of the catalogue."""
+    return step.changes_layout or (step.op in BY_NAME and BY_NAME[step.op].family == "elementwise")
+
+
+def laid_out_as_asked(program: Program, step: Step, way: str):
+    """For a layout change, or a unary elementwise step, that goes wrong under jit: the step
+    computing its operand (through any such steps before it), as computed into the layout asked of
+    it (its call's output spec the change's target, or the layout the program asks of the
+    elementwise step's result), since the jit computes it there (a bug of two steps: a join, then a
+    constraint that leaves it partially replicated; a clamped dynamic_slice, then a negation laid
+    out cut); None for any other step, or where no layout is asked."""
+    if not keeps_layout(step):
         return None
+    target = step.spec if step.changes_layout else \
+        {**known_specs(program), **dict(zip(program.outputs, program.out_specs))}.get(step.result)
     by_result, source = {s.result: s for s in program.steps}, step
-    while source.changes_layout and source.operands[0] in by_result:
+    while keeps_layout(source) and source.operands and source.operands[0] in by_result:
         source = by_result[source.operands[0]]
-    if source.changes_layout:
-        return None  # (a layout change of an input)
-    return dataclasses.replace(step_call(program, source, way), out_spec=step.spec)
+    if keeps_layout(source) or target is None:
+        return None  # (a layout change of an input, or nothing asked)
+    return dataclasses.replace(step_call(program, source, way), out_spec=target)
 
 
 def dependent_candidates(program: Program, way: str) -> list:
@@ -182,7 +198,7 @@ def dependent_candidates(program: Program, way: str) -> list:
 
 
 def first_wrong_step(program: Program, way: str, output: str = ""):
-    """``(step, what it showed)`` for the first of the steps ``output`` depends on (every step when
+    """``(step, what it showed, (expected, got) where its values differ, else None)`` for the first of the steps ``output`` depends on (every step when
     ``output`` is "") whose prefix of the program (``programs_.prefix_function``), jitted as ``way``
     jits the program (in_shardings, or constraints on the inputs; its value laid out as the program
     asks for it where that is known), raises or returns another value than numpy's; None when each
@@ -197,12 +213,13 @@ def first_wrong_step(program: Program, way: str, output: str = ""):
                 warnings.simplefilter("ignore")
                 got = np.asarray(jitted(*placed(program))[0])
         except Exception as e:  # noqa: BLE001 - a prefix that raises is the step that goes wrong
-            return step, f"it raises {type(e).__name__}"
+            return step, f"it raises {type(e).__name__}", None
         expected = program.value(step.result)
         if got.dtype != expected.dtype or got.shape != expected.shape:
-            return step, f"its value is {got.dtype}{list(got.shape)}, but should be {expected.dtype}{list(expected.shape)}"
+            return (step, f"its value is {got.dtype}{list(got.shape)}, but should be "
+                    f"{expected.dtype}{list(expected.shape)}", None)
         if got.tobytes() != np.ascontiguousarray(expected).tobytes():
-            return step, "its value differs from numpy's"
+            return step, "its value differs from numpy's", (expected, got)
     return None
 
 
@@ -371,7 +388,7 @@ def written_examples():
     and a scan of the reduced value; a scan of a computed value followed by a dynamic_slice; and a
     cumsum followed by a constraint and a strided .at[].min, or by a dynamic_update_slice with start
     -1 (the known deviations of those later steps must not excuse a wrong cumsum: the jit ways ask
-    the first step that goes wrong)."""
+    the first step that goes wrong); and a forward shift of a scan's result."""
     n = len(DEVICES)
     mesh = MeshModel(DEVICES, (n,), ("a",))
     arange = np.arange(2 * n * 2, dtype=np.uint32)
@@ -395,6 +412,12 @@ def written_examples():
         written_program(mesh, [(arange[:2 * n], ("a",)), (arange[:2], ()), (np.int32(-1), ())], [
             Step("v0", "cumsum", ("x0",), (("axis", 0),)),
             Step("v1", "dynamic_update_slice", ("v0", "x1", "x2"))], [("a",)]),
+        # a forward shift of a scan (XLA:CPU's in-place update misreads it: its entry's where reads the
+        # localized step's own values)
+        written_program(mesh, [(arange[:n], ())], [
+            Step("v0", "negative", ("x0",)),
+            Step("v1", "cumsum", ("v0",), (("axis", 0),)),
+            Step("v2", "at_set_shifted", ("v1",), (("axis", 0), ("shift", -1)))], [()]),
     ]
 
 

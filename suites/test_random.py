@@ -162,8 +162,45 @@ def test_random_draws_into_sharded_outputs_equal_the_unsharded_draws(example, ex
     placed with a spec, equals the same draw unsharded on one device bit for bit (with
     jax_threefry_partitionable off or on), laid out as asked."""
     check = check_random_draws_from_sharded_keys if example.batch else check_random_draw_into_sharded_outputs
-    with excuses.way([example]), compat.threefry_partitionable(example.partitionable):
+    with excuses.way(lambda failure: localized(example, failure)), compat.threefry_partitionable(example.partitionable):
         check(example)
+
+
+class Localized:
+    """A drawn example with the ``values`` a known deviation's ``where`` reads in place of the
+    failed check's: its Threefry bits, unsharded and jitted as the draw was."""
+
+    def __init__(self, example: Draw, values: tuple):
+        self.example, self.values = example, values
+
+    def __getattr__(self, name):
+        return getattr(self.example, name)
+
+
+def localized(example: Draw, failure: BaseException) -> list:
+    """What a failing draw's entries are asked about: the example, with the step under every
+    sampler, ``jax.random.bits`` of the same keys into the same output shape and layout, run
+    unsharded and jitted as the draw was (whether the Threefry bits go wrong, or only what the
+    sampler makes of them); the example alone where that raises."""
+    keys = KEYS[example.key_kind](example.data)
+    sharding = bridge.named_sharding(example.mesh, example.out_spec)
+    try:
+        with compat.threefry_partitionable(example.partitionable):
+            if example.batch:
+                raw = example.key_kind == "raw"
+                key_spec = tuple(example.key_spec) + ((None,) if raw and example.key_spec else ())
+                f = jax.vmap(lambda key: jax.random.bits(key, example.out_shape[1:]))
+                placed = jax.device_put(keys, bridge.named_sharding(example.mesh, key_spec))
+            else:
+                f, placed = (lambda key: jax.random.bits(key, example.out_shape)), keys
+            values = np.asarray(jax.jit(f)(keys)), np.asarray(jax.jit(f, out_shardings=sharding)(placed))
+    except Exception as e:  # noqa: BLE001 - the bits could not be drawn: the example alone is asked about
+        failure.add_note(f"the draw's Threefry bits could not be drawn to localize it ({type(e).__name__})")
+        return [example]
+    same = values[0].tobytes() == values[1].tobytes()
+    failure.add_note(f"localized: the draw's Threefry bits (jax.random.bits into the same layout) are "
+                     f"{'right: what goes wrong is what the sampler makes of them' if same else 'wrong'}")
+    return [Localized(example, values)]
 
 
 def check_random_draws_from_sharded_keys(example: Draw) -> None:

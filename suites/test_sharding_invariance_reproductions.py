@@ -576,6 +576,27 @@ def test_take_clip_of_a_sharded_array():
               "jnp.take(x, np.int32(3), axis=0, mode='clip')", None, x[1], eager=True)
 
 
+@bridge.needs_devices(4, "for a 2x2 mesh")
+def test_stack_into_an_output_cut_on_the_new_dimension_and_the_one_before():
+    """jit(lambda x, y: jnp.stack([x, y], axis=1), out_shardings=P('a', 'b')) of x = y = [1, 2] on a
+    2x2 mesh returns [[1, 1], [2, 2]], laid out P('a', 'b') (found by the catalogue's stack on 0.4.30,
+    its first operand also cut)."""
+    x = np.array([1, 2], np.int32)
+    auto_case("stack", bridge.first_devices_mesh(("a", 2), ("b", 2)), {"x": (x, ()), "y": (x, ())},
+              "jnp.stack([x, y], axis=1)", ("a", "b"), np.stack([x, x], axis=1))
+
+
+@bridge.needs_devices(8, "for a 4x2 mesh")
+def test_take_of_operand_and_indices_cut_alike_into_an_output_cut_over_another_axis():
+    """jit(lambda x, i: jnp.take(x, i, axis=1), out_shardings=P(None, 'a')) of x int32[2, 2]
+    committed P('b') and indices int32[4] committed P('b') on a 4x2 mesh ('a', 'b') compiles and
+    returns numpy's take (found by the generated programs on 0.4.30: a take, then a constraint
+    cutting the indices' dimension over 'a')."""
+    x, i = np.arange(4, dtype=np.int32).reshape(2, 2), np.array([0, 1, 1, 0], np.int32)
+    auto_case("take", bridge.first_devices_mesh(("a", 4), ("b", 2)), {"x": (x, ("b",)), "i": (i, ("b",))},
+              "jnp.take(x, i, axis=1)", (None, "a"), np.take(x, i, axis=1))
+
+
 @bridge.needs_devices(8, "for a 4x2 mesh")
 def test_constraint_applies_to_a_returned_input():
     """jit(lambda a: with_sharding_constraint(a, P())) of an array sharded P('b') returns it

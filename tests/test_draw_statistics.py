@@ -21,7 +21,14 @@ What is counted, and why each floor:
 * generated programs (``strategies.programs``) that shard something, and that start from a
   rank-0 input (which nothing can cut);
 * collective examples (``strategies.spmd`` as the pmap and shard_map collective properties draw
-  them) whose devices hold distinct values.
+  them) whose devices hold distinct values;
+* arguments told apart: for each operation that takes two arguments of one kind (two operands,
+  two axes, an axis and a shift, starts and sizes, the two edges of a pad, the start and stop of a
+  slice, a permutation's sources and destinations, all_to_all's split and concat dimensions), the
+  examples where every misreading of them (``MISREADINGS``: the arguments exchanged, or one read
+  for the other) is a valid call with another result, by numpy's reference or the spmd model; an
+  implementation that reads one for the other fails on those. Each floor is stated per operation,
+  with what bounds it.
 """
 
 from __future__ import annotations
@@ -42,8 +49,8 @@ from strategies.arrays import BASE_DTYPES
 from strategies.ops import BY_NAME, CATALOGUE, Op
 from strategies.ops.examples import ExampleParts, catalogue_examples
 from strategies.programs import programs
-from strategies.spmd import (argument_trees, device_counts, device_selections, group_size, index_groups,
-                            sample_values)
+from strategies.manual import all_to_all_over_two_axes
+from strategies.spmd import argument_trees, collective_parameters, device_counts, device_selections, sample_values
 
 DEVICES = tuple(range(8))
 AXIS_TYPES = ("Auto", "Explicit")
@@ -142,18 +149,10 @@ ARITHMETIC = ("psum", "pmean", "psum_scatter", "pmax", "pmin")
 
 
 def collective_shape(draw, name: str, size: int):
-    """The groups, the dtype and a per-device value shape, drawn as the suite's
-    collective_examples draws them (its other parameters leave the values alone)."""
-    groups = draw(index_groups(size)) if name != "ppermute" else None
-    g = group_size(groups, size)
-    rank = draw(st.integers(0, 2))
-    shape = [draw(st.integers(1, 3)) for _ in range(rank)]
-    if name in ("psum_scatter", "all_to_all"):
-        if rank == 0:
-            shape, rank = [1], 1
-        tiled = draw(st.booleans())
-        shape[draw(st.integers(0, rank - 1))] = g * (draw(st.integers(1, 2)) if tiled else 1)
-    return draw(st.sampled_from(COLLECTIVE_DTYPES[name])), tuple(shape)
+    """The dtype and a per-device value shape, drawn as the suite's collective_examples draws them
+    (``collective_parameters``; its other parameters leave the values alone)."""
+    _, _, shape = draw(collective_parameters(name, size))
+    return draw(st.sampled_from(COLLECTIVE_DTYPES[name])), shape
 
 
 @st.composite
@@ -337,11 +336,133 @@ def collective_rows() -> List[Row]:
     return rows
 
 
+# --- arguments told apart ------------------------------------------------------------------------
+def exchanged_slices(index):
+    """A slice index with each slice's start and stop exchanged."""
+    parts = index if isinstance(index, tuple) else (index,)
+    out = tuple(slice(p.stop, p.start, p.step) if isinstance(p, slice) else p for p in parts)
+    return out if isinstance(index, tuple) else out[0]
+
+
+def inverse(permutation) -> tuple:
+    return tuple(int(i) for i in np.argsort(permutation))
+
+
+# Per operation: the calls an implementation reading one of its same-kind arguments for the other
+# would make, ``(operands, static)`` from the example's; the floor on the share of examples where
+# each is valid with another result, and what bounds it.
+MISREADINGS: Dict[str, tuple] = {
+    "subtract_uint8": (lambda x, s: [((x[1], x[0]), s)], 0.60, "x - y as y - x; the minimal example is zeros"),
+    "greater": (lambda x, s: [((x[1], x[0]), s)], 0.60, "x > y as y > x"),
+    "where": (lambda x, s: [((x[0], x[2], x[1]), s)], 0.60, "the two cases exchanged"),
+    "select": (lambda x, s: [((x[0], x[2], x[1]), s)], 0.60, "the two cases exchanged"),
+    "concatenate": (lambda x, s: [(tuple(reversed(x)), s)], 0.60, "the operands in the other order"),
+    "stack": (lambda x, s: [(tuple(reversed(x)), s)], 0.60, "the operands in the other order"),
+    "matmul": (lambda x, s: [((x[1], x[0]), s)], 0.20, "y @ x; valid for the square-compatible third of the draws"),
+    "dot_int": (lambda x, s: [((x[1], x[0]), s)], 0.20, "dot(y, x); as matmul"),
+    "einsum": (lambda x, s: [(tuple(reversed(x)), s)], 0.10,
+               "the operands read in the other order; valid where their shapes fit both terms"),
+    "swapaxes": (lambda x, s: [(x, {**s, "b": s["a"]}), (x, {**s, "a": s["b"]})], 0.30,
+                 "one axis read for the other; rank 1 and 1 draw in 4 have one axis"),
+    "roll": (lambda x, s: [(x, {"shift": s["axis"], "axis": s["shift"]})], 0.15,
+             "shift and axis exchanged; valid when the axis is given and the shift is an axis too"),
+    "transpose": (lambda x, s: [(x, {"axes": inverse(s["axes"])})], 0.15,
+                  "the inverse permutation; ranks 0-2 have only permutations that are their own inverse"),
+    "dynamic_slice": (lambda x, s: [((x[0],) + tuple(np.int32(k) for k in s["sizes"]),
+                                     {"sizes": tuple(int(v) for v in x[1:])})], 0.25,
+                      "starts and sizes exchanged; valid where every start is a size (0..side)"),
+    "pad": (lambda x, s: [(x, {**s, "widths": tuple((b, a) for a, b in s["widths"])})], 0.50,
+            "before and after exchanged"),
+    "lax_pad_negative": (lambda x, s: [(x, {"config": tuple((h, lo, i) for lo, h, i in s["config"])})], 0.50,
+                         "low and high exchanged"),
+    "slice": (lambda x, s: [(x, {"index": exchanged_slices(s["index"])})], 0.50, "start and stop exchanged"),
+    "strided_slice": (lambda x, s: [(x, {"index": exchanged_slices(s["index"])})], 0.40, "start and stop exchanged"),
+    "slice_out_of_range": (lambda x, s: [(x, {"index": exchanged_slices(s["index"])})], 0.60,
+                           "start and stop exchanged"),
+}
+
+
+def valid_with_another_result(op: Op, e: ExampleParts, operands, static) -> bool:
+    """Whether ``op`` on ``operands``/``static`` is a valid call (numpy's reference returns, and the
+    operation's own bounds hold: a dynamic_slice's sizes within the sides, roll's axis an axis) whose
+    result differs from the example's."""
+    x = operands[0] if operands else None
+    if op.name == "dynamic_slice" and not all(0 <= k <= n for k, n in zip(static["sizes"], np.shape(x))):
+        return False
+    if op.name == "roll" and not (isinstance(static["axis"], (int, np.integer))
+                                  and -np.ndim(x) <= static["axis"] < np.ndim(x)):
+        return False
+    try:
+        got = np.asarray(op.reference(*operands, **static))
+    except Exception:  # noqa: BLE001 - numpy refuses it: not a valid call
+        return False
+    expected = np.asarray(e.expected)
+    return got.shape != expected.shape or got.dtype != expected.dtype or got.tobytes() != expected.tobytes()
+
+
+def told_apart(op: Op, e: ExampleParts) -> bool:
+    calls = MISREADINGS[op.name][0](e.operands, e.static)
+    return bool(calls) and all(valid_with_another_result(op, e, o, s) for o, s in calls)
+
+
+def all_to_all_told_apart(example) -> bool:
+    """An all_to_all (``strategies.manual.AllToAllExample``) whose call with split and concat
+    exchanged is valid (the concat side fits a split: the group size, a multiple when tiled) with
+    another result (by the spmd model, on distinct values per device)."""
+    from conformance.model import spmd
+    shape, g, split, concat = example.shape, example.group_size, example.split, example.concat
+    fits = shape[concat] % g == 0 if example.tiled else shape[concat] == g
+    if split == concat or not fits:
+        return False
+    values = [np.arange(np.prod(shape)).reshape(shape) + 100 * p for p in range(g)]
+    one = spmd.all_to_all(values, split, concat, example.tiled)
+    other = spmd.all_to_all(values, concat, split, example.tiled)
+    return any(a.shape != b.shape or not np.array_equal(a, b) for a, b in zip(one, other))
+
+
+def argument_rows() -> List[Row]:
+    draws = catalogue_draws()
+    rows = []
+    for name, (_, floor, note) in MISREADINGS.items():
+        drawn = [e for run in draws[name] for e in run]
+        rows.append(Row(f"arguments: {name}, every misreading valid and another", share(told_apart(BY_NAME[name], e)
+                                                                                          for e in drawn),
+                        floor, count=len(drawn), note=note))
+    examples = [x for run in runs(all_to_all_over_two_axes(DEVICES), 4, 50) for x in run]
+    rows.append(Row("arguments: all_to_all (shard_map, two axes), split and concat exchanged valid and another",
+                    share(map(all_to_all_told_apart, examples)), 0.40, count=len(examples),
+                    note="rank 2 in 3 draws of 4, concat differing in 2 of 3, its side fitting in 3 of 4"))
+    collectives = [x for run in runs(collective_parameters("all_to_all", 4), 4, 50) for x in run]
+    rows.append(Row("arguments: all_to_all (pmap/shard_map collective), split and concat exchanged valid and another",
+                    share(all_to_all_told_apart(SimpleAllToAll(groups, params, shape, 4))
+                          for groups, params, shape in collectives),
+                    0.10, count=len(collectives), note="rank 2 in 1 draw of 3, then as above; 4 devices"))
+    return rows
+
+
+@dataclass(frozen=True)
+class SimpleAllToAll:
+    """A collective example's all_to_all read as ``all_to_all_told_apart`` reads one."""
+
+    groups: object
+    params: dict
+    shape: tuple
+    size: int
+
+    @property
+    def group_size(self) -> int:
+        return self.size if self.groups is None else len(self.groups[0])
+
+    split = property(lambda self: self.params["split"])
+    concat = property(lambda self: self.params["concat"])
+    tiled = property(lambda self: self.params["tiled"])
+
+
 @functools.lru_cache(maxsize=None)
 def all_rows() -> tuple:
     started = time.monotonic()
     per_op = catalogue_rows()
-    rows = per_op[:4] + [run_without_a_cut_row()] + program_rows() + array_rows() + collective_rows()
+    rows = per_op[:4] + [run_without_a_cut_row()] + program_rows() + array_rows() + collective_rows() + argument_rows()
     rows += [Row("catalogue, per entry: cut (later examples of a run)", min(r.measured for r in per_op[4:]), 0.90,
                  count=len(per_op) - 4, note="the worst entry; each is listed below")] + per_op[4:]
     return tuple(rows), time.monotonic() - started

@@ -291,8 +291,26 @@ def test_a_layout_change_that_goes_wrong_asks_about_the_step_it_lays_out():
         Step("v0", "concatenate", ("x0", "x0"), (("axis", 2),)),
         Step("v1", "constraint", ("v0",), spec=(None, None, "a"))], [()])
     way = "(b) jit with in/out_shardings"
-    laid_out = suite.laid_out_as_changed(program, program.steps[1], way)
+    laid_out = suite.laid_out_as_asked(program, program.steps[1], way)
     assert laid_out.op == "concatenate" and laid_out.out_spec == (None, None, "a")
     assert triggers.partially_replicated_join(laid_out)
-    assert suite.laid_out_as_changed(program, program.steps[0], way) is None  # not a layout change
+    assert suite.laid_out_as_asked(program, program.steps[0], way) is None  # not a layout change
     assert not triggers.partially_replicated_join(suite.step_call(program, program.steps[1], way))
+
+
+def test_an_elementwise_step_that_goes_wrong_asks_about_the_step_it_lays_out():
+    """Met on 0.4.30: a clamped dynamic_slice, then a negation returned P('a'); jitted, the
+    dynamic_slice's prefix (its layout unasked) is right and the negation's is the first that goes
+    wrong: the candidates carry the dynamic_slice computed into the negation's layout, so
+    clamped_start_with_a_cut_output reads it; a step that is not elementwise asks nothing more."""
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    mesh = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
+    program = written_program(mesh, [(np.arange(3, dtype=np.uint32), ()), (np.int32(-1), ())], [
+        Step("v0", "dynamic_slice", ("x0", "x1"), (("sizes", (2,)),)),
+        Step("v1", "negative", ("v0",))], [("a",)])
+    way = "(b) jit with in/out_shardings"
+    laid_out = suite.laid_out_as_asked(program, program.steps[1], way)
+    assert laid_out.op == "dynamic_slice" and laid_out.out_spec == ("a",)
+    assert triggers.clamped_start_with_a_cut_output(laid_out)
+    assert suite.laid_out_as_asked(program, program.steps[0], way) is None

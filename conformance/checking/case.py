@@ -36,11 +36,12 @@ class ConformanceFailure(AssertionError):
     """JAX disagreed with the reference model or with numpy. ``finding`` is the one-line message,
     ``repro`` the stand-alone script (both also in the text), for the run report; ``check`` names
     the check that failed (its ``what``), ``shows`` what it saw (one of ``SHOWS``) and, where the
-    call raised, ``raised`` and ``raised_message`` the exception's class name and message: what a
-    known deviation's symptom is matched against."""
+    call raised, ``raised`` and ``raised_message`` the exception's class name and message; and
+    ``expected`` and ``got``, what the check compared (two arrays, two block maps, two shapes):
+    what a known deviation's symptom is matched against."""
 
     def __init__(self, message: str, finding: str = "", repro: str = "", *, check: str = "",
-                 shows: str = "", raised: str = "", raised_message: str = ""):
+                 shows: str = "", raised: str = "", raised_message: str = "", expected=None, got=None):
         super().__init__(message)
         self.finding = finding or message
         self.repro = repro
@@ -48,6 +49,8 @@ class ConformanceFailure(AssertionError):
         self.shows = shows
         self.raised = raised
         self.raised_message = raised_message
+        self.expected = expected
+        self.got = got
 
 
 def _bits(x: np.ndarray) -> np.ndarray:
@@ -131,20 +134,20 @@ class Case:
         return "\n" + "\n".join("    " + self.indent + line for line in lines(expression))
 
     def fail(self, message: str, *, check: str = "", shows: str = "mismatch", raised: str = "",
-             raised_message: str = "", verdict: str = "") -> None:
-        """Raise the ConformanceFailure of ``message``, naming the ``check`` and what it ``shows``
-        (``verdict``: the lines that end the script, from ``verdict()``)."""
+             raised_message: str = "", verdict: str = "", expected=None, got=None) -> None:
+        """Raise the ConformanceFailure of ``message``, naming the ``check``, what it ``shows`` and
+        what it compared (``verdict``: the lines that end the script, from ``verdict()``)."""
         __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
         _audit_failure(self, check, verdict)
         repro = self.repro + verdict if self.repro else ""
         footer = f"\n\nReproduce without Hypothesis:\n{repro}" if repro else ""
         raise ConformanceFailure(f"{message}{footer}", message, repro, check=check, shows=shows,
-                                 raised=raised, raised_message=raised_message)
+                                 raised=raised, raised_message=raised_message, expected=expected, got=got)
 
     def _mismatch(self, what: str, got, expected, shows: str = "mismatch", verdict: str = "") -> None:
         __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
         self.fail(f"{what}={got!r}, but should be {expected!r} [{self.call}]", check=what, shows=shows,
-                  verdict=verdict)
+                  verdict=verdict, expected=expected, got=got)
 
     def equal(self, what: str, got, expected, *, shows: str = "mismatch",
               judged: Optional[Callable[[str], Sequence[str]]] = None) -> None:
@@ -184,7 +187,7 @@ class Case:
                 lines.append(f"  device {device}: holds {got[device]}, but should hold {expected[device]}")
         self.fail(f"{what} differs from the model on {len(lines)} device(s) [{self.call}]\n"
                   + "\n".join(lines[:16]) + ("\n  ..." if len(lines) > 16 else ""), check=what, shows="layout",
-                  verdict=self.verdict(what, judge))
+                  verdict=self.verdict(what, judge), expected=expected, got=got)
 
     def same_bits(self, what: str, got, expected, *, judged: Optional[Callable[[str], Sequence[str]]] = None) -> None:
         """Same shape, dtype and bit pattern (so NaN payloads and -0.0 count; ``judged``: as for
@@ -202,7 +205,7 @@ class Case:
             where = tuple(int(i) for i in np.argwhere(differ)[0])
             self.fail(f"{what} differs in {int(differ.sum())} of {got.size} element(s); first at "
                       f"{where}: got {got[where]!r}, but should be {expected[where]!r} [{self.call}]",
-                      check=what, shows="values", verdict=verdict())
+                      check=what, shows="values", verdict=verdict(), expected=expected, got=got)
         _audit(self, what, judge, exact=False)
 
     def close(self, what: str, got, expected, *, rtol: float, atol) -> None:
@@ -226,7 +229,8 @@ class Case:
             bound = f"atol={atol}" if not np.ndim(atol) else f"the per-element atol ({float(np.asarray(atol)[where])!r} there)"
             self.fail(f"{what} differs in {int((~ok).sum())} of {got.size} element(s) beyond "
                       f"rtol={rtol}, {bound}; first at {where}: got {got[where]!r}, but should "
-                      f"be {expected[where]!r} [{self.call}]", check=what, shows="values", verdict=verdict())
+                      f"be {expected[where]!r} [{self.call}]", check=what, shows="values", verdict=verdict(),
+                      expected=expected, got=got)
         _audit(self, what, judge, exact=False)
 
     def accepts(self, what: str, fn: Callable):

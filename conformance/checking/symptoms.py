@@ -12,8 +12,10 @@ Vocabulary:
   searched in the innermost frame that raised it, ``module.function``: what names a bare
   ``AssertionError``, whose message is empty), or a wrong outcome
   (``wrong``: values, layout, dtype, shape, mismatch or accepted) at a named check (``at``, a
-  pattern searched in the check's name: the way, the step of a program), and, for a random
-  property, the kind of mesh (``mesh``: Auto or Explicit) it is limited to.
+  pattern searched in the check's name: the way, the step of a program) and, for a random
+  property's wrong values or layout, how they are wrong (``where``, a pattern of
+  ``conformance.checking.wrongness`` that must hold for what the check compared), and, for a
+  random property, the kind of mesh (``mesh``: Auto or Explicit) it is limited to.
 
 A failure of the unsharded run against numpy (checks named ``unsharded ...`` or ``(0) ...``) is
 never explained by a symptom: that check is the oracle every other one meets.
@@ -22,27 +24,31 @@ never explained by a symptom: that check is the oracle every other one meets.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Optional, Tuple
+from dataclasses import dataclass, field
+from typing import Optional, Sequence, Tuple
 
+from . import wrongness
 from .case import SHOWS, ConformanceFailure
 
 MESH_KINDS = ("Auto", "Explicit")
 ORACLE_CHECKS = re.compile(r"^(unsharded|\(0\))")  # the unsharded run against numpy: never excused
-SYMPTOM_KEYS = ("raises", "match", "raised_in", "wrong", "at", "mesh")
+SYMPTOM_KEYS = ("raises", "match", "raised_in", "wrong", "at", "where", "mesh")
 
 
 @dataclass(frozen=True)
 class Seen:
     """A failure as symptoms read it: ``raised`` (an exception class name, "" for a wrong outcome),
     ``message`` (the exception's message, or the check's one-line finding), ``check`` (the name of
-    the check that failed, "" for an exception of the test itself) and ``shows`` (one of SHOWS)."""
+    the check that failed, "" for an exception of the test itself), ``shows`` (one of SHOWS) and,
+    for a wrong outcome, what the check compared (``expected``, ``got``)."""
 
     raised: str
     message: str
     check: str
     shows: str
     frame: str = ""  # where an exception was raised: its innermost frame, ``module.function``
+    expected: object = field(default=None, compare=False, repr=False)
+    got: object = field(default=None, compare=False, repr=False)
 
     @classmethod
     def of(cls, failure: BaseException) -> "Seen":
@@ -50,7 +56,8 @@ class Seen:
             if failure.shows == "raised":  # (the call's exception is the context the failure was raised in)
                 return cls(failure.raised, failure.raised_message, failure.check, "raised",
                            innermost_frame(failure.__context__))
-            return cls("", failure.finding, failure.check, failure.shows or "mismatch")
+            return cls("", failure.finding, failure.check, failure.shows or "mismatch",
+                       expected=failure.expected, got=failure.got)
         return cls(type(failure).__name__, str(failure), "", "raised", innermost_frame(failure))
 
     def describe(self) -> str:
@@ -84,6 +91,7 @@ class Symptom:
     at: str = ""
     mesh: str = ""
     raised_in: str = ""
+    where: str = ""  # a name in conformance.checking.wrongness.WRONGNESS
 
     @classmethod
     def parse(cls, table) -> "Symptom":
@@ -112,13 +120,19 @@ class Symptom:
                 re.compile(table.get(key, ""))
             except (re.error, TypeError) as e:
                 raise ValueError(f"symptom {key} = {table.get(key)!r} is not a regular expression: {e}") from None
+        where = table.get("where", "")
+        if where and where not in wrongness.WRONGNESS:
+            raise ValueError(f"symptom where = {where!r}, not one of {', '.join(wrongness.WRONGNESS)}")
+        if where and wrongness.SHOWN_BY[where] != wrong:
+            raise ValueError(f"symptom where = {where!r} says how {wrongness.SHOWN_BY[where]} are wrong: it goes "
+                             f"with wrong = \"{wrongness.SHOWN_BY[where]}\"")
         if table.get("raised_in") and not raises:
             raise ValueError("symptom raised_in names where an exception is raised: it goes with raises")
         if table.get("match") == "^$" and not table.get("raised_in"):
             raise ValueError("symptom raises an exception with an empty message (a bare assert, anywhere in JAX): name "
                              "the function that raises it (raised_in = a pattern of the innermost frame's "
                              "'module.function'), or match its message")
-        return cls(raises, table.get("match", ""), wrong, table.get("at", ""), mesh, table.get("raised_in", ""))
+        return cls(raises, table.get("match", ""), wrong, table.get("at", ""), mesh, table.get("raised_in", ""), where)
 
     def describe(self) -> str:
         what = ("raises " + " or ".join(self.raises)) if self.raises else f"wrong {self.wrong}"
@@ -129,13 +143,16 @@ class Symptom:
             parts.append(f"raised in {self.raised_in!r}")
         if self.at:
             parts.append(f"at a check matching {self.at!r}")
+        if self.where:
+            parts.append(f"where {self.where}")
         if self.mesh:
             parts.append(f"on {self.mesh} meshes")
         return ", ".join(parts)
 
-    def why_not(self, seen: Seen, mesh_kind: Optional[str] = None) -> Optional[str]:
-        """None when ``seen`` (on a mesh of ``mesh_kind``, when the property says) is this symptom;
-        otherwise the first reason it is not, as a phrase."""
+    def why_not(self, seen: Seen, mesh_kind: Optional[str] = None, candidates: Sequence[object] = ()) -> Optional[str]:
+        """None when ``seen`` (on a mesh of ``mesh_kind``, when the property says; of an example
+        whose ``candidates`` a ``where`` pattern reads) is this symptom; otherwise the first reason
+        it is not, as a phrase."""
         if ORACLE_CHECKS.search(seen.check):
             return "a failure of the unsharded run against numpy is never excused"
         if self.mesh and mesh_kind is None:
@@ -153,4 +170,7 @@ class Symptom:
             return f"it was raised in {seen.frame or 'an unknown frame'}, not one matching {self.raised_in!r}"
         if self.at and not re.search(self.at, seen.check):
             return f"the check is not one matching {self.at!r}: saw {seen.describe()}"
+        if self.where and not wrongness.holds(self.where, candidates, seen.expected, seen.got):
+            return (f"its {self.wrong} are not wrong as {self.where} says "
+                    f"({' '.join(wrongness.WRONGNESS[self.where].__doc__.split())}): saw {seen.describe()}")
         return None

@@ -10,7 +10,8 @@ Vocabulary:
   the output's (None where it is not known: a value computed inside a program), the way it runs
   (``(a) eager``, ``(b) jit with in/out_shardings``, ``(c) jit with ...constraints``), the
   result's shape and, for a program's step, the steps that compute its operands (``producers``, so
-  that a trigger whose bug needs two steps reads both);
+  that a trigger whose bug needs two steps reads both) and, for the step a program's failure was
+  localized to, its own ``values`` (expected, got: what a symptom's ``where`` reads);
 * a spec *cuts* when it puts an axis of size > 1 on a dimension; an unknown spec may cut;
 * the other random properties (shard_map bodies, autodiff, vmap) pass their own drawn example
   objects; their triggers say which attributes they read.
@@ -27,7 +28,6 @@ import numpy as np
 
 from conformance.model.layout import MeshModel, Spec, spec_axes
 from conformance.model.program import LAYOUT_CHANGES
-from conformance.model.sharding_rules import merged_groups
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,7 @@ class Call:
     way: str = ""
     result_shape: Optional[Tuple[int, ...]] = None
     producers: Tuple[Optional["Call"], ...] = ()  # a program step's: the step computing each operand (None: an input)
+    values: Optional[tuple] = field(default=None, compare=False, repr=False)  # a localized step's (expected, got)
 
     @property
     def eager(self) -> bool:
@@ -327,18 +328,6 @@ def explicit_range_update_of_a_cut_operand(call: Call) -> bool:
     return explicit_first_operand_cut(call, RANGE_UPDATES)
 
 
-GATHERING = SLICING + ("take", "take_clip", "index_array", "take_along_axis",
-                       "at_set_shifted", "at_add_shifted")  # (the shifted updates slice their operand)
-
-
-def explicit_indexing_of_a_sharded_operand(call: Call) -> bool:
-    """On an Explicit mesh, a static slice or a gather (take, fancy indexing, take_along_axis, the
-    slice an .at[] shift takes of its operand) whose operand or index array is sharded over any
-    mesh axis."""
-    return (call.axis_type == "Explicit" and call.op in GATHERING
-            and any(names_an_axis(spec) for spec in call.in_specs))
-
-
 def explicit_sort_of_a_sharded_operand(call: Call) -> bool:
     """On an Explicit mesh, a sort or argsort of an operand sharded over any mesh axis."""
     return (call.axis_type == "Explicit" and call.op in ("sort", "argsort") and bool(call.in_specs)
@@ -414,22 +403,6 @@ def explicit_flattening_over_a_size_one_axis(call: Call) -> bool:
     roll over all axes) of an operand sharded over a mesh axis of size 1."""
     return (call.axis_type == "Explicit" and call.op in RESHAPING and bool(call.in_specs)
             and uses_a_size_one_axis(call.mesh, call.in_specs[0]))
-
-
-def explicit_merge_sharded_past_its_first_dimension(call: Call) -> bool:
-    """On an Explicit mesh, a reshape that merges a group of dimensions (or an operation that
-    ravels its operand: argmax, argmin, roll with no axis) where a dimension after the group's
-    first names a mesh axis ((2@a, 2@b) to (4,); lax merged only groups sharded in their first
-    dimension before 0.10.0)."""
-    if call.axis_type != "Explicit" or call.op not in RESHAPING or not call.in_specs or not call.operands:
-        return False
-    shape = tuple(np.shape(call.operands[0]))
-    axes = axes_of(call.in_specs[0], len(shape))
-    if call.op != "reshape":
-        return call.static.get("axis") is None and any(axes[1:])
-    if call.result_shape is None or len(call.result_shape) >= len(shape):
-        return False
-    return any(any(axes[d] for d in group[1:]) for group in merged_groups(shape, call.result_shape))
 
 
 def explicit_flattening_onto_axes_ending_with_a_size_one_axis(call: Call) -> bool:
@@ -530,6 +503,39 @@ def jitted_forward_shift_of_a_cumulative_value(call: Call) -> bool:
             and bool(call.producers) and call.producers[0] is not None and call.producers[0].op in CUMULATIVE)
 
 
+def jitted_stack_cutting_its_new_dimension_after_a_cut_one(call: Call) -> bool:
+    """jnp.stack under jit whose output cuts the new dimension over a mesh axis of size > 1 and the
+    dimension just before it over another (measured on 0.4.30: x = [1, 2] stacked with itself on
+    axis 1 into P('a', 'b') on a 2x2 mesh gives [[1, 1], [0, 0]]; P('a', None, 'b') of a stack on
+    axis 2, the dimension before the new one uncut, is right)."""
+    if call.op != "stack" or call.eager or call.out_spec is None or call.result_shape is None:
+        return False
+    axis = call.static.get("axis", 0) % len(call.result_shape)
+    out = axes_of(call.out_spec, len(call.result_shape))
+    new, before = cut_axes(call.mesh, out[axis]), cut_axes(call.mesh, out[axis - 1]) if axis else ()
+    return bool(new) and bool(before) and set(new) != set(before)
+
+
+def jitted_take_of_operand_and_indices_cut_alike_into_another_axis(call: Call) -> bool:
+    """jnp.take under jit whose operand (on a dimension other than the taken one) and indices are
+    cut over one mesh axis, with the output cutting a dimension of the indices over another mesh
+    axis of more devices (XLA's HLO verifier then rejects the partitioned gather; measured on
+    0.10.2: x int32[2, 2] and i int32[4] cut over b of size 2 into P(None, 'a') with a of size 4;
+    the same with a of size 2 compiles)."""
+    if call.op != "take" or call.eager or len(call.operands) < 2 or len(call.in_specs) < 2:
+        return False
+    x, idx = call.operands[0], np.asarray(call.operands[1])
+    rank, axis = np.ndim(x), call.static.get("axis", 0) % max(np.ndim(x), 1)
+    x_axes = {a for d, axes in enumerate(axes_of(call.in_specs[0], rank)) if d != axis for a in cut_axes(call.mesh, axes)}
+    shared = x_axes & {a for axes in axes_of(call.in_specs[1], idx.ndim) for a in cut_axes(call.mesh, axes)}
+    if not shared or call.out_spec is None:
+        return False
+    out = axes_of(call.out_spec, rank - 1 + idx.ndim)
+    small = min(call.mesh.axis_sizes[a] for a in shared)
+    return any(a not in shared and call.mesh.axis_sizes[a] > small
+               for d in range(axis, axis + idx.ndim) for a in cut_axes(call.mesh, out[d]))
+
+
 # --- the other random properties' triggers ----------------------------------------------------
 def pmap_axis_smaller_than_its_devices(example) -> bool:
     """A pmap ``devices=`` example (suites/test_pmap.py's ``DevicesGiven``: ``given``, ``axis_size``)
@@ -586,16 +592,16 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     explicit_one_axis_on_two_dimensions_of_a_broadcast, explicit_operand_and_indices_on_one_axis,
     explicit_update_sharded_unlike_its_operand, explicit_empty_slice_of_a_cut_dimension,
     explicit_static_slice_of_a_cut_operand, explicit_range_update_of_a_cut_operand,
-    explicit_indexing_of_a_sharded_operand,
     explicit_sort_of_a_sharded_operand, explicit_at_min_or_max, explicit_at_set, explicit_at_add,
     explicit_tril_of_a_sharded_operand, explicit_where_of_operands_split_unlike, explicit_device_put_inside_jit,
     explicit_edge_pad_of_a_sharded_operand, explicit_mirror_pad_of_a_cut_dimension_it_does_not_pad,
     explicit_reshape_over_a_size_one_axis, explicit_reshape_with_a_size_one_dimension,
-    explicit_flattening_onto_axes_ending_with_a_size_one_axis, explicit_merge_sharded_past_its_first_dimension,
+    explicit_flattening_onto_axes_ending_with_a_size_one_axis,
     layout_change_onto_combined_axes, jitted_axis_moved_into_combined_axes,
     explicit_step_rejected_as_typed_before_a_device_put,
     explicit_flattening_over_a_size_one_axis,
     second_layout_change_in_a_row, strided_at_update, jitted_forward_shift_of_a_cumulative_value,
+    jitted_stack_cutting_its_new_dimension_after_a_cut_one, jitted_take_of_operand_and_indices_cut_alike_into_another_axis,
     checked_body_with_pmax, transposed_jit_with_a_cut_output, pmap_axis_smaller_than_its_devices,
     vmapped_body_with_psum_or_pmean, vmapped_partially_replicated_join, vmapped_operands_over_combined_axes,
 )}

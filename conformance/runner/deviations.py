@@ -31,7 +31,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import pytest
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from conformance.checking import triggers
+from conformance.checking import triggers, wrongness
 from conformance.checking.symptoms import Seen, Symptom
 
 from .devices import UsageError
@@ -95,7 +95,7 @@ class Deviation:
         trigger is asked about, on a mesh of ``mesh_kind``); otherwise why not, as a phrase."""
         if self.trigger and not triggers.holds(self.trigger, candidates):
             return f"its trigger {self.trigger} does not hold for this example"
-        return self.symptom.why_not(seen, mesh_kind)
+        return self.symptom.why_not(seen, mesh_kind, candidates)
 
     def applies_on(self, platform: str, device_kind: str, platform_version: str = "") -> bool:
         """Whether the entry applies on this backend: ``platform`` as JAX names it (cpu, gpu, cuda,
@@ -260,6 +260,13 @@ def parse_entry(entry: dict, source: str, line: int, where_key: Callable[[str], 
         symptom = Symptom.parse(entry["symptom"])
     except ValueError as e:
         refuse(str(e), "symptom")
+    if not strict and symptom.wrong in ("values", "layout") and not symptom.where:
+        refuse(f"is not strict and its symptom is wrong {symptom.wrong} at any element: name how they are wrong "
+               f"(where = one of {', '.join(n for n, w in wrongness.SHOWN_BY.items() if w == symptom.wrong)}; "
+               "conformance/checking/wrongness.py), so that another wrong value inside the trigger fails", "symptom")
+    if symptom.where and strict:
+        refuse("is strict, so its symptom takes no where (its test checks one call): where says how a random "
+               "property's examples go wrong", "symptom")
     if symptom.mesh and strict:
         refuse("is strict, so its symptom takes no mesh (the test's mesh is fixed): mesh limits a random property's",
                "symptom")

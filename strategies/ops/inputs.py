@@ -10,6 +10,7 @@ order a partitioned program adds in, and stays exact.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Callable, Optional, Tuple
 
@@ -171,14 +172,34 @@ def axes_statics(shape):
     return st.fixed_dictionaries({"axis": axes_of(len(shape))})
 
 
+def not_own_inverse(rank: int) -> Tuple[Tuple[int, ...], ...]:
+    """The permutations of ``rank`` dimensions that are not their own inverse (none below rank 3)."""
+    return tuple(p for p in itertools.permutations(range(rank)) if tuple(np.argsort(p)) != p)
+
+
 def permutation_statics(shape):
-    """``axes``: a permutation of the dimensions."""
-    return st.fixed_dictionaries({"axes": st.permutations(range(len(shape))).map(tuple)})
+    """``axes``: a permutation of the dimensions; where the rank allows (3 or more), 3 in 4 draws
+    one that is not its own inverse, so that reading where each axis goes for where it comes from
+    is another valid call with another result."""
+    rank = len(shape)
+    if rank < 3:
+        return st.fixed_dictionaries({"axes": st.permutations(range(rank)).map(tuple)})
+    telling, any_order = st.sampled_from(not_own_inverse(rank)), st.permutations(range(rank)).map(tuple)
+    return st.fixed_dictionaries({"axes": mostly(4).flatmap(lambda tells: telling if tells else any_order)})
 
 
 def two_axes_statics(shape):
-    """``a``, ``b``: two axes, negative ones included, possibly equal."""
-    return st.fixed_dictionaries({"a": one_axis(len(shape)), "b": one_axis(len(shape))})
+    """``a``, ``b``: two axes, negative ones included; where the rank allows, distinct dimensions
+    in 3 draws of 4 (so that reading one for the other is another call), else possibly equal."""
+    rank = len(shape)
+
+    def build(draw):
+        a = draw(one_axis(rank))
+        if rank > 1 and draw(mostly(4)):
+            others = [b for b in range(-rank, rank) if b % rank != a % rank]
+            return {"a": a, "b": draw(st.sampled_from(others))}
+        return {"a": a, "b": draw(one_axis(rank))}
+    return drawn(build)
 
 
 def new_axis_statics(shape):
@@ -214,10 +235,15 @@ def reshape_statics(shape):
 
 
 def roll_statics(shape):
-    """``shift`` (up to twice the rolled size either way) and ``axis`` (one, or None: flattened)."""
+    """``axis`` (one in 3 draws of 4, else None: flattened) and ``shift``: up to twice the rolled
+    size either way, or (half of the draws with an axis) one that is also a valid axis, so that
+    reading the shift for the axis and the axis for the shift is another valid call."""
     def build(draw):
-        axis = draw(st.one_of(st.none(), st.integers(0, len(shape) - 1)))
+        rank = len(shape)
+        axis = draw(st.integers(0, rank - 1)) if draw(mostly(4)) else None
         n = math.prod(shape) if axis is None else shape[axis]
+        if axis is not None and draw(st.booleans()):
+            return {"shift": draw(st.integers(-rank, rank - 1)), "axis": axis}
         return {"shift": draw(st.integers(-2 * n, 2 * n)), "axis": axis}
     return drawn(build)
 
@@ -468,10 +494,15 @@ def einsum_inputs():
 
 
 def matmul_inputs(dtype: str, kind: str):
-    """(x, y) for matmul: ``x`` of rank 1..3, ``y`` of rank 1..3, batch dimensions broadcasting."""
+    """(x, y) for matmul: ``x`` of rank 1..3, ``y`` of rank 1..3, batch dimensions broadcasting;
+    in 1 draw of 3 both matrices (batched alike or not) with ``n == m``, so that ``y @ x`` is a
+    valid call too (one that reads the operands in the other order)."""
     def build(draw):
         m, k, n = (draw(SIDE) for _ in range(3))
         batch = draw(shapes(0, 1))
+        if not draw(mostly(3)):
+            shape = draw(st.sampled_from([(), batch]))
+            return (draw(values(dtype, shape + (m, k), kind)), draw(values(dtype, shape + (k, m), kind))), {}
         x_shape = draw(st.sampled_from([(k,), (m, k), batch + (m, k)]))
         y_shape = draw(st.sampled_from([(k,), (k, n), batch + (k, n)]))
         return (draw(values(dtype, x_shape, kind)), draw(values(dtype, y_shape, kind))), {}

@@ -1,0 +1,297 @@
+"""One example per trigger (conformance/checking/triggers.py) that it holds for, and a near miss: the
+same example with the one condition the trigger's bug needs taken away (another step, another
+mesh kind, a start that needs no clamping). The meta-tests (tests/test_trigger_meta.py) plant
+unrelated failures into the first and the entry's own symptom into the second; the table of
+triggers with their meta-tests (tests/TRIGGERS.md) is written by the meta-tests' module:
+
+    python -m tests.test_trigger_meta > tests/TRIGGERS.md
+
+Vocabulary: a ``Pair`` is ``holds`` (an example the trigger holds for), ``misses`` (its near miss),
+``taken_away`` (what the near miss changes, in words) and, where its entries' symptoms say how the
+values or the layout go wrong (``where``), ``wrong``: what the failed check compares as the bug
+makes it, ``(expected, got)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Dict, Optional, Tuple
+
+import numpy as np
+
+from conformance.checking import triggers
+from conformance.checking.triggers import Call
+from conformance.model.layout import MeshModel
+from strategies.contractions import PartlyConstrained
+from strategies.manual import AllToAllExample
+
+MESH = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))  # two axes that cut: ('a',) leaves 'b' replicated
+SIZE_ONE = MeshModel(tuple(range(8)), (8, 1), ("a", "b"))  # 'b' has size 1
+BY_Y = MeshModel(tuple(range(6)), (2, 3), ("b", "y"))
+JIT, CONSTRAINED, EAGER = "(b) jit with in/out_shardings", "(c) jit with sharding constraints", "(a) eager"
+
+X4 = np.arange(4, dtype=np.int32)
+X22 = np.arange(4, dtype=np.int32).reshape(2, 2)
+
+
+@dataclass(frozen=True)
+class Pair:
+    holds: object
+    misses: object
+    taken_away: str
+    wrong: Optional[Tuple[object, object]] = None
+
+
+def call(op, operands, static=None, *, mesh=MESH, axis_type="Auto", in_specs=(), out_spec=(), way=JIT,
+         shape=None, producers=()) -> Call:
+    return Call(op, tuple(operands), dict(static or {}), mesh, axis_type, tuple(in_specs), out_spec, way, shape,
+                tuple(producers))
+
+
+def explicit(op, operands, in_specs, static=None, *, mesh=MESH, way=EAGER, shape=None) -> Call:
+    return call(op, operands, static, mesh=mesh, axis_type="Explicit", in_specs=in_specs, out_spec=None, way=way,
+                shape=shape)
+
+
+def auto(c: Call) -> Call:
+    """``c`` on an Auto mesh."""
+    return Call(c.op, c.operands, c.static, c.mesh, "Auto", c.in_specs, c.out_spec, c.way, c.result_shape, c.producers)
+
+
+def pair_explicit(op, operands, in_specs, static=None, wrong=None, **kw) -> Pair:
+    c = explicit(op, operands, in_specs, static, **kw)
+    return Pair(c, auto(c), "the mesh is Auto", wrong)
+
+
+def a(*values, dtype=np.int32) -> np.ndarray:
+    return np.array(values, dtype)
+
+
+def blocks(mesh, spec, shape) -> dict:
+    from conformance.model.layout import Layout
+    return Layout(mesh, spec, shape).blocks
+
+
+TWO = MeshModel((0, 1), (2,), ("a",))
+X123 = a(1, 2, 3)
+ZERO_SIZE_SHARDS = ((0, 1), (0, 2))  # a (0, 2) result's shard shape asked over 'a' on dimension 1, and the whole
+
+
+def constraint(before, spec) -> Call:
+    return call("constraint", (X4,), {"spec": spec}, in_specs=(before,), out_spec=spec, way=CONSTRAINED)
+
+
+def _remat(policy):
+    return SimpleNamespace(policy=policy, x=np.zeros((2, 4), np.float32), w=np.zeros((4, 2), np.float32),
+                           inner_spec=None)
+
+
+EXAMPLES: Dict[str, Pair] = {
+    "clamped_start_with_a_cut_output": Pair(
+        call("dynamic_slice", (X4, np.int32(3)), {"sizes": (2,)}, in_specs=((), ()), out_spec=("a",)),
+        call("dynamic_slice", (X4, np.int32(1)), {"sizes": (2,)}, in_specs=((), ()), out_spec=("a",)),
+        "the start needs no clamping", (a(2, 3), a(3, 3))),
+    "moved_start_with_a_cut_operand_or_output": Pair(
+        call("dynamic_update_slice", (X4, X4[:1], np.int32(5)), in_specs=(("a",), (), ())),
+        call("dynamic_update_slice", (X4, X4[:1], np.int32(2)), in_specs=(("a",), (), ())),
+        "the start is in range", (a(0, 1, 2, 0), a(0, 1, 2, 3))),
+    "partially_replicated_join": Pair(
+        call("concatenate", (X4, X4), {"axis": 0}, in_specs=(("a",), ())),
+        call("concatenate", (X4, X4), {"axis": 0}, in_specs=((), ())),
+        "nothing is cut over part of the mesh", (a(0, 1, 2, 3, 0, 1, 2, 3), a(0, 2, 4, 6, 0, 2, 4, 6))),
+    "join_of_differently_split_operands": Pair(
+        call("concatenate", (X4, X4), {"axis": 0}, in_specs=(("a",), ()), out_spec=("a",)),
+        call("concatenate", (X4, X4), {"axis": 0}, in_specs=(("a",), ("a",)), out_spec=("a",)),
+        "the operands and the output are split alike"),
+    "clipped_take_on_a_cut_axis": Pair(
+        call("take_clip", (X22, np.int32(3)), {"axis": 0}, in_specs=(("a",), ())),
+        call("take_clip", (X22, np.int32(1)), {"axis": 0}, in_specs=(("a",), ())),
+        "the index is inside the axis", (a(2, 3), a(0, 0))),
+    "interior_padding_with_a_cut_output": Pair(
+        call("lax_pad_negative", (X123, np.int32(0)), {"config": ((0, 1, 1),)}, in_specs=((), ()), out_spec=("a",)),
+        call("lax_pad_negative", (X123, np.int32(0)), {"config": ((0, 1, 0),)}, in_specs=((), ()), out_spec=("a",)),
+        "no interior padding", (a(1, 0, 2, 0, 3, 0), a(1, 0, 2, 0, 2, 0))),
+    "zero_size_result_with_out_shardings": Pair(
+        call("slice_empty", (X22,), in_specs=(("a",),), out_spec=(None, "a"), shape=(0, 2)),
+        call("slice_empty", (X22,), in_specs=(("a",),), out_spec=(None, "a"), shape=(0, 2), way=CONSTRAINED),
+        "the way is (c), a constraint, not out_shardings", ZERO_SIZE_SHARDS),
+    "zero_size_result_with_a_cut_layout": Pair(
+        call("slice_empty", (X22,), in_specs=((None, "a"),), out_spec=None, way=EAGER, shape=(0, 2)),
+        call("slice_empty", (X22,), in_specs=((),), out_spec=None, way=EAGER, shape=(0, 2)),
+        "the operand is not cut"),
+    "zero_size_result_constrained": Pair(
+        call("slice_empty", (X22,), in_specs=(("a",),), out_spec=(None, "a"), shape=(0, 2), way=CONSTRAINED),
+        call("slice_empty", (X22,), in_specs=(("a",),), out_spec=(None, "a"), shape=(0, 2)),
+        "the way is (b), out_shardings, not a constraint", ZERO_SIZE_SHARDS),
+    "negative_edge_with_a_cut_output": Pair(
+        call("lax_pad_negative", (X4, np.int32(0)), {"config": ((-1, 1, 0),)}, in_specs=((), ()), out_spec=("a",)),
+        call("lax_pad_negative", (X4, np.int32(0)), {"config": ((-1, 1, 0),)}, in_specs=((), ()), out_spec=()),
+        "the output is replicated", (a(1, 2, 3, 0), a(0, 1, 2, 3))),
+    "strided_slice_of_a_cut_dimension": Pair(
+        call("strided_slice", (X4,), {"index": slice(1, 2, 3)}, in_specs=(("a",),)),
+        call("strided_slice", (X4,), {"index": slice(1, 2, 3)}, in_specs=(("a",),), way=EAGER),
+        "it runs eagerly", (a(1), a(0))),
+    "eager_pad_reshape_or_concatenate_of_a_cut_operand": Pair(
+        call("reshape", (X22,), in_specs=(("a",),), out_spec=None, way=EAGER, shape=(4,)),
+        call("reshape", (X22,), in_specs=(("a",),), out_spec=None, shape=(4,)),
+        "it runs under jit"),
+    "jitted_take_along_a_cut_axis": Pair(
+        call("take_along_axis", (X22, np.zeros((2, 2), np.int32)), {"axis": 0}, in_specs=(("a",), ())),
+        call("take_along_axis", (X22, np.zeros((2, 2), np.int32)), {"axis": 0}, in_specs=((None, "a"), ())),
+        "the operand is cut along another axis"),
+    "jitted_take_along_over_combined_axes": Pair(
+        call("take_along_axis", (np.arange(16, dtype=np.int32).reshape(8, 2), np.zeros((8, 2), np.int32)), {"axis": 0},
+             in_specs=((("a", "b"),), ())),
+        call("take_along_axis", (np.arange(16, dtype=np.int32).reshape(8, 2), np.zeros((8, 2), np.int32)), {"axis": 0},
+             in_specs=(("a",), ())),
+        "one mesh axis per dimension", (np.tile(a(0, 1), (8, 1)), np.tile(a(0, 0), (8, 1)))),
+    "explicit_batch_dimensions_split_differently": pair_explicit(
+        "matmul", (np.zeros((2, 3, 2), np.float32), np.zeros((2, 2, 1), np.float32)), ((), ("a",))),
+    "explicit_one_axis_on_two_dimensions_of_a_broadcast": Pair(
+        explicit("add", (np.zeros((2, 4)), np.zeros((2, 4))), (("a",), (None, "a"))),
+        explicit("add", (np.zeros((2, 4)), np.zeros((2, 4))), (("a",), ("a",))),
+        "the axis is on one dimension"),
+    "explicit_operand_and_indices_on_one_axis": Pair(
+        explicit("index_array", (X4, np.zeros(2, np.int32)), (("a",), ("a",))),
+        explicit("index_array", (X4, np.zeros(2, np.int32)), (("a",), ("b",))),
+        "the indices are on another axis"),
+    "explicit_update_sharded_unlike_its_operand": Pair(
+        explicit("at_add_indices", (X4[:2], X4[:2], X4[:2]), ((), (), ("a",))),
+        explicit("at_add_indices", (X4[:2], X4[:2], X4[:2]), ((), ("a",), ("a",))),
+        "the update is sharded as the scatter expects"),
+    "explicit_empty_slice_of_a_cut_dimension": pair_explicit(
+        "slice_empty", (X22,), ((None, "a"),), shape=(0, 2), mesh=TWO,
+        wrong=(blocks(TWO, (None, "a"), (0, 2)), blocks(TWO, (), (0, 2)))),
+    "explicit_static_slice_of_a_cut_operand": Pair(
+        explicit("slice", (X4,), (("a",),)), explicit("slice", (X4,), ((),)), "the operand is replicated"),
+    "explicit_range_update_of_a_cut_operand": Pair(
+        explicit("at_min", (X4, X4[:2]), (("a",), ())), explicit("at_min", (X4, X4[:2]), ((), ())),
+        "the operand is replicated"),
+    "explicit_sort_of_a_sharded_operand": pair_explicit(
+        "argsort", (X22,), (("a",),), {"axis": 1}, mesh=TWO, wrong=(blocks(TWO, ("a",), (2, 2)), blocks(TWO, (), (2, 2)))),
+    "explicit_at_min_or_max": pair_explicit("at_max", (X4, X4[:2]), (("a",), ())),
+    "explicit_at_set": pair_explicit("at_set_shifted", (X4,), (("a",),), {"shift": 1}),
+    "explicit_at_add": pair_explicit("at_add_shifted", (X4,), (("a",),), {"shift": 1}),
+    "explicit_tril_of_a_sharded_operand": Pair(
+        explicit("tril", (X22,), (("a",),)), explicit("tril", (X22,), ((),)), "the operand is replicated"),
+    "explicit_where_of_operands_split_unlike": Pair(
+        explicit("where", (X4 > 1, X4, X4), (("a",), (), ())), explicit("where", (X4 > 1, X4, X4), (("a",),) * 3),
+        "all three are split alike"),
+    "explicit_device_put_inside_jit": Pair(
+        explicit("device_put", (X4,), (("a",),), {"spec": ()}, way=JIT),
+        explicit("device_put", (X4,), (("a",),), {"spec": ()}, way=EAGER), "it runs eagerly"),
+    "explicit_edge_pad_of_a_sharded_operand": Pair(
+        explicit("pad", (X4,), (("b",),), {"mode": "edge", "widths": ((1, 0),)}, mesh=SIZE_ONE),
+        explicit("pad", (X4,), ((),), {"mode": "edge", "widths": ((1, 0),)}, mesh=SIZE_ONE), "the operand is replicated"),
+    "explicit_mirror_pad_of_a_cut_dimension_it_does_not_pad": Pair(
+        explicit("pad", (X22,), (("a",),), {"mode": "symmetric", "widths": ((0, 0), (0, 0))}),
+        explicit("pad", (X22,), (("a",),), {"mode": "symmetric", "widths": ((1, 0), (0, 0))}),
+        "the cut dimension is padded"),
+    "explicit_reshape_over_a_size_one_axis": Pair(
+        explicit("reshape", (X22,), (("b",),), mesh=SIZE_ONE, shape=(4,)),
+        explicit("reshape", (X22,), (("a",),), mesh=SIZE_ONE, shape=(4,)), "the axis has size 8"),
+    "explicit_reshape_with_a_size_one_dimension": Pair(
+        explicit("reshape", (X4.reshape(4, 1),), (("a",),), shape=(4,)),
+        explicit("reshape", (X22,), (("a",),), shape=(4,)), "no dimension of size 1"),
+    "explicit_flattening_onto_axes_ending_with_a_size_one_axis": Pair(
+        explicit("reshape", (np.zeros((8, 2), np.int32),), ((("a", "b"),),), mesh=SIZE_ONE, shape=(16,)),
+        explicit("reshape", (np.zeros((8, 2), np.int32),), (("a",),), mesh=SIZE_ONE, shape=(16,)),
+        "one mesh axis on the dimension"),
+    "explicit_flattening_over_a_size_one_axis": pair_explicit("argmax", (X22,), (("b",),), mesh=SIZE_ONE, shape=()),
+    "layout_change_onto_combined_axes": Pair(
+        call("constraint", (X22,), {"spec": (None, ("a", "b"))}, in_specs=((),), way=CONSTRAINED),
+        call("constraint", (X22,), {"spec": (None, "a")}, in_specs=((),), way=CONSTRAINED),
+        "one mesh axis per dimension"),
+    "jitted_axis_moved_into_combined_axes": Pair(
+        call("greater", (np.zeros((2, 6), np.int32), np.int32(5)), mesh=BY_Y, in_specs=(("b",), ()),
+             out_spec=(None, ("b", "y")), shape=(2, 6)),
+        call("greater", (np.zeros((2, 6), np.int32), np.int32(5)), mesh=BY_Y, in_specs=(("b",), ()),
+             out_spec=(None, ("y", "b")), shape=(2, 6)),
+        "the combined axes start with the other axis"),
+    "explicit_step_rejected_as_typed_before_a_device_put": pair_explicit(
+        triggers.REJECTED_AS_TYPED_BEFORE_A_DEVICE_PUT, (X4,), (("a",),), way=JIT),
+    "second_layout_change_in_a_row": Pair(
+        call("layout change of a layout change", (), {"earlier": ((("a",), (4,)),)}, way=CONSTRAINED),
+        call("constraint", (X4,), {"spec": ("a",)}, in_specs=((),), way=CONSTRAINED), "one layout change",
+        (blocks(MESH, (), (4,)), blocks(MESH, ("a",), (4,)))),
+    "strided_at_update": Pair(
+        call("at_min", (X4, X4[:2]), in_specs=(None, ()), way=CONSTRAINED, producers=(constraint((), ("a",)), None)),
+        call("at_min", (X4, X4[:2]), in_specs=(None, ()), way=CONSTRAINED, producers=(constraint(("a",), ("a",)), None)),
+        "the constraint keeps its operand's layout", (a(0, 1, 2, 0), a(0, 3, 2, 0))),
+    "jitted_forward_shift_of_a_cumulative_value": Pair(
+        call("at_set_shifted", (X4,), {"shift": -1}, in_specs=(None,), way=JIT,
+             producers=(call("cumsum", (X4,), {"axis": 0}, in_specs=((),)),)),
+        call("at_set_shifted", (X4,), {"shift": -1}, in_specs=(None,), way=JIT,
+             producers=(call("negative", (X4,), in_specs=((),)),)),
+        "the shifted value is not a scan's", (a(0, 0, 1, 3), a(0, 0, 0, 0))),
+    "jitted_stack_cutting_its_new_dimension_after_a_cut_one": Pair(
+        call("stack", (a(1, 2), a(1, 2)), {"axis": 1}, mesh=MeshModel((0, 1, 2, 3), (2, 2), ("a", "b")),
+             in_specs=((), ()), out_spec=("a", "b"), shape=(2, 2)),
+        call("stack", (a(1, 2), a(1, 2)), {"axis": 1}, mesh=MeshModel((0, 1, 2, 3), (2, 2), ("a", "b")),
+             in_specs=((), ()), out_spec=(None, "b"), shape=(2, 2)),
+        "the dimension before the new one is not cut", (a(1, 1, 2, 2).reshape(2, 2), a(1, 1, 0, 0).reshape(2, 2))),
+    "jitted_take_of_operand_and_indices_cut_alike_into_another_axis": Pair(
+        call("take", (X22, np.zeros(4, np.int32)), {"axis": 1}, mesh=MeshModel(tuple(range(8)), (4, 2), ("a", "b")),
+             in_specs=(("b",), ("b",)), out_spec=(None, "a"), shape=(2, 4)),
+        call("take", (X22, np.zeros(4, np.int32)), {"axis": 1}, mesh=MeshModel(tuple(range(8)), (4, 2), ("a", "b")),
+             in_specs=(("b",), ("b",)), out_spec=(None, "b"), shape=(2, 4)),
+        "the output cuts the indices' dimension over their own axis"),
+    "checked_body_with_pmax": Pair(
+        (MESH, ("a",), SimpleNamespace(name="pmax"), X4), (MESH, ("a",), SimpleNamespace(name="psum"), X4),
+        "the collective is psum"),
+    "transposed_jit_with_a_cut_output": Pair(
+        SimpleNamespace(transform="grad", mesh=MESH, out_spec=("a",)),
+        SimpleNamespace(transform="grad", mesh=SIZE_ONE, out_spec=("b",)), "the output's axis has size 1"),
+    "pmap_axis_smaller_than_its_devices": Pair(
+        SimpleNamespace(given=2, axis_size=1), SimpleNamespace(given=2, axis_size=2), "the axis matches its devices"),
+    "vmapped_body_with_psum_or_pmean": Pair(
+        (SimpleNamespace(name="psum"), MESH, "a", X4, X4), (SimpleNamespace(name="pmax"), MESH, "a", X4, X4),
+        "the body applies pmax"),
+    "vmapped_partially_replicated_join": Pair(
+        (SimpleNamespace(name="stack"), 2, {}, MESH, (("a",),), True),
+        (SimpleNamespace(name="stack"), 2, {}, MESH, ((),), True), "the batched operand is replicated",
+        (a(1, 2, 3, 4), a(2, 4, 6, 8))),
+    "vmapped_operands_over_combined_axes": Pair(
+        (SimpleNamespace(name="add"), 2, {}, MESH, ((("a", "b"),),), True),
+        (SimpleNamespace(name="add"), 2, {}, MESH, (("a",),), True), "one mesh axis per dimension"),
+    "untiled_all_to_all_moving_its_split_dimension": Pair(
+        AllToAllExample(MESH, ("a", "b"), 0, 1, False, (8, 2)), AllToAllExample(MESH, ("a", "b"), 0, 1, True, (8, 2)),
+        "it is tiled"),
+    "non_partitionable_draw_into_a_partially_replicated_layout": Pair(
+        SimpleNamespace(partitionable=False, mesh=MESH, out_spec=("a",), key_spec=()),
+        SimpleNamespace(partitionable=True, mesh=MESH, out_spec=("a",), key_spec=()), "jax_threefry_partitionable is on",
+        (a(5, 2**31 + 7, dtype=np.uint32), a(10, 14, dtype=np.uint32))),
+    "constrained_dimension_dropping_an_axis_its_input_cuts_it_over": Pair(
+        PartlyConstrained(MESH, "Auto", np.zeros((4, 4), np.int32), ("a",), (None, None), (1,)),
+        PartlyConstrained(MESH, "Auto", np.zeros((4, 4), np.int32), ("a",), ("a", None), (1,)),
+        "the constrained dimension keeps its input's axis",
+        ({d: ((0, 4),) for d in range(8)}, {d: ((0, 2),) if d < 4 else ((2, 4),) for d in range(8)})),
+    "checkpoint_policy_saving_the_named_value": Pair(
+        _remat(("save_only_these_names", ("s",))), _remat(("nothing_saveable", ())), "nothing is saved"),
+    "auto_branches_constrained_to_different_layouts": Pair(
+        SimpleNamespace(axis_type="Auto", branch_specs=(("a",), None)),
+        SimpleNamespace(axis_type="Auto", branch_specs=(("a",), ("a",))), "the branches ask for one layout"),
+    "checkpoint_policy_saving_an_intermediate": Pair(
+        _remat(("dots_saveable", ())), _remat(("nothing_saveable", ())), "only the arguments are saved"),
+    "stack_checkpointed_to_save_only_the_named_value": Pair(
+        SimpleNamespace(policy="save_only_these_names"), SimpleNamespace(policy="nothing_saveable"),
+        "the policy saves nothing"),
+}
+
+
+def table(rows) -> str:
+    """The Markdown table of triggers and their meta-tests: ``rows`` of (trigger, entries,
+    plants)."""
+    lines = ["# Triggers and their meta-tests", "",
+             "Written by `python -m tests.test_trigger_meta > tests/TRIGGERS.md` (tests/test_trigger_meta.py checks",
+             "that it is current). For each trigger: the known-deviation entries that name it; the example",
+             "it holds for and its near miss (tests/trigger_examples.py); the unrelated failures planted into",
+             "the example, none of which an entry may excuse. Every row's meta-test is",
+             "`tests/test_trigger_meta.py::test_no_entry_of_a_trigger_excuses_an_unrelated_failure[<trigger>]`.",
+             "", "| trigger | entries | near miss (the entry's own symptom, not excused) | unrelated failures planted |",
+             "|---|---|---|---|"]
+    for name, entries, plants in rows:
+        lines.append(f"| `{name}` | {entries} | {EXAMPLES[name].taken_away} | {'; '.join(plants)} |")
+    return "\n".join(lines) + "\n"
+
