@@ -9,8 +9,12 @@ numpy's value, laid out as asked. A failure prints the shrunk program as a scrip
 
 The unsharded run (0) is the oracle and is never excused. The sharded ways run under this
 property's known deviations (``excuses``): a failure is excused only where an entry's trigger
-holds for the failing step (in (a)) or for a step the failing output depends on (in (b) and (c)),
-and the failure shows the entry's symptom; later ways still run.
+holds for the failing step (in (a)) or, in (b) and (c), for the first step whose prefix, jitted
+the same way, goes wrong (``first_wrong_step``), and the failure shows the entry's symptom; later
+ways still run. Every value has the layout our model derives for it (``derived_specs``), which a
+prefix is computed into. Where XLA would abort this process on the program's shape, the jit ways
+(and the eager one, for some shapes) run in a fresh interpreter, checked as here, each way under
+its own excuses, every step asked.
 
 Under ``--hypothesis-profile=soak`` the property runs in rounds, each in a fresh process, for
 ``--soak-minutes`` (``test_generated_programs_soak``); every distinct failure is reported.
@@ -40,7 +44,7 @@ from conformance.model.program import Program, Step
 from strategies.ops import BY_NAME
 from strategies.programs import programs, written_program
 from suites.test_sharding_invariance import (ABORT, aborts_under_jit, accepted_refusal, expected_rejection,
-                                             forwards_an_input, sharding_verdict)
+                                             forwards_an_input, sharding_verdict, why_not_rejected)
 
 pytestmark = pytest.mark.programs
 DEVICES = bridge.live_device_ids()
@@ -53,9 +57,8 @@ SOAK = "soak"  # the Hypothesis profile under which the property runs in the soa
 
 
 def spec_of(program: Program, name: str):
-    """The spec a value is known to have: an input's, or a layout change's; on an Explicit mesh, a
-    computed value's type as our sharding-rule model derives it; else None (unknown)."""
-    return known_specs(program).get(name)
+    """The spec a value has by our model (``derived_specs``)."""
+    return derived_specs(program)[name]
 
 
 def typed_step_call(program: Program, step: Step, specs: dict, way: str = "") -> Call:
@@ -64,22 +67,41 @@ def typed_step_call(program: Program, step: Step, specs: dict, way: str = "") ->
                 program.axis_type, tuple(specs[n] for n in step.operands), None, way)
 
 
-@functools.lru_cache(maxsize=32)  # (a Program hashes by identity)
-def known_specs(program: Program, device_put_retypes: bool = True) -> dict:
-    """The spec our sharding-rule model types each value of ``program`` with, by name: the input
-    specs, a layout change's target, and on an Explicit mesh the spec a step's rule gives its result
-    (None where the rule rejects or no rule is modelled). (``device_put_retypes=False``: as a JAX
-    whose device_put inside jit keeps its operand's type types the values.)"""
+def auto_propagation():
+    """The rules our sharding-rule model derives an Auto mesh's computed layouts by: the stated
+    rules with indexing and reshapes typed and a contraction's batch dimension taking its sharded
+    side's entry (an Auto mesh refuses nothing: forward propagation)."""
     from conformance.model import sharding_rules as rules
+    return rules.ReleaseRules(indexing_infers_sharding=True, reshape_deals_mesh_axes=True, batch_specs_equal=False)
+
+
+@functools.lru_cache(maxsize=32)  # (a Program hashes by identity)
+def derived_specs(program: Program, device_put_retypes: bool = True) -> dict:
+    """The spec our model gives each value of ``program``, by name: an input's, a layout change's
+    target, and a catalogue step's result as our sharding-rule model types it from its operands'
+    (on an Explicit mesh by the installed release's rules, on an Auto mesh by ``auto_propagation``;
+    replicated, ``()``, where the rules reject the step or have none). (``device_put_retypes=False``:
+    as a JAX whose device_put inside jit keeps its operand's type types the values.)"""
+    from conformance.model import sharding_rules as rules
+    by_rules = compat.sharding_rule_set() if program.axis_type == "Explicit" else auto_propagation()
     specs = dict(zip(program.inputs, program.in_specs))
     for step in program.steps:
         if step.changes_layout:
             kept = step.op == "device_put" and not device_put_retypes
-            specs[step.result] = specs.get(step.operands[0]) if kept else step.spec
-        elif program.axis_type == "Explicit" and all(specs.get(n) is not None for n in step.operands):
-            verdict = sharding_verdict(typed_step_call(program, step, specs))
-            specs[step.result] = verdict.out_spec if isinstance(verdict, rules.Accepts) else None
+            specs[step.result] = specs[step.operands[0]] if kept else step.spec
+            continue
+        call = typed_step_call(program, step, specs)
+        verdict = rules.sharding_verdict(call.op, BY_NAME[call.op].family, [np.shape(x) for x in call.operands],
+                                         call.in_specs, call.static, call.mesh, rules=by_rules)
+        specs[step.result] = verdict.out_spec if isinstance(verdict, rules.Accepts) else ()
     return specs
+
+
+def computed_into(program: Program, name: str):
+    """The spec a jit way computes the value ``name`` into when it ends a prefix of the program
+    (``first_wrong_step``): an output's spec, else its derived spec (our rules' specs divide the
+    shapes they type)."""
+    return dict(zip(program.outputs, program.out_specs)).get(name, spec_of(program, name))
 
 
 def step_call(program: Program, step: Step, way: str, producers: bool = True) -> Call:
@@ -88,14 +110,13 @@ def step_call(program: Program, step: Step, way: str, producers: bool = True) ->
     "layout change of a layout change"."""
     changed = {s.result for s in program.steps if s.changes_layout}
     op = "layout change of a layout change" if step.changes_layout and step.operands[0] in changed else step.op
-    outputs = dict(zip(program.outputs, program.out_specs))
     static = {"spec": step.spec} if step.changes_layout else step.kwargs  # (a layout change's target)
     by_result = {s.result: s for s in program.steps}
     made_by = tuple(step_call(program, by_result[n], way, producers=False) if n in by_result else None
                     for n in step.operands) if producers else ()
     return Call(op, tuple(program.value(n) for n in step.operands), static, program.mesh, program.axis_type,
                 tuple(spec_of(program, n) for n in step.operands),
-                None if way.startswith("(a)") else outputs.get(step.result), way,
+                None if way.startswith("(a)") else computed_into(program, step.result), way,
                 tuple(np.shape(program.value(step.result))), made_by)
 
 
@@ -173,19 +194,19 @@ def keeps_layout(step: Step) -> bool:
 def laid_out_as_asked(program: Program, step: Step, way: str):
     """For a layout change, or a unary elementwise step, that goes wrong under jit: the step
     computing its operand (through any such steps before it), as computed into the layout asked of
-    it (its call's output spec the change's target, or the layout the program asks of the
-    elementwise step's result), since the jit computes it there (a bug of two steps: a join, then a
-    constraint that leaves it partially replicated; a clamped dynamic_slice, then a negation laid
-    out cut); None for any other step, or where no layout is asked."""
+    it (its call's output spec the change's target, or the layout the elementwise step's result is
+    computed into: ``computed_into``), since the jit computes it there (a bug of two steps: a join,
+    then a constraint that leaves it partially replicated; a clamped dynamic_slice, then a negation
+    laid out cut; met on 0.4.30: a partially replicated concatenate, whose prefix was right, then a
+    negation); None for any other step."""
     if not keeps_layout(step):
         return None
-    target = step.spec if step.changes_layout else \
-        {**known_specs(program), **dict(zip(program.outputs, program.out_specs))}.get(step.result)
+    target = step.spec if step.changes_layout else computed_into(program, step.result)
     by_result, source = {s.result: s for s in program.steps}, step
     while keeps_layout(source) and source.operands and source.operands[0] in by_result:
         source = by_result[source.operands[0]]
-    if keeps_layout(source) or target is None:
-        return None  # (a layout change of an input, or nothing asked)
+    if keeps_layout(source):
+        return None  # (a layout change of an input)
     return dataclasses.replace(step_call(program, source, way), out_spec=target)
 
 
@@ -204,10 +225,8 @@ def first_wrong_step(program: Program, way: str, output: str = ""):
     asks for it where that is known), raises or returns another value than numpy's; None when each
     prefix is right."""
     wanted = {s.result for s in (depends_on(program, output) if output else program.steps)}
-    asked = {**known_specs(program), **dict(zip(program.outputs, program.out_specs))}
     for step in (s for s in program.steps if s.result in wanted):
-        spec = asked.get(step.result)
-        jitted = jitted_as(program, way, programs_.prefix_function(program, step), None if spec is None else (spec,))
+        jitted = jitted_as(program, way, programs_.prefix_function(program, step), (computed_into(program, step.result),))
         try:
             with in_context(program), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -230,9 +249,9 @@ def rejected_as_typed_before_a_device_put(program: Program, way: str, steps) -> 
     from conformance.model import sharding_rules as rules
     if program.axis_type != "Explicit" or way.startswith("(a)") or not any(s.op == "device_put" for s in program.steps):
         return []
-    kept = known_specs(program, device_put_retypes=False)
+    kept = derived_specs(program, device_put_retypes=False)
     for s in steps:
-        if s.changes_layout or any(kept.get(n) is None for n in s.operands):
+        if s.changes_layout:
             continue
         if isinstance(sharding_verdict(typed_step_call(program, s, kept, way)), rules.Rejects):
             return [Call(triggers.REJECTED_AS_TYPED_BEFORE_A_DEVICE_PUT, (), {}, program.mesh, program.axis_type, (), None, way)]
@@ -251,19 +270,18 @@ def in_context(program: Program):
 def classified(calls, axis_type: str, fn):
     """``(fn(), None)``; on an Explicit mesh, ``(None, outcome)`` when ``fn`` raises a
     ShardingTypeError that our sharding-rule model expects for one of ``calls`` (a sequence, or a
-    function giving it, asked only then); any other exception propagates."""
+    function giving it, asked only then: the step a failure was localized to); any other exception
+    propagates, a ShardingTypeError with a note saying why no step's rejection is expected."""
     try:
         return fn(), None
     except compat.SHARDING_TYPE_ERRORS as e:
-        why = None
-        if axis_type == "Explicit":
-            why = next(filter(None, (expected_rejection(c) for c in (calls() if callable(calls) else calls))), None)
+        chosen = (calls() if callable(calls) else calls) if axis_type == "Explicit" else ()
+        why = next(filter(None, (expected_rejection(c) for c in chosen)), None)
         if why is None:
-            e.add_note("our sharding-rule model accepts every step's operand shardings here, so the program "
-                       "should run")
+            e.add_note("; ".join(f"{c.op}: {why_not_rejected(c)}" for c in chosen) or
+                       f"an {axis_type} mesh rejects no sharding")
             raise
-        how = "where no rule is modelled" if why.startswith("unmodelled") else "as our sharding-rule model says"
-        return None, f"rejected with {type(e).__name__} {how} ({why})"
+        return None, f"rejected with {type(e).__name__} as our sharding-rule model says ({why})"
 
 
 def run(case: Case, program: Program, what: str, call, calls=(), excuses=None):
@@ -373,6 +391,36 @@ def subprocess_outcome(program: Program, name: str):
     return None if why is None else f"rejected with {name} ({why})"
 
 
+WAYS_BY_MODE = {"(a)": "(a) eager", "(b)": JIT_WAYS[0], "(c)": JIT_WAYS[1]}
+
+
+def check_isolated(case: Case, program: Program, ways, ignores_returned_constraint, excuses, run_isolated) -> None:
+    """``ways`` run in a fresh interpreter (XLA may abort this one on the program's shape), each
+    value checked as in-process (every output of (b) and (c), every step's result in (a): its
+    values, the layout asked, every shard's block), each jit way (each eager step) under its own
+    excuses, every step asked about a jit way's failure (no prefix is rerun here); a forwarded
+    input's layout at (c) is left unchecked and counted where ``ignores_returned_constraint``
+    applies."""
+    def candidates(label):
+        if label.startswith("(a) "):  # one eager step, by its result's name
+            return [step_call(program, next(s for s in program.steps if s.result == label[4:]), WAYS_BY_MODE["(a)"])]
+        return [c for mode in label.split("/") for c in dependent_candidates(program, WAYS_BY_MODE[mode])]
+
+    def layout(mode, key, step):
+        if mode == "(c)" and ignores_returned_constraint and forwards_an_input(program.arrays, program.value(
+                program.outputs[int(key)])):
+            excuses.count(ignores_returned_constraint, program, f"{mode} layout of a returned input not checked")
+            return None
+        return programs_.stated_layout(program, mode, key, step)
+    outcome = programs_.check_jitted_in_subprocess(
+        case, program, run_isolated, ways=ways, layouts=layout,
+        classify=lambda name, message: subprocess_outcome(program, name),
+        way_context=lambda label: excuses.way(lambda failure: candidates(label), mesh_kind=program.axis_type,
+                                              example=program))
+    if outcome is not None:
+        accepted_refusal(excuses, f"program {'/'.join(ways)} in a subprocess: {outcome.split(' (')[0]}", program)
+
+
 def written_examples_of(programs_list):
     """``@example(program=...)`` for each program of the list."""
     def decorate(test):
@@ -438,15 +486,8 @@ def test_generated_programs_agree_with_the_unsharded_run(program, excuses, known
     isolated = isolated_ways(program, known_deviations)
     if "(a)" not in isolated:
         check_eager(case, program, excuses)
-    if isolated:  # values only there
-        with excuses.way(lambda failure: dependent_candidates(program, "(b)"), mesh_kind=program.axis_type,
-                         example=program):
-            outcome = programs_.check_jitted_in_subprocess(
-                case, program, run_isolated, ways=isolated,
-                classify=lambda name, message: subprocess_outcome(program, name))
-            if outcome is not None:
-                accepted_refusal(excuses, f"program {'/'.join(isolated)} in a subprocess: {outcome.split(' (')[0]}",
-                                 program)
+    if isolated:
+        check_isolated(case, program, isolated, ignores_returned_constraint, excuses, run_isolated)
     else:
         check_jitted(case, program, ignores_returned_constraint, excuses)
 

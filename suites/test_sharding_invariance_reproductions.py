@@ -4,7 +4,8 @@ versions each one fails on. Each states the rule the random property checks, for
 """
 
 import re
-from typing import Optional
+from dataclasses import dataclass, field
+from typing import Mapping, Optional, Tuple, Union
 
 import jax
 import numpy as np
@@ -47,12 +48,53 @@ def returns_or_rejects_lines(expression: str, expected) -> list:
             *values]
 
 
-def explicit_outcome(title: str, mesh: MeshModel, arrays: dict, expression: str, expected) -> None:
+@dataclass(frozen=True)
+class Modelled:
+    """What a reproduction's expression calls, as our sharding-rule model reads it
+    (``conformance/model/sharding_rules.py``): an operation of one of its families, the operands in
+    the operation's order (a name of the reproduction's ``arrays``, or ``(value, spec)`` for an
+    operand the expression writes as a literal) and its static arguments."""
+
+    op: str
+    family: str
+    operands: Tuple[Union[str, Tuple[object, Spec]], ...]
+    static: Mapping = field(default_factory=dict)
+
+    def verdict(self, mesh: MeshModel, arrays: dict):
+        """The model's verdict on this call, eager on an Explicit mesh over ``mesh``, by the rules
+        of the installed release (``compat.sharding_rule_set``)."""
+        from conformance.model import sharding_rules as rules
+        placed = [arrays[o] if isinstance(o, str) else o for o in self.operands]
+        return rules.sharding_verdict(self.op, self.family, [np.shape(x) for x, _ in placed], [s for _, s in placed],
+                                      self.static, mesh, eager=True, rules=compat.sharding_rule_set())
+
+
+def explicit_as_modelled(title: str, mesh: MeshModel, arrays: dict, expression: str, expected,
+                         modelled: Modelled) -> None:
     """On an Explicit mesh over ``mesh`` (inside its mesh context), with ``arrays`` = {name: (value,
-    spec)} committed, ``expression`` is either accepted with numpy's ``expected`` values or rejected
-    with a ShardingTypeError: a well-typed operation runs, an ill-typed one says so in the
-    documented way."""
-    case = scripted_case(f"{title}: {expression}", meshes={"mesh": mesh}, axis_type="Explicit",
+    spec)} committed, ``expression`` (the call ``modelled`` describes) does what our sharding-rule
+    model says: where the model rejects the operand types, it raises a ShardingTypeError or returns
+    numpy's ``expected``; elsewhere it returns numpy's ``expected``, laid out as the model's result
+    spec where it states one (a refusal there is a failure)."""
+    from conformance.model import sharding_rules as rules
+    verdict = modelled.verdict(mesh, arrays)
+    if isinstance(verdict, rules.Rejects):
+        explicit_outcome(title, mesh, arrays, expression, expected, verdict.reason)
+    elif isinstance(verdict, rules.Accepts):
+        explicit_accepts(f"{title} (our sharding-rule model accepts it, typed {spec_literal(verdict.out_spec)})", mesh,
+                         arrays, expression, expected, verdict.out_spec)
+    else:
+        explicit_accepts(f"{title} (our sharding-rule model has no rule for it: {verdict.reason})", mesh, arrays,
+                         expression, expected)
+
+
+def explicit_outcome(title: str, mesh: MeshModel, arrays: dict, expression: str, expected, rejected_for: str) -> None:
+    """On an Explicit mesh over ``mesh`` (inside its mesh context), with ``arrays`` = {name: (value,
+    spec)} committed, ``expression``, which our sharding-rule model rejects (``rejected_for``), is
+    rejected with a ShardingTypeError or returns numpy's ``expected`` values: an ill-typed
+    operation says so in the documented way."""
+    case = scripted_case(f"{title}: {expression} (our sharding-rule model rejects it: {rejected_for})",
+                         meshes={"mesh": mesh}, axis_type="Explicit",
                          placed=arrays, in_context=[f"call = lambda: {expression}"],
                          outcomes={expression: "np.asarray(call())"})
     jmesh, namespace = explicit_namespace(mesh, arrays)
@@ -125,9 +167,9 @@ def test_explicit_broadcast_conflict_is_a_sharding_type_error():
     dimension, would put 'a' on two output dimensions: an ill-typed program, so ShardingTypeError
     (or a correct answer), not an internal error."""
     x, y = np.arange(2, dtype=np.int32).reshape(2, 1, 1), np.arange(2, dtype=np.int32).reshape(2, 1) + 5
-    explicit_outcome("broadcast conflict", bridge.first_devices_mesh(("a", 2)),
-                     {"x": (x, ("a",)), "y": (y, ("a",))}, "jnp.where(True, x, y)",
-                     np.where(True, x, y))
+    explicit_as_modelled("broadcast conflict", bridge.first_devices_mesh(("a", 2)),
+                         {"x": (x, ("a",)), "y": (y, ("a",))}, "jnp.where(True, x, y)",
+                         np.where(True, x, y), Modelled("where", "selection", ((np.True_, ()), "x", "y")))
 
 
 @bridge.needs_devices(2, "to shard over two devices")
@@ -136,8 +178,9 @@ def test_explicit_gather_conflict_is_a_sharding_type_error():
     """x[idx] with x (2,4) sharded on 'a' along dimension 1 and idx (2,) sharded on 'a' would put
     'a' on two output dimensions: ShardingTypeError (or a correct answer), not an internal error."""
     x, idx = np.arange(8, dtype=np.float32).reshape(2, 4), np.array([1, 0], np.int32)
-    explicit_outcome("gather conflict", bridge.first_devices_mesh(("a", 2)),
-                     {"x": (x, (None, "a")), "idx": (idx, ("a",))}, "x[idx]", x[idx])
+    explicit_as_modelled("gather conflict", bridge.first_devices_mesh(("a", 2)),
+                         {"x": (x, (None, "a")), "idx": (idx, ("a",))}, "x[idx]", x[idx],
+                         Modelled("index_array", "gather", ("x", "idx")))
 
 
 @bridge.needs_devices(2, "to shard over two devices")
@@ -148,8 +191,9 @@ def test_explicit_scatter_update_conflict_is_a_sharding_type_error():
     x, u = np.arange(4, dtype=np.float32), np.array([7, 8], np.float32)
     expected = x.copy()
     expected[0:2] = u
-    explicit_outcome("scatter update conflict", bridge.first_devices_mesh(("a", 2)),
-                     {"x": (x, ()), "u": (u, ("a",))}, "x.at[0:2].set(u)", expected)
+    explicit_as_modelled("scatter update conflict", bridge.first_devices_mesh(("a", 2)),
+                         {"x": (x, ()), "u": (u, ("a",))}, "x.at[0:2].set(u)", expected,
+                         Modelled("at_set", "at", ("x", "u"), {"index": slice(0, 2)}))
 
 
 @bridge.needs_devices(2, "to shard over two devices")
@@ -160,8 +204,8 @@ def test_explicit_batched_matmul_with_one_operand_sharded_on_the_batch_dimension
     the catalogue's matmul entry in a 64-device run, over a size-1 axis; any axis size shows it.)"""
     x = np.arange(12, dtype=np.float32).reshape(2, 3, 2)
     y = np.arange(4, dtype=np.float32).reshape(2, 2, 1)
-    explicit_outcome("batched matmul, batch dimension sharded on one side", bridge.first_devices_mesh(("a", 2)),
-                     {"x": (x, ()), "y": (y, ("a",))}, "x @ y", x @ y)
+    explicit_as_modelled("batched matmul, batch dimension sharded on one side", bridge.first_devices_mesh(("a", 2)),
+                         {"x": (x, ()), "y": (y, ("a",))}, "x @ y", x @ y, Modelled("matmul", "contraction", ("x", "y")))
 
 
 @bridge.needs_devices(2, "to shard over two devices")
@@ -170,8 +214,9 @@ def test_explicit_empty_slice_of_sharded_array():
     """x[0:0, :1] of x (2,4) sharded on 'a' along dimension 1 is an empty (0,1) array, or a
     ShardingTypeError as for the non-empty x[:, :1]; not a divisibility ValueError."""
     x = np.arange(8, dtype=np.int32).reshape(2, 4)
-    explicit_outcome("empty slice", bridge.first_devices_mesh(("a", 2)), {"x": (x, (None, "a"))},
-                     "x[0:0, :1]", x[0:0, :1])
+    explicit_as_modelled("empty slice", bridge.first_devices_mesh(("a", 2)), {"x": (x, (None, "a"))},
+                         "x[0:0, :1]", x[0:0, :1],
+                         Modelled("slice_empty", "slicing", ("x",), {"index": (slice(0, 0), slice(None, 1))}))
 
 
 @bridge.needs_devices(2, "to shard over two devices")
@@ -181,8 +226,9 @@ def test_explicit_at_update_of_a_range_its_dimension_split_does_not_divide():
     replicated is [4, 5], or a ShardingTypeError (u is not sharded as x[0:1] would be); not a
     divisibility ValueError (found on 0.8.0 by the release matrix: .at[::2].max)."""
     x, u = np.array([1.0, 5.0], np.float32), np.array([4.0], np.float32)
-    explicit_outcome("range update", bridge.first_devices_mesh(("a", 2)), {"x": (x, ("a",)), "u": (u, ())},
-                     "x.at[0:1].set(u)", np.array([4.0, 5.0], np.float32))
+    explicit_as_modelled("range update", bridge.first_devices_mesh(("a", 2)), {"x": (x, ("a",)), "u": (u, ())},
+                         "x.at[0:1].set(u)", np.array([4.0, 5.0], np.float32),
+                         Modelled("at_set", "at", ("x", "u"), {"index": slice(0, 1)}))
 
 
 @bridge.needs_devices(4, "to shard four ways")
@@ -193,8 +239,9 @@ def test_explicit_indivisible_split_with_a_size_one_dimension_is_a_sharding_type
     reshape to (2, 2, 4)) or numpy's reshape, not an internal IndexError (found on 0.8.1 by a
     random program in the release matrix)."""
     x = np.arange(16, dtype=np.int32).reshape(4, 4)
-    explicit_outcome("reshape splitting a dimension cut four ways", bridge.first_devices_mesh(("y", 4)),
-                     {"x": (x, ("y",))}, "jnp.reshape(x, (2, 2, 4, 1))", x.reshape(2, 2, 4, 1))
+    explicit_as_modelled("reshape splitting a dimension cut four ways", bridge.first_devices_mesh(("y", 4)),
+                         {"x": (x, ("y",))}, "jnp.reshape(x, (2, 2, 4, 1))", x.reshape(2, 2, 4, 1),
+                         Modelled("reshape", "shape", ("x",), {"shape": (2, 2, 4, 1)}))
 
 
 @bridge.needs_devices(3, "for a mesh of three")
@@ -205,8 +252,9 @@ def test_explicit_merge_with_size_one_dimensions_around_it():
     ShardingTypeError, not an internal IndexError (found on 0.12.0.1 by the rerun of the releases
     the second matrix pass touched)."""
     x = np.arange(9, dtype=np.int32).reshape(3, 3)
-    explicit_outcome("merge with size-1 dimensions around it", bridge.first_devices_mesh(("a", 3)),
-                     {"x": (x, ("a",))}, "jnp.reshape(x, (1, 9, 1))", x.reshape(1, 9, 1))
+    explicit_as_modelled("merge with size-1 dimensions around it", bridge.first_devices_mesh(("a", 3)),
+                         {"x": (x, ("a",))}, "jnp.reshape(x, (1, 9, 1))", x.reshape(1, 9, 1),
+                         Modelled("reshape", "shape", ("x",), {"shape": (1, 9, 1)}))
 
 
 @bridge.needs_devices(4, "for a 2x2x1 mesh")
@@ -271,8 +319,9 @@ def test_explicit_edge_pad_over_size_one_axis():
     """jnp.pad(x, ((0, 0),), mode='edge') of x (1,) sharded over a size-1 axis (which cuts
     nothing) returns x, as for a replicated x."""
     x = np.array([3.0], np.float32)
-    explicit_outcome("edge pad", bridge.first_devices_mesh(("a", 2), ("y", 1)), {"x": (x, ("y",))},
-                     "jnp.pad(x, ((0, 0),), mode='edge')", np.pad(x, ((0, 0),), mode="edge"))
+    explicit_as_modelled("edge pad", bridge.first_devices_mesh(("a", 2), ("y", 1)), {"x": (x, ("y",))},
+                         "jnp.pad(x, ((0, 0),), mode='edge')", np.pad(x, ((0, 0),), mode="edge"),
+                         Modelled("pad", "padding", ("x",), {"widths": ((0, 0),), "mode": "edge"}))
 
 
 @bridge.needs_devices(2, "for a two-axis mesh")
@@ -283,8 +332,9 @@ def test_explicit_edge_pad_of_a_matrix_over_size_one_axis():
     one-dimensional case raises a ShardingTypeError from 0.11.0; this one still fails otherwise;
     found by a random program on 0.12.0.1)."""
     x = np.arange(8, dtype=np.float32).reshape(2, 4)
-    explicit_outcome("edge pad of a matrix", bridge.first_devices_mesh(("a", 2), ("y", 1)), {"x": (x, (None, "y"))},
-                     "jnp.pad(x, ((1, 0), (0, 0)), mode='edge')", np.pad(x, ((1, 0), (0, 0)), mode="edge"))
+    explicit_as_modelled("edge pad of a matrix", bridge.first_devices_mesh(("a", 2), ("y", 1)), {"x": (x, (None, "y"))},
+                         "jnp.pad(x, ((1, 0), (0, 0)), mode='edge')", np.pad(x, ((1, 0), (0, 0)), mode="edge"),
+                         Modelled("pad", "padding", ("x",), {"widths": ((1, 0), (0, 0)), "mode": "edge"}))
 
 
 @bridge.needs_devices(2, "to shard over two devices")
@@ -306,8 +356,8 @@ def test_explicit_argmax_over_size_one_axis():
     """jnp.argmax(x) over all axes of x (6, 3) sharded over a size-1 axis (which cuts nothing)
     returns the flat index of the maximum, as for a replicated x."""
     x = (np.arange(18, dtype=np.int32) * 7 % 18).reshape(6, 3)
-    explicit_outcome("argmax", bridge.first_devices_mesh(("a", 2), ("b", 1)), {"x": (x, (None, "b"))},
-                     "jnp.argmax(x)", np.argmax(x))
+    explicit_as_modelled("argmax", bridge.first_devices_mesh(("a", 2), ("b", 1)), {"x": (x, (None, "b"))},
+                         "jnp.argmax(x)", np.argmax(x), Modelled("argmax", "reduction", ("x",), {"axis": None}))
 
 
 @bridge.needs_devices(2, "for a two-axis mesh")
@@ -316,8 +366,8 @@ def test_explicit_reshape_over_size_one_axis():
     """jnp.reshape(x, (4, 1)) of x (2, 1, 2) sharded over a size-1 axis (which cuts nothing)
     returns numpy's reshape, as for a replicated x, or a ShardingTypeError."""
     x = np.arange(4, dtype=np.int32).reshape(2, 1, 2)
-    explicit_outcome("reshape", bridge.first_devices_mesh(("a", 2), ("b", 1)), {"x": (x, ("b",))},
-                     "jnp.reshape(x, (4, 1))", x.reshape(4, 1))
+    explicit_as_modelled("reshape", bridge.first_devices_mesh(("a", 2), ("b", 1)), {"x": (x, ("b",))},
+                         "jnp.reshape(x, (4, 1))", x.reshape(4, 1), Modelled("reshape", "shape", ("x",), {"shape": (4, 1)}))
 
 
 @bridge.needs_devices(2, "to shard over two devices")
@@ -328,8 +378,9 @@ def test_explicit_merge_of_a_minor_sharded_dimension_into_a_column():
     same merge to (8,), or numpy's reshape; not a bare AssertionError (found on 0.9.0 by a random
     program at the nightly profile: (2, 2, 8@a) to (32, 1))."""
     x = np.arange(8, dtype=np.int32).reshape(2, 2, 2)
-    explicit_outcome("merge of a cut minor dimension into a column", bridge.first_devices_mesh(("a", 2)),
-                     {"x": (x, (None, None, "a"))}, "jnp.reshape(x, (8, 1))", x.reshape(8, 1))
+    explicit_as_modelled("merge of a cut minor dimension into a column", bridge.first_devices_mesh(("a", 2)),
+                         {"x": (x, (None, None, "a"))}, "jnp.reshape(x, (8, 1))", x.reshape(8, 1),
+                         Modelled("reshape", "shape", ("x",), {"shape": (8, 1)}))
 
 
 @bridge.needs_devices(2, "to shard over two devices")

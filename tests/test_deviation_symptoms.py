@@ -364,7 +364,7 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
                                                                    {"axis": 0}, mesh, "Auto", specs, ("a", None, "b"), way)
     assert triggers.jitted_take_along_over_combined_axes(along(((None, ("b", "y"), "a"), ())))
     assert triggers.jitted_take_along_over_combined_axes(along(((), (("a", "b"),))))  # on the indices
-    assert triggers.jitted_take_along_over_combined_axes(along((None, ())))  # an unknown spec may
+    assert not triggers.jitted_take_along_over_combined_axes(along((None, ())))  # None cuts nothing
     assert not triggers.jitted_take_along_over_combined_axes(along(((None, "b", "a"), ())))  # one axis a dimension
     assert not triggers.jitted_take_along_over_combined_axes(along(((None, ("b", "y"), "a"), ()), "(a) eager"))
     size_one_y = MeshModel(tuple(range(4)), (2, 2, 1), ("a", "b", "y"))
@@ -532,15 +532,15 @@ def test_accepted_refusals_are_counted_once_per_example_and_shown_on_the_run_pag
     excuses, one, other = Excuses([]), object(), object()
     for example in (one, one, other):
         excuses.accept_refusal("matmul (b): rejected with ShardingTypeError as our sharding-rule model says", example)
-    excuses.accept_refusal("where (a): rejected with ShardingTypeError where no rule is modelled", one)
+    excuses.accept_refusal("where (a): rejected with ShardingTypeError as our sharding-rule model says", one)
     assert excuses.refusals() == [
         {"refusal": "matmul (b): rejected with ShardingTypeError as our sharding-rule model says", "examples": 2},
-        {"refusal": "where (a): rejected with ShardingTypeError where no rule is modelled", "examples": 1}]
+        {"refusal": "where (a): rejected with ShardingTypeError as our sharding-rule model says", "examples": 1}]
     run = a_record([entry("suites/t.py::test_p[matmul]", refusals=excuses.refusals())])
     (tmp_path / "report.json").write_text(json.dumps(run))
     assert load(tmp_path / "report.json")["tests"][0]["refusals"][0]["examples"] == 2
     page = run_page(run)
-    assert "Refusals accepted by the model (3)" in page and "where no rule is modelled" in page
+    assert "Refusals accepted by the model (3)" in page and "as our sharding-rule model says" in page
 
 
 def test_an_empty_message_is_matched_with_the_function_that_raised_it():
@@ -650,3 +650,57 @@ def test_a_random_entry_says_how_its_values_or_layout_go_wrong():
 def deviations_parse(entry, where):
     from conformance.runner.deviations import parse_entry
     return parse_entry(entry, "planted.toml", 1, where, None)
+
+
+def test_an_earlier_layout_kept_beside_the_last_one_is_laid_out_as_an_earlier_change():
+    """What 0.4.31 met: -x0 of uint32[2, 2, 3] constrained P(None, None, 'a'), then returned
+    P(None, 'b') on a (3, 2) mesh, comes back cut over both: each device's block is the overlap of
+    the two layouts; blocks moved elsewhere are not."""
+    from conformance.checking import wrongness
+    from conformance.model.layout import Layout
+    mesh = MeshModel(tuple(range(6)), (3, 2), ("a", "b"))
+    shape = (2, 2, 3)
+    asked, earlier = Layout(mesh, (None, "b"), shape).blocks, Layout(mesh, (None, None, "a"), shape).blocks
+    both = Layout(mesh, (None, "b", "a"), shape).blocks
+    twice = triggers.Call("layout change of a layout change", (), {"earlier": (((None, None, "a"), shape),)}, mesh,
+                          "Auto", (), None, "(c) jit")
+    assert wrongness.holds("laid_out_as_an_earlier_change", [twice], asked, both)
+    assert wrongness.holds("laid_out_as_an_earlier_change", [twice], asked, earlier)
+    moved = {d: asked[(d + 2) % 6] for d in asked}
+    assert not wrongness.holds("laid_out_as_an_earlier_change", [twice], asked, moved)
+
+
+def test_a_pad_starting_inside_interior_padding_runs_unsharded_only_where_its_abort_is_in_effect():
+    """The draws hold lax.pad configurations whose negative low edge starts on an interior padding
+    element; where the reproduction of XLA's abort on them is a known deviation, an example with
+    a cut operand or output runs its unsharded check only, counted under that entry; elsewhere, and
+    with nothing cut, it runs every way."""
+    from hypothesis import given, settings, HealthCheck
+    import suites.test_sharding_invariance as suite
+    from strategies.ops.inputs import lax_pad_statics
+    mesh = MeshModel((0, 1), (2,), ("a",))
+
+    def pad(config, in_spec=("a",), out_spec=(), way="(b)"):
+        return triggers.Call("lax_pad_negative", (np.arange(4, dtype=np.float32), np.float32(0)), {"config": config},
+                             mesh, "Auto", (in_spec, ()), out_spec, way)
+    assert suite.starts_inside_interior_padding_of_a_cut_layout(pad(((-1, 0, 1),)))  # the reproduction
+    assert suite.starts_inside_interior_padding_of_a_cut_layout(pad(((-1, 0, 1),), (), ("a",)))  # the output cut
+    assert not suite.starts_inside_interior_padding_of_a_cut_layout(pad(((-2, 0, 1),)))  # starts on an element
+    assert not suite.starts_inside_interior_padding_of_a_cut_layout(pad(((-1, 0, 0),)))  # no interior padding
+    assert not suite.starts_inside_interior_padding_of_a_cut_layout(pad(((-1, 0, 1),), ()))  # nothing cut
+    seen = []
+
+    @settings(max_examples=300, database=None, suppress_health_check=list(HealthCheck))
+    @given(static=lax_pad_statics((4,)))
+    def draw(static):
+        seen.append(suite.starts_inside_interior_padding_of_a_cut_layout(pad(static["config"])))
+    draw()
+    assert any(seen), "the draws never start a pad inside its interior padding"
+    from pathlib import Path
+    from conformance.runner.deviations import DeviationsInEffect
+    root = Path(suite.__file__).resolve().parents[1]
+    entry = deviations_parse({"test": f"suites/test_sharding_invariance_reproductions.py::{suite.PAD_ABORT.__name__}",
+                              "jax": ">=0.4.30", "reason": "r", "kind": "bug",
+                              "symptom": {"wrong": "mismatch", "match": "x"}}, lambda key: "planted.toml:1")
+    assert DeviationsInEffect([entry], root).covers(suite.PAD_ABORT) is entry
+    assert DeviationsInEffect([], root).covers(suite.PAD_ABORT) is None

@@ -118,6 +118,9 @@ def test_lax_pad_reference_hand_worked():
     assert lax_pad_reference(x, 0.0, config=((0, 1, 1),)).tolist() == [1, 0, 2, 0, 3, 0]
     assert lax_pad_reference(x, 0.0, config=((-2, 0, 1),)).tolist() == [2, 0, 3]
     assert lax_pad_reference(x, 9.0, config=((1, -1, 0),)).tolist() == [9, 1, 2]
+    # a negative low edge that starts the result on an interior padding element (1, 0, 2, 0, 3 less its first)
+    assert lax_pad_reference(x, 0.0, config=((-1, 0, 1),)).tolist() == [0, 2, 0, 3]
+    assert lax_pad_reference(x, 7.0, config=((-3, -1, 2),)).tolist() == [2, 7, 7]
     assert lax_pad_reference(np.ones((2, 2)), 0.0, config=((0, 0, 1), (1, 0, 0))).tolist() == \
         [[0, 1, 1], [0, 0, 0], [0, 1, 1]]
 

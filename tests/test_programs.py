@@ -168,6 +168,56 @@ def test_jit_ways_in_a_subprocess_check_values_and_report_an_abort():
             check(lambda lines: other)
 
 
+def test_ways_in_a_subprocess_check_layouts_shards_and_eager_steps_each_way_apart():
+    """In a fresh interpreter each value is checked as in-process: its shards' index map against the
+    layout asked (an output's spec in (b) and (c), a layout change's target in (a)), every shard
+    against its block of the value, every eager step's result; each way runs under its own context,
+    so one way's excused failure leaves the other checked, and an excused eager step ends its way."""
+    import contextlib
+    program = written_program(MeshModel((0, 1), (2,), ("a",)), [(np.arange(4, dtype=np.uint32), ())], [
+        Step("v0", "negative", ("x0",)), Step("v1", "constraint", ("v0",), spec=("a",))], [("a",)])
+    case = programs_.program_case(program)
+    ways = ("(a)",) + programs_.ISOLATED_WAYS
+    real = run_isolated(programs_.isolated_lines(program, ways))
+    assert real.returncode == 0, real.stderr
+    contexts = []
+
+    @contextlib.contextmanager
+    def excusing(label, excused=()):
+        contexts.append(label)
+        try:
+            yield
+        except ConformanceFailure:
+            if label not in excused:
+                raise
+
+    def check(stdout, excused=()):
+        contexts.clear()
+        done = subprocess.CompletedProcess([], 0, stdout, "")
+        return programs_.check_jitted_in_subprocess(case, program, lambda lines: done, ways=ways,
+                                                    way_context=lambda label: excusing(label, excused))
+    assert check(real.stdout) is None and contexts == ["(a)/(b)/(c)", "(a) v0", "(a) v1", "(b)", "(c)"]
+    moved = real.stdout.replace("(b) 0 indices {\"0\":[[0,2]],\"1\":[[2,4]]}", "(b) 0 indices {\"0\":[[2,4]],\"1\":[[0,2]]}")
+    assert moved != real.stdout
+    with pytest.raises(ConformanceFailure) as wrong_layout:
+        check(moved)
+    assert wrong_layout.value.check == "(b) output v1 indices (in a subprocess)" and wrong_layout.value.shows == "layout"
+    assert check(moved, excused=("(b)",)) is None and contexts[-1] == "(c)"  # (c) still checked
+    stale = real.stdout.replace("(c) 0 differing []", "(c) 0 differing [1]")
+    with pytest.raises(ConformanceFailure) as stale_shard:
+        check(stale)
+    assert stale_shard.value.check == "(c) output v1: devices whose shard differs from its block (in a subprocess)"
+    unlaid = real.stdout.replace("(a) v1 indices {\"0\":[[0,2]],\"1\":[[2,4]]}", "(a) v1 indices {\"0\":[[0,4]],\"1\":[[0,4]]}")
+    with pytest.raises(ConformanceFailure) as eager:
+        check(unlaid)
+    assert eager.value.check == "(a) v1 = constrain(v0, NamedSharding(mesh, P('a'))) indices (in a subprocess)"
+    wrong_v0 = real.stdout.replace("(a) v0 " + (-np.arange(4, dtype=np.uint32)).tobytes().hex(), "(a) v0 " + "00" * 16)
+    assert wrong_v0 != real.stdout
+    assert check(wrong_v0, excused=("(a) v0",)) is None and "(a) v1" not in contexts  # an excused step ends (a)
+    shown = run_script(eager.value.repro)  # the script judges the index map JAX really gives: right here
+    assert shown.returncode == 0 and "expected: {0: ((0, 2),), 1: ((2, 4),)}" in shown.stdout, shown.stdout + shown.stderr
+
+
 def test_a_step_the_model_rejects_as_typed_before_a_device_put_is_a_candidate_under_jit():
     """The 0.7.1 finding of the second matrix pass: v1 = device_put(v0, P()) of a column-sharded v0,
     then a (1, 1) dynamic_slice of it. Typed as device_put says, the slice is well typed; typed as a
@@ -302,7 +352,8 @@ def test_an_elementwise_step_that_goes_wrong_asks_about_the_step_it_lays_out():
     """Met on 0.4.30: a clamped dynamic_slice, then a negation returned P('a'); jitted, the
     dynamic_slice's prefix (its layout unasked) is right and the negation's is the first that goes
     wrong: the candidates carry the dynamic_slice computed into the negation's layout, so
-    clamped_start_with_a_cut_output reads it; a step that is not elementwise asks nothing more."""
+    clamped_start_with_a_cut_output reads it; a step that is not elementwise asks nothing more; with
+    no layout asked of the elementwise step, its producer is asked about as it is."""
     import suites.test_programs as suite
     from conformance.checking import triggers
     mesh = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
@@ -314,3 +365,67 @@ def test_an_elementwise_step_that_goes_wrong_asks_about_the_step_it_lays_out():
     assert laid_out.op == "dynamic_slice" and laid_out.out_spec == ("a",)
     assert triggers.clamped_start_with_a_cut_output(laid_out)
     assert suite.laid_out_as_asked(program, program.steps[0], way) is None
+    # met on 0.4.30: a partially replicated concatenate, then negations returned replicated (no
+    # layout asked of the first negation): its producer is asked about as it is
+    joined = written_program(mesh, [(np.arange(4, dtype=np.uint32), ("a",)), (np.arange(2, dtype=np.uint32), ())], [
+        Step("v0", "concatenate", ("x0", "x1"), (("axis", 0),)),
+        Step("v1", "negative", ("v0",)),
+        Step("v2", "negative", ("v1",))], [()])
+    producer = suite.laid_out_as_asked(joined, joined.steps[1], way)
+    assert producer.op == "concatenate" and triggers.partially_replicated_join(producer)
+
+
+def test_values_computed_inside_a_program_have_the_layout_the_model_derives():
+    """Every value of a program has a spec (an input's, a layout change's target, or a step's
+    result as our sharding-rule model types it, on Auto meshes too), and a jit way computes a
+    value ending a prefix into it: a clamped dynamic_slice of a replicated computed value, not an
+    output, is not "cut" (before, an unknown spec may have cut, and every cut-trigger held)."""
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    mesh = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
+    way = "(b) jit with in/out_shardings"
+
+    def program(x_spec, axis_type="Auto"):
+        return written_program(mesh, [(np.arange(4, dtype=np.uint32), x_spec), (np.int32(-1), ())], [
+            Step("v0", "negative", ("x0",)),
+            Step("v1", "dynamic_slice", ("v0", "x1"), (("sizes", (2,)),)),
+            Step("v2", "sum_int", ("v1",), (("axis", 0), ("keepdims", True))),
+            Step("v3", "constraint", ("v2",), spec=("b",))], [("a",)], axis_type=axis_type)
+    replicated, cut = program(()), program(("a",))
+    assert suite.derived_specs(replicated) == {"x0": (), "x1": (), "v0": (None,), "v1": (None,), "v2": (None,), "v3": ("b",)}
+    assert suite.derived_specs(cut)["v1"] == ("a",) and suite.derived_specs(cut)["v2"] == (None,)
+    assert suite.computed_into(cut, "v1") == ("a",) and suite.computed_into(cut, "v3") == ("a",)  # an output's own
+    assert suite.step_call(cut, cut.steps[1], "(a) eager").out_spec is None  # eager: it follows its operands
+    assert not triggers.clamped_start_with_a_cut_output(suite.step_call(replicated, replicated.steps[1], way))
+    assert triggers.clamped_start_with_a_cut_output(suite.step_call(cut, cut.steps[1], way))
+    explicit = program(("a",), "Explicit")
+    assert suite.derived_specs(explicit)["v1"] == ("a",)
+
+
+def test_a_refusal_is_accepted_only_where_the_model_rejects_the_localized_step():
+    """On an Explicit mesh a ShardingTypeError is accepted where our sharding-rule model rejects a
+    candidate step; where it accepts every one, has no rule for one, or is given no spec for an
+    operand, the error propagates with a note saying which."""
+    import suites.test_programs as suite
+    from conformance.checking.triggers import Call
+    from conformance.jaxside import compat
+    error = compat.SHARDING_TYPE_ERRORS[0]
+    mesh = MeshModel((0, 1), (2,), ("a",))
+    x = np.arange(4, dtype=np.int32).reshape(2, 2)
+
+    def raising():
+        raise error("refused")
+
+    rejected = Call("reshape", (x,), {"shape": (1, 4)}, mesh, "Explicit", ((None, "a"),), None, "(b)")
+    accepted = Call("negative", (x,), {}, mesh, "Explicit", (("a",),), None, "(b)")
+    unmodelled = Call("pad", (x,), {"widths": ((1, 1), (0, 0)), "mode": "no such mode"}, mesh, "Explicit", (("a",),), None, "(b)")
+    unknown = Call("negative", (x,), {}, mesh, "Explicit", (None,), None, "(b)")
+    result, outcome = suite.classified([accepted, rejected], "Explicit", raising)
+    assert result is None and outcome.startswith("rejected with") and "as our sharding-rule model says" in outcome
+    for calls, says in (([accepted], "accepts these operand shardings"), ([unmodelled], "has no rule"),
+                        ([unknown], "not known to our model")):
+        with pytest.raises(error) as raised:
+            suite.classified(calls, "Explicit", raising)
+        assert says in "\n".join(raised.value.__notes__), raised.value.__notes__
+    with pytest.raises(error):
+        suite.classified([rejected], "Auto", raising)  # an Auto mesh rejects nothing

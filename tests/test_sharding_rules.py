@@ -312,6 +312,9 @@ AT = [
          {"index": (slice(None), slice(None, None, 2))}),
     case("at_min", "at", [(4, 8), (4, 4)], [(None, "b"), (None, None)], REJECT,
          {"index": (slice(None), slice(None, None, 2))}),
+    # .at[index].set(u): the same scatter rule (the suites' reproductions ask it of x.at[0:2].set(u))
+    case("at_set", "at", [(4, 8), (2, 8)], [(None, "b"), (None, "b")], (None, "b"), {"index": slice(0, 2)}),
+    case("at_set", "at", [(4, 8), (2, 8)], [(None, None), ("a", None)], REJECT, {"index": slice(0, 2)}),
     case("at_set_shifted", "at", [(4, 8)], [(None, "b")], (None, "b"), {"axis": 0, "shift": 1}),
     case("at_add_shifted", "at", [(4, 8)], [(None, "b")], REJECT, {"axis": 1, "shift": 4}),
     case("at_add_shifted", "at", [(4, 8)], [(None, "b")], (None, "b"), {"axis": 1, "shift": 0}),

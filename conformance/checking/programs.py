@@ -11,6 +11,7 @@ P('a')))`` or ``v2 = jax.device_put(v1, NamedSharding(mesh, P('a')))``, where ``
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import re
 from typing import Callable, Dict, List, Optional, Sequence
@@ -215,54 +216,117 @@ ISOLATED_WAYS = ("(b)", "(c)")  # what runs in a fresh interpreter by default: t
 
 def isolated_lines(program: Program, ways: Sequence[str] = ISOLATED_WAYS) -> List[str]:
     """Lines for a fresh interpreter (after the repro preamble) that run ``ways`` (the two jit ways,
-    and "(a)", the program run eagerly, when asked) and print each output's bytes as hex, one line
-    per output: ``<mode> <output index> <hex>``."""
-    run = (["outs = {}"] + (["outs['(a)'] = program(*placed())"] if "(a)" in ways else []) + [
-        "outs['(b)'] = jax.jit(program, in_shardings=in_shardings, out_shardings=out_shardings, "
-        f"donate_argnums={program.donated!r})(*placed())",
+    and "(a)", the program run eagerly step by step, when asked) and print three lines for each
+    value they check, keyed by the way and the output's index (for "(a)", every step's result by
+    name): ``<mode> <key> <its bytes as hex>``, ``<mode> <key> indices <JSON {device id: [[start,
+    stop] per dimension]} of its addressable shards>`` and ``<mode> <key> differing <JSON list of
+    the devices whose shard's bytes differ from the value's block>``."""
+    run = (["outs = {}"] + (["outs['(a)'] = dict(program_values(*placed()))"] if "(a)" in ways else []) + [
+        "outs['(b)'] = dict(enumerate(jax.jit(program, in_shardings=in_shardings, out_shardings=out_shardings, "
+        f"donate_argnums={program.donated!r})(*placed())))",
         CONSTRAINED_LINE,
-        "outs['(c)'] = constrained(*placed())",
+        "outs['(c)'] = dict(enumerate(constrained(*placed())))",
         "for mode, values in outs.items():",
-        "    for k, o in enumerate(values):",
-        "        print(mode, k, np.asarray(o).tobytes().hex(), flush=True)",
+        "    for k, o in values.items():",
+        "        full = np.asarray(o)",
+        "        print(mode, k, full.tobytes().hex(), flush=True)",
+        "        blocks = {s.device.id: [s.index[d].indices(n)[:2] for d, n in enumerate(o.shape)] "
+        "for s in o.addressable_shards}",
+        "        print(mode, k, 'indices', json.dumps(blocks, separators=(',', ':')), flush=True)",
+        "        differing = sorted(s.device.id for s in o.addressable_shards "
+        "if np.asarray(s.data).tobytes() != np.ascontiguousarray(full[s.index]).tobytes())",
+        "        print(mode, k, 'differing', json.dumps(differing, separators=(',', ':')), flush=True)",
     ])
     if program.axis_type != "Auto":
         run = [f"with {compat.MESH_CONTEXT_SOURCE}(mesh):"] + ["    " + line for line in run]
-    return ([f"mesh = {mesh_literal(program.mesh, program.axis_type)}"]
+    return (["import json", f"mesh = {mesh_literal(program.mesh, program.axis_type)}"]
             + [f"{n} = {array_literal(x)}" for n, x in zip(program.inputs, program.arrays)]
             + [line for line in run_lines(program) if not line.startswith("print(")] + run)
+
+
+def printed_values(program: Program, mode: str) -> List[tuple]:
+    """What ``isolated_lines`` prints for ``mode``, in order: ``(key, what it is, the value numpy
+    gives, the step that lays it out or None)``: the outputs by index in (b) and (c), every step's
+    result by name in (a)."""
+    if mode == "(a)":
+        return [(s.result, f"{s.result} = {expression(s)}", program.value(s.result), s) for s in program.steps]
+    return [(str(k), f"output {name}", program.value(name), None) for k, name in enumerate(program.outputs)]
+
+
+# What the parent reads back from isolated_lines' output (the same parsing in the property and in
+# the script a failure prints): per (mode, output index), the value's hex and the shards' lines
+PRINTED_LINES = [
+    "printed, shards = {}, {}",
+    "for words in (line.split() for line in done.stdout.splitlines() if line.startswith('(')):",
+    "    if len(words) == 4 and words[2] in ('indices', 'differing'):",
+    "        shards[(words[0], words[1], words[2])] = json.loads(words[3])",
+    "    else:",
+    "        printed[tuple(words[:2])] = words[2] if len(words) > 2 else ''",
+    "index_map = lambda key: {int(d): tuple((start, max(start, stop)) for start, stop in b) "
+    "for d, b in shards.get(key + ('indices',), {}).items()}",
+]
+
+
+def read_printed(stdout: str) -> dict:
+    """``isolated_lines``' output as ``PRINTED_LINES`` reads it: the names ``printed`` (per (mode,
+    output index), the value's hex), ``shards`` and ``index_map``."""
+    import json
+    import types
+    namespace = {"json": json, "done": types.SimpleNamespace(stdout=stdout)}
+    exec("\n".join(PRINTED_LINES), namespace)
+    return namespace
 
 
 def isolated_case(case: Case, program: Program, ways: Sequence[str], status: str) -> Case:
     """The Case of ``ways`` run in a fresh interpreter: ``case``'s call, and a script that runs
     ``isolated_lines`` in one as the property does; its verdict judges that interpreter's exit
-    status (the check named ``status``) or the bytes it printed for an output."""
+    status (the check named ``status``), or an output's bytes, index map or shards as printed."""
     label = "/".join(ways)
-    lines = [*in_a_child_lines(isolated_lines(program, ways)),
-             "printed = {tuple(line.split()[:2]): line.split()[2] if len(line.split()) > 2 else '' "
-             "for line in done.stdout.splitlines() if line.startswith('(')}"]
+    lines = [*in_a_child_lines(isolated_lines(program, ways)), "import json", *PRINTED_LINES]
     outcomes = {f"{label} in a subprocess": "done.returncode", status: "done.returncode"}
     for mode in ways:
-        for k, name in enumerate(program.outputs):
-            expected, key = program.value(name), (mode, str(k))
-            outcomes[f"{mode} output {name} printed by the subprocess"] = f"printed.get({key!r}) is not None"
-            outcomes[f"{mode} output {name}: bytes printed by the subprocess"] = f"len(bytes.fromhex(printed[{key!r}]))"
-            outcomes[f"{mode} output {name} (in a subprocess)"] = \
+        for k, what, expected, _ in printed_values(program, mode):
+            key = (mode, k)
+            outcomes[f"{mode} {what} printed by the subprocess"] = f"printed.get({key!r}) is not None"
+            outcomes[f"{mode} {what}: bytes printed by the subprocess"] = f"len(bytes.fromhex(printed[{key!r}]))"
+            outcomes[f"{mode} {what} (in a subprocess)"] = \
                 f"np.frombuffer(bytes.fromhex(printed[{key!r}]), {dtype_literal(expected.dtype)}).reshape({expected.shape!r})"
+            outcomes[f"{mode} {what} indices (in a subprocess)"] = f"index_map({key!r})"
+            outcomes[f"{mode} {what}: devices whose shard differs from its block (in a subprocess)"] = \
+                f"shards.get({key + ('differing',)!r})"
     return Case(case.call, script(lines), outcomes)
+
+
+def stated_layout(program: Program, mode: str, key: str, step: Optional[Step]):
+    """The layout a value ``isolated_lines`` prints must have: in (b) and (c) output ``key``'s out
+    spec; in (a) a layout change's target; none stated for an eager step's other results (its
+    shards are checked against its value only)."""
+    from conformance.model.layout import Layout
+    if mode == "(a)":
+        return Layout(program.mesh, step.spec, np.shape(program.value(step.result))) if step.changes_layout else None
+    name = program.outputs[int(key)]
+    return Layout(program.mesh, program.out_specs[int(key)], np.shape(program.value(name)))
 
 
 def check_jitted_in_subprocess(case: Case, program: Program, run_isolated: Callable, *,
                                classify: Callable[[str, str], Optional[str]] = lambda name, message: None,
-                               ways: Sequence[str] = ISOLATED_WAYS) -> Optional[str]:
+                               ways: Sequence[str] = ISOLATED_WAYS,
+                               layouts: Optional[Callable[[str, str, Optional[Step]], object]] = None,
+                               way_context: Callable[[str], object] = lambda label: contextlib.nullcontext()) -> Optional[str]:
     """Run (b) and (c) (or ``ways``: "(a)" too) in a fresh interpreter (``run_isolated(lines)``,
-    for a program XLA may abort on) and check every output's values against the program's. Returns None when checked; else, on
-    an Explicit mesh, the outcome ``classify(class name, message)`` names for the exception the
-    subprocess raised (as in-process runs classify them). Anything else is a failure: an abort is
-    one at the check of the exit status, whose message quotes XLA's ``Check failed`` line (a known
-    deviation's symptom names it). A failure's script is the subprocess's (``isolated_case``), with
-    ``case``'s call."""
+    for a program XLA may abort on) and check each value it prints (``printed_values``: the
+    outputs, and in (a) every step's result) as in-process runs do: numpy's value, the index map of
+    ``layouts(mode, key, step)`` (default ``stated_layout``; None: none stated), and every shard
+    holding its block of the value. Returns None when checked; else, on an Explicit mesh, the
+    outcome ``classify(class name, message)`` names for the exception the subprocess raised (as
+    in-process runs classify them). Anything else is a failure: an abort is one at the check of the
+    exit status, whose message quotes XLA's ``Check failed`` line (a known deviation's symptom
+    names it). The exit status is checked in ``way_context(label)`` (label: the ways joined by
+    "/"), a jit way's outputs in ``way_context(mode)``, each eager step's result in
+    ``way_context("(a) <its name>")``: where a known deviation excuses a failure, the other ways
+    are still checked (and, as in-process, not the values after it in its way). A failure's script is the subprocess's (``isolated_case``), with ``case``'s call."""
     label = "/".join(ways)
+    layouts = layouts or (lambda mode, key, step: stated_layout(program, mode, key, step))
     result = run_isolated(isolated_lines(program, ways))
     raised = [m for m in map(EXCEPTION_LINE.match, result.stderr.strip().splitlines()) if m]
     if result.returncode > 0 and program.axis_type == "Explicit" and raised:
@@ -274,20 +338,41 @@ def check_jitted_in_subprocess(case: Case, program: Program, run_isolated: Calla
     tail = " | ".join(checks + lines[-3:])
     status = f"exit status of {label} in a subprocess (negative: killed by a signal; {tail})"
     case = isolated_case(case, program, ways, status)
-    if result.returncode > 0 and raised:  # the program raised there: the failure names the exception
-        name, message = raised[-1]["name"].rpartition(".")[2], raised[-1]["message"]
-        case.fail(f"{label} in a subprocess raised {name}: {message}, but should be accepted [{case.call}]",
-                  check=f"{label} in a subprocess", shows="raised", raised=name, raised_message=message,
-                  verdict=case.verdict(f"{label} in a subprocess", lambda e: verdicts.equal_lines(e, 0)))
-    case.equal(status, result.returncode, 0)
-    printed = {tuple(line.split()[:2]): line.split()[2] if len(line.split()) > 2 else ""
-               for line in result.stdout.splitlines() if line.startswith("(")}
+    with way_context(label):
+        if result.returncode > 0 and raised:  # the program raised there: the failure names the exception
+            name, message = raised[-1]["name"].rpartition(".")[2], raised[-1]["message"]
+            case.fail(f"{label} in a subprocess raised {name}: {message}, but should be accepted [{case.call}]",
+                      check=f"{label} in a subprocess", shows="raised", raised=name, raised_message=message,
+                      verdict=case.verdict(f"{label} in a subprocess", lambda e: verdicts.equal_lines(e, 0)))
+        case.equal(status, result.returncode, 0)
+    if result.returncode != 0:
+        return None  # (its failure was excused: no way printed its values)
+    printed = read_printed(result.stdout)
     for mode in ways:
-        for k, name in enumerate(program.outputs):
-            expected = program.value(name)
-            got = printed.get((mode, str(k)))
-            case.true(f"{mode} output {name} printed by the subprocess", got is not None)
-            case.equal(f"{mode} output {name}: bytes printed by the subprocess", len(bytes.fromhex(got)), expected.nbytes)
-            case.same_bits(f"{mode} output {name} (in a subprocess)",
-                           np.frombuffer(bytes.fromhex(got), expected.dtype).reshape(expected.shape), expected)
+        values = printed_values(program, mode)
+        groups = [[v] for v in values] if mode == "(a)" else [values]  # (a): each step apart, in order
+        for group in groups:
+            checked = False
+            with way_context(f"(a) {group[0][0]}" if mode == "(a)" else mode):
+                for key, what, expected, step in group:
+                    check_printed(case, printed, (mode, key), f"{mode} {what}", expected, layouts(mode, key, step))
+                checked = True
+            if not checked:
+                break  # excused: as in-process, the values after it (computed from it) are not checked
     return None
+
+
+def check_printed(case: Case, printed: dict, key: tuple, what: str, expected: np.ndarray, layout) -> None:
+    """The value ``key`` as the subprocess printed it (``read_printed``): numpy's ``expected`` bit
+    for bit, its shards' index map ``layout``'s (where one is stated), and every shard holding its
+    block of the value."""
+    got = printed["printed"].get(key)
+    case.true(f"{what} printed by the subprocess", got is not None)
+    case.equal(f"{what}: bytes printed by the subprocess", len(bytes.fromhex(got)), expected.nbytes)
+    case.same_bits(f"{what} (in a subprocess)", np.frombuffer(bytes.fromhex(got), expected.dtype).reshape(expected.shape),
+                   expected)
+    if layout is not None:
+        case.index_map(f"{what} indices (in a subprocess)", printed["index_map"](key), layout.blocks,
+                       judged=lambda e: verdicts.equal_lines(e, layout.blocks))
+    case.equal(f"{what}: devices whose shard differs from its block (in a subprocess)",
+               printed["shards"].get(key + ("differing",)), [], shows="layout")

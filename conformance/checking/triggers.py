@@ -7,12 +7,15 @@ Vocabulary:
 
 * a ``Call`` is one operation of the catalogue as an example or a program step runs it: the entry's
   name, numpy operands and static arguments, the mesh and its axis type, each operand's spec and
-  the output's (None where it is not known: a value computed inside a program), the way it runs
+  the output's (a value computed inside a program has the spec our model derives for it; the
+  output's is None where nothing lays it out: an eager call, whose output follows its operands),
+  the way it runs
   (``(a) eager``, ``(b) jit with in/out_shardings``, ``(c) jit with ...constraints``), the
   result's shape and, for a program's step, the steps that compute its operands (``producers``, so
   that a trigger whose bug needs two steps reads both) and, for the step a program's failure was
   localized to, its own ``values`` (expected, got: what a symptom's ``where`` reads);
-* a spec *cuts* when it puts an axis of size > 1 on a dimension; an unknown spec may cut;
+* a spec *cuts* when it puts an axis of size > 1 on a dimension; None puts no axis anywhere (what
+  ``P()`` does), so it cuts nothing;
 * the other random properties (shard_map bodies, autodiff, vmap) pass their own drawn example
   objects; their triggers say which attributes they read.
 
@@ -62,17 +65,13 @@ def cut_axes(mesh: MeshModel, axes: Sequence[str]) -> Tuple[str, ...]:
 
 
 def cuts(mesh: MeshModel, spec: Optional[Spec]) -> bool:
-    """Whether ``spec`` puts an axis of size > 1 on a dimension (an unknown spec may)."""
-    if spec is None:
-        return True
+    """Whether ``spec`` puts an axis of size > 1 on a dimension."""
     return any(cut_axes(mesh, axes) for axes in spec_axes(spec))
 
 
 def cuts_dim(mesh: MeshModel, spec: Optional[Spec], dim: int) -> bool:
-    """Whether ``spec`` cuts dimension ``dim`` (an unknown spec may)."""
-    if spec is None:
-        return True
-    axes = spec_axes(spec)
+    """Whether ``spec`` cuts dimension ``dim``."""
+    axes = spec_axes(spec or ())
     return dim < len(axes) and bool(cut_axes(mesh, axes[dim]))
 
 
@@ -100,16 +99,14 @@ def output_may_be_cut(call: Call) -> bool:
 
 
 def over_combined_axes(mesh: MeshModel, spec: Optional[Spec]) -> bool:
-    """``spec`` puts two or more mesh axes of size > 1 on one dimension (an unknown spec may)."""
-    return spec is None or any(len(cut_axes(mesh, axes)) > 1 for axes in spec_axes(spec))
+    """``spec`` puts two or more mesh axes of size > 1 on one dimension."""
+    return any(len(cut_axes(mesh, axes)) > 1 for axes in spec_axes(spec or ()))
 
 
 def partially_replicated(mesh: MeshModel, spec: Optional[Spec]) -> bool:
     """``spec`` cuts over some axis of size > 1 and leaves another unused (each block is held by
-    several devices); an unknown spec may."""
-    if spec is None:
-        return True
-    used = {a for axes in spec_axes(spec) for a in axes}
+    several devices)."""
+    used = {a for axes in spec_axes(spec or ()) for a in axes}
     big = {a for a, n in mesh.axis_sizes.items() if n > 1}
     return bool(used & big) and bool(big - used)
 
@@ -153,13 +150,11 @@ def partially_replicated_join(call: Call) -> bool:
 
 
 def join_of_differently_split_operands(call: Call) -> bool:
-    """A concatenate or stack whose operands are split unlike each other or unlike the output (an
-    unknown spec may be)."""
+    """A concatenate or stack whose operands are split unlike each other or, jitted, unlike the
+    output."""
     if call.op not in ("concatenate", "stack"):
         return False
     specs = list(call.in_specs) + ([] if call.eager else [call.out_spec])
-    if any(s is None for s in specs):
-        return True
     return len({axes_of(s, 8) for s in specs}) > 1
 
 
@@ -226,7 +221,7 @@ def jitted_take_along_a_cut_axis(call: Call) -> bool:
 
 def jitted_take_along_over_combined_axes(call: Call) -> bool:
     """jnp.take_along_axis under jit whose operand or indices put two or more mesh axes of size > 1
-    on one dimension (an unknown spec may)."""
+    on one dimension."""
     if call.eager or call.op != "take_along_axis":
         return False
     return any(over_combined_axes(call.mesh, s) for s in call.in_specs[:2])
@@ -350,12 +345,9 @@ def explicit_at_add(call: Call) -> bool:
 
 
 def explicit_where_of_operands_split_unlike(call: Call) -> bool:
-    """On an Explicit mesh, jnp.where whose condition and cases are not all split alike (an
-    unknown spec may be)."""
+    """On an Explicit mesh, jnp.where whose condition and cases are not all split alike."""
     if call.axis_type != "Explicit" or call.op != "where":
         return False
-    if any(s is None for s in call.in_specs):
-        return True
     return len({axes_of(s, np.ndim(x)) for s, x in zip(call.in_specs, call.operands)}) > 1
 
 
@@ -409,9 +401,9 @@ def explicit_flattening_onto_axes_ending_with_a_size_one_axis(call: Call) -> boo
     """On an Explicit mesh, a reshape (or an operation that flattens its operand: argmax, argmin,
     roll over all axes) of an operand with a dimension sharded over more than one mesh axis, the
     last of size 1 (P('b', ('a', 'x')) with x of size 1)."""
-    if call.axis_type != "Explicit" or call.op not in RESHAPING or not call.in_specs or call.in_specs[0] is None:
+    if call.axis_type != "Explicit" or call.op not in RESHAPING or not call.in_specs:
         return False
-    return any(len(axes) > 1 and call.mesh.axis_sizes[axes[-1]] == 1 for axes in spec_axes(call.in_specs[0]))
+    return any(len(axes) > 1 and call.mesh.axis_sizes[axes[-1]] == 1 for axes in spec_axes(call.in_specs[0] or ()))
 
 
 def explicit_reshape_with_a_size_one_dimension(call: Call) -> bool:
@@ -435,7 +427,7 @@ def jitted_axis_moved_into_combined_axes(call: Call) -> bool:
     if call.eager or call.result_shape is None or call.mesh is None or not call.in_specs:
         return False
     rank = len(call.result_shape)
-    if any(np.ndim(x) > rank for x in call.operands) or any(s is None for s in call.in_specs):
+    if any(np.ndim(x) > rank for x in call.operands):
         return False
     aligned = [dict(enumerate(axes_of(s, np.ndim(x)), start=rank - np.ndim(x)))
                for x, s in zip(call.operands, call.in_specs)]
@@ -478,8 +470,8 @@ def second_layout_change_in_a_row(call: Call) -> bool:
 
 def strided_at_update(call: Call) -> bool:
     """Inside a program's jit, an .at[].min or .at[].max update of a value that a sharding
-    constraint has just cut over an axis of size > 1 it was not cut over before (its operand's spec,
-    where known, differs: XLA folds the scatter's slices with the constraint's; a constraint that
+    constraint has just cut over an axis of size > 1 it was not cut over before (its operand's spec
+    differs: XLA folds the scatter's slices with the constraint's; a constraint that
     keeps the layout shows nothing, measured on 0.10.2)."""
     if call.op not in ("at_min", "at_max") or call.eager or not call.producers:
         return False
@@ -487,7 +479,7 @@ def strided_at_update(call: Call) -> bool:
     if made is None or made.op not in ("constraint", "layout change of a layout change"):
         return False
     target, before = made.static.get("spec"), made.in_specs[0] if made.in_specs else None
-    return cuts(call.mesh, target) and (before is None or axes_of(before, 8) != axes_of(target, 8))
+    return cuts(call.mesh, target) and axes_of(before, 8) != axes_of(target, 8)
 
 
 CUMULATIVE = ("cumsum", "cumprod", "cummax", "cumsum_reverse")  # the catalogue's scans (XLA reduce-windows)
@@ -629,10 +621,11 @@ TRIGGERS["untiled_all_to_all_moving_its_split_dimension"] = untiled_all_to_all_m
 # --- random (issue 26) ---
 def non_partitionable_draw_into_a_partially_replicated_layout(example) -> bool:
     """A jax.random draw (suites/test_random.py's ``Draw``: ``partitionable``, ``mesh``, ``out_spec``,
-    ``key_spec``) with jax_threefry_partitionable off, whose output or keys are cut over part of the
-    mesh and replicated over the rest (the original Threefry concatenates its two halves)."""
-    return not example.partitionable and (partially_replicated(example.mesh, example.out_spec)
-                                          or partially_replicated(example.mesh, example.key_spec))
+    ``key_spec``) with jax_threefry_partitionable off, whose output or keys are cut over a mesh axis
+    of size > 1 (the original Threefry concatenates its two halves, a value the partitioner may
+    leave partially replicated: first met with the output or keys so laid out, then on 0.4.31 with
+    the output P('a', 'b') on a 2x2 mesh, every axis used, its bits doubled)."""
+    return not example.partitionable and (cuts(example.mesh, example.out_spec) or cuts(example.mesh, example.key_spec))
 
 
 TRIGGERS["non_partitionable_draw_into_a_partially_replicated_layout"] = non_partitionable_draw_into_a_partially_replicated_layout

@@ -794,8 +794,9 @@ def _dynamic(c: Call) -> Spec:
 
 def _at(c: Call) -> Spec:
     """``x.at[index].<method>(u)``: jnp indexes like a gather (``_indexer``), broadcasts ``u`` to
-    the slice's shape and spec (``updates_for``), then the scatter rule. ``at_*_shifted`` reads
-    ``u = x[src]`` first (``static_slice``)."""
+    the slice's shape and spec (``updates_for``), then the scatter rule, whichever the method
+    (``at_set``, ``at_min``, ``at_max``: a static ``index``). ``at_*_shifted`` reads ``u = x[src]``
+    first (``static_slice``)."""
     shape, spec = c.x
     s = c.static
     if c.op in SHIFTED_UPDATES:
@@ -806,7 +807,7 @@ def _at(c: Call) -> Spec:
         u_spec = static_slice(c.mesh, shape, spec, src, c.eager)
         u_shape = tuple(_slice_triple(sl, d)[2] for sl, d in zip(_full_index(src, len(shape)), shape))
         ix = _indexer(shape, spec, dst)
-    elif c.op in ("at_min", "at_max"):
+    elif c.op in ("at_set", "at_min", "at_max"):
         ix = _indexer(shape, spec, s["index"])
         u_shape, u_spec = c.shapes[1], c.specs[1]
     elif c.op == "at_add_indices":

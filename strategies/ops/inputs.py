@@ -259,16 +259,15 @@ def pad_statics(shape):
 
 def lax_pad_statics(shape):
     """``config``: ``(low, high, interior)`` per dimension, low and high -3..3, interior 0..2,
-    leaving at least one element. A negative ``low`` that would start the result on an interior
-    padding element is left out: with the dimension sharded, XLA's SPMD partitioner aborts the
-    process on it (a CHECK failure, every version; see test_lax_pad_starting_inside_interior_padding),
-    which would end the whole run."""
+    leaving at least one element; a negative ``low`` may start the result on an interior padding
+    element (with the dimension cut, XLA's SPMD partitioner aborts the process on it: where that
+    is a known deviation, suites/test_sharding_invariance.py runs such an example unsharded only)."""
     def build(draw):
         config = []
         for n in shape:
             interior = draw(st.integers(0, 2))
             dilated = n + (n - 1) * interior
-            low = draw(st.integers(-min(dilated - 1, 3), 3).filter(lambda low: low >= 0 or low % (interior + 1) == 0))
+            low = draw(st.integers(-min(dilated - 1, 3), 3))
             high = draw(st.integers(-min(dilated - 1 + min(low, 0), 3), 3))
             config.append((low, high, interior))
         return {"config": tuple(config)}
