@@ -218,8 +218,9 @@ def jit_case(example: JitExample) -> Case:
                 f"{transform} unsharded": f"(lambda x, w: {transform_source(transform, 'f')})(jnp.asarray(x0), jnp.asarray(w0))",
                 **tree_outcomes(transform, "sharded", LEAVES[transform]),
                 f"{transform} first result": f"{grads}[0]", f"{transform} second result": f"{grads}[1]"}
-    if transform in ("grad", "value_and_grad"):
-        outcomes.update(tree_outcomes(f"{transform} vs numpy's analytic gradient", grads, 2))
+    if transform in ("grad", "value_and_grad"):  # (the oracle: the unsharded gradients against numpy's)
+        outcomes.update(tree_outcomes(f"{transform} vs numpy's analytic gradient",
+                                      "unsharded" if transform == "grad" else "unsharded[1]", 2))
     if transform == "vjp":
         outcomes["vjp primal output"] = "sharded[0]"
     return Case(f"{example.transform} of jax.jit({example.function.source}, in_shardings=({spec_literal(example.x_spec)}, "
@@ -233,35 +234,61 @@ def test_derivatives_of_a_jitted_function_with_shardings(example, excuses):
     """grad, value_and_grad, jvp and vjp of a function jitted with in/out shardings equal those of
     the unsharded function (grads also numpy's analytic ones); cotangents are laid out as the primal
     inputs, tangents and outputs as the output sharding."""
-    with excuses.way([example]):
-        check_derivatives_of_a_jitted_function_with_shardings(example)
+    check_derivatives_of_a_jitted_function_with_shardings(example, excuses)
 
 
-def check_derivatives_of_a_jitted_function_with_shardings(example, custom=None):
-    """(``custom``: numpy's result of the transform by a custom rule, which the sharded result must
-    also equal; the unsharded run then runs jitted, on one device, for fewer compilations.)"""
+def check_derivatives_of_a_jitted_function_with_shardings(example, excuses, custom=None):
+    """The oracle (the unsharded transform against numpy) outside every excuse context, then the
+    sharded transform against it inside the example's way (``custom``: numpy's result of the
+    transform by a custom rule, which the unsharded result must also equal; the unsharded run then
+    runs jitted, on one device, for fewer compilations)."""
     case = jit_case(example)
+    unsharded = check_unsharded_derivatives(case, example, custom)
+    with excuses.way([example]):
+        check_sharded_derivatives(case, example, unsharded)
+
+
+def derivative_of(example: JitExample) -> Callable:
+    """``fn -> transformed(...)`` by the example's transform, its ``extra`` the tangent of x and w (jvp)
+    and the output's cotangent (vjp)."""
+    extra = jnp.asarray(example.extra)
+    return lambda fn: transformed(example.transform, fn, (extra, extra), extra)
+
+
+def check_unsharded_derivatives(case: Case, example: JitExample, custom=None):
+    """The oracle: the transform of the unsharded function (jitted where ``custom`` is given) runs,
+    and equals numpy's ``custom`` rule and, for grad and value_and_grad, numpy's analytic gradient;
+    its result, which no known deviation excuses."""
+    derivative = derivative_of(example)
+    f = function_of(example.function.source)
+    with case.oracle():
+        unsharded_run = derivative(f) if custom is None else jax.jit(derivative(f))
+        unsharded = case.accepts(f"{example.transform} unsharded",
+                                 lambda: unsharded_run(jnp.asarray(example.x), jnp.asarray(example.w)))
+        if custom is not None:
+            what = f"{example.transform} vs numpy's custom rule"
+            case.outcomes.update(tree_outcomes(what, "unsharded", LEAVES[example.transform]))
+            compare_trees(case, what, unsharded, custom, model_dtype(example.x, example.w), rtol=1e-4, atol=1e-4)
+        if example.transform in ("grad", "value_and_grad"):
+            gx, gw = example.function.gradient(example.x.astype(np.float64), example.w.astype(np.float64))
+            grads = unsharded if example.transform == "grad" else unsharded[1]
+            compare_trees(case, f"{example.transform} vs numpy's analytic gradient", grads, (gx, gw),
+                          model_dtype(example.x, example.w), rtol=1e-4, atol=1e-4)
+    return unsharded
+
+
+def check_sharded_derivatives(case: Case, example: JitExample, unsharded) -> None:
+    """The transform of the function jitted with the example's shardings equals the ``unsharded``
+    one; cotangents are laid out as the primal inputs, tangents and outputs as the output sharding."""
     f = function_of(example.function.source)
     sharding = lambda spec: bridge.named_sharding(example.mesh, spec)  # noqa: E731
     g = jax.jit(f, in_shardings=(sharding(example.x_spec), sharding(example.w_spec)),
                 out_shardings=sharding(example.out_spec))
-    extra = jnp.asarray(example.extra)
-    derivative = lambda fn: transformed(example.transform, fn, (extra, extra), extra)  # noqa: E731
     x, w = jax.device_put(example.x, sharding(example.x_spec)), jax.device_put(example.w, sharding(example.w_spec))
-    sharded = case.accepts(example.transform, lambda: derivative(g)(x, w))
-    unsharded_run = derivative(f) if custom is None else jax.jit(derivative(f))
-    unsharded = case.accepts(f"{example.transform} unsharded",
-                             lambda: unsharded_run(jnp.asarray(example.x), jnp.asarray(example.w)))
+    sharded = case.accepts(example.transform, lambda: derivative_of(example)(g)(x, w))
     compare_trees(case, example.transform, sharded, unsharded, model_dtype(example.x, example.w), **TOLERANCE)
-    if custom is not None:
-        what = f"{example.transform} vs numpy's custom rule"
-        case.outcomes.update(tree_outcomes(what, "sharded", LEAVES[example.transform]))
-        compare_trees(case, what, sharded, custom, model_dtype(example.x, example.w), rtol=1e-4, atol=1e-4)
     if example.transform in ("grad", "value_and_grad"):
-        gx, gw = example.function.gradient(example.x.astype(np.float64), example.w.astype(np.float64))
         grads = sharded if example.transform == "grad" else sharded[1]
-        compare_trees(case, f"{example.transform} vs numpy's analytic gradient", grads, (gx, gw),
-                      model_dtype(example.x, example.w), rtol=1e-4, atol=1e-4)
         expected_layouts = (example.x_spec, example.w_spec)
     elif example.transform == "jvp":
         grads, expected_layouts = sharded, (example.out_spec, example.out_spec)
@@ -353,7 +380,9 @@ def test_derivatives_through_collectives_in_shard_map(example):
     t = jnp.asarray(tangent)
     derivative = lambda fn: transformed(transform, fn, (t, t), jnp.asarray(cotangent))  # noqa: E731
     sharded = case.accepts(transform, lambda: derivative(g)(x, w))
-    unsharded = case.accepts(f"{transform} of the global function", lambda: derivative(f)(jnp.asarray(x), jnp.asarray(w)))
+    with case.oracle():
+        unsharded = case.accepts(f"{transform} of the global function",
+                                 lambda: derivative(f)(jnp.asarray(x), jnp.asarray(w)))
     compare_trees(case, transform, sharded, unsharded, model_dtype(x, w), **TOLERANCE)
 
 
@@ -418,9 +447,9 @@ def test_custom_rules_of_a_jitted_function_with_shardings(example, excuses):
     """grad, value_and_grad, jvp and vjp of a custom_vjp or custom_jvp function jitted with in/out
     shardings are the custom rule's (numpy's value of it) and the unsharded function's; cotangents
     are laid out as the primal inputs, tangents as the output sharding."""
-    with excuses.way([example]):
-        check_derivatives_of_a_jitted_function_with_shardings(
-            example, custom=custom_rule_expected(example.function, example.transform, example.x, example.w, example.extra))
+    check_derivatives_of_a_jitted_function_with_shardings(
+        example, excuses, custom=custom_rule_expected(example.function, example.transform, example.x, example.w,
+                                                      example.extra))
 
 
 # shard_map bodies around a custom-rule function: elementwise (out_specs the axis) or summed over the
@@ -500,8 +529,9 @@ def test_custom_rules_inside_shard_map(example):
     derivative = lambda fn: transformed(transform, fn, (t, t), jnp.asarray(cotangent))  # noqa: E731
     in_sharding = bridge.named_sharding(mesh, in_spec)
     sharded = case.accepts(transform, lambda: derivative(g)(jax.device_put(x, in_sharding), jax.device_put(w, in_sharding)))
-    unsharded = case.accepts(f"{transform} of the global function",
-                             lambda: jax.jit(derivative(f))(jnp.asarray(x), jnp.asarray(w)))  # one device, one compilation
+    with case.oracle():
+        unsharded = case.accepts(f"{transform} of the global function",
+                                 lambda: jax.jit(derivative(f))(jnp.asarray(x), jnp.asarray(w)))  # one device, one compilation
     compare_trees(case, transform, sharded, unsharded, model_dtype(x, w), **TOLERANCE)
     compare_trees(case, f"{transform} vs numpy's custom rule", sharded,
                   custom_body_expected(function, not out_entries, transform, n, x, w, tangent, cotangent),

@@ -113,7 +113,9 @@ def sampler_function(sampler: Sampler, shape: tuple):
     return lambda key: f(key, shape)
 
 
-def check_random_draw_into_sharded_outputs(example: Draw) -> None:
+def check_random_draw_into_sharded_outputs(example: Draw, excuses) -> None:
+    """The oracle (the draw jitted unsharded, within numpy's bounds) outside every excuse context,
+    then the draw jitted with out_shardings against it inside the example's way."""
     sampler, s = example.sampler, lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"  # noqa: E731
     call = f"jax.jit(lambda key: ({sampler.source})(key, {example.shape}), out_shardings={s(example.out_spec)})"
     case = scripted_case(
@@ -130,14 +132,15 @@ def check_random_draw_into_sharded_outputs(example: Draw) -> None:
                   "the unsharded draw:": "unsharded", "result": "sharded"})
     f = sampler_function(sampler, example.shape)
     key = KEYS[example.key_kind](example.data)
-    g = jax.jit(f, out_shardings=bridge.named_sharding(example.mesh, example.out_spec))
-    result = case.accepts("the jitted draw", lambda: g(key))
-    got = case.accepts("np.asarray of the jitted draw", lambda: np.asarray(result))
-    # (one device, the default one: the key is not committed to any)
-    expected = np.asarray(case.accepts("the unsharded draw", lambda: jax.jit(f)(key)))
-    check_values(case, "the unsharded draw", sampler, expected, example.shape)
-    case.same_bits("the jitted draw vs the unsharded draw", got, expected)
-    check_layout(case, result, Layout(example.mesh, example.out_spec, example.out_shape), what="result")
+    with case.oracle():  # (one device, the default one: the key is not committed to any)
+        expected = np.asarray(case.accepts("the unsharded draw", lambda: jax.jit(f)(key)))
+        check_values(case, "the unsharded draw", sampler, expected, example.shape)
+    with excuses.way(lambda failure: localized(example, failure)):
+        g = jax.jit(f, out_shardings=bridge.named_sharding(example.mesh, example.out_spec))
+        result = case.accepts("the jitted draw", lambda: g(key))
+        got = case.accepts("np.asarray of the jitted draw", lambda: np.asarray(result))
+        case.same_bits("the jitted draw vs the unsharded draw", got, expected)
+        check_layout(case, result, Layout(example.mesh, example.out_spec, example.out_shape), what="result")
 
 
 @st.composite
@@ -162,8 +165,8 @@ def test_random_draws_into_sharded_outputs_equal_the_unsharded_draws(example, ex
     placed with a spec, equals the same draw unsharded on one device bit for bit (with
     jax_threefry_partitionable off or on), laid out as asked."""
     check = check_random_draws_from_sharded_keys if example.batch else check_random_draw_into_sharded_outputs
-    with excuses.way(lambda failure: localized(example, failure)), compat.threefry_partitionable(example.partitionable):
-        check(example)
+    with compat.threefry_partitionable(example.partitionable):
+        check(example, excuses)
 
 
 class Localized:
@@ -203,7 +206,10 @@ def localized(example: Draw, failure: BaseException) -> list:
     return [Localized(example, values)]
 
 
-def check_random_draws_from_sharded_keys(example: Draw) -> None:
+def check_random_draws_from_sharded_keys(example: Draw, excuses) -> None:
+    """The oracle (the vmapped draws jitted unsharded, each within numpy's bounds) outside every
+    excuse context, then the draws from the placed keys jitted with out_shardings against it
+    inside the example's way."""
     sampler, s = example.sampler, lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"  # noqa: E731
     raw = example.key_kind == "raw"
     key_spec = tuple(example.key_spec) + ((None,) if raw and example.key_spec else ())
@@ -224,16 +230,18 @@ def check_random_draws_from_sharded_keys(example: Draw) -> None:
                   "the jitted draw vs the unsharded draws": "sharded", "result": "sharded"})
     f = sampler_function(sampler, example.shape)
     keys = KEYS[example.key_kind](example.data)
-    placed = case.accepts("placing the keys", lambda: jax.device_put(keys, bridge.named_sharding(example.mesh, key_spec)))
-    g = jax.jit(jax.vmap(f), out_shardings=bridge.named_sharding(example.mesh, example.out_spec))
-    result = case.accepts("the jitted draw", lambda: g(placed))
-    got = case.accepts("np.asarray of the jitted draw", lambda: np.asarray(result))
-    # JAX states that vmap over Threefry keys is exact: the unsharded vmap is each key's own draw
-    expected = np.asarray(case.accepts("the unsharded draws", lambda: jax.jit(jax.vmap(f))(keys)))
-    for i, row in enumerate(expected):
-        check_values(case, f"the unsharded draws, key {i}", sampler, row, example.shape)
-    case.same_bits("the jitted draw vs the unsharded draws", got, expected)
-    check_layout(case, result, Layout(example.mesh, example.out_spec, example.out_shape), what="result")
+    with case.oracle():  # JAX states that vmap over Threefry keys is exact: the unsharded vmap is each key's own draw
+        expected = np.asarray(case.accepts("the unsharded draws", lambda: jax.jit(jax.vmap(f))(keys)))
+        for i, row in enumerate(expected):
+            check_values(case, f"the unsharded draws, key {i}", sampler, row, example.shape)
+    with excuses.way(lambda failure: localized(example, failure)):
+        placed = case.accepts("placing the keys",
+                              lambda: jax.device_put(keys, bridge.named_sharding(example.mesh, key_spec)))
+        g = jax.jit(jax.vmap(f), out_shardings=bridge.named_sharding(example.mesh, example.out_spec))
+        result = case.accepts("the jitted draw", lambda: g(placed))
+        got = case.accepts("np.asarray of the jitted draw", lambda: np.asarray(result))
+        case.same_bits("the jitted draw vs the unsharded draws", got, expected)
+        check_layout(case, result, Layout(example.mesh, example.out_spec, example.out_shape), what="result")
 
 
 def test_threefry_partitionable_defaults_as_the_changelog_states():

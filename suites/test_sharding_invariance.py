@@ -19,7 +19,6 @@ The smallest reproductions of what the catalogue found are in
 fails on.
 """
 
-import contextlib
 import functools
 from dataclasses import dataclass
 from typing import Tuple
@@ -33,7 +32,7 @@ from hypothesis import strategies as st
 import suites.test_sharding_invariance_reproductions as reproductions
 import conformance.checking.programs as programs_
 from conformance.checking import isolation, triggers
-from conformance.checking.case import Case
+from conformance.checking.case import Case, excusable
 from conformance.checking.layouts import check_layout
 from conformance.checking.repro import context_indent, describe_mesh, script, spec_literal
 from conformance.checking.triggers import Call
@@ -324,13 +323,14 @@ def check_example(example: Example, ignores_returned_constraint=None, run_isolat
     case = invariance_case(example)
     f = functools.partial(bridge.function_of(op.source), **example.static)
     way = (lambda mode: excuses.way([example.call(mode)], mesh_kind=example.axis_type, example=example)) if excuses else \
-        (lambda mode: contextlib.nullcontext())
+        (lambda mode: excusable())
 
-    unsharded = case.accepts("unsharded call", lambda: f(*(jax.device_put(x) for x in example.operands)))
-    expected = np.asarray(unsharded)
-    expected_dtype = op.result_dtype(example.operands, x64=compat.x64_enabled())  # the model's, not JAX's
-    case.equal("unsharded result dtype", expected.dtype.name, expected_dtype.name, shows="dtype")
-    compare(case, op, "unsharded result vs numpy", expected, example.expected.astype(expected_dtype))
+    with case.oracle():  # (tagged: no known deviation excuses its failure)
+        unsharded = case.accepts("unsharded call", lambda: f(*(jax.device_put(x) for x in example.operands)))
+        expected = np.asarray(unsharded)
+        expected_dtype = op.result_dtype(example.operands, x64=compat.x64_enabled())  # the model's, not JAX's
+        case.equal("unsharded result dtype", expected.dtype.name, expected_dtype.name, shows="dtype")
+        compare(case, op, "unsharded result vs numpy", expected, example.expected.astype(expected_dtype))
     out_layout = example.out_layout(expected.shape)
     if not sharded:
         return
@@ -368,7 +368,7 @@ def check_example(example: Example, ignores_returned_constraint=None, run_isolat
             case, program, run_isolated, layouts=layout,
             classify=lambda name, message: explicit_outcome(example.call("(b)"), name),
             way_context=lambda label: excuses.way([example.call(m) for m in label.split("/")], mesh_kind=example.axis_type,
-                                                  example=example) if excuses else contextlib.nullcontext())
+                                                  example=example) if excuses else excusable())
         if outcome is not None:
             accepted_refusal(excuses, f"{op.name} (b)/(c) in a subprocess: {outcome.split(' (')[0]}", example)
         return

@@ -23,7 +23,8 @@ import numpy as np
 from hypothesis import find, strategies as st
 
 from conformance.checking import triggers
-from conformance.checking.symptoms import MESH_KINDS, ORACLE_CHECKS, Seen
+from conformance.checking.case import ORACLE_NAMES
+from conformance.checking.symptoms import MESH_KINDS, Seen
 from conformance.runner.deviations import DEVIATIONS_FILE, Deviation, Excuses, load_deviations
 from tests import trigger_examples as examples
 
@@ -52,7 +53,7 @@ def witness(entry: Deviation, pair: examples.Pair) -> Seen:
     """A failure that shows ``entry``'s symptom: its exception (or wrong outcome), a message, check
     and frame its patterns find, and what the check compared as the bug makes it (``pair.wrong``)."""
     s = entry.symptom
-    check = matching(s.at, "(b) jit result", ORACLE_CHECKS.pattern)
+    check = matching(s.at, "(b) jit result", ORACLE_NAMES.pattern)
     if s.raises:
         return Seen(s.raises[0], matching(s.match, "planted"), check, "raised", matching(s.raised_in, ""))
     expected, got = pair.wrong or (None, None)
@@ -92,7 +93,7 @@ def plants(entry: Deviation, pair: examples.Pair) -> List[Tuple[str, Seen, objec
         out.append(("wrong values instead of the exception", replace(own, raised="", shows="values"), None))
     elif s.wrong != "values":
         out.append(("wrong values", replace(own, shows="values"), None))
-    out.append(("the unsharded run against numpy", replace(own, check="unsharded result vs numpy"), None))
+    out.append(("the unsharded run against numpy", replace(own, check="unsharded result vs numpy", oracle=True), None))
     if s.where:
         what = "a value computed wrongly in one element" if s.wrong == "values" else "blocks past those asked"
         out.append((what, replace(own, got=computed_wrongly(own.expected, pair.holds)), None))

@@ -6,10 +6,20 @@ check things; the first disagreement raises ``ConformanceFailure`` (an ``Asserti
 the property names the script's expression for the failing check (``outcomes``), the script ends
 with its verdict (``conformance.checking.verdict``): it prints what JAX returns and what it should
 return, and exits 1 while they differ.
+
+The oracle (the unsharded run, and its comparison with numpy or an analytic reference) is what
+every sharded way is judged against, so no known deviation may excuse its failure. A property runs
+its oracle checks inside ``with case.oracle(): ...``: every failure raised there is tagged
+(``is_oracle_failure``), and ``Excuses`` never excuses a tagged failure. The oracle also runs
+outside every excuse context (``Excuses.way``, which marks its body with ``excusable()``): entering
+one inside the other raises ``OracleInsideAnExcuse``, and so does a check named as the oracle's
+(``ORACLE_NAMES``: "unsharded ...", "(0) ...") inside an excuse context, passing or not.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import os
 import re
@@ -31,6 +41,13 @@ SHOWS = (
     "accepted",  # the call returned where it should raise
 )
 
+# Names that say a check judges the unsharded run against numpy (not what makes it the oracle's: the
+# tag does; a check so named inside an excuse context raises OracleInsideAnExcuse)
+ORACLE_NAMES = re.compile(r"^(unsharded|\(0\))")
+ORACLE_TAG = "conformance_oracle"  # the attribute a failure raised inside Case.oracle() carries
+_in_the_oracle = contextvars.ContextVar("in_the_oracle", default=False)
+_excusable = contextvars.ContextVar("excusable", default=False)
+
 
 class ConformanceFailure(AssertionError):
     """JAX disagreed with the reference model or with numpy. ``finding`` is the one-line message,
@@ -38,7 +55,8 @@ class ConformanceFailure(AssertionError):
     the check that failed (its ``what``), ``shows`` what it saw (one of ``SHOWS``) and, where the
     call raised, ``raised`` and ``raised_message`` the exception's class name and message; and
     ``expected`` and ``got``, what the check compared (two arrays, two block maps, two shapes):
-    what a known deviation's symptom is matched against."""
+    what a known deviation's symptom is matched against. Raised inside ``Case.oracle()``, it is
+    tagged as the oracle's (``is_oracle_failure``)."""
 
     def __init__(self, message: str, finding: str = "", repro: str = "", *, check: str = "",
                  shows: str = "", raised: str = "", raised_message: str = "", expected=None, got=None):
@@ -51,6 +69,43 @@ class ConformanceFailure(AssertionError):
         self.raised_message = raised_message
         self.expected = expected
         self.got = got
+
+
+class OracleInsideAnExcuse(RuntimeError):
+    """A property ran an oracle check (``Case.oracle()``, or a check named as the oracle's) inside an
+    excuse context (``Excuses.way``), or an excuse context inside the oracle: a mistake of the
+    property, which no known deviation excuses (it is tagged as the oracle's)."""
+
+
+def tag_oracle(failure: BaseException) -> BaseException:
+    """Tag ``failure`` as the oracle's: no known deviation excuses it."""
+    setattr(failure, ORACLE_TAG, True)
+    return failure
+
+
+def is_oracle_failure(failure: BaseException) -> bool:
+    """Whether ``failure`` was raised inside ``Case.oracle()`` (an oracle check's, or the unsharded
+    run's own exception) or is an oracle placed inside an excuse context."""
+    return bool(getattr(failure, ORACLE_TAG, False))
+
+
+def oracle_is_running() -> bool:
+    """Whether the code running now is inside a ``Case.oracle()`` block."""
+    return _in_the_oracle.get()
+
+
+@contextlib.contextmanager
+def excusable():
+    """Mark the body as one a known deviation may excuse (``Excuses.way`` runs each way inside it):
+    an oracle check inside it raises OracleInsideAnExcuse, as does entering it inside the oracle."""
+    if _in_the_oracle.get():
+        raise tag_oracle(OracleInsideAnExcuse(
+            "an excuse context (excuses.way) was entered inside Case.oracle(), but should be outside the oracle"))
+    token = _excusable.set(True)
+    try:
+        yield
+    finally:
+        _excusable.reset(token)
 
 
 def _bits(x: np.ndarray) -> np.ndarray:
@@ -125,6 +180,35 @@ class Case:
         self.outcomes = dict(outcomes or {})
         self.indent = indent
 
+    @contextlib.contextmanager
+    def oracle(self):
+        """Run the oracle's checks (the unsharded run, its comparison with numpy or an analytic
+        reference) in the body: any exception it raises is tagged as the oracle's, which no known
+        deviation excuses; inside an excuse context it raises OracleInsideAnExcuse instead."""
+        __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        if _excusable.get():
+            raise tag_oracle(OracleInsideAnExcuse(
+                f"Case.oracle() was entered inside an excuse context (excuses.way), but should be outside every "
+                f"excuse context [{self.call}]"))
+        token = _in_the_oracle.set(True)
+        try:
+            yield
+        except Exception as failure:  # noqa: BLE001 - any exception of the oracle is the oracle's
+            tag_oracle(failure)
+            raise
+        finally:
+            _in_the_oracle.reset(token)
+
+    def _starting_check(self, what: str) -> None:
+        """Where every check starts: raise OracleInsideAnExcuse when check ``what`` is named as the
+        oracle's (ORACLE_NAMES) and runs inside an excuse context, where a known deviation could
+        excuse it."""
+        __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        if _excusable.get() and ORACLE_NAMES.search(what):
+            raise tag_oracle(OracleInsideAnExcuse(
+                f"check {what!r} is named as the oracle's (the unsharded run) and ran inside an excuse context "
+                f"(excuses.way), but should run outside every excuse context, under case.oracle() [{self.call}]"))
+
     def verdict(self, what: str, lines: Callable[[str], Sequence[str]], exact: bool = False) -> str:
         """The script's verdict lines for check ``what`` (``lines(expression)``), or "" where the
         property named no expression for it."""
@@ -138,6 +222,7 @@ class Case:
         """Raise the ConformanceFailure of ``message``, naming the ``check``, what it ``shows`` and
         what it compared (``verdict``: the lines that end the script, from ``verdict()``)."""
         __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        self._starting_check(check)
         _audit_failure(self, check, verdict)
         repro = self.repro + verdict if self.repro else ""
         footer = f"\n\nReproduce without Hypothesis:\n{repro}" if repro else ""
@@ -156,6 +241,7 @@ class Case:
         of an array's layout, whose outcome is then found by prefix as for values; without it the
         outcome is the value compared, named by the check's exact name)."""
         __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        self._starting_check(what)
         lines = judged or (lambda e: verdicts.equal_lines(e, expected))
         if got != expected:
             self._mismatch(what, got, expected, shows, self.verdict(what, lines, exact=judged is None))
@@ -163,6 +249,7 @@ class Case:
 
     def true(self, what: str, got: bool) -> None:
         __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        self._starting_check(what)
         lines = lambda e: verdicts.equal_lines(e, True)  # noqa: E731
         if not got:
             self._mismatch(what, got, True, verdict=self.verdict(what, lines, exact=True))
@@ -173,6 +260,7 @@ class Case:
         """Two ``{device id: block}`` maps agree device by device; the message lists the devices
         that differ (``judged``: as for ``equal``)."""
         __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        self._starting_check(what)
         judge = judged or (lambda e: verdicts.index_map_lines(e, expected))
         if got == expected:
             _audit(self, what, judge, exact=False)
@@ -193,6 +281,7 @@ class Case:
         """Same shape, dtype and bit pattern (so NaN payloads and -0.0 count; ``judged``: as for
         ``equal``)."""
         __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        self._starting_check(what)
         got, expected = np.asarray(got), np.asarray(expected)
         judge = judged or (lambda e: verdicts.values_lines(e, expected, bits=True))
         verdict = lambda: self.verdict(what, judge)  # noqa: E731
@@ -212,6 +301,7 @@ class Case:
         """Same shape and dtype, values within ``atol + rtol * |expected|`` (NaN matches NaN);
         ``atol`` is a number or an array of ``expected``'s shape (a bound per element)."""
         __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        self._starting_check(what)
         got, expected = np.asarray(got), np.asarray(expected)
         judge = lambda e: verdicts.values_lines(e, expected, rtol=rtol, atol=atol)  # noqa: E731
         verdict = lambda: self.verdict(what, judge)  # noqa: E731
@@ -236,6 +326,7 @@ class Case:
     def accepts(self, what: str, fn: Callable):
         """``fn()`` returns; an exception is a failure that quotes it."""
         __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        self._starting_check(what)
         try:
             result = fn()
         except Exception as e:  # noqa: BLE001 - any exception is the finding
@@ -250,6 +341,7 @@ class Case:
         """``fn()`` raises one of ``errors``; when ``names_dims`` is given, the message names one of
         those dimensions."""
         __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        self._starting_check(what)
         expected = " or ".join(e.__name__ for e in errors)
         judge = lambda e: verdicts.raises_lines(e, [error.__name__ for error in errors])  # noqa: E731
         verdict = lambda: self.verdict(what, judge)  # noqa: E731

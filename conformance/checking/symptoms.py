@@ -17,8 +17,9 @@ Vocabulary:
   ``conformance.checking.wrongness`` that must hold for what the check compared), and, for a
   random property, the kind of mesh (``mesh``: Auto or Explicit) it is limited to.
 
-A failure of the unsharded run against numpy (checks named ``unsharded ...`` or ``(0) ...``) is
-never explained by a symptom: that check is the oracle every other one meets.
+A failure of the oracle (the unsharded run and its comparison with numpy, run inside
+``Case.oracle()``, which tags it: ``Seen.oracle``) is never explained by a symptom: the oracle is
+what every other check meets.
 """
 
 from __future__ import annotations
@@ -28,10 +29,9 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence, Tuple
 
 from . import wrongness
-from .case import SHOWS, ConformanceFailure
+from .case import SHOWS, ConformanceFailure, is_oracle_failure
 
 MESH_KINDS = ("Auto", "Explicit")
-ORACLE_CHECKS = re.compile(r"^(unsharded|\(0\))")  # the unsharded run against numpy: never excused
 SYMPTOM_KEYS = ("raises", "match", "raised_in", "wrong", "at", "where", "mesh")
 
 
@@ -39,8 +39,9 @@ SYMPTOM_KEYS = ("raises", "match", "raised_in", "wrong", "at", "where", "mesh")
 class Seen:
     """A failure as symptoms read it: ``raised`` (an exception class name, "" for a wrong outcome),
     ``message`` (the exception's message, or the check's one-line finding), ``check`` (the name of
-    the check that failed, "" for an exception of the test itself), ``shows`` (one of SHOWS) and,
-    for a wrong outcome, what the check compared (``expected``, ``got``)."""
+    the check that failed, "" for an exception of the test itself), ``shows`` (one of SHOWS),
+    ``oracle`` (raised inside ``Case.oracle()``: never a symptom) and, for a wrong outcome, what the
+    check compared (``expected``, ``got``)."""
 
     raised: str
     message: str
@@ -49,16 +50,18 @@ class Seen:
     frame: str = ""  # where an exception was raised: its innermost frame, ``module.function``
     expected: object = field(default=None, compare=False, repr=False)
     got: object = field(default=None, compare=False, repr=False)
+    oracle: bool = False
 
     @classmethod
     def of(cls, failure: BaseException) -> "Seen":
+        oracle = is_oracle_failure(failure)
         if isinstance(failure, ConformanceFailure):
             if failure.shows == "raised":  # (the call's exception is the context the failure was raised in)
                 return cls(failure.raised, failure.raised_message, failure.check, "raised",
-                           innermost_frame(failure.__context__))
+                           innermost_frame(failure.__context__), oracle=oracle)
             return cls("", failure.finding, failure.check, failure.shows or "mismatch",
-                       expected=failure.expected, got=failure.got)
-        return cls(type(failure).__name__, str(failure), "", "raised", innermost_frame(failure))
+                       expected=failure.expected, got=failure.got, oracle=oracle)
+        return cls(type(failure).__name__, str(failure), "", "raised", innermost_frame(failure), oracle=oracle)
 
     def describe(self) -> str:
         """One line: ``ValueError 'msg' at check '...'`` or ``wrong values at check '...'``."""
@@ -153,8 +156,8 @@ class Symptom:
         """None when ``seen`` (on a mesh of ``mesh_kind``, when the property says; of an example
         whose ``candidates`` a ``where`` pattern reads) is this symptom; otherwise the first reason
         it is not, as a phrase."""
-        if ORACLE_CHECKS.search(seen.check):
-            return "a failure of the unsharded run against numpy is never excused"
+        if seen.oracle:
+            return "a failure of the oracle (the unsharded run, or its comparison with numpy) is never excused"
         if self.mesh and mesh_kind is None:
             return f"the symptom is limited to {self.mesh} meshes, and this property does not say its mesh's kind"
         if self.mesh and mesh_kind != self.mesh:

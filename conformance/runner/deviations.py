@@ -32,6 +32,7 @@ import pytest
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from conformance.checking import triggers, wrongness
+from conformance.checking.case import excusable, is_oracle_failure
 from conformance.checking.symptoms import Seen, Symptom
 
 from .devices import UsageError
@@ -457,6 +458,11 @@ def strict_verdict(entries: Sequence[Deviation], failure: BaseException) -> Exce
     return failure
 
 
+# The note a failure of the oracle gets where it reaches an excuse context.
+ORACLE_NOTE = ("not a known deviation: it failed in the oracle (the unsharded run, or its comparison with numpy or "
+               "an analytic reference), which no entry excuses: every sharded way is judged against it")
+
+
 def once_per_example(examples: list, example) -> None:
     """Add ``example`` to ``examples`` unless it is there (by identity); None counts every time."""
     if example is None or not any(e is example for e in examples):
@@ -471,7 +477,9 @@ class Excuses:
 
     Use: ``with excuses.way(candidates, mesh_kind=...): ...`` for each way; ``candidates`` are what
     the triggers are asked about (the example, or a program's steps the failing value depends on,
-    as a sequence or a function of the failure)."""
+    as a sequence or a function of the failure). The oracle (``with case.oracle(): ...``: the
+    unsharded run and its comparison with numpy) runs outside every way, and a failure it tagged
+    is never excused (``conformance.checking.case``)."""
 
     def __init__(self, entries: Sequence[Deviation]):
         self.entries = tuple(e for e in entries if not e.strict)
@@ -484,16 +492,24 @@ class Excuses:
     @contextlib.contextmanager
     def way(self, candidates, *, mesh_kind: Optional[str] = None, example=None):
         """(``example``: the drawn example the way belongs to, so that an example whose several
-        ways an entry excuses counts once.)"""
-        if not self.entries:
-            yield
-            return
-        try:
-            yield
-        except Exception as failure:  # noqa: BLE001 - matched against the entries, re-raised otherwise
-            self.excuse_or_raise(failure, candidates, mesh_kind, example)
+        ways an entry excuses counts once; an oracle check inside the way raises, with or without
+        entries: see ``conformance.checking.case.excusable``.)"""
+        with excusable():
+            if not self.entries:
+                yield
+                return
+            try:
+                yield
+            except Exception as failure:  # noqa: BLE001 - matched against the entries, re-raised otherwise
+                self.excuse_or_raise(failure, candidates, mesh_kind, example)
 
     def excuse_or_raise(self, failure: Exception, candidates, mesh_kind: Optional[str], example=None) -> None:
+        """Count ``failure`` as excused by the first entry whose trigger holds for ``candidates`` and
+        whose symptom it shows; raise it otherwise, with a note saying why (a failure tagged as the
+        oracle's is never excused: every way is judged against the oracle)."""
+        if is_oracle_failure(failure):
+            failure.add_note(ORACLE_NOTE)
+            raise failure
         seen = Seen.of(failure)
         chosen = candidates(failure) if callable(candidates) else candidates
         reasons = []

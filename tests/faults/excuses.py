@@ -1,9 +1,10 @@
 """Faults that a known deviation must not excuse: plain regressions in operations that carry known
-deviations (lax.dynamic_slice, lax.dynamic_update_slice, nothing sharded), and rejections on
+deviations (lax.dynamic_slice, lax.dynamic_update_slice, nothing sharded), rejections on
 Explicit meshes where the operation is well typed (a bare AssertionError from jnp.abs, a
-ShardingTypeError from jnp.sin). Each is caught only if the excuses are as narrow as their bugs."""
+ShardingTypeError from jnp.sin), and a wrong oracle (the unsharded gradient halved). Each is caught
+only if the excuses are as narrow as their bugs, and the oracle outside them."""
 
-from .registry import fault, jax_module, jnp_module, lax_module, replacing
+from .registry import fault, jax_module, jnp_module, lax_module, replacing, wrap
 
 
 def compat_module():
@@ -85,3 +86,38 @@ def cumsum_plus_one_under_jit(original):
         result = original(x, *args, **kwargs)
         return result + 1 if traced(x) else result
     return cumsum
+
+
+def on_one_device(x) -> bool:
+    """Whether ``x`` is a value on one device (a numpy value, or an array whose sharding spans one
+    device): an unsharded argument, neither sharded nor traced."""
+    if traced(x):
+        return False
+    sharding = getattr(x, "sharding", None)
+    return sharding is None or len(sharding.device_set) == 1
+
+
+@fault("unsharded-gradient-halved",
+       "jax.grad and jax.value_and_grad halve the gradient where every argument is on one device (unsharded), "
+       "never where one is sharded or traced", suites=("autodiff",))
+def unsharded_gradient_halved():
+    """A wrong oracle: the sharded gradient is then twice the unsharded one, as an autodiff entry
+    whose symptom is values multiplied by the replica count reads it; the unsharded gradient against
+    numpy's analytic one must fail the property all the same."""
+    jax = jax_module()
+    halved = lambda tree: jax.tree_util.tree_map(lambda g: g / 2, tree)  # noqa: E731
+
+    def on_unsharded_arguments(wrong):
+        def reverse_mode(original):
+            def transform(fun, *args, **kwargs):
+                inner = original(fun, *args, **kwargs)
+
+                def run(*a, **k):
+                    result = inner(*a, **k)
+                    return wrong(result) if all(on_one_device(x) for x in jax.tree_util.tree_leaves(a)) else result
+                return run
+            return transform
+        return reverse_mode
+
+    wrap(jax, "grad", on_unsharded_arguments(halved))
+    wrap(jax, "value_and_grad", on_unsharded_arguments(lambda out: (out[0], halved(out[1]))))
