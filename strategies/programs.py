@@ -35,9 +35,7 @@ from strategies.ops import BY_NAME
 from strategies.specs import dividing_specs, sharding_specs
 
 VALUES = "uint32"  # the dtype programs compute in (indices and starts are int32 inputs)
-INT, BOOL, INDEX = np.dtype(VALUES), np.dtype(np.bool_), np.dtype(np.int32)
-BOOL_RESULTS = ("greater", "any", "logical_not")
-INDEX_RESULTS = ("argmax", "argsort")  # int32 whatever the operand; no entry takes them further
+INT, BOOL = np.dtype(VALUES), np.dtype(np.bool_)
 MAX_RANK, GROWS_BELOW = 4, 256  # no value above rank 4; ops that grow a value take it below 256 elements
 
 
@@ -342,12 +340,14 @@ assert set(FEEDS) <= set(BY_NAME), sorted(set(FEEDS) - set(BY_NAME))
 
 
 def evaluate(op: str, operands: Sequence[np.ndarray], static: dict) -> np.ndarray:
-    """numpy's value of a catalogue step (the catalogue's reference), in the dtype JAX gives on
-    uint32/bool values (numpy widens sums to uint64 and indices to int64; uint32 arithmetic wraps
-    the same)."""
+    """numpy's value of a catalogue step (the catalogue's reference) in the dtype the dtype model
+    gives the entry on these operands with x64 off (``Op.result_dtype``: numpy widens sums to
+    uint64 and indices to int64; uint32 arithmetic wraps the same)."""
     with np.errstate(all="ignore"):
         result = np.asarray(BY_NAME[op].reference(*operands, **static))
-    return result.astype(BOOL if op in BOOL_RESULTS else INDEX if op in INDEX_RESULTS else INT)
+    # (x64 off: programs are drawn as uint32 programs whose sums wrap modulo 2**32 and whose indices
+    # are int32; with x64 the model gives uint64 sums and int64 indices.)
+    return result.astype(BY_NAME[op].result_dtype(operands, x64=False))
 
 
 @st.composite

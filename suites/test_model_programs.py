@@ -13,7 +13,9 @@ The bounds come from the references themselves: each runs on ``running_error.Bou
 which carry beside every float64 value the bound on a float32 run of the same arithmetic (twice it
 between two float32 runs); a bfloat16 run is judged against the float32 run within the sum of the
 float32 bound and the bfloat16 one (inputs rounded to bfloat16, every stored value rounded to it,
-sums in float32).
+sums in float32). Before any of it, each result of either run has the dtype that the dtype model
+(``conformance.model.dtypes``) derives from the inputs' dtypes through the program's arithmetic:
+the values are cast to float64 only to be compared.
 
 Each comparison's ``max |got - expected| / bound`` is appended as a JSON line to
 ``$CONFORMANCE_ERROR_LOG`` when that names a file (``conformance.checking.tolerance``)."""
@@ -35,8 +37,9 @@ from conformance.checking.layouts import check_layout
 from conformance.checking.repro import describe_mesh, scripted_case, shard_map_lines
 from conformance.checking import running_error as rounding
 from conformance.checking.tolerance import record_error
-from conformance.checking.verdict import float64_outcome
+from conformance.checking.verdict import dtype_outcome, float64_outcome
 from conformance.jaxside import bridge, compat
+from conformance.model import dtypes
 from conformance.model.layout import Layout
 from strategies.parallelism import ParallelLayout, parallel_layouts
 
@@ -227,6 +230,79 @@ def np_layer_stack(blocks, params, x):
     return x, np.mean(np.square(x))
 
 
+# --- their dtypes, from the dtype model (conformance.model.dtypes), not from JAX ------------------
+# Each follows its program's arithmetic: a ``Placement.dot``, ``gelu`` or ``layer_norm`` computes
+# in float32 and casts back to its (first) operand's dtype (``.astype(x.dtype)``): ``held`` of that
+# dtype; a dot kept in float32 (``keep_float32``: preferred_element_type) is float32; the other
+# operations by their catalogue rule: an addition or a plain einsum "promote", a mean or softmax
+# "inexact", a sum "sum", a collective "same", jnp.where "select".
+
+
+def type_of(v):
+    """An array's dtype (numpy's or JAX's); anything else (a dtype, a scalar type) as it is."""
+    return v.dtype if isinstance(getattr(v, "dtype", None), np.dtype) else v
+
+
+def held(dtype) -> np.dtype:
+    """A value cast to ``dtype`` (an array's or a dtype): that dtype, as this run's x64 setting
+    holds it."""
+    return dtypes.canonical(type_of(dtype), compat.x64_enabled())
+
+
+def model_dtype(rule: str, *operands) -> np.dtype:
+    """The dtype model's dtype of an operation of ``rule`` on operands of these dtypes (or arrays'
+    dtypes), under this run's x64 setting."""
+    return dtypes.result_dtype(rule, [type_of(v) for v in operands], x64=compat.x64_enabled())
+
+
+def feed_forward_dtype(x, p) -> np.dtype:
+    """``feed_forward``'s (and ``mlp``'s) output dtype: the first dot cast back to x's dtype plus
+    b1 ("promote"), which gelu keeps; the second dot cast back to that, plus b2 ("promote")."""
+    hidden = model_dtype("promote", held(x), p["b1"])
+    return model_dtype("promote", held(hidden), p["b2"])
+
+
+def block_dtypes() -> tuple:
+    """``transformer_block``'s (loss, logits) dtypes, whatever its params' dtype: the logits are a
+    dot kept in float32; the loss is the negated ("promote") mean ("inexact") of a "sum" of the
+    float32 one-hot times ("promote") log_softmax ("inexact") of the logits."""
+    logits = held(np.float32)
+    summed = model_dtype("sum", model_dtype("promote", np.float32, model_dtype("inexact", logits)))
+    return model_dtype("promote", model_dtype("inexact", summed)), logits
+
+
+def layer_stack_dtypes(blocks, params, x) -> tuple:
+    """``layer_stack``'s (activations, mean_square) dtypes: a dense or norm block casts back to its
+    input's dtype; an attention block adds ("promote") to its input the output projection cast back
+    to the input's dtype (through v, the weights and o); an mlp block adds its ``feed_forward``;
+    the mean ("inexact") of the square ("promote") of a float32 cast is float32's."""
+    x = held(x)
+    for (kind, _), p in zip(blocks, params):
+        if kind in ("dense", "norm"):
+            x = held(x)
+        else:
+            x = model_dtype("promote", x, held(x) if kind == "attention" else feed_forward_dtype(x, p))
+    return x, model_dtype("inexact", model_dtype("promote", held(np.float32), held(np.float32)))
+
+
+def manual_mlp_dtype(x, p) -> np.dtype:
+    """``manual_mlp``'s output dtype: the einsums are "promote" (no cast back), gelu casts back to
+    its operand's dtype, psum is "same", the biases are added by "promote"."""
+    hidden = held(model_dtype("promote", model_dtype("promote", x, p["w1"]), p["b1"]))
+    return model_dtype("promote", model_dtype("same", model_dtype("promote", hidden, p["w2"])), p["b2"])
+
+
+def manual_attention_dtype(x, p) -> np.dtype:
+    """``manual_attention``'s output dtype: q, k, v are "promote" einsums (all_gather "same"), the
+    scores their "promote" einsum divided ("promote") by a float32, masked by jnp.where ("select")
+    with a float32, softmax "inexact", then two "promote" einsums and psum ("same")."""
+    q, k, v = (model_dtype("promote", x, p[w]) for w in ("wq", "wk", "wv"))
+    scores = model_dtype("promote", model_dtype("promote", q, model_dtype("same", k)), np.float32)
+    weights = model_dtype("inexact", model_dtype("select", np.bool_, scores, np.float32))
+    o = model_dtype("promote", weights, model_dtype("same", v))
+    return model_dtype("same", model_dtype("promote", o, p["wo"]))
+
+
 def bounded_references(reference, args, dtype):
     """``reference(*args)`` on Bounded inputs: the float64 values with the float32 run's bound per
     element, and (for a lower ``dtype``) the bound of that run (its float inputs rounded to
@@ -347,20 +423,27 @@ def run_sharded_and_unsharded(case, layout, program, args, arg_specs, out_specs)
             jax.device_put, args, in_shardings))
         f = jax.jit(program(placement(layout)), in_shardings=in_shardings, out_shardings=out_shardings)
         result = case.accepts("jitted with shardings", lambda: jax.block_until_ready(f(*placed)))
-    unsharded = case.accepts("unsharded", lambda: jax.jit(program(placement(None)))(*args))
+    with case.oracle():
+        unsharded = case.accepts("unsharded", lambda: jax.jit(program(placement(None)))(*args))
     return result, unsharded
 
 
-def compare(case, name, layout, got, unsharded, reference, out_specs, what, low=None, **details):
-    """The one-device float32 run within its bound of numpy's (``reference``, Bounded values); the
-    sharded run within twice that bound of it (a lower-precision run: within its bound, ``low``,
-    plus the float32 run's), laid out as ``out_specs`` say."""
-    for i, (label, g, u, r, spec) in enumerate(zip(what, got, unsharded, reference, out_specs)):
+def compare(case, name, layout, got, unsharded, reference, out_specs, what, dtypes_of, low=None, **details):
+    """Each output of the one-device run and of the sharded run has the dtype model's dtype
+    (``dtypes_of``: per output, the sharded run's and the one-device run's, checked before any
+    cast); the one-device float32 run is within its bound of numpy's (``reference``, Bounded
+    values); the sharded run within twice that bound of it (a lower-precision run: within its
+    bound, ``low``, plus the float32 run's), laid out as ``out_specs`` say."""
+    for i, (label, g, u, r, spec, (g_dtype, u_dtype)) in enumerate(zip(what, got, unsharded, reference, out_specs,
+                                                                        dtypes_of)):
         g_np, u_np, r_np = (np.asarray(a).astype(np.float64) for a in (g, u, rounding.value_of(r)))
         exact = {"rtol": 0.0, "atol": rounding.reference_atol(r)}
         same = {"rtol": 0.0, "atol": rounding.same_program_atol(r if low is None else low[i], r)}
-        record_error(f"{name}:unsharded-vs-numpy:{label}", u_np, r_np, exact, layout=layout.name, **details)
-        case.close(f"unsharded {label} vs numpy", u_np, r_np, **exact)
+        with case.oracle():
+            case.equal(f"unsharded {label} dtype", np.asarray(u).dtype.name, u_dtype.name, shows="dtype")
+            record_error(f"{name}:unsharded-vs-numpy:{label}", u_np, r_np, exact, layout=layout.name, **details)
+            case.close(f"unsharded {label} vs numpy", u_np, r_np, **exact)
+        case.equal(f"sharded {label} dtype", np.asarray(g).dtype.name, g_dtype.name, shows="dtype")
         record_error(f"{name}:{label}", g_np, u_np, same, layout=layout.name, axis_type=layout.axis_type, **details)
         case.close(f"sharded {label}", g_np, u_np, **same)
         check_layout(case, g, Layout(layout.mesh, tuple(spec), np.shape(g)), what=label)
@@ -440,7 +523,11 @@ def test_transformer_block_under_parallel_layouts(example):
                                "device_put of the inputs": f"{PUT_INPUTS}((params, ids, labels), in_shardings)",
                                "loss ": f"{sharded_call}[0]", "logits ": f"{sharded_call}[1]",
                                "sharded logits": float64_outcome(f"{sharded_call}[1]"), "unsharded": "unsharded",
-                               "unsharded loss vs numpy": float64_outcome("unsharded[0]"), "unsharded logits vs numpy": float64_outcome("unsharded[1]")})
+                               "unsharded loss vs numpy": float64_outcome("unsharded[0]"), "unsharded logits vs numpy": float64_outcome("unsharded[1]"),
+                               "sharded loss dtype": dtype_outcome(f"{sharded_call}[0]"),
+                               "sharded logits dtype": dtype_outcome(f"{sharded_call}[1]"),
+                               "unsharded loss dtype": dtype_outcome("unsharded[0]"),
+                               "unsharded logits dtype": dtype_outcome("unsharded[1]")})
     args = (cast(params, dtype), ids, labels)
     result, low = run_sharded_and_unsharded(case, layout, lambda place: block_program(place, example.causal),
                                             args, arg_specs, out_specs)
@@ -449,7 +536,7 @@ def test_transformer_block_under_parallel_layouts(example):
     reference, low = bounded_references(functools.partial(np_transformer_block, example.causal),
                                         (params, ids, labels), dtype)
     compare(case, f"transformer_block[{dtype}]", layout, result, unsharded, reference, out_specs, ("loss", "logits"),
-            low)
+            tuple(zip(block_dtypes(), block_dtypes())), low)
 
 
 # --- the MLP ------------------------------------------------------------------------------------
@@ -488,15 +575,17 @@ def test_mlp_under_parallel_layouts(example):
     case = make_case(f"mlp({dtype})", layout, lines,
                      outcomes={"jitted with shardings": sharded_call, "sharded output": float64_outcome(sharded_call),
                                "device_put of the inputs": f"{PUT_INPUTS}((params, x), in_shardings)",
-                               "output ": sharded_call,
-                               "unsharded": "unsharded", "unsharded output vs numpy": float64_outcome("unsharded")})
-    result, low = run_sharded_and_unsharded(case, layout, lambda place: mlp_program(place),
-                                            (cast(params, dtype), x.astype(dtype)), arg_specs, out_specs[0])
+                               "output ": sharded_call, "sharded output dtype": dtype_outcome(sharded_call),
+                               "unsharded": "unsharded", "unsharded output vs numpy": float64_outcome("unsharded"),
+                               "unsharded output dtype": dtype_outcome("unsharded")})
+    args = (cast(params, dtype), x.astype(dtype))
+    result, low = run_sharded_and_unsharded(case, layout, lambda place: mlp_program(place), args, arg_specs,
+                                            out_specs[0])
     unsharded = low if dtype == "float32" else case.accepts(
         "unsharded", lambda: jax.jit(mlp_program(placement(None)))(params, x))
     reference, low = bounded_references(np_mlp, (params, x), dtype)
     compare(case, f"mlp[{dtype}]", layout, (result,), (unsharded,), (reference,), out_specs, ("output",),
-            None if low is None else (low,))
+            ((feed_forward_dtype(args[1], args[0]), feed_forward_dtype(x, params)),), None if low is None else (low,))
 
 
 # --- drawn layer stacks -------------------------------------------------------------------------
@@ -568,12 +657,17 @@ def test_drawn_layer_stacks_under_parallel_layouts(stack, layout, seed):
                                "activations ": f"{sharded_call}[0]", "mean_square ": f"{sharded_call}[1]",
                                "sharded mean_square": float64_outcome(f"{sharded_call}[1]"), "unsharded": "unsharded",
                                "unsharded activations vs numpy": float64_outcome("unsharded[0]"),
-                               "unsharded mean_square vs numpy": float64_outcome("unsharded[1]")})
+                               "unsharded mean_square vs numpy": float64_outcome("unsharded[1]"),
+                               "sharded activations dtype": dtype_outcome(f"{sharded_call}[0]"),
+                               "sharded mean_square dtype": dtype_outcome(f"{sharded_call}[1]"),
+                               "unsharded activations dtype": dtype_outcome("unsharded[0]"),
+                               "unsharded mean_square dtype": dtype_outcome("unsharded[1]")})
     result, unsharded = run_sharded_and_unsharded(case, layout, lambda place: stack_program(place, blocks),
                                                   (params, x), arg_specs, out_specs)
     reference, _ = bounded_references(functools.partial(np_layer_stack, blocks), (params, x), "float32")
+    expected_dtypes = layer_stack_dtypes(blocks, params, x)
     compare(case, "layer_stack", layout, result, unsharded, reference, out_specs, ("activations", "mean_square"),
-            blocks=str(blocks))
+            tuple(zip(expected_dtypes, expected_dtypes)), blocks=str(blocks))
 
 
 # --- shard_map: the MLP and attention written by hand --------------------------------------------
@@ -676,6 +770,7 @@ def test_shard_map_mlp_and_attention_under_parallel_layouts(layout, which, seed)
         args = (*(params[k] for k in MLP_KEYS), x)
         one_device = functools.partial(manual_mlp, (), (), {})
         reference, _ = bounded_references(np_mlp, (params, x), "float32")
+        expected_dtype = manual_mlp_dtype(x, params)
         names, unbound = "*(params[k] for k in MLP_KEYS), x", "(), (), {}"
     else:
         params = attention_params(rng, h)
@@ -683,6 +778,7 @@ def test_shard_map_mlp_and_attention_under_parallel_layouts(layout, which, seed)
         args = (*(params[k] for k in ATTENTION_KEYS), x, pos, pos)
         one_device = functools.partial(manual_attention, (), (), (), {})
         reference, _ = bounded_references(functools.partial(np_attention, causal=True), (params, x), "float32")
+        expected_dtype = manual_attention_dtype(x, params)
         names, unbound = "*(params[k] for k in ATTENTION_KEYS), x, pos, pos", "(), (), (), {}"
     setup, expr = shard_map_lines(f"functools.partial({layer.body_name}, {', '.join(repr(b) for b in layer.bound)})",
                                   layer.in_specs, layer.out_spec)
@@ -698,10 +794,13 @@ def test_shard_map_mlp_and_attention_under_parallel_layouts(layout, which, seed)
     case = scripted_case(f"jax.jit(shard_map({layer.body_name})) under {layout.describe()}; {describe_mesh(layout.mesh)}",
                          lines, meshes={"mesh": layout.mesh},
                          outcomes={"jitted shard_map": sharded_call, "sharded output": float64_outcome(sharded_call),
-                                   "output ": sharded_call,
-                                   "unsharded": "unsharded", "unsharded output vs numpy": float64_outcome("unsharded")})
+                                   "output ": sharded_call, "sharded output dtype": dtype_outcome(sharded_call),
+                                   "unsharded": "unsharded", "unsharded output vs numpy": float64_outcome("unsharded"),
+                                   "unsharded output dtype": dtype_outcome("unsharded")})
     f = manual_program(layout, which)
     placed = [jax.device_put(a, bridge.named_sharding(layout.mesh, s)) for a, s in zip(args, layer.in_specs)]
     result = case.accepts("jitted shard_map", lambda: jax.block_until_ready(f(*placed)))
-    unsharded = case.accepts("unsharded", lambda: jax.jit(one_device)(*args))
-    compare(case, f"shard_map_{which}", layout, (result,), (unsharded,), (reference,), (layer.out_spec,), ("output",))
+    with case.oracle():
+        unsharded = case.accepts("unsharded", lambda: jax.jit(one_device)(*args))
+    compare(case, f"shard_map_{which}", layout, (result,), (unsharded,), (reference,), (layer.out_spec,), ("output",),
+            ((expected_dtype, expected_dtype),))

@@ -28,9 +28,11 @@ bfloat16 run within its own bound, storing and summing in bfloat16, plus the flo
 training step's parameters are judged bit for bit instead: against numpy their error is the
 rounding of their own stores (a parameter near 0.5 takes an update near 1e-4 of it, and its
 float32 store loses the update's low bits), which would hide an update's error below it, so the
-updates are compared within their bound and the parameters are their exact float32 sums. Every
-comparison records ``max |got - expected| / bound`` to ``$CONFORMANCE_ERROR_LOG`` (one JSON line
-per example and program).
+updates are compared within their bound and the parameters are their exact float32 sums. Each
+value compared has first the dtype that the dtype model (``conformance.model.dtypes``) derives from
+the inputs' dtypes through the program's arithmetic (a gradient: its parameter's), checked before
+the cast to float64. Every comparison records ``max |got - expected| / bound`` to
+``$CONFORMANCE_ERROR_LOG`` (one JSON line per example and program).
 """
 
 from __future__ import annotations
@@ -56,10 +58,11 @@ from conformance.checking.repro import script
 from conformance.checking import running_error as rounding
 from conformance.checking.tolerance import record_error
 from conformance.checking import verdict
-from conformance.checking.verdict import float64_outcome
+from conformance.checking.verdict import dtype_outcome, float64_outcome
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, normalize_index
 from strategies.parallelism import ParallelLayout, parallel_layouts
+from suites.test_model_programs import held, model_dtype
 
 pytestmark = pytest.mark.training
 DEVICES = bridge.live_device_ids()
@@ -220,6 +223,56 @@ def mlp_reference(params: dict, ids: np.ndarray, labels: np.ndarray):
     return loss, {"embed": dembed, "w1": dw1, "b1": db1, "w2": dw2}
 
 
+# --- the dtypes of what the programs return, from the dtype model (conformance.model.dtypes) -----
+# Each follows the program's arithmetic by the catalogue's rules (``held``: a cast; Python floats
+# and ints are weak types); a gradient has its parameter's dtype (jax.grad: "the same shape and
+# type as the positional argument").
+def mlp_loss_dtype(params: dict) -> np.dtype:
+    """``mlp_loss``'s dtype: the embedding rows a gather ("same") of embed; the dense layer a
+    "promote" einsum plus b1 ("promote") under tanh ("inexact"); the logits its "promote" einsum
+    with w2; their logsumexp ("inexact") minus ("promote") the "sum" of the logits times their
+    one-hot (cast to the logits' dtype, "promote"), averaged ("inexact")."""
+    rows = model_dtype("same", params["embed"], np.int32)
+    hidden = model_dtype("inexact", model_dtype("promote", model_dtype("promote", rows, params["w1"]), params["b1"]))
+    logits = model_dtype("promote", hidden, params["w2"])
+    picked = model_dtype("sum", model_dtype("promote", logits, held(logits)))
+    return model_dtype("inexact", model_dtype("promote", model_dtype("inexact", logits), picked))
+
+
+def adam_dtypes(grad, m, v, count) -> dict:
+    """``adam_update``'s dtypes for one parameter (its gradient's, moments' and the step count's
+    dtypes): ``b1 m + (1 - b1) g`` and ``b2 v + (1 - b2) g g`` "promote" with the weak Python
+    floats; the count plus 1 "promote"; ``1 - b ** t`` of the float32 cast t "promote"; the
+    update's divisions and sqrt "inexact", its lr and eps terms "promote"."""
+    new_m = model_dtype("promote", model_dtype("promote", float, m), model_dtype("promote", float, grad))
+    new_v = model_dtype("promote", model_dtype("promote", float, v),
+                        model_dtype("promote", model_dtype("promote", float, grad), grad))
+    correction = model_dtype("promote", int, model_dtype("promote", float, held(np.float32)))
+    ratio = model_dtype("promote", float, model_dtype("inexact", new_m, correction))
+    root = model_dtype("promote", model_dtype("inexact", model_dtype("inexact", new_v, correction)), float)
+    return {"update": model_dtype("inexact", ratio, root), "m": new_m, "v": new_v,
+            "count": model_dtype("promote", count, int)}
+
+
+def step_dtypes(params0: dict, steps: int = STEPS) -> list:
+    """Each step's dtypes, ``{"loss", "grads", "updates", "m", "v", "params": {name: dtype},
+    "count"}``: the first step's inputs are ``params0``, zero moments of their dtypes and an int32
+    count, each later step's the dtypes of the step before; the new params ``(p + u).astype(p.dtype)``
+    are ``held`` of p's."""
+    params, m, v, count = ({k: held(p) for k, p in params0.items()}, {k: held(p) for k, p in params0.items()},
+                           {k: held(p) for k, p in params0.items()}, np.dtype(np.int32))
+    out = []
+    for _ in range(steps):
+        adam = {k: adam_dtypes(held(params[k]), m[k], v[k], count) for k in params}
+        m, v = {k: a["m"] for k, a in adam.items()}, {k: a["v"] for k, a in adam.items()}
+        count = adam[next(iter(adam))]["count"]
+        out.append({"loss": mlp_loss_dtype(params), "grads": {k: held(p) for k, p in params.items()},
+                    "updates": {k: a["update"] for k, a in adam.items()}, "m": m, "v": v,
+                    "params": {k: held(p) for k, p in params.items()}, "count": count})
+        params = out[-1]["params"]
+    return out
+
+
 @dataclass(frozen=True)
 class TrainingExample:
     layout: ParallelLayout
@@ -357,10 +410,15 @@ def close(case: Case, what: str, program: str, got, expected, atol, **details) -
     case.close(what, got, expected, **tolerance)
 
 
-def close_to_both(case: Case, what: str, program: str, got, twin, reference, low=None, **details) -> None:
-    """``got`` (a sharded run) within twice the float32 bound of ``twin`` (the unsharded float32
-    run; for a lower-precision run, within its bound ``low`` plus the float32 one), and within its
-    own bound of the float64 ``reference`` (a Bounded value)."""
+def close_to_both(case: Case, what: str, program: str, got, twin, reference, low=None, *, dtypes: tuple,
+                  **details) -> None:
+    """``twin`` (the unsharded float32 run) and ``got`` (a sharded run) have the dtype model's
+    ``dtypes`` (got's, twin's; checked before any cast); ``got`` is within twice the float32 bound
+    of ``twin`` (for a lower-precision run, within its bound ``low`` plus the float32 one), and
+    within its own bound of the float64 ``reference`` (a Bounded value)."""
+    with case.oracle():
+        case.equal(f"unsharded {what} dtype", np.asarray(twin).dtype.name, dtypes[1].name, shows="dtype")
+    case.equal(f"{what} dtype", np.asarray(got).dtype.name, dtypes[0].name, shows="dtype")
     close(case, what, program, got, twin, rounding.same_program_atol(reference if low is None else low, reference),
           **details)
     close(case, f"{what} vs numpy", program + " vs numpy", got, rounding.value_of(reference),
@@ -374,6 +432,7 @@ def step_outcomes(specs: dict) -> dict:
                 f"step {STEPS} steps counted": "int(sharded[-1]['state']['count'])"}
     for i in range(STEPS):
         outcomes[f"step {i + 1} loss"] = float64_outcome(f"sharded[{i}]['loss']")
+        outcomes.update(dtype_outcomes(f"step {i + 1} loss", f"[{i}]['loss']"))
         outcomes[f"step {i + 1} donated params and state deleted"] = f"sharded[{i}]['donated deleted']"
         for name in [f"{part} of {k}" for k in specs for part in ("params", "update", "m", "v")] + ["step count"]:
             for check in ("sharding devices_indices_map", "indices", "shard shapes"):
@@ -381,11 +440,23 @@ def step_outcomes(specs: dict) -> dict:
         for k in specs:
             outcomes[f"step {i + 1} gradient of {k}"] = float64_outcome(f"sharded[{i}]['grads'][{k!r}]")
             outcomes[f"step {i + 1} Adam update of {k}"] = float64_outcome(f"sharded[{i}]['updates'][{k!r}]")
+            outcomes.update(dtype_outcomes(f"step {i + 1} gradient of {k}", f"[{i}]['grads'][{k!r}]"))
+            outcomes.update(dtype_outcomes(f"step {i + 1} Adam update of {k}", f"[{i}]['updates'][{k!r}]"))
     for k in specs:
         outcomes[f"step {STEPS} Adam params of {k}"] = f"sharded[-1]['params'][{k!r}]"
+        outcomes[f"step {STEPS} Adam params of {k} dtype"] = dtype_outcome(f"sharded[-1]['params'][{k!r}]")
         for part in ("m", "v"):
             outcomes[f"step {STEPS} Adam {part} of {k}"] = float64_outcome(f"sharded[-1]['state'][{part!r}][{k!r}]")
+            outcomes.update(dtype_outcomes(f"step {STEPS} Adam {part} of {k}", f"[-1]['state'][{part!r}][{k!r}]"))
+    outcomes[f"step {STEPS} step count dtype"] = dtype_outcome("sharded[-1]['state']['count']")
     return outcomes
+
+
+def dtype_outcomes(what: str, index: str, sharded: str = "sharded", unsharded: str = "unsharded") -> dict:
+    """The script's expressions for ``close_to_both``'s dtype checks of ``what``: the dtypes of
+    ``sharded + index`` and ``unsharded + index``."""
+    return {f"{what} dtype": dtype_outcome(sharded + index),
+            f"unsharded {what} dtype": dtype_outcome(unsharded + index)}
 
 
 @settings(max_examples=TRAINING_EXAMPLES, deadline=None)
@@ -407,28 +478,36 @@ def test_training_step_under_a_parallelism_layout(example):
                 step_outcomes(mlp_param_specs(layout)))
     specs = mlp_param_specs(layout)
     sharded = case.accepts("steps", lambda: sharded_training(layout, params0, ids, labels))
-    unsharded = unsharded_training(params0, ids, labels)
+    with case.oracle():
+        unsharded = unsharded_training(params0, ids, labels)
     reference = reference_training(params0, ids, labels)
-    for i, (got, twin, ref) in enumerate(zip(sharded, unsharded, reference)):
+    both = lambda dtype: (dtype, dtype)  # noqa: E731 - the unsharded step runs the same program
+    for i, (got, twin, ref, dtypes) in enumerate(zip(sharded, unsharded, reference, step_dtypes(params0))):
         step = f"step {i + 1}"
         for name, record in got["layouts"].items():  # the layout is kept step to step
             spec, shape = ((), ()) if name == "step count" else (specs[name.split(" of ")[1]], params0[name.split(" of ")[1]].shape)
             check_unread_layout(case, record, Layout(layout.mesh, spec, shape), f"{step} {name}")
-        close_to_both(case, f"{step} loss", program, got["loss"], twin["loss"], ref["loss"])
+        close_to_both(case, f"{step} loss", program, got["loss"], twin["loss"], ref["loss"],
+                      dtypes=both(dtypes["loss"]))
         for k in specs:
-            close_to_both(case, f"{step} gradient of {k}", program, got["grads"][k], twin["grads"][k], ref["grads"][k])
+            close_to_both(case, f"{step} gradient of {k}", program, got["grads"][k], twin["grads"][k], ref["grads"][k],
+                          dtypes=both(dtypes["grads"][k]))
             close_to_both(case, f"{step} Adam update of {k}", program + " Adam", got["updates"][k],
-                          twin["updates"][k], ref["updates"][k])
+                          twin["updates"][k], ref["updates"][k], dtypes=both(dtypes["updates"][k]))
             if i + 1 < STEPS:
                 continue
             for part in ("m", "v"):
                 close_to_both(case, f"{step} Adam {part} of {k}", program + " Adam", got["state"][part][k],
-                              twin["state"][part][k], ref["state"][part][k])
+                              twin["state"][part][k], ref["state"][part][k], dtypes=both(dtypes[part][k]))
             # The params are the updates' float32 sums, exactly: a check of the addition and the store
             # (each update is judged above, where the params' own rounding does not hide its error).
+            case.equal(f"{step} Adam params of {k} dtype", np.asarray(got["params"][k]).dtype.name,
+                       dtypes["params"][k].name, shows="dtype")
             case.same_bits(f"{step} Adam params of {k}", got["params"][k],
                            applied_in_float32(params0[k], [s["updates"][k] for s in sharded]))
         if i + 1 == STEPS:
+            case.equal(f"{step} step count dtype", np.asarray(got["state"]["count"]).dtype.name, dtypes["count"].name,
+                       shows="dtype")
             case.equal(f"{step} steps counted", int(got["state"]["count"]), STEPS)
         case.equal(f"{step} donated params and state deleted", got["donated deleted"],
                    [True] * len(got["donated deleted"]))
@@ -475,6 +554,19 @@ def stack_loss(params, x, target, layout: Optional[ParallelLayout] = None, polic
         layer = jax.checkpoint(layer, policy=checkpoint_policy(policy))
     h, _ = lax.scan(layer, x, params)
     return jnp.mean(jnp.square(h.astype(jnp.float32) - target)), h
+
+
+def stack_dtypes(params: dict, x, target) -> dict:
+    """``stack_value_and_grad``'s dtypes, ``{"loss", "h", "grads": {name: dtype}}``, by the dtype
+    model: a layer adds ("promote") to h the "promote" einsum of tanh ("inexact") of (h's "promote"
+    einsum with w_in plus b, "promote") with w_out (lax.scan's carry: one layer's, as every layer is
+    the same); the loss is the mean ("inexact") of the square ("promote") of h cast to float32
+    minus ("promote") the target; a gradient has its parameter's dtype."""
+    pre = model_dtype("promote", model_dtype("promote", held(x), params["w_in"]), params["b"])
+    h = model_dtype("promote", held(x), model_dtype("promote", model_dtype("inexact", pre), params["w_out"]))
+    error = model_dtype("promote", held(np.float32), target)
+    return {"loss": model_dtype("inexact", model_dtype("promote", error, error)), "h": h,
+            "grads": {k: held(p) for k, p in params.items()}}
 
 
 def stack_value_and_grad(params, x, target, layout=None, policy=None):
@@ -650,10 +742,12 @@ def stack_outcomes(policy: str) -> dict:
     judges them; a gradient's layout checks (``gradient of <k> ...``) the live array; the saved
     residuals' checks the printed lines."""
     outcomes = {"value_and_grad": "t.sharded_stack(example, params, x, target)", "loss": float64_outcome("loss"),
-                "stack output h": float64_outcome("h")}
+                "stack output h": float64_outcome("h"), **dtype_outcomes("loss", "loss", "", "twin_"),
+                **dtype_outcomes("stack output h", "h", "", "twin_")}
     for k in ("w_in", "b", "w_out"):
         outcomes.update({f"gradient of {k}": float64_outcome(f"grads[{k!r}]"), f"gradient of {k} vs numpy": float64_outcome(f"grads[{k!r}]"),
                          f"gradient of {k} ": f"grads[{k!r}]"})
+        outcomes.update(dtype_outcomes(f"gradient of {k}", f"grads[{k!r}]", "", "twin_"))
     outcomes.update({what: expression for what, (_, _, expression) in residual_checks(policy).items()})
     return outcomes
 
@@ -675,16 +769,21 @@ def check_stack(example: StackExample, program: str, excuses) -> None:
                 stack_outcomes(example.policy))
     (loss, h), grads = case.accepts("value_and_grad", lambda: sharded_stack(example, params, x, target))
     f32 = lambda v: jnp.asarray(np.asarray(v, np.float32))  # noqa: E731
-    (twin_loss, twin_h), twin_grads = UNSHARDED_STACK(*jax.tree_util.tree_map(f32, (params, x, target)))
+    with case.oracle():
+        (twin_loss, twin_h), twin_grads = UNSHARDED_STACK(*jax.tree_util.tree_map(f32, (params, x, target)))
     (reference_loss, reference_h, reference_grads), low = example.references(params, x, target)
     low_loss, low_h, low_grads = low or (None, None, {})
+    dtypes = stack_dtypes(params, x, target)
+    twin_dtypes = stack_dtypes(*jax.tree_util.tree_map(f32, (params, x, target)))
     details = {"layout": layout.name, "axis_type": layout.axis_type, "policy": example.policy,
                "layers": example.layers, "dtype": example.dtype}
-    close_to_both(case, "loss", program, loss, twin_loss, reference_loss, low_loss, **details)
-    close_to_both(case, "stack output h", program, h, twin_h, reference_h, low_h, **details)
+    close_to_both(case, "loss", program, loss, twin_loss, reference_loss, low_loss,
+                  dtypes=(dtypes["loss"], twin_dtypes["loss"]), **details)
+    close_to_both(case, "stack output h", program, h, twin_h, reference_h, low_h,
+                  dtypes=(dtypes["h"], twin_dtypes["h"]), **details)
     for k, spec in stack_param_specs(layout).items():
         close_to_both(case, f"gradient of {k}", program, grads[k], twin_grads[k], reference_grads[k],
-                      low_grads.get(k), **details)
+                      low_grads.get(k), dtypes=(dtypes["grads"][k], twin_dtypes["grads"][k]), **details)
         check_layout(case, grads[k], Layout(layout.mesh, spec, params[k].shape), what=f"gradient of {k}")
     with excuses.way([example]):  # (only what print_saved_residuals says: a known deviation may excuse it)
         check_saved_residuals(case, example.policy, saved_residuals(example.policy, params, x))

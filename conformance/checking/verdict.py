@@ -77,6 +77,12 @@ def float64_outcome(expression: str) -> str:
     return f"np.asarray({expression}).astype(np.float64)"
 
 
+def dtype_outcome(expression: str) -> str:
+    """An outcome as a dtype check judges it: the name of the dtype of ``expression``'s value
+    (``np.asarray(...).dtype.name``, "bfloat16" for ml_dtypes' bfloat16)."""
+    return f"np.asarray({expression}).dtype.name"
+
+
 def returns_lines(expression: str) -> List[str]:
     """The call should return: exit 1 while it raises."""
     return [

@@ -154,3 +154,65 @@ def einsum_keeps_15_bits():
             return result
         return einsum
     wrap(jnp, "einsum", make)
+
+
+ONE_PRECISION_UP = {"bfloat16": "float32", "float16": "float32", "float32": "float64"}
+
+
+class _ReturnsOnePrecisionUp:
+    """A jitted function whose float outputs come back one precision up (``ONE_PRECISION_UP``,
+    cast on the host side of the call under ``enable_x64``, so float64 is held even with x64 off):
+    the same values in another dtype. With x64 off it takes float64 arrays (such outputs, fed to
+    the next step) as float32, as jit takes numpy's. Anything else (``lower``, ``trace``, ...) is
+    the jitted function's."""
+
+    def __init__(self, jitted, enable_x64):
+        self._jitted, self._enable_x64 = jitted, enable_x64
+
+    def __call__(self, *args, **kwargs):
+        jax = jax_module()
+        if not jax.config.jax_enable_x64:
+            args, kwargs = jax.tree_util.tree_map(
+                lambda v: v.astype("float32") if isinstance(v, jax.Array) and v.dtype.name == "float64" else v,
+                (args, kwargs))
+        out = self._jitted(*args, **kwargs)
+        with self._enable_x64(True):
+            return jax.tree_util.tree_map(
+                lambda v: v.astype(ONE_PRECISION_UP[v.dtype.name]) if getattr(v, "dtype", None) is not None
+                and v.dtype.name in ONE_PRECISION_UP else v, out)
+
+    def __get__(self, instance, owner=None):  # (a jitted method binds its instance, as jit's own does)
+        return self if instance is None else functools.partial(self, instance)
+
+    def __getattr__(self, name):
+        return getattr(self._jitted, name)
+
+
+def _jits_return_one_precision_up(*, split_only: bool):
+    """Make ``jax.jit(f, ...)`` return ``f``'s float outputs one precision up: every jit, or
+    (``split_only``) only one whose in_shardings split something (``_split_count`` > 1), the
+    one-device twins, jitted without shardings, staying right."""
+    jax = jax_module()
+    enable_x64 = getattr(jax, "enable_x64", None)
+    if enable_x64 is None:  # (before jax.enable_x64, the experimental one; AttributeError where neither is)
+        import jax.experimental
+        enable_x64 = jax.experimental.enable_x64
+
+    def make(original):
+        def jit(fun, *args, **kwargs):
+            jitted = original(fun, *args, **kwargs)
+            if split_only and _split_count(kwargs.get("in_shardings")) <= 1:
+                return jitted
+            return _ReturnsOnePrecisionUp(jitted, enable_x64)
+        return jit
+    wrap(jax, "jit", make)
+
+
+# The same values in another dtype: only a dtype check sees either.
+for _name, _description, _split_only in (
+        ("sharded-jit-returns-floats-one-precision-up", "jax.jit with in_shardings that split returns float outputs "
+         "one precision up, bfloat16 as float32 and float32 as float64 (the same values)", True),
+        ("jit-returns-floats-one-precision-up", "jax.jit returns float outputs one precision up (bfloat16 as float32, "
+         "float32 as float64), with shardings or without: the one-device twins too, the same values", False)):
+    fault(_name, _description, suites=("model_programs", "training"))(
+        functools.partial(_jits_return_one_precision_up, split_only=_split_only))
