@@ -3,20 +3,23 @@
 Vocabulary:
 
 - A **cause** is one root cause in JAX or XLA (``suites/bugs/causes.toml``, a ``[[cause]]`` table
-  each): a title that says what is wrong, a short description, the tracker it belongs to and what
-  was checked to say so, the upstream issue (or "none found", with the searches on record), the
-  related ones. Every known deviation of kind ``bug`` names its cause (``cause = "id"``); the
-  entries that share a cause share one report.
+  each): a title that says what is wrong, a short description, where the behaviour it expects comes
+  from (JAX's documentation, JAX's own tests, a maintainer's fix or reply: or, where none states
+  it, our reading and why), the tracker it belongs to and what was checked to say so, the upstream
+  issue (or "none found", with the searches on record), the related ones. Every known deviation of
+  kind ``bug`` names its cause (``cause = "id"``); the entries that share a cause share one report.
 - Its **script** (``suites/bugs/<id>.py``) is the smallest stand-alone reproduction: plain JAX and
   numpy, it prints what JAX returns and what it should, and exits 1 while the bug is there (a cause
-  that ``aborts`` kills the process with SIGABRT instead), 0 once fixed. Every cause in effect on a
-  release from ``SCRIPTS_FROM`` (0.10.2) on has one, and on those releases it exits 1 exactly where
-  its cause is in effect; a cause fixed before is reproduced by its tests on a release in range.
+  that ``aborts`` kills the process with SIGABRT instead), 0 once fixed. It forces as many CPU
+  devices as its meshes use (its ``XLA_FLAGS`` line), and the reports say that count. Every cause in
+  effect on a release from ``SCRIPTS_FROM`` (0.10.2) on has one, and on those releases it exits 1
+  exactly where its cause is in effect; a cause fixed before is reproduced by its tests on a release
+  in range.
 - A **report** (``bugs DIR``: one markdown file per cause in effect on the installed JAX) is what a
-  maintainer gets, in the form JAX's bug template asks for: title, description, the script, its
-  output on this JAX trimmed to the line that matters, the first bad and last good release, the
-  tracker, related issues, and ``jax.print_environment_info()``. It says "reproduced" only when the
-  script exited as a present bug does.
+  maintainer gets, in the form JAX's bug template asks for: title, description, where the expected
+  behaviour comes from, the script, its output on this JAX trimmed to the line that matters, the
+  first bad and last good release, the tracker, related issues, and ``jax.print_environment_info()``.
+  It says "reproduced" only when the script exited as a present bug does.
 - The **page** (``bugs --page BUGS.md``) lists every cause: the releases it affects, its status
   (open upstream, reported, not reported, fixed in a release) and how to reproduce it; generated from
   the two files, no JAX needed, and checked to be current by tests/test_bugs.py.
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
 import signal
 import subprocess
@@ -39,7 +43,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from conformance.runner.deviations import DEVIATIONS_FILE, Deviation, header_line, key_line
-from conformance.runner.devices import UsageError
+from conformance.runner.devices import DEFAULT_CPU_DEVICES, UsageError
 from conformance.runner.release_envs import measured_file, run_alone, script_environment
 from conformance.runner.releases import RELEASES
 from conformance.runner.run_folder import ROOT, write_atomically
@@ -56,8 +60,12 @@ TRACKERS = {"jax-ml/jax": "JAX emits the wrong program, or the error comes from 
 # cause's range a script may not run at all (its API is newer) or show an older cause of the same
 # test, so there it is not judged.
 SCRIPTS_FROM = "0.10.2"
-# Where a script ran, as the reports say it: CPU with 8 forced devices (``script_environment``).
-WHERE = "CPU, 8 forced host devices"
+# A script forces its device count before JAX starts, in this line; the reports quote the count.
+FORCED_DEVICES = re.compile(r'^os\.environ\["XLA_FLAGS"\] = "--xla_force_host_platform_device_count=(\d+)"', re.M)
+# An expected_from entry: a link, one of JAX's own tests, or (alone or with the sources it draws on)
+# our reading of what JAX should do, with why.
+JAX_TEST = re.compile(r"jax-ml/jax (tests/[\w/]+\.py)::\w+(?:::\w+)?")
+OUR_READING = "our reading: "
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,7 @@ class Cause:
     upstream: str  # the issue that reports this very bug, or "none found"
     searches: Tuple[str, ...]  # the queries of the last search of both trackers
     searched: str  # when (YYYY-MM-DD)
+    expected_from: Tuple[str, ...] = ()  # citations of the expected behaviour, or our reading and why
     related: Tuple[str, ...] = ()
     aborts: bool = False  # its script kills the process (SIGABRT) rather than exit 1
     reported: str = ""  # the issue we filed, once filed
@@ -89,11 +98,36 @@ class Cause:
         """The upstream issue for it (ours or another's), "" when none is known."""
         return self.reported or ("" if self.upstream in ("", "none found") else self.upstream)
 
+    @property
+    def our_reading(self) -> str:
+        """Why we read the expected behaviour so, where no source states it ("" when one does)."""
+        return next((e[len(OUR_READING):] for e in self.expected_from if e.startswith(OUR_READING)), "")
 
-CAUSE_TYPES = {"id": str, "title": str, "description": str, "tracker": str, "tracker_checked": str,
-               "upstream": str, "searches": list, "searched": str, "related": list, "aborts": bool,
-               "reported": str, "fixed_by": str, "api_removed": bool, "comment": str}
-REQUIRED = ("id", "title", "description", "tracker", "tracker_checked", "upstream", "searches", "searched")
+    @property
+    def citations(self) -> List[str]:
+        """The sources of the expected behaviour (those our reading draws on, where it is ours)."""
+        return [e for e in self.expected_from if not e.startswith(OUR_READING)]
+
+
+CAUSE_TYPES = {"id": str, "title": str, "description": str, "expected_from": list, "tracker": str,
+               "tracker_checked": str, "upstream": str, "searches": list, "searched": str, "related": list,
+               "aborts": bool, "reported": str, "fixed_by": str, "api_removed": bool, "comment": str}
+REQUIRED = ("id", "title", "description", "expected_from", "tracker", "tracker_checked", "upstream", "searches",
+            "searched")
+
+
+def expected_from_problem(entries: Sequence[str]) -> str:
+    """What is wrong with a cause's expected_from ("" when nothing is): each entry should be a
+    https:// link, one of JAX's tests or our reading with why, and our reading is given once."""
+    for e in entries:
+        if not isinstance(e, str) or not (e.startswith("https://") or JAX_TEST.fullmatch(e)
+                                          or (e.startswith(OUR_READING) and e[len(OUR_READING):].strip())):
+            return (f"has expected_from entry {e!r}, but each should be a https:// link, \"jax-ml/jax "
+                    f"tests/<file>.py::<test>\" or \"{OUR_READING}<why we read it so>\"")
+    readings = [e for e in entries if e.startswith(OUR_READING)]
+    if len(readings) > 1:
+        return f"has {len(readings)} \"{OUR_READING}...\" entries in expected_from, but should have at most one"
+    return ""
 
 
 def load_causes(path: Path = CAUSES_FILE) -> Dict[str, Cause]:
@@ -114,8 +148,10 @@ def load_causes(path: Path = CAUSES_FILE) -> Dict[str, Cause]:
         first = starts[i]
         last = starts[i + 1] - 1 if i + 1 < len(starts) else len(lines)
 
+        named = f"cause {entry['id']!r}" if isinstance(entry.get("id"), str) else "cause"
+
         def refuse(message: str, key: str = "[[cause]]"):
-            raise UsageError(f"{path}:{key_line(lines, first, last, key)}: cause {message}")
+            raise UsageError(f"{path}:{key_line(lines, first, last, key)}: {named} {message}")
         unknown = sorted(set(entry) - set(CAUSE_TYPES))
         if unknown:
             close = difflib.get_close_matches(unknown[0], CAUSE_TYPES, n=1)
@@ -129,7 +165,9 @@ def load_causes(path: Path = CAUSES_FILE) -> Dict[str, Cause]:
         if not re.fullmatch(r"[a-z][a-z0-9_]*", entry["id"]):
             refuse(f"has id = {entry['id']!r}: lower-case words joined by _ (it names its script)", "id")
         if entry["id"] in causes:
-            refuse(f"{entry['id']!r} is defined twice (also at line {causes[entry['id']].line})", "id")
+            refuse(f"is defined twice (also at line {causes[entry['id']].line})", "id")
+        if expected_from_problem(entry["expected_from"]):
+            refuse(expected_from_problem(entry["expected_from"]), "expected_from")
         if entry["tracker"] not in TRACKERS:
             refuse(f"has tracker = {entry['tracker']!r}, not one of {', '.join(TRACKERS)}", "tracker")
         links = [entry["upstream"], entry.get("reported", ""), entry.get("fixed_by", "")] + entry.get("related", [])
@@ -139,7 +177,9 @@ def load_causes(path: Path = CAUSES_FILE) -> Dict[str, Cause]:
                    "(or upstream = \"none found\")")
         causes[entry["id"]] = Cause(entry["id"], entry["title"], " ".join(entry["description"].split()),
                                     entry["tracker"], " ".join(entry["tracker_checked"].split()), entry["upstream"],
-                                    tuple(entry["searches"]), entry["searched"], tuple(entry.get("related", ())),
+                                    tuple(entry["searches"]), entry["searched"],
+                                    tuple(" ".join(e.split()) for e in entry["expected_from"]),
+                                    tuple(entry.get("related", ())),
                                     entry.get("aborts", False), entry.get("reported", ""), entry.get("fixed_by", ""),
                                     entry.get("api_removed", False), entry.get("comment", "").strip(), first)
     return causes
@@ -263,7 +303,25 @@ def problems(causes: Mapping[str, Cause], deviations: Sequence[Deviation]) -> Li
         elif any(f.in_effect_on(v) for v in recent) and not c.script.is_file():
             out.append(f"{CAUSES_FILE.relative_to(ROOT)}:{c.line}: cause {c.id!r} is in effect from {SCRIPTS_FROM} on "
                        f"but has no script {c.script.relative_to(ROOT)}")
+        if c.script.is_file() and not FORCED_DEVICES.search(c.script.read_text()):
+            out.append(f"{c.script.relative_to(ROOT)}:1: the script forces no device count, but should set "
+                       "os.environ[\"XLA_FLAGS\"] = \"--xla_force_host_platform_device_count=N\" before it imports jax")
     return out
+
+
+def forced_devices(script: Path) -> int:
+    """The number of CPU devices ``script`` forces before JAX starts (its ``XLA_FLAGS`` line)."""
+    forced = FORCED_DEVICES.search(script.read_text())
+    if forced is None:
+        raise UsageError(f"{script}: forces no device count, but should set os.environ[\"XLA_FLAGS\"] = "
+                         "\"--xla_force_host_platform_device_count=N\" before it imports jax")
+    return int(forced[1])
+
+
+def where(script: Path) -> str:
+    """Where ``script`` runs, as a report says it: ``CPU, 2 forced host devices``."""
+    n = forced_devices(script)
+    return f"CPU, {n} forced host device{'' if n == 1 else 's'}"
 
 
 # --- running a script ---------------------------------------------------------------------------
@@ -287,7 +345,7 @@ class Run:
 
 
 def run_script(script: Path, python: str = sys.executable, timeout: float = 600) -> Run:
-    """Run ``script`` alone in a fresh interpreter (CPU, 8 forced devices), from its own folder."""
+    """Run ``script`` alone in a fresh interpreter (CPU, the devices it forces), from its own folder."""
     done = run_alone(python, script, timeout)
     if done is None:
         return Run(124, "", f"timed out after {timeout:.0f} s")
@@ -332,11 +390,12 @@ def output_shown(cause: Cause, run: Run, limit: int = 30) -> str:
     return without_local_paths("\n".join(printed))
 
 
-def environment_info(python: str = sys.executable) -> str:
-    """``jax.print_environment_info()`` as a script sees it (8 forced CPU devices), with no local
-    path or machine name."""
+def environment_info(python: str = sys.executable, devices: int = DEFAULT_CPU_DEVICES) -> str:
+    """``jax.print_environment_info()`` as a script that forces ``devices`` CPU devices sees it, with no
+    local path or machine name."""
+    forced = {"XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}"}
     done = subprocess.run([python, "-c", "import jax; jax.print_environment_info()"], capture_output=True,
-                          text=True, env=script_environment(), timeout=300)
+                          text=True, env=script_environment({**os.environ, **forced}), timeout=300)
     return without_local_paths(done.stdout.strip() or done.stderr.strip())
 
 
@@ -349,6 +408,29 @@ def link_text(url: str) -> str:
         return f"[{m[1]}#{m[2]}]({url})"
     m = re.match(r"https://github.com/([^/]+/[^/]+)/commit/([0-9a-f]{7})", url)
     return f"[{m[1]}@{m[2]}]({url})" if m else url
+
+
+def citation_text(source: str) -> str:
+    """A source of expected behaviour as a link: JAX's test ``tests/x.py::T::test`` (to its file), a
+    docs.jax.dev page by its name (``JAX docs: jax.lax.pad``), a GitHub issue, pull request or commit
+    as ``link_text`` writes it."""
+    test = JAX_TEST.fullmatch(source)
+    if test:
+        return f"JAX's test [{source.split(' ', 1)[1]}](https://github.com/jax-ml/jax/blob/main/{test[1]})"
+    page = re.fullmatch(r"https://docs\.jax\.dev/en/latest/(?:_autosummary/)?(.+?)\.html(?:#.*)?", source)
+    if page:
+        return f"[JAX docs: {page[1]}]({source})"
+    linked = link_text(source)
+    return linked if linked != source else f"<{source}>"
+
+
+def expected_text(c: Cause) -> str:
+    """Where the behaviour the description expects comes from: its sources, or our reading and why."""
+    sources = ", ".join(citation_text(e) for e in c.citations)
+    if c.our_reading:
+        return (f"our reading (no source we found states it): {c.our_reading.rstrip('.')}"
+                + (f" (drawing on {sources})" if sources else "") + ".")
+    return f"as stated by {sources}."
 
 
 def releases_line(f: Found) -> str:
@@ -368,7 +450,8 @@ def releases_line(f: Found) -> str:
 def report(f: Found, run: Optional[Run], jax_version: str, env_info: str) -> str:
     """The markdown report of cause ``f`` as run on ``jax_version`` (``run``: its script's run)."""
     c = f.cause
-    out = [f"# {c.title}", "", "### Description", "", c.description, ""]
+    out = [f"# {c.title}", "", "### Description", "", c.description, "",
+           f"**Expected behaviour**: {expected_text(c)}", ""]
     if run is None:
         out += ["(No script: reproduce with the tests below on a release in range.)", ""]
     else:
@@ -377,9 +460,9 @@ def report(f: Found, run: Optional[Run], jax_version: str, env_info: str) -> str
         out += [f"The script prints what JAX returns and what it should, and {how} while the bug is there:", "",
                 "```python", source, "```", ""]
         if run.shows_the_bug(c):
-            out += [f"Reproduced on JAX {jax_version} ({WHERE}): `python {c.script.name}`, {run.status}:", ""]
+            out += [f"Reproduced on JAX {jax_version} ({where(c.script)}): `python {c.script.name}`, {run.status}:", ""]
         else:
-            out += [f"**Not reproduced** on JAX {jax_version} ({WHERE}): `python {c.script.name}` ended with "
+            out += [f"**Not reproduced** on JAX {jax_version} ({where(c.script)}): `python {c.script.name}` ended with "
                     f"{run.status}, where the bug gives {how.split(' while')[0]}:", ""]
         out += ["```", output_shown(c, run) or "(nothing printed)", "```", ""]
     out += [f"**Releases**: {releases_line(f)}", "",
@@ -416,12 +499,16 @@ def write_reports(folder: Path, causes: Mapping[str, Cause], deviations: Sequenc
     ``folder/<id>.md``; reports of other causes already in ``folder`` are removed."""
     folder.mkdir(exist_ok=True)
     chosen = in_effect(causes, deviations, jax_version)
-    env_info = environment_info(python)
+    env_info: Dict[int, str] = {}  # by the number of devices a script forces
     written = []
     for f in chosen:
-        run = run_script(f.cause.script, python) if f.cause.script.is_file() else None
+        has_script = f.cause.script.is_file()
+        run = run_script(f.cause.script, python) if has_script else None
+        devices = forced_devices(f.cause.script) if has_script else DEFAULT_CPU_DEVICES  # (the suite's tests)
+        if devices not in env_info:
+            env_info[devices] = environment_info(python, devices)
         path = folder / f"{f.cause.id}.md"
-        write_atomically(path, report(f, run, jax_version, env_info))
+        write_atomically(path, report(f, run, jax_version, env_info[devices]))
         written.append((path, f, run))
     for stale in set(folder.glob("*.md")) - {p for p, _, _ in written}:
         if stale.stem in causes:
@@ -475,6 +562,7 @@ def page(causes: Mapping[str, Cause], deviations: Sequence[Deviation]) -> str:
     for f in every:
         c = f.cause
         out += [f"## {c.id}", "", f"**{c.title}.** {c.description}", "",
+                f"- expected behaviour: {expected_text(c)}",
                 f"- releases: {spans(f.releases)} (first bad {f.first_bad}"
                 + (f", last good {f.last_good}" if f.last_good else
                    f"; on {f.before} its tests fail with another bug's symptom" if f.before_seen == "fails" else

@@ -9,6 +9,8 @@ from __future__ import annotations
 import importlib.metadata
 import re
 import signal
+import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -16,6 +18,7 @@ from packaging.version import Version
 
 from conformance.runner.deviations import DEVIATIONS_FILE, Deviation, load_deviations
 from conformance.runner.devices import UsageError
+from conformance.runner.release_envs import script_environment
 from conformance.runner.run_folder import ROOT
 from reports import bugs
 
@@ -77,9 +80,83 @@ def test_reports_are_written_only_in_effect_say_reproduced_and_hold_no_local_pat
         assert bugs.has_local_path(text) is None, f"{path.name}: local path {bugs.has_local_path(text)!r}"
         assert text.startswith(f"# {f.cause.title}\n")
         assert "### System info" in text and f"jax:    {JAX}" in text
+        assert f"**Expected behaviour**: {bugs.expected_text(f.cause)}" in text, path.name
         if run is not None:
-            assert f"Reproduced on JAX {JAX}" in text, path.name
+            devices = bugs.forced_devices(f.cause.script)
+            assert f"Reproduced on JAX {JAX} ({bugs.where(f.cause.script)})" in text, path.name
+            assert f"XLA_FLAGS=--xla_force_host_platform_device_count={devices}\n" in text, (
+                f"{path.name}: the system info is not that of the script's {devices} devices")
             assert f.cause.script.read_text().strip() in text
+
+
+def test_the_page_says_where_each_cause_s_expected_behaviour_comes_from(every):
+    """Every cause on BUGS.md says what states the behaviour it expects, or that it is our reading."""
+    causes, entries = every
+    page = bugs.page(causes, entries)
+    for f in bugs.found(causes, entries):
+        if f.entries:
+            section = page.split(f"\n## {f.cause.id}\n", 1)[1].split("\n## ", 1)[0]
+            assert f"- expected behaviour: {bugs.expected_text(f.cause)}" in section, f.cause.id
+
+
+# Runs a script (argv[1]) as a fresh interpreter would, recording how many distinct devices each
+# jax.sharding.Mesh it builds holds (pmap builds one too) and each pmap's devices= names, one line
+# each, to $MESHES_USED.
+MESH_RECORDER = """
+import os, runpy, sys
+import jax
+import numpy as np
+from jax._src import mesh
+record = open(os.environ["MESHES_USED"], "a")
+def note(devices):
+    record.write(f"{len(set(np.asarray(devices, dtype=object).flat))}\\n")
+    record.flush()
+build, pmap = mesh.Mesh.__new__, jax.pmap
+def built(cls, devices, *args, **kwargs):
+    note(devices)
+    return build(cls, devices, *args, **kwargs)
+def pmapped(*args, devices=None, **kwargs):
+    if devices is not None:
+        note(devices)
+    return pmap(*args, devices=devices, **kwargs)
+mesh.Mesh.__new__, jax.pmap = built, pmapped
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def devices_its_meshes_use(script, folder) -> int:
+    """The most devices any mesh of ``script`` holds, or any pmap of it is given, when it runs on
+    the installed JAX (0: none)."""
+    record = folder / f"{script.stem}.meshes"
+    record.unlink(missing_ok=True)
+    subprocess.run([sys.executable, "-c", MESH_RECORDER, str(script)], capture_output=True, timeout=600,
+                   env={**script_environment(), "MESHES_USED": str(record)}, cwd=script.parent)
+    return max((int(n) for n in record.read_text().split()), default=0) if record.exists() else 0
+
+
+def test_the_devices_a_script_s_meshes_use_are_counted_as_it_runs(tmp_path):
+    script = tmp_path / "some_bug.py"
+    script.write_text('import os\nos.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=3"\n'
+                      "import jax\nimport numpy as np\nfrom jax.sharding import Mesh\n"
+                      "Mesh(np.array(jax.devices()[:2]), ('a',))\njax.pmap(lambda a: a, devices=jax.devices()[:1])\n")
+    assert devices_its_meshes_use(script, tmp_path) == 2
+    script.write_text('import os\nos.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=3"\n'
+                      "import jax\nprint(jax.devices())\n")
+    assert devices_its_meshes_use(script, tmp_path) == 0
+
+
+def test_every_script_forces_no_more_devices_than_its_meshes_use(every, tmp_path):
+    """A script forces exactly the devices its largest mesh holds, one where it builds no mesh."""
+    causes, _ = every
+    wrong = []
+    for c in causes.values():
+        if c.script.is_file():
+            used = max(devices_its_meshes_use(c.script, tmp_path), 1)
+            if bugs.forced_devices(c.script) != used:
+                wrong.append(f"{c.script.name} forces {bugs.forced_devices(c.script)} devices, but should force "
+                             f"{used}, the most its meshes (or pmap's devices=) use")
+    assert not wrong, "\n".join(wrong)
 
 
 def test_reports_name_no_suite_test_nor_cause_id_above_their_footer(every, written):
@@ -142,20 +219,30 @@ tracker_checked = "the jaxpr"
 upstream = "none found"
 searches = ["x wrong"]
 searched = "2026-12-02"
+expected_from = ["https://docs.jax.dev/en/latest/parallel.html"]
 """
 
 
 @pytest.mark.parametrize("change, message", [
     ('tracker = "jax-ml/jax"', None),
-    ('tracker = "google/jax"', ':5: cause has tracker = \'google/jax\', not one of jax-ml/jax, openxla/xla'),
+    ('tracker = "google/jax"', ":5: cause 'some_bug' has tracker = 'google/jax', not one of jax-ml/jax, openxla/xla"),
     ('id = "some_bug"', None),
-    ('id = "Some-Bug"', ":2: cause has id = 'Some-Bug': lower-case words joined by _"),
+    ('id = "Some-Bug"', ":2: cause 'Some-Bug' has id = 'Some-Bug': lower-case words joined by _"),
     ('upstream = "none found"', None),
-    ('upstream = "jax#1"', ":1: cause names 'jax#1': an upstream link is a https://github.com/ issue"),
+    ('upstream = "jax#1"', ":1: cause 'some_bug' names 'jax#1': an upstream link is a https://github.com/ issue"),
     ('searches = ["x wrong"]', None),
-    ('searches = []', ":1: cause lacks searches"),
+    ('searches = []', ":1: cause 'some_bug' lacks searches"),
     ('title = "x is wrong"', None),
-    ('titel = "x is wrong"', ":3: cause has unknown key titel (did you mean title?)"),
+    ('titel = "x is wrong"', ":3: cause 'some_bug' has unknown key titel (did you mean title?)"),
+    ('expected_from = ["jax-ml/jax tests/pjit_test.py::ShardingInTypesTest::test_slice"]', None),
+    ('expected_from = ["our reading: no page says so", "https://github.com/jax-ml/jax/issues/1"]', None),
+    ('expected_from = []', ":1: cause 'some_bug' lacks expected_from"),
+    ('expected_from = ["the docs"]', ":10: cause 'some_bug' has expected_from entry 'the docs', but each should be "
+                                     "a https:// link, \"jax-ml/jax tests/<file>.py::<test>\" or \"our reading: "),
+    ('expected_from = ["jax-ml/jax pjit_test.py::test_slice"]', ":10: cause 'some_bug' has expected_from entry"),
+    ('expected_from = ["our reading: "]', ":10: cause 'some_bug' has expected_from entry 'our reading: '"),
+    ('expected_from = ["our reading: a", "our reading: b"]',
+     ':10: cause \'some_bug\' has 2 "our reading: ..." entries in expected_from, but should have at most one'),
 ])
 def test_a_malformed_cause_is_refused_naming_its_line(tmp_path, change, message):
     original = next(line for line in CAUSE.splitlines() if line.split(" =")[0] == change.split(" =")[0]
@@ -173,8 +260,45 @@ def test_a_malformed_cause_is_refused_naming_its_line(tmp_path, change, message)
 def test_a_cause_defined_twice_is_refused(tmp_path):
     path = tmp_path / "causes.toml"
     path.write_text(CAUSE + "\n" + CAUSE)
-    with pytest.raises(UsageError, match=r":12: cause 'some_bug' is defined twice \(also at line 1\)"):
+    with pytest.raises(UsageError, match=r":13: cause 'some_bug' is defined twice \(also at line 1\)"):
         bugs.load_causes(path)
+
+
+def test_a_cause_that_does_not_say_where_its_expected_behaviour_comes_from_is_refused(tmp_path):
+    path = tmp_path / "causes.toml"
+    path.write_text(CAUSE.replace('expected_from = ["https://docs.jax.dev/en/latest/parallel.html"]\n', ""))
+    with pytest.raises(UsageError, match=r"causes.toml:1: cause 'some_bug' lacks expected_from$"):
+        bugs.load_causes(path)
+
+
+def test_the_expected_behaviour_is_cited_or_said_to_be_our_reading():
+    cited = cause(expected_from=("https://docs.jax.dev/en/latest/_autosummary/jax.lax.pad.html",
+                                 "jax-ml/jax tests/pjit_test.py::ShardingInTypesTest::test_slice",
+                                 "https://github.com/jax-ml/jax/commit/1f556c1262b7ba72b8cbd8290863c0a6aa625255"))
+    assert (cited.our_reading, len(cited.citations)) == ("", 3)
+    assert bugs.expected_text(cited) == (
+        "as stated by [JAX docs: jax.lax.pad](https://docs.jax.dev/en/latest/_autosummary/jax.lax.pad.html), "
+        "JAX's test [tests/pjit_test.py::ShardingInTypesTest::test_slice]"
+        "(https://github.com/jax-ml/jax/blob/main/tests/pjit_test.py), "
+        "[jax-ml/jax@1f556c1](https://github.com/jax-ml/jax/commit/1f556c1262b7ba72b8cbd8290863c0a6aa625255).")
+    ours = cause(expected_from=("our reading: no page says so.", "https://docs.jax.dev/en/latest/parallel.html"))
+    assert bugs.expected_text(ours) == (
+        "our reading (no source we found states it): no page says so "
+        "(drawing on [JAX docs: parallel](https://docs.jax.dev/en/latest/parallel.html)).")
+    assert bugs.expected_text(cause(expected_from=("our reading: nothing says so",))) == (
+        "our reading (no source we found states it): nothing says so.")
+    assert bugs.citation_text("https://openxla.org/stablehlo/spec#pad") == "<https://openxla.org/stablehlo/spec#pad>"
+
+
+@pytest.mark.parametrize("count, where", [(1, "CPU, 1 forced host device"), (6, "CPU, 6 forced host devices")])
+def test_a_report_says_the_devices_its_script_forces(tmp_path, count, where):
+    script = tmp_path / "some_bug.py"
+    script.write_text(f'import os\nos.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count={count}"\n'
+                      "import jax\n")
+    assert (bugs.forced_devices(script), bugs.where(script)) == (count, where)
+    script.write_text("import jax\n")
+    with pytest.raises(UsageError, match="forces no device count, but should set"):
+        bugs.forced_devices(script)
 
 
 def cause(**kw) -> bugs.Cause:

@@ -1,6 +1,6 @@
 # On an Explicit mesh, jnp.where whose operands broadcast one mesh axis onto two result dimensions raises an internal DuplicateSpecError instead of a ShardingTypeError.
 import os
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import sys
 

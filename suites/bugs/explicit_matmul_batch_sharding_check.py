@@ -1,6 +1,6 @@
 # On an Explicit mesh, x @ y with the batch dimension sharded on y only raises ValueError "Incompatible types for matmul arguments" (0.10.1 returns the right values).
 import os
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import sys
 
@@ -9,10 +9,10 @@ import numpy as np
 from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
 mesh = jax.make_mesh((2,), ("a",), axis_types=(AxisType.Explicit,))
-a = np.arange(4, dtype=np.float32).reshape(2, 1, 2)
-b = np.arange(4, dtype=np.float32).reshape(2, 2, 1)
-x = jax.device_put(a, NamedSharding(mesh, P()))     # f32[2,1,2], replicated
-y = jax.device_put(b, NamedSharding(mesh, P("a")))  # f32[2@a,2,1], batch dimension sharded
+a = np.arange(2, dtype=np.float32).reshape(2, 1, 1)
+b = np.arange(2, dtype=np.float32).reshape(2, 1, 1) + 2
+x = jax.device_put(a, NamedSharding(mesh, P()))     # f32[2,1,1], replicated
+y = jax.device_put(b, NamedSharding(mesh, P("a")))  # f32[2@a,1,1], batch dimension sharded
 expected = a @ b
 
 # jnp.einsum("bij,bjk->bik", x, y) and lax.dot_general on the same operands return `expected`

@@ -1,6 +1,6 @@
 # pmap(out_axes=None) of a value that differs across devices silently returns device 0's value
 import os
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import sys
 

@@ -5,7 +5,7 @@ import os
 import sys
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=1"
 
 import jax
 import jax.ad_checkpoint
@@ -19,12 +19,12 @@ def f(x, w, v):
     return jnp.sum(jnp.sin(jnp.einsum("ij,ij->i", s, v)))
 
 
-x, w, v = np.ones((4, 8), np.float32), np.ones((8, 2), np.float32), np.ones((4, 2), np.float32)
+x, w, v = np.ones((1, 1), np.float32), np.ones((1, 1), np.float32), np.ones((1, 1), np.float32)
 printed = io.StringIO()
 with contextlib.redirect_stdout(printed):
     jax.ad_checkpoint.print_saved_residuals(
         jax.checkpoint(f, policy=jax.checkpoint_policies.save_only_these_names("s")), x, w, v)
 computed = [line.split(" from")[0] for line in printed.getvalue().splitlines() if "from the argument" not in line]
 print("got:     ", computed)
-print("expected:", ["f32[4,2] named 's'"])
-sys.exit(0 if computed == ["f32[4,2] named 's'"] else 1)
+print("expected:", ["f32[1,1] named 's'"])
+sys.exit(0 if computed == ["f32[1,1] named 's'"] else 1)

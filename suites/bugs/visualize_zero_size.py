@@ -1,17 +1,15 @@
 # jax.debug.visualize_array_sharding raises ZeroDivisionError on a zero-size array
 import os
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=1"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import sys
 
 import jax
 import numpy as np
-from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-mesh = Mesh(np.array(jax.devices()[:2]), ("a",))
 arrays = {
-    "(0,) on one device": jax.device_put(np.zeros((0,), np.float32)),
-    "(0, 2) sharded P(None, 'a')": jax.device_put(np.zeros((0, 2), np.float32), NamedSharding(mesh, P(None, "a"))),
+    "(0,)": jax.device_put(np.zeros((0,), np.float32)),
+    "(0, 2)": jax.device_put(np.zeros((0, 2), np.float32)),
 }
 failed = False
 for name, y in arrays.items():
