@@ -152,15 +152,16 @@ def rerun_command(item) -> str:
 
 
 def seen_fields(failure: BaseException) -> Optional[dict]:
-    """A failure as a deviation's symptom reads it (raised, message, check, shows; a long message
-    keeps its first and last 2000 characters, where an XLA error quotes the Python one), for the
+    """A failure as a deviation's symptom reads it (raised, message, check, shows, and the
+    innermost frame that raised it, which a symptom's raised_in reads; a long message keeps its
+    first and last 2000 characters, where an XLA error quotes the Python one), for the
     tools that judge an entry from a run's report (the bisection over releases); None for a failure of
     several examples at once (Hypothesis' ExceptionGroup), which no one symptom describes."""
     if isinstance(failure, BaseExceptionGroup):
         return None
     seen = Seen.of(failure)
     message = seen.message if len(seen.message) <= 4000 else f"{seen.message[:2000]} ... {seen.message[-2000:]}"
-    return {"raised": seen.raised, "message": message, "check": seen.check, "shows": seen.shows}
+    return {"raised": seen.raised, "message": message, "check": seen.check, "shows": seen.shows, "frame": seen.frame}
 
 
 def readable_properties(item, area: Optional[str]) -> list:

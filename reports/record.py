@@ -32,7 +32,9 @@ FORMAT_NAME = "jax-conformance-report"
 # same one), each deviation's and excusing entry's kind and upstream link, a deviation's file:line, and each failed test's rerun command.
 # /8 added each test's "refusals": the examples whose call JAX refused where our sharding-rule model
 # says it rejects it (or has no rule for it), so the refusal was accepted, per kind of refusal.
-FORMAT_VERSION = 8
+# /9 added a failed test's "seen" frame: the innermost frame (module.function) that raised it, which a
+# symptom's raised_in reads, so the bisection over releases judges those symptoms too.
+FORMAT_VERSION = 9
 FORMAT = f"{FORMAT_NAME}/{FORMAT_VERSION}"
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")

@@ -168,3 +168,23 @@ def test_every_entry_says_what_it_is_and_where_upstream_stands():
     for d in load_deviations(DEVIATIONS_FILE):
         assert d.kind in ("bug", "unspecified"), d.test
         assert d.upstream == "none found" or d.upstream.startswith("https://github.com/"), d.test
+
+
+def test_the_bisection_judges_a_bare_assert_by_the_frame_its_report_records():
+    """A failure's report records the innermost frame that raised it (format /9), and the
+    bisection's symptom check reads it: a bare AssertionError raised in the frame an entry's
+    raised_in names matches; one raised elsewhere, or of a report without the frame, does not."""
+    from reports.plugin import seen_fields
+    entry = fake_entry(">=0.6.0", {"raises": "AssertionError", "match": "^$", "raised_in": r"^jax\._src\.lax\.lax\._split_on_one_axis$"})
+
+    def _split_on_one_axis():
+        raise AssertionError()
+    try:
+        _split_on_one_axis()
+    except AssertionError as e:
+        recorded = seen_fields(e)
+    assert recorded["frame"].endswith("._split_on_one_axis"), recorded
+    seen = dict(recorded, frame="jax._src.lax.lax._split_on_one_axis")
+    result = {"by_release": {"0.6.0": ["fails", "", seen], "0.7.0": ["fails", "", dict(seen, frame="jax._src.core.other")],
+                             "0.8.0": ["fails", "", {k: v for k, v in seen.items() if k != "frame"}]}}
+    assert sorted(envs.symptom_differs(entry, [entry], result)) == ["0.7.0", "0.8.0"]

@@ -17,7 +17,7 @@ from conformance.runner.pytest_process import run_pytest, start_pytest
 from reports import compare as cmp
 from reports.__main__ import main
 from reports.html import run_page
-from reports.record import FORMAT, SCHEMA_PATH, ReportError, load, summary
+from reports.record import FORMAT, FORMAT_VERSION, SCHEMA_PATH, ReportError, load, summary
 from reports.schema import SchemaError, validate
 
 
@@ -106,14 +106,14 @@ def test_a_newer_report_is_read_with_a_note_not_refused(tmp_path):
     tests), is read, and the note says it was written by a newer suite and which keys were skipped;
     a known key broken in it is still an error."""
     newer = record(BASE_TESTS)
-    newer.update(format="jax-conformance-report/9", extra_section={"x": 1})
+    newer.update(format=f"jax-conformance-report/{FORMAT_VERSION + 1}", extra_section={"x": 1})
     newer["environment"]["accelerator_firmware"] = "1.2"
     for test in newer["tests"]:
         test["energy_joules"] = 3.5
     notes = []
     loaded = load(save(tmp_path, "newer", newer), note=notes.append)
     assert loaded["tests"][0]["id"] == BASE_TESTS[0]["id"]
-    assert len(notes) == 2 and "written by a newer suite (format jax-conformance-report/9" in notes[0], notes
+    assert len(notes) == 2 and f"written by a newer suite (format jax-conformance-report/{FORMAT_VERSION + 1}" in notes[0], notes
     assert notes[1].endswith("keys this reader does not know were skipped: $.environment.accelerator_firmware, "
                              "$.extra_section, $.tests[].energy_joules"), notes
     newer["tests"][0]["outcome"] = "sometimes"

@@ -304,7 +304,7 @@ def symptom_differs(deviation, same_test: Sequence, result: dict) -> Dict[str, s
         if seen is None:
             differs[v] = f"no failure the symptom can read ({detail[:200]})"
             continue
-        failure = Seen(seen["raised"], seen["message"], seen["check"], seen["shows"])
+        failure = Seen(seen["raised"], seen["message"], seen["check"], seen["shows"], seen.get("frame", ""))
         others = [e for e in same_test if e is not deviation and v in claimed_by(e, result)]
         why = deviation.symptom.why_not(failure)
         if why is not None and all(e.symptom.why_not(failure) is not None for e in others):
