@@ -339,20 +339,19 @@ FEEDS: Dict[str, Feed] = {
 assert set(FEEDS) <= set(BY_NAME), sorted(set(FEEDS) - set(BY_NAME))
 
 
-def evaluate(op: str, operands: Sequence[np.ndarray], static: dict) -> np.ndarray:
+def evaluate(op: str, operands: Sequence[np.ndarray], static: dict, *, x64: bool = False) -> np.ndarray:
     """numpy's value of a catalogue step (the catalogue's reference) in the dtype the dtype model
-    gives the entry on these operands with x64 off (``Op.result_dtype``: numpy widens sums to
-    uint64 and indices to int64; uint32 arithmetic wraps the same)."""
+    gives the entry on these operands under the run's ``x64`` (``Op.result_dtype``: with x64 off a
+    uint32 sum wraps modulo 2**32 and an index is int32, where numpy widens them; with it on, they
+    are uint64 and int64, as numpy's)."""
     with np.errstate(all="ignore"):
         result = np.asarray(BY_NAME[op].reference(*operands, **static))
-    # (x64 off: programs are drawn as uint32 programs whose sums wrap modulo 2**32 and whose indices
-    # are int32; with x64 the model gives uint64 sums and int64 indices.)
-    return result.astype(BY_NAME[op].result_dtype(operands, x64=False))
+    return result.astype(BY_NAME[op].result_dtype(operands, x64=x64))
 
 
 @st.composite
 def programs(draw, device_ids: Sequence[int], *, axis_types: Sequence[str] = ("Auto",), max_steps: int = 6,
-             entries: Optional[Sequence[str]] = None) -> Program:
+             entries: Optional[Sequence[str]] = None, x64: bool = False) -> Program:
     """A program over a mesh of devices from ``device_ids``:
 
     * one uint32 input to start from (rank 0 rare: ``inputs.shapes``), mostly cut over an axis of
@@ -363,7 +362,9 @@ def programs(draw, device_ids: Sequence[int], *, axis_types: Sequence[str] = ("A
       that takes one of the values so far, followed by no layout change, a constraint or a
       device_put to a drawn dividing spec;
     * outputs: the last step's result and, maybe, one earlier step's; a dividing spec for each;
-    * a subset of the inputs to donate.
+    * a subset of the inputs to donate;
+    * numpy's value of every step in the dtype the dtype model gives under ``x64`` (the run's
+      jax_enable_x64: uint64 sums and int64 indices where it is on).
     """
     if max_steps < 1:
         raise ValueError(f"max_steps={max_steps}, but a program has at least one step")
@@ -382,7 +383,7 @@ def programs(draw, device_ids: Sequence[int], *, axis_types: Sequence[str] = ("A
         x = draw(st.sampled_from(b.latest_first(feed.takes)))
         operands, static = feed.build(b, x)
         result = f"v{len(steps)}"
-        b.values[result] = evaluate(name, [b.values[o] for o in operands], static)
+        b.values[result] = evaluate(name, [b.values[o] for o in operands], static, x64=x64)
         steps.append(Step(result, name, tuple(operands), tuple(sorted(static.items())), source=BY_NAME[name].source))
         change = draw(st.sampled_from((None,) + LAYOUT_CHANGES))
         if change is not None:
@@ -405,16 +406,16 @@ def programs(draw, device_ids: Sequence[int], *, axis_types: Sequence[str] = ("A
 
 def written_program(mesh: MeshModel, inputs: Sequence[Tuple[np.ndarray, Spec]], steps: Sequence[Step],
                     out_specs: Sequence[Spec], *, axis_type: str = "Auto", outputs: Optional[Sequence[str]] = None,
-                    donated: Sequence[int] = ()) -> Program:
+                    donated: Sequence[int] = (), x64: bool = False) -> Program:
     """A program written out (for explicit examples): inputs ``x0, x1, ...`` as ``(array, spec)``,
     the steps in order (a catalogue step's ``source`` filled in from its entry), the outputs
     (default: the last step's result) and their specs; numpy's values computed as ``programs``
-    computes them."""
+    computes them (under the run's ``x64``)."""
     steps = [step if step.changes_layout else replace(step, source=BY_NAME[step.op].source) for step in steps]
     values = {f"x{k}": np.asarray(array) for k, (array, _) in enumerate(inputs)}
     for step in steps:
         operands = [values[o] for o in step.operands]
-        values[step.result] = operands[0] if step.changes_layout else evaluate(step.op, operands, step.kwargs)
+        values[step.result] = operands[0] if step.changes_layout else evaluate(step.op, operands, step.kwargs, x64=x64)
     outputs = tuple(outputs or (steps[-1].result,))
     if len(outputs) != len(out_specs):
         raise ValueError(f"{len(outputs)} outputs, but {len(out_specs)} out_specs")

@@ -42,7 +42,8 @@ from conformance.model.layout import Layout, MeshModel
 from conformance.runner import environment, soak
 from conformance.model.program import Program, Step
 from strategies.ops import BY_NAME
-from strategies.programs import programs, written_program
+import strategies.programs as strategies_programs
+from strategies.programs import programs
 from suites.test_sharding_invariance import (ABORT, aborts_under_jit, accepted_refusal, expected_rejection,
                                              forwards_an_input, sharding_verdict, why_not_rejected)
 
@@ -442,6 +443,9 @@ def written_examples():
     n = len(DEVICES)
     mesh = MeshModel(DEVICES, (n,), ("a",))
     arange = np.arange(2 * n * 2, dtype=np.uint32)
+    x64 = compat.x64_enabled()
+    written_program = functools.partial(strategies_programs.written_program, x64=x64)
+    scanned = BY_NAME["cumsum"].result_dtype([arange], x64=x64)  # (uint64 with x64 on: an update must match it)
     return [
         written_program(mesh, [(arange[:2 * n], ())], [
             Step("v0", "flip", ("x0",), (("axis", 0),)),
@@ -459,7 +463,7 @@ def written_examples():
             Step("v0", "cumsum", ("x0",), (("axis", 0),)),
             Step("v1", "constraint", ("v0",), spec=("a",)),
             Step("v2", "at_min", ("v1", "x1"), (("index", slice(-1, None, 2)),))], [()]),
-        written_program(mesh, [(arange[:2 * n], ("a",)), (arange[:2], ()), (np.int32(-1), ())], [
+        written_program(mesh, [(arange[:2 * n], ("a",)), (arange[:2].astype(scanned), ()), (np.int32(-1), ())], [
             Step("v0", "cumsum", ("x0",), (("axis", 0),)),
             Step("v1", "dynamic_update_slice", ("v0", "x1", "x2"))], [("a",)]),
         # a forward shift of a scan (XLA:CPU's in-place update misreads it: its entry's where reads the
@@ -474,7 +478,7 @@ def written_examples():
 @pytest.mark.skipif(f"config.getoption('hypothesis_profile') == {SOAK!r}",
                     reason="under --hypothesis-profile=soak the programs run in test_generated_programs_soak's rounds")
 @settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(program=programs(DEVICES, axis_types=compat.mesh_axis_types()))
+@given(program=programs(DEVICES, axis_types=compat.mesh_axis_types(), x64=compat.x64_enabled()))
 @written_examples_of(written_examples())
 def test_generated_programs_agree_with_the_unsharded_run(program, excuses, known_deviations, run_isolated):
     """A chain of catalogue operations with layout changes between them, run eagerly step by step

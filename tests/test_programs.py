@@ -52,6 +52,9 @@ def test_numpy_values_take_the_dtype_jax_gives():
     assert evaluate("sum_int", [big], {"axis": None, "keepdims": False}) == np.uint32(2**32 - 2)
     assert evaluate("argmax", [big], {"axis": None}).dtype == np.int32
     assert evaluate("greater", [big, big], {}).dtype == np.bool_
+    # with x64 on (pytest suites/ --x64), as the dtype model says JAX gives then: uint64 sums, int64 indices
+    assert evaluate("sum_int", [big], {"axis": None, "keepdims": False}, x64=True) == np.uint64(2 * (2**32 - 1))
+    assert evaluate("argmax", [big], {"axis": None}, x64=True).dtype == np.int64
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
