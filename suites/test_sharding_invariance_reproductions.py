@@ -522,7 +522,7 @@ def auto_case(title: str, mesh: MeshModel, arrays: dict, expression: str, out_sp
     lines = [] if eager else [f"out = NamedSharding(mesh, {spec_literal(out_spec)})"]
     case = scripted_case(f"{title}: {call}", lines, meshes={"mesh": mesh}, placed=arrays,
                          outcomes={call: call, "jit": call, "result": call})
-    namespace = {"jnp": jax.numpy, "lax": jax.lax, "np": np}
+    namespace = {"jax": jax, "jnp": jax.numpy, "lax": jax.lax, "np": np}
     committed = {name: jax.device_put(value, bridge.named_sharding(mesh, spec))
                  for name, (value, spec) in arrays.items()}
     fn = eval(f"lambda {', '.join(names)}: {expression}", namespace)
@@ -616,6 +616,29 @@ def test_concatenate_into_a_partially_replicated_output():
     v = np.array([1, 2], np.int32)
     auto_case("concatenate", mesh, {"x": (v, ()), "y": (v + 2, ())}, "jnp.concatenate([x, y])", ("a",),
               np.array([1, 2, 3, 4], np.int32))
+
+
+@bridge.needs_devices(4, "for a 2x2 mesh")
+def test_roll_of_an_operand_left_replicated_over_an_axis_its_output_cuts():
+    """jit(lambda x: jnp.roll(x, 1, axis=0), out_shardings=P(('b', 'x'))) of x = [[1, 2], ..., [7, 8]]
+    sharded P(None, 'b') on a 2x2 mesh (the operand replicated over 'x', which the output cuts) is
+    [[7, 8], [1, 2], [3, 4], [5, 6]] (found on 0.4.36 by the release matrix, seed 936147697: the last
+    block left zero; the same operand into P('b') is doubled, the known form of this bug)."""
+    x = np.arange(1, 9, dtype=np.int32).reshape(4, 2)
+    auto_case("roll", bridge.first_devices_mesh(("b", 2), ("x", 2)), {"x": (x, (None, "b"))},
+              "jnp.roll(x, 1, axis=0)", (("b", "x"),), np.roll(x, 1, axis=0))
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+def test_vmapped_dynamic_slice_far_past_the_end_over_a_cut_batch():
+    """jax.vmap(lambda x, s: lax.dynamic_slice(x, (s,), (1,))) of x = [[1, 2], [3, 4]] sharded on its
+    batch dimension over two devices, with starts [3, 3] (past the end by more than one: clamped to
+    1), returns [[2], [4]] (found on 0.4.30 by the release matrix, seed 2406389851)."""
+    x = np.array([[1, 2], [3, 4]], np.int32)
+    auto_case("vmap of dynamic_slice", bridge.first_devices_mesh(("b", 2)),
+              {"x": (x, ("b",)), "s": (np.array([3, 3], np.int32), ())},
+              "jax.vmap(lambda x, s: lax.dynamic_slice(x, (s,), (1,)))(x, s)", None, np.array([[2], [4]], np.int32),
+              eager=True)
 
 
 @bridge.needs_devices(2, "to shard over two devices")

@@ -710,3 +710,25 @@ def test_a_pad_starting_inside_interior_padding_runs_unsharded_only_where_its_ab
                               "symptom": {"wrong": "mismatch", "match": "x"}}, lambda key: "planted.toml:1")
     assert DeviationsInEffect([entry], root).covers(suite.PAD_ABORT) is entry
     assert DeviationsInEffect([], root).covers(suite.PAD_ABORT) is None
+
+
+def test_the_vmapped_dynamic_slice_triggers_hold_exactly_where_the_starts_were_measured_wrong():
+    """Measured on 0.4.30 (n = 2, slices of one element): with the batch cut, starts -6..-3 and 3..7
+    go wrong, -2..2 are right; with the sliced dimension cut, 2 goes wrong too (0.4.30 and 0.4.37),
+    and a slice of two elements is right; nothing holds for a replicated operand or another
+    operation."""
+    from types import SimpleNamespace
+    mesh = MeshModel((0, 1), (2,), ("b",))
+    x = np.array([[1, 2], [3, 4]], np.int32)
+
+    def vmapped(start, spec, op="dynamic_slice", sizes=(1,), data=x):
+        return (SimpleNamespace(name=op), (data, np.array([start, start], np.int32)), {"sizes": sizes}, mesh,
+                (spec, ()), False)
+    batch, sliced = triggers.vmapped_dynamic_slice_far_out_of_range_over_a_cut_batch, \
+        triggers.vmapped_dynamic_slice_far_out_of_range_on_a_cut_dimension
+    assert [s for s in range(-6, 8) if batch(vmapped(s, ("b",)))] == [-6, -5, -4, -3, 3, 4, 5, 6, 7]
+    assert [s for s in range(-6, 8) if sliced(vmapped(s, (None, "b")))] == [-6, -5, -4, -3, 2, 3, 4, 5, 6, 7]
+    assert not sliced(vmapped(5, (None, "b"), sizes=(2,), data=np.arange(8, dtype=np.int32).reshape(2, 4)))
+    assert not batch(vmapped(5, ())) and not sliced(vmapped(5, ()))  # replicated
+    assert not batch(vmapped(5, (None, "b"))) and not sliced(vmapped(5, ("b",)))  # the other dimension cut
+    assert not batch(vmapped(5, ("b",), op="take")) and not sliced(vmapped(5, (None, "b"), op="take"))

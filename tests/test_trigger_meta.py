@@ -56,7 +56,8 @@ def witness(entry: Deviation, pair: examples.Pair) -> Seen:
     check = matching(s.at, "(b) jit result", ORACLE_NAMES.pattern)
     if s.raises:
         return Seen(s.raises[0], matching(s.match, "planted"), check, "raised", matching(s.raised_in, ""))
-    expected, got = pair.wrong or (None, None)
+    wrong = pair.wrong.get(s.where) if isinstance(pair.wrong, dict) else pair.wrong  # (one form per where)
+    expected, got = wrong or (None, None)
     return Seen("", matching(s.match, "planted"), check, s.wrong, expected=expected, got=got)
 
 

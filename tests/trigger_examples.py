@@ -9,7 +9,8 @@ triggers with their meta-tests (tests/TRIGGERS.md) is written by the meta-tests'
 Vocabulary: a ``Pair`` is ``holds`` (an example the trigger holds for), ``misses`` (its near miss),
 ``taken_away`` (what the near miss changes, in words) and, where its entries' symptoms say how the
 values or the layout go wrong (``where``), ``wrong``: what the failed check compares as the bug
-makes it, ``(expected, got)``.
+makes it, ``(expected, got)`` (or, where its entries name several forms of the bug, a dict of
+them by ``where``).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class Pair:
     holds: object
     misses: object
     taken_away: str
-    wrong: Optional[Tuple[object, object]] = None
+    wrong: Optional[object] = None  # (expected, got), or {where: (expected, got)}
 
 
 def call(op, operands, static=None, *, mesh=MESH, axis_type="Auto", in_specs=(), out_spec=(), way=JIT,
@@ -99,7 +100,9 @@ EXAMPLES: Dict[str, Pair] = {
     "partially_replicated_join": Pair(
         call("concatenate", (X4, X4), {"axis": 0}, in_specs=(("a",), ())),
         call("concatenate", (X4, X4), {"axis": 0}, in_specs=((), ())),
-        "nothing is cut over part of the mesh", (a(0, 1, 2, 3, 0, 1, 2, 3), a(0, 2, 4, 6, 0, 2, 4, 6))),
+        "nothing is cut over part of the mesh",
+        {"multiplied_by_the_replica_count": (a(0, 1, 2, 3, 0, 1, 2, 3), a(0, 2, 4, 6, 0, 2, 4, 6)),
+         "zeros": (a(0, 1, 2, 3, 0, 1, 2, 3), a(0, 1, 2, 3, 0, 1, 0, 0))}),
     "join_of_differently_split_operands": Pair(
         call("concatenate", (X4, X4), {"axis": 0}, in_specs=(("a",), ()), out_spec=("a",)),
         call("concatenate", (X4, X4), {"axis": 0}, in_specs=(("a",), ("a",)), out_spec=("a",)),
@@ -255,6 +258,17 @@ EXAMPLES: Dict[str, Pair] = {
     "vmapped_operands_over_combined_axes": Pair(
         (SimpleNamespace(name="add"), 2, {}, MESH, ((("a", "b"),),), True),
         (SimpleNamespace(name="add"), 2, {}, MESH, (("a",),), True), "one mesh axis per dimension"),
+    "vmapped_dynamic_slice_far_out_of_range_over_a_cut_batch": Pair(
+        (SimpleNamespace(name="dynamic_slice"), (np.array([[1, 2], [3, 4]], np.int32), a(3, 3)), {"sizes": (1,)}, MESH,
+         (("a",), ()), False),
+        (SimpleNamespace(name="dynamic_slice"), (np.array([[1, 2], [3, 4]], np.int32), a(2, 2)), {"sizes": (1,)}, MESH,
+         (("a",), ()), False), "the start is within [-n, n]", (np.array([[2], [4]], np.int32), np.zeros((2, 1), np.int32))),
+    "vmapped_dynamic_slice_far_out_of_range_on_a_cut_dimension": Pair(
+        (SimpleNamespace(name="dynamic_slice"), (np.array([[1, 2], [3, 4]], np.int32), a(2, 2)), {"sizes": (1,)}, MESH,
+         ((None, "a"), ()), False),
+        (SimpleNamespace(name="dynamic_slice"), (np.array([[1, 2], [3, 4]], np.int32), a(1, 1)), {"sizes": (1,)}, MESH,
+         ((None, "a"), ()), False), "the start is inside the dimension",
+        (np.array([[2], [4]], np.int32), np.zeros((2, 1), np.int32))),
     "untiled_all_to_all_moving_its_split_dimension": Pair(
         AllToAllExample(MESH, ("a", "b"), 0, 1, False, (8, 2)), AllToAllExample(MESH, ("a", "b"), 0, 1, True, (8, 2)),
         "it is tiled"),

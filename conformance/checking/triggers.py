@@ -573,6 +573,41 @@ def vmapped_operands_over_combined_axes(example) -> bool:
     return any(over_combined_axes(mesh, s) for s in specs)
 
 
+def _far_out_of_range_starts(example):
+    """For a vmap example of lax.dynamic_slice (``(op, batches, static, mesh, specs, jitted)``): the
+    dimensions of one example's operand with a start, in some batch element, outside [-n, n] (n the
+    dimension's size); empty for another operation."""
+    op, batches, static = example[0], example[1], example[2]
+    if op.name != "dynamic_slice":
+        return ()
+    x, starts = np.asarray(batches[0]), batches[1:]
+    return tuple(d for d, s in enumerate(starts)
+                 if any(int(v) > x.shape[1 + d] or int(v) < -x.shape[1 + d] for v in np.ravel(s)))
+
+
+def vmapped_dynamic_slice_far_out_of_range_over_a_cut_batch(example) -> bool:
+    """A vmap example ``(op, batches, static, mesh, specs, jitted)`` of lax.dynamic_slice whose
+    batched operand is cut on its batch dimension, with a start outside [-n, n] of its dimension's
+    size n (the batched gather's clamp is lost in partitioning; measured on 0.4.30: zeros, eager and
+    jitted, for such starts, whatever the slice size; starts within [-n, n] are clamped right)."""
+    mesh, specs = example[3], example[4]
+    return bool(_far_out_of_range_starts(example)) and cuts_dim(mesh, specs[0], 0)
+
+
+def vmapped_dynamic_slice_far_out_of_range_on_a_cut_dimension(example) -> bool:
+    """A vmap example of lax.dynamic_slice (as above) whose batched operand is cut on a sliced
+    dimension taking one element, with a start there at or past its end or before -n (the partitioned
+    gather ignores the clamp, as jnp.take(mode='clip') does on a cut axis; measured on 0.4.30 and
+    0.4.37: zeros; slices of two elements over a dimension of four cut two ways are right)."""
+    batches, static, mesh, specs = example[1], example[2], example[3], example[4]
+    if example[0].name != "dynamic_slice":
+        return False
+    x, sizes = np.asarray(batches[0]), static["sizes"]
+    return any(sizes[d] == 1 and cuts_dim(mesh, specs[0], 1 + d)
+               and any(int(v) >= x.shape[1 + d] or int(v) < -x.shape[1 + d] for v in np.ravel(batches[1 + d]))
+               for d in range(len(sizes)))
+
+
 TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     clamped_start_with_a_cut_output, moved_start_with_a_cut_operand_or_output, partially_replicated_join,
     join_of_differently_split_operands,
@@ -596,6 +631,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     jitted_stack_cutting_its_new_dimension_after_a_cut_one, jitted_take_of_operand_and_indices_cut_alike_into_another_axis,
     checked_body_with_pmax, transposed_jit_with_a_cut_output, pmap_axis_smaller_than_its_devices,
     vmapped_body_with_psum_or_pmean, vmapped_partially_replicated_join, vmapped_operands_over_combined_axes,
+    vmapped_dynamic_slice_far_out_of_range_over_a_cut_batch, vmapped_dynamic_slice_far_out_of_range_on_a_cut_dimension,
 )}
 
 
