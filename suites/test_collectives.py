@@ -405,10 +405,11 @@ def test_gradient_of_all_to_all_over_two_mesh_axes(example, data, excuses):
         transposed = np.stack(all_to_all_on_the_mesh(example, list(w), transposed=True))
         case.same_bits("gradient vs all_to_all's transpose of w", got, transposed)
         # The numpy gradient: where the model sends each input element (by tracking element indices),
-        # w's element there is that element's derivative.
+        # w's element there is that element's derivative. The sum starts at -0.0, addition's identity,
+        # so that a w element -0.0 stays -0.0 bit for bit (1.0 * -0.0 is -0.0; 0.0 + -0.0 is 0.0).
         index = np.arange(x.size).reshape(x.shape)
         sent_to = np.stack(all_to_all_on_the_mesh(example, list(index)))
-        gradient = np.zeros(x.size, np.float32)
+        gradient = np.full(x.size, -0.0, np.float32)
         np.add.at(gradient, sent_to.ravel(), w.ravel())
         case.same_bits("gradient vs the numpy gradient", got, gradient.reshape(x.shape))
 

@@ -85,3 +85,21 @@ def test_a_shift_of_a_cumsum_under_plain_jit_copies_the_values_before_the_shift(
     expected = v.copy()
     expected[1:4] = v[0:3]
     case.same_bits("result", np.asarray(y), expected)
+
+
+def test_a_bfloat16_einsum_summing_in_float32_runs():
+    """jax.jit(lambda a, b: jnp.einsum('bsh,vh->bsv', a, b, preferred_element_type=jnp.float32)) of
+    bfloat16 a[1, 4, 4] and b[4, 4] (no sharding) returns numpy's float32 einsum of the same values
+    (small integers: exact in bfloat16 and in the float32 sum; found by the transformer block of
+    test_model_programs in bfloat16 on 0.7.1, the dot of its logits)."""
+    a = np.arange(16, dtype=np.float32).reshape(1, 4, 4) % 5
+    b = np.arange(16, dtype=np.float32).reshape(4, 4) % 3
+    source = "jax.jit(lambda a, b: jnp.einsum('bsh,vh->bsv', a, b, preferred_element_type=jnp.float32))"
+    case = scripted_case(f"{source}(a, b), a bfloat16[1, 4, 4], b bfloat16[4, 4]",
+                         ["a, b = a.astype(jnp.bfloat16), b.astype(jnp.bfloat16)", f"y = {source}(a, b)",
+                          "print(np.asarray(y))"], arrays={"a": a, "b": b},
+                         outcomes={"jit": f"{source}(a.astype(jnp.bfloat16), b.astype(jnp.bfloat16))",
+                                   "result": "np.asarray(y)"})
+    f = jax.jit(lambda x, y: jnp.einsum("bsh,vh->bsv", x, y, preferred_element_type=jnp.float32))
+    got = case.accepts("jit", lambda: f(a.astype(jnp.bfloat16), b.astype(jnp.bfloat16)))
+    case.same_bits("result", np.asarray(got), np.einsum("bsh,vh->bsv", a, b))

@@ -133,12 +133,13 @@ def explicit_accepts(title: str, mesh: MeshModel, arrays: dict, expression: str,
 ASKS_FOR_AN_OUT_SHARDING = re.compile(r"sharding[=`]")
 
 
-def explicit_refuses(title: str, mesh: MeshModel, arrays: dict, expression: str, feature: str) -> None:
+def explicit_refuses(title: str, mesh: MeshModel, arrays: dict, expression: str, feature: Optional[str] = None) -> None:
     """On an Explicit mesh over ``mesh`` (inside its mesh context), with ``arrays`` = {name: (value,
     spec)} committed, ``expression`` raises a ShardingTypeError whose message asks for an output
-    sharding: the refusal JAX's docs state for a release without the compat ``feature`` (any other
-    exception, and any value returned, is a failure)."""
-    case = scripted_case(f"{title}: {expression} (compat.{feature} is False: JAX's docs state a refusal)",
+    sharding: the refusal JAX's docs state (for a release without the compat ``feature``, where
+    one is named; any other exception, and any value returned, is a failure)."""
+    why = f"compat.{feature} is False: " if feature else ""
+    case = scripted_case(f"{title}: {expression} ({why}JAX's docs state a refusal)",
                          meshes={"mesh": mesh}, axis_type="Explicit", placed=arrays,
                          in_context=[f"call = lambda: {expression}"], outcomes={expression: "call()"})
     jmesh, namespace = explicit_namespace(mesh, arrays)
@@ -358,6 +359,20 @@ def test_explicit_argmax_over_size_one_axis():
     x = (np.arange(18, dtype=np.int32) * 7 % 18).reshape(6, 3)
     explicit_as_modelled("argmax", bridge.first_devices_mesh(("a", 2), ("b", 1)), {"x": (x, (None, "b"))},
                          "jnp.argmax(x)", np.argmax(x), Modelled("argmax", "reduction", ("x",), {"axis": None}))
+
+
+@bridge.needs_devices(2, "for a two-axis mesh")
+@explicit_only
+def test_explicit_merge_past_the_first_dimension_over_a_size_one_axis_is_refused():
+    """jnp.reshape(x, (4, 2)) of x int32[2, 2, 2] sharded P(None, 'b') over a=2, b=1 merges
+    dimensions 0 and 1, the second named by a (size-1) axis: every release's stated rule refuses it
+    (before 0.10.0 a merge takes a group sharded in its first dimension only; from 0.10.0 a sharded
+    dimension cannot merge into a minor position) with a ShardingTypeError asking for an
+    out_sharding, not a result typed with 'b' on another dimension (found on 0.6.1 by the release
+    matrix, seed 1860177467: (4, 4@b, 8) to (16, 8) typed P(None, 'b'))."""
+    x = np.arange(8, dtype=np.int32).reshape(2, 2, 2)
+    explicit_refuses("merge past the first dimension over a size-1 axis", bridge.first_devices_mesh(("a", 2), ("b", 1)),
+                     {"x": (x, (None, "b"))}, "jnp.reshape(x, (4, 2))")
 
 
 @bridge.needs_devices(2, "for a two-axis mesh")

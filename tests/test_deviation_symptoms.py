@@ -732,3 +732,20 @@ def test_the_vmapped_dynamic_slice_triggers_hold_exactly_where_the_starts_were_m
     assert not batch(vmapped(5, ())) and not sliced(vmapped(5, ()))  # replicated
     assert not batch(vmapped(5, (None, "b"))) and not sliced(vmapped(5, ("b",)))  # the other dimension cut
     assert not batch(vmapped(5, ("b",), op="take")) and not sliced(vmapped(5, (None, "b"), op="take"))
+
+
+def test_the_size_one_merge_trigger_holds_where_0_6_1_kept_the_spec():
+    """explicit_merge_over_size_one_axes_only holds for the 0.6.1 finding ((4, 4@b, 8) to (16, 8), b
+    of size 1), not for an axis of size 2, a split, a merge of unsharded dimensions, or an Auto mesh."""
+    from strategies.contractions import Reshape
+    mesh = MeshModel(tuple(range(8)), (8, 1), ("a", "b"))
+    x = np.arange(128, dtype=np.int32).reshape(4, 4, 8)
+
+    def reshape(spec, kind="merge", dims=(0, 1), axis_type="Explicit"):
+        return Reshape(mesh, axis_type, x, (16, 8), kind, dims, (0,), spec, ())
+    holds = triggers.explicit_merge_over_size_one_axes_only
+    assert holds(reshape((None, "b")))  # the finding
+    assert not holds(reshape((None, "a")))  # an axis of size 8
+    assert not holds(reshape((None, None, "b")))  # the merged dimensions unsharded
+    assert not holds(reshape((None, "b"), kind="split", dims=(1,)))
+    assert not holds(reshape((None, "b"), axis_type="Auto"))

@@ -531,8 +531,22 @@ def test_before_indexing_inferred_its_sharding_indexing_a_sharded_operand_is_ref
 
 def test_the_default_rules_are_the_latest():
     """Without ``rules`` the model states the newest release's rules: every change in."""
-    assert LATEST == ReleaseRules(indexing_infers_sharding=True, reshape_deals_mesh_axes=True, batch_specs_equal=True)
+    assert LATEST == ReleaseRules(indexing_infers_sharding=True, reshape_deals_mesh_axes=True, batch_specs_equal=True,
+                                  scan_keeps_a_sharded_dimension=False)
     assert reshape(MESH, (2, 4), ("a", "b"), (8,)) == (("a", "b"),)
     with pytest.raises(IllTyped):
         reshape(MESH, (2, 4), ("a", "b"), (8,), deals_axes=False)
 
+
+
+def test_a_scan_along_a_sharded_dimension_keeps_its_spec_on_the_releases_whose_rule_did():
+    """With ``scan_keeps_a_sharded_dimension`` (JAX 0.6.1-0.9.2) a cumulative reduction along a
+    sharded dimension is typed with its operand's spec; without it (0.6.0, and from 0.10.0: "Error out
+    if the axis being cumsummed over is sharded") it is refused; an unsharded scanned dimension is
+    typed alike by both."""
+    kept = ReleaseRules(scan_keeps_a_sharded_dimension=True)
+    for op in ("cumsum", "cummax", "cumprod"):
+        assert sharding_verdict(op, "scan", [(4, 8)], [("a", None)], {"axis": 0}, MESH, rules=kept) == Accepts(("a", None))
+        assert isinstance(sharding_verdict(op, "scan", [(4, 8)], [("a", None)], {"axis": 0}, MESH), Rejects)
+        assert sharding_verdict(op, "scan", [(4, 8)], [("a", None)], {"axis": 1}, MESH, rules=kept) == \
+            sharding_verdict(op, "scan", [(4, 8)], [("a", None)], {"axis": 1}, MESH) == Accepts(("a", None))

@@ -24,7 +24,7 @@ import numpy as np
 from conformance.checking import triggers
 from conformance.checking.triggers import Call
 from conformance.model.layout import MeshModel
-from strategies.contractions import PartlyConstrained
+from strategies.contractions import PartlyConstrained, Reshape
 from strategies.manual import AllToAllExample
 
 MESH = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))  # two axes that cut: ('a',) leaves 'b' replicated
@@ -269,6 +269,13 @@ EXAMPLES: Dict[str, Pair] = {
         (SimpleNamespace(name="dynamic_slice"), (np.array([[1, 2], [3, 4]], np.int32), a(1, 1)), {"sizes": (1,)}, MESH,
          ((None, "a"), ()), False), "the start is inside the dimension",
         (np.array([[2], [4]], np.int32), np.zeros((2, 1), np.int32))),
+    "explicit_merge_over_size_one_axes_only": Pair(
+        Reshape(SIZE_ONE, "Explicit", np.arange(8, dtype=np.int32).reshape(2, 2, 2), (4, 2), "merge", (0, 1), (0,),
+                (None, "b"), ()),
+        Reshape(SIZE_ONE, "Explicit", np.arange(8, dtype=np.int32).reshape(2, 2, 2), (4, 2), "merge", (0, 1), (0,),
+                (None, "a"), ()), "the axis has size 8"),
+    "bfloat16_operands_summed_in_float32": Pair(
+        SimpleNamespace(dtype="bfloat16"), SimpleNamespace(dtype="float32"), "the program is float32"),
     "untiled_all_to_all_moving_its_split_dimension": Pair(
         AllToAllExample(MESH, ("a", "b"), 0, 1, False, (8, 2)), AllToAllExample(MESH, ("a", "b"), 0, 1, True, (8, 2)),
         "it is tiled"),

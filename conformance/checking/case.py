@@ -23,6 +23,7 @@ import contextvars
 import json
 import os
 import re
+import sys
 from typing import Callable, Dict, Optional, Sequence, Tuple, Type
 
 import numpy as np
@@ -111,6 +112,13 @@ def excusable():
 def _bits(x: np.ndarray) -> np.ndarray:
     x = np.ascontiguousarray(x).reshape(np.shape(x))  # (ascontiguousarray makes a 0-d array 1-d)
     return x.view(f"u{x.dtype.itemsize}") if x.dtype.itemsize in (1, 2, 4, 8) else x.view(np.uint8)
+
+
+def _computed(result):
+    """``result`` once JAX has computed it (``jax.block_until_ready``; JAX dispatches asynchronously,
+    so an error its executable meets while it runs is raised only here). Any other value as it is."""
+    jax = sys.modules.get("jax")  # (this module does not import JAX; a result from JAX means it is loaded)
+    return jax.block_until_ready(result) if jax is not None else result
 
 
 def _short(text: str, limit: int = 400) -> str:
@@ -324,11 +332,12 @@ class Case:
         _audit(self, what, judge, exact=False)
 
     def accepts(self, what: str, fn: Callable):
-        """``fn()`` returns; an exception is a failure that quotes it."""
+        """``fn()`` returns, and its result is computed (``jax.block_until_ready``, as the
+        script does); an exception is a failure that quotes it."""
         __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
         self._starting_check(what)
         try:
-            result = fn()
+            result = _computed(fn())
         except Exception as e:  # noqa: BLE001 - any exception is the finding
             self.fail(f"{what} raised {type(e).__name__}: {_short(e)}, but should be accepted "
                       f"[{self.call}]", check=what, shows="raised", raised=type(e).__name__,

@@ -608,6 +608,17 @@ def vmapped_dynamic_slice_far_out_of_range_on_a_cut_dimension(example) -> bool:
                for d in range(len(sizes)))
 
 
+def explicit_merge_over_size_one_axes_only(example) -> bool:
+    """A reshape example (``strategies.contractions.Reshape``: ``mesh``, ``axis_type``, ``kind``,
+    ``dims``, ``in_spec``) on an Explicit mesh that merges dimensions of which one names a mesh axis,
+    every such axis of size 1 (JAX 0.6.1-0.6.2 keep such an operand's spec as it is: measured, the
+    merge of (4, 4@b, 8) into (16, 8), b of size 1, typed P(None, 'b'))."""
+    if example.axis_type != "Explicit" or example.kind != "merge":
+        return False
+    named = [a for d in example.dims for a in axes_of(example.in_spec, max(example.dims) + 1)[d]]
+    return bool(named) and all(example.mesh.axis_sizes[a] == 1 for a in named)
+
+
 TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     clamped_start_with_a_cut_output, moved_start_with_a_cut_operand_or_output, partially_replicated_join,
     join_of_differently_split_operands,
@@ -632,6 +643,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     checked_body_with_pmax, transposed_jit_with_a_cut_output, pmap_axis_smaller_than_its_devices,
     vmapped_body_with_psum_or_pmean, vmapped_partially_replicated_join, vmapped_operands_over_combined_axes,
     vmapped_dynamic_slice_far_out_of_range_over_a_cut_batch, vmapped_dynamic_slice_far_out_of_range_on_a_cut_dimension,
+    explicit_merge_over_size_one_axes_only,
 )}
 
 
@@ -726,3 +738,15 @@ def stack_checkpointed_to_save_only_the_named_value(example) -> bool:
 
 
 TRIGGERS["stack_checkpointed_to_save_only_the_named_value"] = stack_checkpointed_to_save_only_the_named_value
+
+
+# --- model programs in bfloat16 (found by the release matrix, 2026-12-04) ---
+def bfloat16_operands_summed_in_float32(example) -> bool:
+    """A model-program example (suites/test_model_programs.py's ``ModelExample``: ``dtype``) in
+    bfloat16: its dots take bfloat16 operands and sum in float32 (``preferred_element_type``), the
+    transformer block's logits dot ('bsh,vh->bsv') among them, a form XLA:CPU 0.7.1-0.8.0 keeps in
+    bfloat16 and then cannot run (measured: the float32 program of the same block runs)."""
+    return getattr(example, "dtype", None) == "bfloat16"
+
+
+TRIGGERS["bfloat16_operands_summed_in_float32"] = bfloat16_operands_summed_in_float32

@@ -84,11 +84,13 @@ def dtype_outcome(expression: str) -> str:
 
 
 def returns_lines(expression: str) -> List[str]:
-    """The call should return: exit 1 while it raises."""
+    """The call should return: exit 1 while it raises, as it runs or as its result is computed
+    (``jax.block_until_ready``: JAX dispatches asynchronously, so an error the executable meets
+    while it runs is raised only when the result is waited for)."""
     return [
         "import sys",
         "try:",
-        f"    got = {expression}",
+        f"    got = jax.block_until_ready({expression})",
         "except Exception as e:",
         "    print('raised:', type(e).__name__, str(e)[:1000])",
         "    print('expected: a result, no exception')",
@@ -105,7 +107,7 @@ def raises_lines(expression: str, errors: Sequence[str]) -> List[str]:
     return [
         "import sys",
         "try:",
-        f"    got = {expression}",
+        f"    got = jax.block_until_ready({expression})  # (an error met while it runs is raised here)",
         "except Exception as e:",
         f"    ok = any(c.__name__ in {sorted(names)!r} for c in type(e).__mro__)  # (a subclass counts, as for except)",
         "    print('raised:', type(e).__name__, str(e)[:1000])",

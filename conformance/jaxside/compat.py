@@ -203,7 +203,19 @@ def sharding_rule_set():
     from conformance.model.sharding_rules import ReleaseRules
     return ReleaseRules(indexing_infers_sharding=EXPLICIT_INDEXING_INFERS_SHARDING,
                         reshape_deals_mesh_axes=EXPLICIT_RESHAPE_DEALS_MESH_AXES,
-                        batch_specs_equal=EXPLICIT_DOT_GENERAL_BATCH_SPECS_EQUAL)
+                        batch_specs_equal=EXPLICIT_DOT_GENERAL_BATCH_SPECS_EQUAL,
+                        scan_keeps_a_sharded_dimension=EXPLICIT_SCAN_KEEPS_A_SHARDED_DIMENSION)
+
+EXPLICIT_SCAN_KEEPS_A_SHARDED_DIMENSION: bool = version_in(">=0.6.1,<0.10.0")
+"""Whether, on an Explicit mesh, a cumulative reduction (cumsum, cumprod, cummax, ...) along a
+sharded dimension is typed with its operand's spec, as JAX 0.6.1 to 0.9.2 do: their
+``_cumred_sharding_rule`` returns the operand's sharding whatever the axis (the rule added after
+jax-ml/jax#28070, where 0.5.3 and 0.6.0 refuse such a scan through reduce_window's "Only trivial
+windowing is supported along non-replicated dimensions"). From 0.10.0 JAX refuses it (jax-ml/jax
+f512fd2b52, "Error out if the axis being cumsummed over is sharded", asserted by pjit_test's
+test_cumsum_sharded: ShardingTypeError "Input should be unsharded over the axis being reduced").
+Measured on every release: a scan of uint32[2@x, 4] along axis 0 returns the right values typed
+P('x', None) on 0.6.1-0.9.2 and raises ShardingTypeError on 0.6.0 and from 0.10.0."""
 
 EXPLICIT_DOT_GENERAL_BATCH_SPECS_EQUAL: bool = version_in(">=0.11.1")
 """Whether, on an Explicit mesh, a contraction (dot_general, and einsum and matmul through it)

@@ -93,11 +93,16 @@ class ReleaseRules:
       batch dimensions must be sharded identically on both operands (jax-ml/jax a8976b5069, "Error
       out if lhs_batch_spec and rhs_batch_spec don't match exactly", with pjit_test's
       test_dot_batch_dims_error asserting the ShardingTypeError). Before it they must agree only
-      where both are sharded, and the result takes the sharded side's entry."""
+      where both are sharded, and the result takes the sharded side's entry.
+    * ``scan_keeps_a_sharded_dimension`` (``EXPLICIT_SCAN_KEEPS_A_SHARDED_DIMENSION``, JAX 0.6.1 to
+      0.9.2): a cumulative reduction along a sharded dimension keeps its operand's spec. Before and
+      after those releases it is refused (jax-ml/jax f512fd2b52, "Error out if the axis being
+      cumsummed over is sharded", in 0.10.0)."""
 
     indexing_infers_sharding: bool = True
     reshape_deals_mesh_axes: bool = True
     batch_specs_equal: bool = True
+    scan_keeps_a_sharded_dimension: bool = False
 
 
 LATEST = ReleaseRules()
@@ -201,10 +206,11 @@ def reduce(spec: Spec, axes: Sequence[int]) -> Spec:
     return tuple(e for i, e in enumerate(spec) if i not in set(axes))
 
 
-def cumulative(spec: Spec, axis: int, what: str = "cumulative reduction") -> Spec:
+def cumulative(spec: Spec, axis: int, what: str = "cumulative reduction", keeps_a_sharded_dimension: bool = False) -> Spec:
     """A scan keeps its operand's spec; the scanned dimension must be unsharded
-    (``_cumred_sharding_rule``)."""
-    if spec[axis] is not None:
+    (``_cumred_sharding_rule``), unless the release keeps a sharded one too
+    (``keeps_a_sharded_dimension``: ``ReleaseRules.scan_keeps_a_sharded_dimension``)."""
+    if spec[axis] is not None and not keeps_a_sharded_dimension:
         raise IllTyped(f"{what}: the scanned dimension {axis} is sharded ({spec[axis]!r})")
     return spec
 
@@ -680,7 +686,7 @@ def _reduction(c: Call) -> Spec:
 
 def _scan(c: Call) -> Spec:
     (shape, spec) = c.x
-    return cumulative(spec, _axis(c.static["axis"], len(shape)), c.op)
+    return cumulative(spec, _axis(c.static["axis"], len(shape)), c.op, c.rules.scan_keeps_a_sharded_dimension)
 
 
 def _joining(c: Call) -> Spec:
