@@ -217,6 +217,31 @@ def test_a_call_that_should_return_or_raise_ends_its_script_with_a_verdict():
     assert plain == case.repro and "sys.exit" not in plain
 
 
+class FailsWhileComputed:
+    """A result whose computation fails only when it is waited for, as a JAX executable's error
+    does under asynchronous dispatch (``jax.block_until_ready`` calls this method of a leaf)."""
+
+    def block_until_ready(self):
+        raise RuntimeError("UNIMPLEMENTED: met while the program ran")
+
+
+LAZY_SOURCE = ("type('FailsWhileComputed', (), {'block_until_ready': "
+               "lambda self: (_ for _ in ()).throw(RuntimeError('UNIMPLEMENTED: met while the program ran'))})()")
+
+
+def test_a_call_that_should_return_is_waited_for_in_the_check_and_in_its_script():
+    """accepts waits for the result (jax.block_until_ready): an error met while the program runs
+    fails the check, and the script, which waits the same way, exits 1 while it is there (found on
+    0.7.1: a script that did not wait printed 'returned, as it should' and exited 0 while the bug
+    was there)."""
+    case = Case("a program that fails as it runs", script([]), outcomes={"run": LAZY_SOURCE})
+    message = failure(lambda: case.accepts("run", FailsWhileComputed))
+    assert "run raised RuntimeError: UNIMPLEMENTED: met while the program ran, but should be accepted" in message
+    result = run_script(failed_script(case, lambda c: c.accepts("run", FailsWhileComputed)))
+    assert result.returncode == 1 and "raised: RuntimeError UNIMPLEMENTED" in result.stdout, (result.stdout,
+                                                                                             result.stderr[-2000:])
+
+
 def test_a_layout_check_ends_its_script_with_the_layout_that_differed():
     """check_layout's checks share one verdict: the script lists each device whose map, shard or
     data differs from the model's, and exits 1 while one does (0 for the layout asked for)."""

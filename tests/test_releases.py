@@ -188,3 +188,19 @@ def test_the_bisection_judges_a_bare_assert_by_the_frame_its_report_records():
     result = {"by_release": {"0.6.0": ["fails", "", seen], "0.7.0": ["fails", "", dict(seen, frame="jax._src.core.other")],
                              "0.8.0": ["fails", "", {k: v for k, v in seen.items() if k != "frame"}]}}
     assert sorted(envs.symptom_differs(entry, [entry], result)) == ["0.7.0", "0.8.0"]
+
+
+def test_a_red_release_keeps_pytest_output_beside_its_report(tmp_path, monkeypatch):
+    """The release matrix keeps each release's pytest output (``pytest.log`` beside the report) and
+    names it on a red line: a crashed xdist worker's last words are in that output and nowhere
+    else (found on 0.4.35: the report said only "worker 'gw0' crashed")."""
+    import subprocess
+    done = subprocess.CompletedProcess([], 1, stdout="[gw0] node down: Not properly terminated\n",
+                                       stderr="F external/xla/xla/service/x.cc:1] Check failed: planted\n")
+    monkeypatch.setattr(envs, "ROOT", tmp_path)
+    monkeypatch.setattr(envs, "python_of", lambda r: "python")
+    monkeypatch.setattr(envs, "run_pytest", lambda args, python=None: done)
+    line = envs.run_suites(rel.Release("0.4.35", "0.4.35", "3.11"), ["-n", "2"])
+    log = tmp_path / "reports" / "runs" / "jax-0.4.35" / "pytest.log"
+    assert line.startswith("RED (exit 1)") and line.endswith("(output: reports/runs/jax-0.4.35/pytest.log)"), line
+    assert "node down" in log.read_text() and "Check failed: planted" in log.read_text()

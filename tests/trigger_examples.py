@@ -269,6 +269,16 @@ EXAMPLES: Dict[str, Pair] = {
         (SimpleNamespace(name="dynamic_slice"), (np.array([[1, 2], [3, 4]], np.int32), a(1, 1)), {"sizes": (1,)}, MESH,
          ((None, "a"), ()), False), "the start is inside the dimension",
         (np.array([[2], [4]], np.int32), np.zeros((2, 1), np.int32))),
+    "vmapped_clipped_take_on_a_cut_axis": Pair(
+        (SimpleNamespace(name="take_clip"), (np.array([[0, 1], [2, 1]], np.int32), a(-1, -1)), {"axis": 0}, MESH,
+         ((None, "a"), ()), False),
+        (SimpleNamespace(name="take_clip"), (np.array([[0, 1], [2, 1]], np.int32), a(0, 1)), {"axis": 0}, MESH,
+         ((None, "a"), ()), False), "the indices are inside the axis",
+        (np.array([0, 2], np.int32), np.array([0, 0], np.int32))),
+    "vmapped_pad_starting_inside_interior_padding": Pair(
+        (SimpleNamespace(name="lax_pad_negative"), 2, {"config": ((-1, 0, 1),)}, MESH, ((None, "a"), ()), False),
+        (SimpleNamespace(name="lax_pad_negative"), 2, {"config": ((-2, 0, 1),)}, MESH, ((None, "a"), ()), False),
+        "the result starts on an element"),
     "explicit_merge_over_size_one_axes_only": Pair(
         Reshape(SIZE_ONE, "Explicit", np.arange(8, dtype=np.int32).reshape(2, 2, 2), (4, 2), "merge", (0, 1), (0,),
                 (None, "b"), ()),

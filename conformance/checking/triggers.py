@@ -608,6 +608,33 @@ def vmapped_dynamic_slice_far_out_of_range_on_a_cut_dimension(example) -> bool:
                for d in range(len(sizes)))
 
 
+def vmapped_clipped_take_on_a_cut_axis(example) -> bool:
+    """A vmap example ``(op, batches, static, mesh, specs, jitted)`` of jnp.take(mode='clip') whose
+    batched operand is cut on the taken axis, with an index, in some batch element, outside that
+    axis (the partitioned gather ignores the clip, as clipped_take_on_a_cut_axis's bug does unbatched;
+    met on 0.4.35: vmap over x int32[2, 2] P(None, 'b') of take(x, -1, axis=0, mode='clip') gives 0
+    for the second element, numpy 2)."""
+    op, batches, static, mesh, specs = example[0], example[1], example[2], example[3], example[4]
+    if op.name != "take_clip":
+        return False
+    x, idx = np.asarray(batches[0]), np.asarray(batches[1])
+    axis = static["axis"] % (x.ndim - 1)  # (of one example's operand; its batched dimension is 1 + axis)
+    n = x.shape[1 + axis]
+    return bool(((idx < 0) | (idx >= n)).any()) and cuts_dim(mesh, specs[0], 1 + axis)
+
+
+def vmapped_pad_starting_inside_interior_padding(example) -> bool:
+    """A vmap example ``(op, batches, static, mesh, specs, jitted)`` of lax.pad whose negative low
+    edge, on a dimension with interior padding, starts the result on a padding element, with the
+    batched operand cut over an axis of size > 1 (spmd_pad_interior_negative_low_abort's condition,
+    as the catalogue's exclusion reads it; met on 0.5.1, seed 153108493: the process aborted)."""
+    op, static, mesh, specs = example[0], example[2], example[3], example[4]
+    if op.name != "lax_pad_negative":
+        return False
+    inside = any(interior > 0 and low < 0 and low % (interior + 1) for low, _, interior in static["config"])
+    return inside and cuts(mesh, specs[0])
+
+
 def explicit_merge_over_size_one_axes_only(example) -> bool:
     """A reshape example (``strategies.contractions.Reshape``: ``mesh``, ``axis_type``, ``kind``,
     ``dims``, ``in_spec``) on an Explicit mesh that merges dimensions of which one names a mesh axis,
@@ -643,7 +670,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     checked_body_with_pmax, transposed_jit_with_a_cut_output, pmap_axis_smaller_than_its_devices,
     vmapped_body_with_psum_or_pmean, vmapped_partially_replicated_join, vmapped_operands_over_combined_axes,
     vmapped_dynamic_slice_far_out_of_range_over_a_cut_batch, vmapped_dynamic_slice_far_out_of_range_on_a_cut_dimension,
-    explicit_merge_over_size_one_axes_only,
+    explicit_merge_over_size_one_axes_only, vmapped_clipped_take_on_a_cut_axis, vmapped_pad_starting_inside_interior_padding,
 )}
 
 

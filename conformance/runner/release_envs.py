@@ -229,15 +229,19 @@ def bisect_deviations(chosen: Sequence[Release], deviations_file: Path, timeout:
 
 def run_suites(r: Release, pytest_args: Sequence[str]) -> str:
     """``pytest suites/`` on release ``r`` into its tox run folder: "green"/"RED", the outcome
-    counts and the wall time."""
+    counts and the wall time. pytest's output is kept beside the report (``pytest.log``): a
+    crashed worker's last words (an XLA check's message) are in it and nowhere else."""
     folder = ROOT / "reports" / "runs" / r.env
     started = time.monotonic()
     done = run_pytest(["suites/", "--report-dir", str(folder), *pytest_args], python=str(python_of(r)))
     wall = time.monotonic() - started
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "pytest.log").write_text(done.stdout + ("\n--- stderr ---\n" + done.stderr if done.stderr else ""))
     report = folder / "report.json"
     counts = json.loads(report.read_text())["summary"] if report.exists() else {}
     summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n and k != "total") or "no report"
-    return f"{'green' if done.returncode == 0 else 'RED (exit %d)' % done.returncode}  {summary}  ({wall:.0f} s)"
+    log = "" if done.returncode == 0 else f"  (output: {(folder / 'pytest.log').relative_to(ROOT)})"
+    return f"{'green' if done.returncode == 0 else 'RED (exit %d)' % done.returncode}  {summary}  ({wall:.0f} s){log}"
 
 
 def measured_file(deviations_file: Path) -> Path:
