@@ -62,6 +62,16 @@ def test_environment_replaces_only_the_device_count_flag():
     assert "XLA_FLAGS" not in environment_for(DevicePlan("tpu", None, "x"), env)
 
 
+def test_fault_runs_neither_read_nor_write_the_example_database():
+    """The profile the fault runs use has no example database and no reuse phase: a planted fault's
+    failing examples are not replayed by later runs of the real suites in the same checkout (the
+    kill maps run hundreds of faulted runs there), and a fault run depends on its seed alone."""
+    from hypothesis import Phase, settings
+    no_shrink = settings.get_profile("default-no-shrink")
+    assert no_shrink.database is None and Phase.reuse not in no_shrink.phases and Phase.shrink not in no_shrink.phases
+    assert settings.get_profile("default").database is not None  # (the default keeps Hypothesis' own)
+
+
 def test_choose_seed():
     """--hypothesis-seed wins, then the controller's $CONFORMANCE_SEED, then a fresh one."""
     assert profiles.choose_seed(5, {"CONFORMANCE_SEED": "7"}) == "5"
