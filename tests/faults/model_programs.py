@@ -216,3 +216,15 @@ for _name, _description, _split_only in (
          "float32 as float64), with shardings or without: the one-device twins too, the same values", False)):
     fault(_name, _description, suites=("model_programs", "training"))(
         functools.partial(_jits_return_one_precision_up, split_only=_split_only))
+
+
+@fault("einsum-sums-in-its-operands-dtype",
+       "jnp.einsum ignores preferred_element_type: bfloat16 operands are summed, and returned, in bfloat16",
+       suites=("programs", "model_programs"))
+def einsum_sums_in_its_operands_dtype():
+    jnp = jnp_module()
+    original = jnp.einsum
+
+    def einsum(*operands, preferred_element_type=None, **kwargs):
+        return original(*operands, **kwargs)
+    jnp.einsum = einsum

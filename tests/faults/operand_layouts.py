@@ -88,3 +88,22 @@ def contraction_skips_the_cross_shard_sum():
 
     wrap(lax, "dot_general", dot_general)
     wrap(jnp, "einsum", einsum)
+
+
+@fault("explicit-reshape-accepts-what-it-should-refuse",
+       "on an Explicit mesh, a jnp.reshape JAX refuses with ShardingTypeError is made instead, its operand replicated first",
+       suites=("sharding_invariance", "operand_layouts"))
+def explicit_reshape_accepts_what_it_should_refuse():
+    from .excuses import compat_module, explicit_sharding_available
+    explicit_sharding_available()
+    jax, jnp, compat = jax_module(), jnp_module(), compat_module()
+    original = jnp.reshape
+
+    def reshape(a, *args, **kwargs):
+        try:
+            return original(a, *args, **kwargs)
+        except compat.SHARDING_TYPE_ERRORS:
+            mesh = jax.typeof(a).sharding.mesh
+            whole = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
+            return original(compat.constrain(a, whole, "Explicit"), *args, **kwargs)
+    jnp.reshape = reshape
