@@ -178,9 +178,10 @@ def test_reshape_across_a_sharded_dimension(example, excuses):
             meshes={"mesh": mesh}, arrays={"x": x},
             outcomes={"eager reshape": f"jnp.reshape(xs, {new!r})", "eager result": f"jnp.reshape(xs, {new!r})",
                       "jitted reshape": jitted, "jitted result": jitted})
-        eager = case.accepts("eager reshape", lambda: f(put()))
-        case.same_bits("eager result", np.asarray(eager), expected)
-        check_shards_hold(case, eager, expected, "eager result")
+        with excuses.way([example], mesh_kind=axis_type, example=example):
+            eager = case.accepts("eager reshape", lambda: f(put()))
+            case.same_bits("eager result", np.asarray(eager), expected)
+            check_shards_hold(case, eager, expected, "eager result")
         g = jax.jit(f, in_shardings=bridge.named_sharding(mesh, example.in_spec),
                     out_shardings=bridge.named_sharding(mesh, example.out_spec))
         result = case.accepts("jitted reshape", lambda: g(put()))

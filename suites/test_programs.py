@@ -107,16 +107,17 @@ def computed_into(program: Program, name: str):
     return dict(zip(program.outputs, program.out_specs)).get(name, spec_of(program, name))
 
 
-def step_call(program: Program, step: Step, way: str, producers: bool = True) -> Call:
+def step_call(program: Program, step: Step, way: str, producers: int = 3) -> Call:
     """A step as the known deviations' triggers read it, with the steps computing its operands
-    (``producers``; theirs not given); a layout change of a layout change's result is the call
-    "layout change of a layout change"."""
+    (``producers``: how many steps back; theirs, and so on, to that depth: a trigger whose bug needs
+    three steps reads them through a layout change); a layout change of a layout change's result is
+    the call "layout change of a layout change"."""
     changed = {s.result for s in program.steps if s.changes_layout}
     op = "layout change of a layout change" if step.changes_layout and step.operands[0] in changed else step.op
     static = {"spec": step.spec} if step.changes_layout else step.kwargs  # (a layout change's target)
     by_result = {s.result: s for s in program.steps}
-    made_by = tuple(step_call(program, by_result[n], way, producers=False) if n in by_result else None
-                    for n in step.operands) if producers else ()
+    made_by = tuple(step_call(program, by_result[n], way, producers - 1) if n in by_result else None
+                    for n in step.operands) if producers > 0 else ()
     return Call(op, tuple(program.value(n) for n in step.operands), static, program.mesh, program.axis_type,
                 tuple(spec_of(program, n) for n in step.operands),
                 None if way.startswith("(a)") else computed_into(program, step.result), way,

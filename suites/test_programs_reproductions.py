@@ -103,3 +103,24 @@ def test_a_bfloat16_einsum_summing_in_float32_runs():
     f = jax.jit(lambda x, y: jnp.einsum("bsh,vh->bsv", x, y, preferred_element_type=jnp.float32))
     got = case.accepts("jit", lambda: f(a.astype(jnp.bfloat16), b.astype(jnp.bfloat16)))
     case.same_bits("result", np.asarray(got), np.einsum("bsh,vh->bsv", a, b))
+
+
+@bridge.needs_devices(2, "to cut the output over two devices")
+def test_a_second_at_min_after_a_strided_one_on_a_constrained_value():
+    """jit(lambda x, u, w: with_sharding_constraint(-x, P()).at[::2].min(u).at[0:1:2].min(w),
+    out_shardings=P('a')) of x = arange(8) as uint32[4, 2], u = arange(4) as [2, 2], w = [[0, 1]]
+    on two devices returns numpy's values (found by a random program on 0.4.35, seed 1653263232;
+    measured on 0.10.2: right with one update alone, with no constraint, or with a replicated output)."""
+    mesh = bridge.first_devices_mesh(("a", 2))
+    x = np.arange(8, dtype=np.uint32).reshape(4, 2)
+    u, w = np.arange(4, dtype=np.uint32).reshape(2, 2), np.arange(2, dtype=np.uint32).reshape(1, 2)
+    source = ("jax.jit(lambda x, u, w: jax.lax.with_sharding_constraint(-x, NamedSharding(mesh, P()))"
+              ".at[::2].min(u).at[0:1:2].min(w), out_shardings=NamedSharding(mesh, P('a')))")
+    case = scripted_case(f"{source}(x, u, w)", [f"y = {source}(x, u, w)", "print(np.asarray(y))"],
+                         meshes={"mesh": mesh}, arrays={"x": x, "u": u, "w": w}, outcomes={"result": "np.asarray(y)"})
+    f = jax.jit(lambda a, b, c: jax.lax.with_sharding_constraint(-a, bridge.named_sharding(mesh, ()))
+                .at[::2].min(b).at[0:1:2].min(c), out_shardings=bridge.named_sharding(mesh, ("a",)))
+    expected = -x
+    expected[::2] = np.minimum(expected[::2], u)
+    expected[0:1:2] = np.minimum(expected[0:1:2], w)
+    case.same_bits("result", np.asarray(f(x, u, w)), expected)

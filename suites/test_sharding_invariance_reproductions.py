@@ -807,3 +807,14 @@ def test_concatenate_constrained_across_two_differently_split_operands(run_isola
              "print(np.asarray(f(*args)).shape)"]
     check_in_a_subprocess("jit(concatenate of two differently constrained operands, constrained output)", lines,
                      run_isolated, printed=str((1, 6, 9)), what="result shape")
+
+
+@bridge.needs_devices(4, "to cut a dimension of four over four devices")
+def test_eager_split_of_a_dimension_cut_over_more_devices_than_its_first_part():
+    """jnp.reshape(x, (2, 2)) of x = [0, 1, 2, 3] sharded P('a') over four devices (an Auto mesh,
+    eager) returns [[0, 1], [2, 3]]: the split's first part (2) is smaller than the axis (4), so the
+    result cannot keep 'a' on one dimension, and JAX chooses a layout itself (found on 0.9.1 by
+    test_reshape_across_a_sharded_dimension, seed 2159807315: (8,) P('a') over 8 devices to (2, 4))."""
+    x = np.arange(4, dtype=np.int32)
+    auto_case("split", bridge.first_devices_mesh(("a", 4)), {"x": (x, ("a",))}, "jnp.reshape(x, (2, 2))", None,
+              x.reshape(2, 2), eager=True)

@@ -222,6 +222,14 @@ EXAMPLES: Dict[str, Pair] = {
         call("at_min", (X4, X4[:2]), in_specs=(None, ()), way=CONSTRAINED, producers=(constraint((), ("a",)), None)),
         call("at_min", (X4, X4[:2]), in_specs=(None, ()), way=CONSTRAINED, producers=(constraint(("a",), ("a",)), None)),
         "the constraint keeps its operand's layout", (a(0, 1, 2, 0), a(0, 3, 2, 0))),
+    "at_update_after_a_strided_one_on_a_constrained_value": Pair(
+        call("at_min", (X4, X4[:1]), {"index": slice(0, 1, 2)}, in_specs=(None, ()), out_spec=("a",), way=JIT,
+             producers=(call("at_min", (X4, X4[:2]), {"index": slice(None, None, 2)}, in_specs=(None, ()), way=JIT,
+                             producers=(constraint((), ()), None)), None)),
+        call("at_min", (X4, X4[:1]), {"index": slice(0, 1, 2)}, in_specs=(None, ()), out_spec=(), way=JIT,
+             producers=(call("at_min", (X4, X4[:2]), {"index": slice(None, None, 2)}, in_specs=(None, ()), way=JIT,
+                             producers=(constraint((), ()), None)), None)),
+        "the output is replicated", (a(0, 1, 2, 3), a(0, 1, 0, 3))),
     "jitted_forward_shift_of_a_cumulative_value": Pair(
         call("at_set_shifted", (X4,), {"shift": -1}, in_specs=(None,), way=JIT,
              producers=(call("cumsum", (X4,), {"axis": 0}, in_specs=((),)),)),
@@ -279,6 +287,10 @@ EXAMPLES: Dict[str, Pair] = {
         (SimpleNamespace(name="lax_pad_negative"), 2, {"config": ((-1, 0, 1),)}, MESH, ((None, "a"), ()), False),
         (SimpleNamespace(name="lax_pad_negative"), 2, {"config": ((-2, 0, 1),)}, MESH, ((None, "a"), ()), False),
         "the result starts on an element"),
+    "auto_split_of_a_cut_dimension_into_a_part_the_axes_cannot_cut": Pair(
+        Reshape(MESH, "Auto", np.arange(8, dtype=np.int32), (2, 4), "split", (0,), (0, 1), ("b",), ()),
+        Reshape(MESH, "Auto", np.arange(8, dtype=np.int32), (4, 2), "split", (0,), (0, 1), ("b",), ()),
+        "the first part is a multiple of the axis"),
     "explicit_merge_over_size_one_axes_only": Pair(
         Reshape(SIZE_ONE, "Explicit", np.arange(8, dtype=np.int32).reshape(2, 2, 2), (4, 2), "merge", (0, 1), (0,),
                 (None, "b"), ()),

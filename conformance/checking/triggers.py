@@ -482,6 +482,28 @@ def strided_at_update(call: Call) -> bool:
     return cuts(call.mesh, target) and axes_of(before, 8) != axes_of(target, 8)
 
 
+def _strided(index) -> bool:
+    return any(isinstance(i, slice) and i.step not in (None, 1) for i in (index if isinstance(index, tuple) else (index,)))
+
+
+def at_update_after_a_strided_one_on_a_constrained_value(call: Call) -> bool:
+    """Inside a program's jit, an .at[].min or .at[].max into a cut output (its spec cuts) of a value
+    that a strided .at[].min/.max made (layout changes between them passed over) of a constraint's
+    result, whatever that constraint's layout (dynamic_slice_clamp's two-update form; measured on
+    0.10.2 over two devices: constraint P() of x, .at[::2].min(u), .at[0:1:2].min(w) or .at[0:1].min(w),
+    output P('a'), is wrong, with x coming in replicated or cut; right with one update alone, with no
+    constraint, or with a replicated output)."""
+    if call.op not in ("at_min", "at_max") or call.eager or not call.producers or not cuts(call.mesh, call.out_spec):
+        return False
+    made = call.producers[0]
+    while made is not None and made.op == "device_put" and made.producers:
+        made = made.producers[0]
+    if made is None or made.op not in ("at_min", "at_max") or not _strided(made.static.get("index")) or not made.producers:
+        return False
+    first = made.producers[0]
+    return first is not None and first.op in ("constraint", "layout change of a layout change")
+
+
 CUMULATIVE = ("cumsum", "cumprod", "cummax", "cumsum_reverse")  # the catalogue's scans (XLA reduce-windows)
 
 
@@ -635,6 +657,20 @@ def vmapped_pad_starting_inside_interior_padding(example) -> bool:
     return inside and cuts(mesh, specs[0])
 
 
+def auto_split_of_a_cut_dimension_into_a_part_the_axes_cannot_cut(example) -> bool:
+    """A reshape example (``strategies.contractions.Reshape``, as below) on an Auto mesh that splits
+    a dimension cut over axes of n devices in all into parts the first of which, p, is more than 1
+    and not a multiple of n: XLA then lays the result out over both new dimensions, a layout JAX
+    0.9.1-0.9.2 fail to name on the mesh (IndivisibleError). Measured on 0.9.1 over four devices:
+    (4,) to (2, 2) and (8,) to (2, 4) fail; (8,) to (4, 2) and (4,) to (1, 4) are right."""
+    if example.axis_type != "Auto" or example.kind != "split":
+        return False
+    axes = cut_axes(example.mesh, axes_of(example.in_spec, example.x.ndim)[example.dims[0]])
+    n = int(np.prod([example.mesh.axis_sizes[a] for a in axes])) if axes else 1
+    first = example.new_shape[example.new_dims[0]]
+    return n > 1 and first > 1 and first % n != 0
+
+
 def explicit_merge_over_size_one_axes_only(example) -> bool:
     """A reshape example (``strategies.contractions.Reshape``: ``mesh``, ``axis_type``, ``kind``,
     ``dims``, ``in_spec``) on an Explicit mesh that merges dimensions of which one names a mesh axis,
@@ -671,6 +707,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     vmapped_body_with_psum_or_pmean, vmapped_partially_replicated_join, vmapped_operands_over_combined_axes,
     vmapped_dynamic_slice_far_out_of_range_over_a_cut_batch, vmapped_dynamic_slice_far_out_of_range_on_a_cut_dimension,
     explicit_merge_over_size_one_axes_only, vmapped_clipped_take_on_a_cut_axis, vmapped_pad_starting_inside_interior_padding,
+    auto_split_of_a_cut_dimension_into_a_part_the_axes_cannot_cut, at_update_after_a_strided_one_on_a_constrained_value,
 )}
 
 
