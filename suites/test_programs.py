@@ -107,10 +107,10 @@ def computed_into(program: Program, name: str):
     return dict(zip(program.outputs, program.out_specs)).get(name, spec_of(program, name))
 
 
-def step_call(program: Program, step: Step, way: str, producers: int = 3) -> Call:
+def step_call(program: Program, step: Step, way: str, producers: int = 4) -> Call:
     """A step as the known deviations' triggers read it, with the steps computing its operands
     (``producers``: how many steps back; theirs, and so on, to that depth: a trigger whose bug needs
-    three steps reads them through a layout change); a layout change of a layout change's result is
+    three steps reads them through layout changes); a layout change of a layout change's result is
     the call "layout change of a layout change"."""
     changed = {s.result for s in program.steps if s.changes_layout}
     op = "layout change of a layout change" if step.changes_layout and step.operands[0] in changed else step.op

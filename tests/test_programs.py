@@ -310,6 +310,34 @@ def test_the_strided_at_update_trigger_needs_a_constraint_that_cuts_its_operand(
     assert not holds((), [abs_, Step("v1", "constraint", ("v0",), spec=("a",)), at_min("v1")])  # a size-1 axis
 
 
+def test_the_second_at_update_trigger_reads_the_chain_from_the_constraint_to_the_cut_output():
+    """at_update_after_a_strided_one_on_a_constrained_value holds for the 0.4.35 finding (a constraint,
+    a strided .at[].min, a device_put, an .at[].min into a cut output), also when the failure is
+    localized to a final device_put into that output; not with a replicated output, with no
+    constraint, with an unstrided first update, nor eagerly."""
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    mesh = MeshModel((0, 1), (2,), ("a",))
+    x, u, w = np.arange(8, dtype=np.uint32).reshape(4, 2), np.zeros((2, 2), np.uint32), np.zeros((1, 2), np.uint32)
+
+    def holds(steps, out_spec=("a",), way="(b) jit with in/out_shardings", last=-1):
+        program = written_program(mesh, [(x, ("a",)), (u, ()), (w, ())], steps, [out_spec])
+        return triggers.at_update_after_a_strided_one_on_a_constrained_value(
+            suite.step_call(program, program.steps[last], way))
+    first = lambda operand, index=slice(None, None, 2): Step("v4", "at_min", (operand, "x1"), (("index", index),))  # noqa: E731
+    second = Step("v6", "at_min", ("v5", "x2"), (("index", (slice(None, 1, 2), slice(None, None, 1))),))
+    chain = [Step("v0", "negative", ("x0",)), Step("v1", "constraint", ("v0",), spec=()), first("v1"),
+             Step("v5", "device_put", ("v4",), spec=()), second]
+    assert holds(chain)  # the finding, localized to the second update
+    assert holds(chain + [Step("v7", "device_put", ("v6",), spec=())])  # localized to the device_put that ends it
+    assert not holds(chain, out_spec=())  # a replicated output
+    assert not holds(chain, way="(a) eager")
+    assert not holds([Step("v0", "negative", ("x0",)), Step("v1", "negative", ("v0",)), first("v1"),
+                      Step("v5", "device_put", ("v4",), spec=()), second])  # no constraint
+    assert not holds([Step("v0", "negative", ("x0",)), Step("v1", "constraint", ("v0",), spec=()),
+                      first("v1", slice(0, 2)), Step("v5", "device_put", ("v4",), spec=()), second])  # unstrided
+
+
 def test_the_forward_shift_trigger_needs_a_jitted_later_destination_on_a_cumulative_value():
     """jitted_forward_shift_of_a_cumulative_value holds for the 0.12.0.1 finding (a cumsum, then
     v.at[1:4].set(v[0:3]) under jit), not eagerly, not for a shift to earlier positions, not for

@@ -492,8 +492,13 @@ def at_update_after_a_strided_one_on_a_constrained_value(call: Call) -> bool:
     result, whatever that constraint's layout (dynamic_slice_clamp's two-update form; measured on
     0.10.2 over two devices: constraint P() of x, .at[::2].min(u), .at[0:1:2].min(w) or .at[0:1].min(w),
     output P('a'), is wrong, with x coming in replicated or cut; right with one update alone, with no
-    constraint, or with a replicated output)."""
-    if call.op not in ("at_min", "at_max") or call.eager or not call.producers or not cuts(call.mesh, call.out_spec):
+    constraint, or with a replicated output). Also held by a layout change of that update's result
+    into the cut output (the step a program's failure is localized to when such a change ends it)."""
+    if call.eager or not call.producers or not cuts(call.mesh, call.out_spec):
+        return False
+    if call.op in LAYOUT_CHANGES + ("layout change of a layout change",):  # (a layout change into the cut output:
+        call = call.producers[0]                                            # its operand is the update; met on 0.4.35)
+    if call is None or call.op not in ("at_min", "at_max") or not call.producers:
         return False
     made = call.producers[0]
     while made is not None and made.op == "device_put" and made.producers:
