@@ -211,8 +211,8 @@ def starts_inside_interior_padding_of_a_cut_layout(call: Call) -> bool:
     padding element, with an operand or (jitted) the output cut over an axis of size > 1."""
     if call.op != "lax_pad_negative":
         return False
-    inside = any(interior > 0 and low < 0 and low % (interior + 1) for low, _, interior in call.static["config"])
-    return inside and (triggers.cuts(call.mesh, call.in_specs[0]) or triggers.cuts(call.mesh, call.out_spec))
+    return triggers.pad_starts_inside_interior_padding(call.static["config"]) and (
+        triggers.cuts(call.mesh, call.in_specs[0]) or triggers.cuts(call.mesh, call.out_spec))
 
 
 def classified(call: Call, fn):

@@ -650,6 +650,12 @@ def vmapped_clipped_take_on_a_cut_axis(example) -> bool:
     return bool(((idx < 0) | (idx >= n)).any()) and cuts_dim(mesh, specs[0], 1 + axis)
 
 
+def pad_starts_inside_interior_padding(config) -> bool:
+    """Whether a lax.pad ``config`` (low, high, interior per dimension) has, on a dimension with
+    interior padding, a negative low edge that starts the result on a padding element."""
+    return any(interior > 0 and low < 0 and low % (interior + 1) for low, _, interior in config)
+
+
 def vmapped_pad_starting_inside_interior_padding(example) -> bool:
     """A vmap example ``(op, batches, static, mesh, specs, jitted)`` of lax.pad whose negative low
     edge, on a dimension with interior padding, starts the result on a padding element, with the
@@ -658,8 +664,7 @@ def vmapped_pad_starting_inside_interior_padding(example) -> bool:
     op, static, mesh, specs = example[0], example[2], example[3], example[4]
     if op.name != "lax_pad_negative":
         return False
-    inside = any(interior > 0 and low < 0 and low % (interior + 1) for low, _, interior in static["config"])
-    return inside and cuts(mesh, specs[0])
+    return pad_starts_inside_interior_padding(static["config"]) and cuts(mesh, specs[0])
 
 
 def auto_split_of_a_cut_dimension_into_a_part_the_axes_cannot_cut(example) -> bool:
