@@ -69,7 +69,17 @@ def test_fault_runs_neither_read_nor_write_the_example_database():
     from hypothesis import Phase, settings
     no_shrink = settings.get_profile("default-no-shrink")
     assert no_shrink.database is None and Phase.reuse not in no_shrink.phases and Phase.shrink not in no_shrink.phases
-    assert settings.get_profile("default").database is not None  # (the default keeps Hypothesis' own)
+    from conformance.runner.profiles import HYPOTHESIS_OWN
+    assert settings.get_profile("default").database == HYPOTHESIS_OWN.database  # (the default keeps Hypothesis' own)
+
+
+def test_every_profile_draws_from_the_run_seed_also_on_ci():
+    """No profile derandomizes, not even on a machine Hypothesis takes for CI (whose own "ci" profile
+    does): the seed a run prints reproduces its examples anywhere."""
+    from hypothesis import settings
+    from conformance.runner import profiles  # noqa: F401  (registers them)
+    for name in ("default", "nightly", "soak", "soak-round", "default-no-shrink"):
+        assert settings.get_profile(name).derandomize is False, name
 
 
 def test_choose_seed():

@@ -9,6 +9,10 @@ Hypothesis' example database, so that a planted fault's failing examples are nei
 later runs, the release matrix's among them, nor taken from earlier ones: a fault run is a function
 of its seed). Compilation
 dominates, so timing deadlines would only measure the compiler: they are off.
+
+Every profile draws from the run's seed (``derandomize=False``), also where Hypothesis detects a CI
+machine and would otherwise derive each test's examples from its name alone: the seed a run prints
+then reproduces it anywhere. The example database stays Hypothesis' own choice (none on CI).
 """
 
 from __future__ import annotations
@@ -25,8 +29,12 @@ from .devices import UsageError
 # Every phase but "explain", whose "these lines were always and only run by failing test cases"
 # points into the suite's strategies and JAX's internals, not at the finding.
 PHASES = tuple(p for p in Phase if p.name != "explain")
-settings.register_profile("default", max_examples=100, deadline=None, print_blob=True, phases=PHASES)
-settings.register_profile("nightly", max_examples=1000, deadline=None, print_blob=True, phases=PHASES)
+# Hypothesis' own settings before ours ("ci" on a CI machine): the database is theirs to choose.
+HYPOTHESIS_OWN = settings.default
+settings.register_profile("default", max_examples=100, deadline=None, print_blob=True, phases=PHASES,
+                          derandomize=False)
+settings.register_profile("nightly", max_examples=1000, deadline=None, print_blob=True, phases=PHASES,
+                          derandomize=False)
 settings.register_profile("soak", settings.get_profile("nightly"))
 settings.register_profile("soak-round", settings.get_profile("default"), max_examples=400)
 settings.register_profile("default-no-shrink", settings.get_profile("default"), database=None,
