@@ -307,9 +307,11 @@ def manual_attention_dtype(x, p) -> np.dtype:
 def bounded_references(reference, args, dtype):
     """``reference(*args)`` on Bounded inputs: the float64 values with the float32 run's bound per
     element, and (for a lower ``dtype``) the bound of that run (its float inputs rounded to
-    ``dtype``, every stored value rounded to it, sums in float32), or None."""
-    exact = reference(*rounding.tracked(args))
-    low = None if dtype == "float32" else reference(*rounding.tracked(args, u=dtype, u_sum="float32", rounded=True))
+    ``dtype``, every stored value rounded to it, sums in float32), or None. Contractions round their
+    operands as the backend's DEFAULT precision does (``bridge.default_dot_operand_dtype``)."""
+    dot = bridge.default_dot_operand_dtype()
+    exact = reference(*rounding.tracked(args, u_dot=dot))
+    low = None if dtype == "float32" else reference(*rounding.tracked(args, u=dtype, u_sum="float32", u_dot=dot, rounded=True))
     return exact, low
 
 

@@ -232,6 +232,8 @@ def test_equivalence_compares_the_ordered_device_list():
                  (ValueError,))
 
 
+@bridge.needs_devices(2, "for an axis of size > 1 (test_shard_shape_rejects_spec_longer_than_rank_over_a_size_one_axis "
+                          "checks the size-1 form)")
 def test_shard_shape_rejects_spec_longer_than_rank():
     """shard_shape of a spec with more entries than the shape's rank raises ValueError, as
     device_put with that sharding does."""
@@ -241,6 +243,17 @@ def test_shard_shape_rejects_spec_longer_than_rank():
                        outcomes={"shard_shape": f"NamedSharding(mesh, P(None, 'a')).shard_shape(({mesh.size},))"})
     case.rejects("shard_shape", lambda: bridge.named_sharding(mesh, (None, "a")).shard_shape((mesh.size,)),
                  (ValueError,))
+
+
+def test_shard_shape_rejects_spec_longer_than_rank_over_a_size_one_axis():
+    """shard_shape((1,)) of P(None, 'a') on a mesh of one device ('a' of size 1) raises ValueError,
+    as device_put with that sharding does: a spec longer than the rank is refused whatever the size
+    of the axes it names (found on a one-GPU machine, where every mesh is 1 x 1)."""
+    mesh = bridge.first_devices_mesh(("a", 1))
+    layout = Layout(mesh, (), (1,))
+    case = layout_case(layout, "NamedSharding(mesh, P(None, 'a')).shard_shape((1,))",
+                       outcomes={"shard_shape": "NamedSharding(mesh, P(None, 'a')).shard_shape((1,))"})
+    case.rejects("shard_shape", lambda: bridge.named_sharding(mesh, (None, "a")).shard_shape((1,)), (ValueError,))
 
 
 @bridge.needs_devices(8, "for the tutorial's 4x2 mesh, so its explicit examples are not run")

@@ -209,6 +209,9 @@ def test_traced_once_per_input_signature(selection, calls):
     case.equal("number of traces", len(traces), len(set(calls)))
 
 
+@bridge.needs_devices(2, "(on one device pmap's message names neither size from JAX 0.8.0, which JAX's own "
+                          "testDeviceCountError allows: test_mapped_axis_of_two_onto_one_device_is_rejected checks "
+                          "the rejection)")
 @given(extra=st.integers(1, 4))
 def test_mapped_axis_larger_than_the_device_count_is_rejected(extra):
     """A mapped axis longer than the number of devices raises ValueError naming both sizes."""
@@ -223,6 +226,19 @@ def test_mapped_axis_larger_than_the_device_count_is_rejected(extra):
     error = case.rejects("pmap of an oversized axis", lambda: jax.pmap(lambda a: a)(x), (ValueError,))
     case.true(f"the message names the axis size {n + extra} and the {n} devices",
               str(n + extra) in str(error) and str(n) in str(error))
+
+
+def test_mapped_axis_of_two_onto_one_device_is_rejected():
+    """jax.pmap(lambda a: 2 * a, devices=<one device>)(np.zeros((2, 2))), what pmap runs on a
+    one-device backend, raises ValueError. (Its message names neither size from JAX 0.8.0, when
+    pmap became jit(shard_map): "cannot select an axis to squeeze out ..."; JAX's own pmap_test
+    testDeviceCountError has asked only for IndivisibleError or ValueError since then, so this
+    property asks no more of the message.)"""
+    device = bridge.devices_by_id()[DEVICES[0]]
+    call = f"jax.pmap(lambda a: 2 * a, devices=[devices[{DEVICES[0]}]])(np.zeros((2, 2), np.float32))"
+    case = scripted_case(call, outcomes={"pmap of an axis of 2 onto one device": call})
+    case.rejects("pmap of an axis of 2 onto one device",
+                 lambda: jax.pmap(lambda a: 2 * a, devices=[device])(np.zeros((2, 2), np.float32)), (ValueError,))
 
 
 @dataclass(frozen=True)

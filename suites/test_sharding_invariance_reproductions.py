@@ -447,6 +447,17 @@ def test_explicit_empty_slice_keeps_the_sharding_of_its_other_dimensions():
                      {"x": (x, (None, "a"))}, "x[0:0]", x[0:0], spec=(None, "a"))
 
 
+@explicit_only
+def test_explicit_roll_of_a_one_row_array_named_by_a_size_one_axis():
+    """jnp.roll(x, 1, axis=1) of x int32[1, 4] sharded P('x') on an Explicit mesh (x=1) returns
+    [[3, 0, 1, 2]] typed P('x', None): rolling dimension 1 keeps dimension 0's sharding (found on
+    0.11.0 by the release matrix, seed 2369086892: one piece of the roll, x[:, 3:4], comes out typed
+    P(None, None) and the concatenate refuses the two pieces)."""
+    x = np.arange(4, dtype=np.int32).reshape(1, 4)
+    explicit_accepts("roll of a one-row array on a size-1 axis", bridge.first_devices_mesh(("x", 1)),
+                     {"x": (x, ("x",))}, "jnp.roll(x, 1, axis=1)", np.roll(x, 1, axis=1), spec=("x", None))
+
+
 @bridge.needs_devices(2, "to shard over two devices")
 @explicit_only
 def test_explicit_at_set_of_a_sharded_array_has_a_sharding_rule():
@@ -550,6 +561,15 @@ def auto_case(title: str, mesh: MeshModel, arrays: dict, expression: str, out_sp
     if not eager:
         check_layout(case, result, Layout(mesh, out_spec, np.shape(expected)), np.asarray(expected),
                      what="result")
+
+
+@bridge.needs_devices(4, "for a (2, 2) mesh")
+def test_shifted_update_into_a_layout_cutting_another_dimension_over_the_major_axis():
+    """jit(lambda x: x.at[1:].set(x[:-1])) of x float32[4, 2] cut over ('a', 'b') on dimension 0,
+    with the output cut over 'a' on dimension 1, returns numpy's shifted copy [x0, x0, x1, x2]."""
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    auto_case("x.at[1:].set(x[:-1])", bridge.first_devices_mesh(("a", 2), ("b", 2)), {"x": (x, (("a", "b"),))},
+              "x.at[1:].set(x[:-1])", (None, "a"), np.concatenate([x[:1], x[:-1]]))
 
 
 @bridge.needs_devices(2, "to shard over two devices")

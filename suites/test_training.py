@@ -375,11 +375,13 @@ def unsharded_training(params0: dict, ids: np.ndarray, labels: np.ndarray, steps
 def reference_training(params0: dict, ids: np.ndarray, labels: np.ndarray, steps: int = STEPS):
     """The same steps in numpy float64 (``mlp_reference``, ``adam_reference``, then the updates
     added), on Bounded values: each carries the bound on a float32 run of the steps
-    (``running_error``)."""
-    params = rounding.tracked(params0)
+    (``running_error``; contractions round their operands as the backend's DEFAULT precision does,
+    ``bridge.default_dot_operand_dtype``)."""
+    dot = bridge.default_dot_operand_dtype()
+    params = rounding.tracked(params0, u_dot=dot)
     state = {"m": {k: np.zeros(v.shape) for k, v in params0.items()},
              "v": {k: np.zeros(v.shape) for k, v in params0.items()}, "count": 0}
-    hp = Adam(*(rounding.Bounded.rounded(getattr(ADAM, f)) for f in ("lr", "b1", "b2", "eps")))  # float32 in the run
+    hp = Adam(*(rounding.Bounded.rounded(getattr(ADAM, f), u_dot=dot) for f in ("lr", "b1", "b2", "eps")))  # float32 in the run
     out = []
     for _ in range(steps):
         loss, grads = mlp_reference(params, ids, labels)
@@ -642,9 +644,12 @@ class StackExample:
     def references(self, params, x, target):
         """``(loss, h, grads)`` in float64 from the inputs as the run holds them, with the bound of
         a float32 run, and (bfloat16) the bound of a run that stores and sums in bfloat16 (from
-        the same rounded inputs: no input rounding), else None."""
+        the same rounded inputs: no input rounding), else None; contractions round their operands as
+        the backend's DEFAULT precision does (``bridge.default_dot_operand_dtype``)."""
+        dot = bridge.default_dot_operand_dtype()
+
         def run(u):
-            p, x_ = rounding.tracked((params, x), u=u)
+            p, x_ = rounding.tracked((params, x), u=u, u_dot=dot)
             return (*stack_reference(p, x_, target), stack_gradients(p, x_, target))
         as64 = lambda v: np.asarray(v, np.float32).astype(np.float64)  # noqa: E731
         params, x = {k: as64(v) for k, v in params.items()}, as64(x)

@@ -88,6 +88,7 @@ def test_the_sharding_rule_set_is_the_stated_changes_this_jax_has(monkeypatch):
     assert rules.indexing_infers_sharding == compat.EXPLICIT_INDEXING_INFERS_SHARDING
     assert rules.reshape_deals_mesh_axes == compat.EXPLICIT_RESHAPE_DEALS_MESH_AXES
     assert rules.scan_keeps_a_sharded_dimension == compat.EXPLICIT_SCAN_KEEPS_A_SHARDED_DIMENSION
+    assert rules.sort_keeps_a_sharded_dimension == compat.EXPLICIT_SORT_KEEPS_A_SHARDED_DIMENSION
     monkeypatch.setattr(compat, "EXPLICIT_RESHAPE_DEALS_MESH_AXES", not compat.EXPLICIT_RESHAPE_DEALS_MESH_AXES)
     assert compat.sharding_rule_set().reshape_deals_mesh_axes == compat.EXPLICIT_RESHAPE_DEALS_MESH_AXES
     source = " ".join((ROOT / "conformance" / "jaxside" / "compat.py").read_text().split())

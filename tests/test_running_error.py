@@ -82,6 +82,38 @@ def test_an_einsum_contracts_the_letters_missing_from_its_output():
     assert outer.bound[0, 0] == 0.0  # no contracted letter: one product, no sum... and no store rounding
 
 
+def test_a_contraction_rounding_its_operands_costs_two_u_dot_per_term():
+    a = rounding.Bounded([[1.0, 2.0, -3.0]], u_dot="tfloat32")     # (1, 3)
+    b = rounding.Bounded([[1.0], [1.0], [1.0]], u_dot="tfloat32")  # (3, 1)
+    y = np.einsum("ij,jk->ik", a, b)
+    # each product's two operand roundings at 2**-11: 2 u_dot (1 + 2 + 3), beside the float32 sum's
+    assert y.bound[0, 0] == pytest.approx(2 * 2.0 ** -11 * 6 + LAMBDA * math.sqrt(3) * U * 6)
+    assert (a + 1).dtypes[2] == "tfloat32"  # (carried through elementwise steps)
+    stored_bf16 = rounding.Bounded([[1.0, 2.0]], u="bfloat16", u_sum="float32", u_dot="tfloat32")
+    assert stored_bf16.u_dot == 0.0  # bfloat16 values are exact in TF32: nothing added
+    assert rounding.Bounded([1.0]).u_dot == 0.0
+
+
+def tf32(x):
+    """x rounded to nearest TF32 (10 explicit mantissa bits), as a tensor core reads a float32."""
+    m, e = np.frexp(np.asarray(x, np.float64))
+    return np.ldexp(np.round(m * 2.0 ** 11) / 2.0 ** 11, e)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_tf32_bound_holds_for_products_of_operands_rounded_to_tf32(seed):
+    """A float32 matmul of operands rounded to TF32 first (what DEFAULT precision does on recent
+    NVIDIA GPUs) stays within the bound; without the u_dot term it does not."""
+    r = np.random.default_rng(seed)
+    a, b = r.uniform(-1, 1, (8, 64)).astype(np.float32), r.uniform(-1, 1, (64, 8)).astype(np.float32)
+    run = (tf32(a).astype(np.float32) @ tf32(b).astype(np.float32)).astype(np.float64)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    with_dot = np.einsum("ij,jk->ik", rounding.Bounded(a, u_dot="tfloat32"), rounding.Bounded(b, u_dot="tfloat32"))
+    without = np.einsum("ij,jk->ik", rounding.Bounded(a), rounding.Bounded(b))
+    assert np.all(np.abs(run - exact) <= with_dot.bound)
+    assert np.any(np.abs(run - exact) > without.bound)
+
+
 def test_selecting_is_exact():
     x = rounding.Bounded([[1.0, 5.0, 3.0]], [[1e-3, 2e-3, 3e-3]])
     assert x.max(-1).bound.tolist() == [3e-3]  # the largest bound (the max may come from any of them)
@@ -184,3 +216,17 @@ def test_sqrt_near_zero_is_capped_and_an_exact_zero_stays_exact():
     assert y.bound.tolist() == pytest.approx([1e-3 + rounding.FUNCTION_ULPS * U * 1e-4, 0.0,
                                               2.5e-7 + rounding.FUNCTION_ULPS * U * 2])
     assert rounding.Bounded([[1.0, 2.0]], [[3.0, 4.0]]).T.bound.tolist() == [[3.0], [4.0]]
+
+
+def test_the_dot_operand_rounding_is_what_jax_states_of_default_precision():
+    """TF32 on NVIDIA GPUs from Ampere (compute capability 8.0), bfloat16 on TPU, none on CPU, older
+    GPUs, or where the configured default matmul precision asks for float32."""
+    from conformance.jaxside.bridge import dot_operand_dtype_for
+    assert dot_operand_dtype_for("gpu", "9.0", None) == "tfloat32"
+    assert dot_operand_dtype_for("gpu", "8.0", "default") == "tfloat32"
+    assert dot_operand_dtype_for("gpu", "7.0", None) is None
+    assert dot_operand_dtype_for("gpu", None, None) is None
+    assert dot_operand_dtype_for("tpu", None, None) == "bfloat16"
+    assert dot_operand_dtype_for("cpu", None, None) is None
+    for asked in ("highest", "float32", "F32_F32_F32"):
+        assert dot_operand_dtype_for("gpu", "9.0", asked) is None

@@ -532,11 +532,23 @@ def test_before_indexing_inferred_its_sharding_indexing_a_sharded_operand_is_ref
 def test_the_default_rules_are_the_latest():
     """Without ``rules`` the model states the newest release's rules: every change in."""
     assert LATEST == ReleaseRules(indexing_infers_sharding=True, reshape_deals_mesh_axes=True, batch_specs_equal=True,
-                                  scan_keeps_a_sharded_dimension=False)
+                                  scan_keeps_a_sharded_dimension=False, sort_keeps_a_sharded_dimension=False)
     assert reshape(MESH, (2, 4), ("a", "b"), (8,)) == (("a", "b"),)
     with pytest.raises(IllTyped):
         reshape(MESH, (2, 4), ("a", "b"), (8,), deals_axes=False)
 
+
+
+def test_a_sort_along_a_sharded_dimension_keeps_its_spec_on_the_releases_whose_rule_did():
+    """With ``sort_keeps_a_sharded_dimension`` (JAX up to 0.9.1) a sort along a sharded dimension is
+    typed with its operand's spec; without it (from 0.9.2: "Arguments to sort must be unsharded over
+    the sorting dimension") it is refused; an unsharded sorted dimension is typed alike by both."""
+    kept = ReleaseRules(sort_keeps_a_sharded_dimension=True)
+    assert sharding_verdict("sort", "sorting", [(4, 8)], [(None, "a")], {"axis": 1}, MESH, rules=kept) == Accepts((None, "a"))
+    assert sharding_verdict("sort", "sorting", [(4, 8)], [(None, "a")], {"axis": -1}, MESH, rules=kept) == Accepts((None, "a"))
+    assert isinstance(sharding_verdict("sort", "sorting", [(4, 8)], [(None, "a")], {"axis": 1}, MESH), Rejects)
+    assert sharding_verdict("sort", "sorting", [(4, 8)], [("a", None)], {"axis": 1}, MESH, rules=kept) == \
+        sharding_verdict("sort", "sorting", [(4, 8)], [("a", None)], {"axis": 1}, MESH) == Accepts(("a", None))
 
 
 def test_a_scan_along_a_sharded_dimension_keeps_its_spec_on_the_releases_whose_rule_did():

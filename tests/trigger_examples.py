@@ -171,6 +171,16 @@ EXAMPLES: Dict[str, Pair] = {
     "explicit_range_update_of_a_cut_operand": Pair(
         explicit("at_min", (X4, X4[:2]), (("a",), ())), explicit("at_min", (X4, X4[:2]), ((), ())),
         "the operand is replicated"),
+    "explicit_roll_with_a_piece_of_size_one_dimensions_only": Pair(
+        explicit("roll", (X4.reshape(1, 4),), (("b",),), {"shift": 1, "axis": 1}, mesh=SIZE_ONE),
+        explicit("roll", (X4.reshape(1, 4),), (("b",),), {"shift": 2, "axis": 1}, mesh=SIZE_ONE),
+        "both pieces have a dimension of size 2"),
+    "range_update_moving_its_major_cut_axis_to_another_dimension": Pair(
+        call("at_set_shifted", (X22.repeat(2, 0),), {"shift": -1, "axis": 0}, mesh=MeshModel((0, 1, 2, 3), (2, 2), ("a", "b")),
+             in_specs=((("a", "b"),),), out_spec=(None, "a")),
+        call("at_set_shifted", (X22.repeat(2, 0),), {"shift": -1, "axis": 0}, mesh=MeshModel((0, 1, 2, 3), (2, 2), ("a", "b")),
+             in_specs=((("a", "b"),),), out_spec=(None, "b")),
+        "the output cuts the other dimension over the minor axis"),
     "explicit_sort_of_a_sharded_operand": pair_explicit(
         "argsort", (X22,), (("a",),), {"axis": 1}, mesh=TWO, wrong=(blocks(TWO, ("a",), (2, 2)), blocks(TWO, (), (2, 2)))),
     "explicit_at_min_or_max": pair_explicit("at_max", (X4, X4[:2]), (("a",), ())),

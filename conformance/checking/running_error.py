@@ -10,7 +10,10 @@ Vocabulary:
 
 * ``u``: the unit roundoff of where the run stores a value (``2**-24`` for float32);
   ``u_sum`` that of where it accumulates a reduction (the same, unless a lower precision sums in
-  float32).
+  float32); ``u_dot`` that of what a contraction rounds its operands to before multiplying (none:
+  it multiplies them as stored; at JAX's DEFAULT precision "float32 dot products may be computed
+  with reduced-precision arithmetic internally (bfloat16 on TPU, TF32 on recent GPUs)", the
+  docs' "Matmul precision" page: ``bridge.default_dot_operand_dtype`` says which).
 * A value's *bound* ``e``: ``|run - exact| <= e`` for that element, to first order in ``u``.
 
 The rules, one per operation (``|.|`` elementwise, incoming bounds propagated by the operation's
@@ -26,7 +29,9 @@ derivative, as a first-order analysis does):
 * a program's constants (Adam's ``b1``, ``lr``, ...) are inputs it holds rounded: give them as
   ``Bounded.rounded``; a plain number is taken as exact.
 * a reduction of ``n`` terms (``sum``, ``mean``, ``einsum``, ``matmul``), in any order:
-  ``e_out = sum |weight| e_in + lambda sqrt(n) u_sum sum |terms| + u |out|``. The middle term is the
+  ``e_out = sum |weight| e_in + lambda sqrt(n) u_sum sum |terms| + u |out|``; a contraction whose
+  operands are rounded to ``u_dot`` first adds ``2 u_dot sum |terms|`` (each product's two
+  roundings, at their worst; the product of two such operands is exact where it is summed). The middle term is the
   probabilistic bound of Higham and Mary ("A new approach to probabilistic rounding error
   analysis", SIAM J. Sci. Comput. 41(5), 2019, Theorem 2.4 and section 3): with the rounding errors
   independent, of mean zero and at most ``u`` each, a sum or inner product of ``n`` terms is within
@@ -75,23 +80,25 @@ class Bounded(NDArrayOperatorsMixin):
     * ``value``: the float64 value (any shape).
     * ``bound``: the bound per element (default 0: an input the run holds exactly).
     * ``u``, ``u_sum``: the unit roundoffs where the run stores and where it sums (dtype names).
+    * ``u_dot``: the dtype a contraction rounds its operands to (None: none, it multiplies them as
+      stored).
     """
 
     __array_priority__ = 100
 
-    def __init__(self, value, bound=None, *, u: str = "float32", u_sum: str = None):
+    def __init__(self, value, bound=None, *, u: str = "float32", u_sum: str = None, u_dot: str = None):
         self.value = np.asarray(value, np.float64)
         self.bound = (np.zeros_like(self.value) if bound is None
                       else np.broadcast_to(np.asarray(bound, np.float64), self.value.shape).copy())
         if np.any(self.bound < 0):
             raise ValueError("a bound is never negative")
-        self.dtypes = (u, u_sum or u)
+        self.dtypes = (u, u_sum or u, u_dot)
 
     @classmethod
-    def rounded(cls, value, *, u: str = "float32", u_sum: str = None) -> "Bounded":
+    def rounded(cls, value, *, u: str = "float32", u_sum: str = None, u_dot: str = None) -> "Bounded":
         """An input the run holds rounded to ``u``'s dtype (bound ``u |value|``)."""
         value = np.asarray(value, np.float64)
-        return cls(value, unit_roundoff(u) * np.abs(value), u=u, u_sum=u_sum)
+        return cls(value, unit_roundoff(u) * np.abs(value), u=u, u_sum=u_sum, u_dot=u_dot)
 
     @property
     def u(self) -> float:
@@ -101,8 +108,16 @@ class Bounded(NDArrayOperatorsMixin):
     def u_sum(self) -> float:
         return unit_roundoff(self.dtypes[1])
 
+    @property
+    def u_dot(self) -> float:
+        """The unit roundoff of a contraction's operand rounding (0 where it has none, or where the
+        stored values are already no finer: bfloat16 operands are exact in TF32)."""
+        if self.dtypes[2] is None or unit_roundoff(self.dtypes[2]) <= self.u:
+            return 0.0
+        return unit_roundoff(self.dtypes[2])
+
     def _new(self, value, bound) -> "Bounded":
-        return Bounded(value, bound, u=self.dtypes[0], u_sum=self.dtypes[1])
+        return Bounded(value, bound, u=self.dtypes[0], u_sum=self.dtypes[1], u_dot=self.dtypes[2])
 
     shape = property(lambda self: self.value.shape)
     ndim = property(lambda self: self.value.ndim)
@@ -237,7 +252,9 @@ def _einsum(subscripts: str, a, b) -> Bounded:
     va, vb = value_of(a), value_of(b)
     value = np.einsum(subscripts, va, vb)
     incoming = np.einsum(subscripts, np.abs(va), bound_of(b)) + np.einsum(subscripts, bound_of(a), np.abs(vb))
-    return _reduced(value, np.einsum(subscripts, np.abs(va), np.abs(vb)), incoming, n, _like(a, b))
+    like = _like(a, b)
+    terms = np.einsum(subscripts, np.abs(va), np.abs(vb))
+    return _reduced(value, terms, incoming + 2 * like.u_dot * terms, n, like)
 
 
 def _sum(x, axis=None, keepdims=False) -> Bounded:
@@ -293,18 +310,18 @@ def same_program_atol(reference, other=None) -> np.ndarray:
     return np.array(bound_of(reference) + bound_of(reference if other is None else other))
 
 
-def tracked(tree, *, u: str = "float32", u_sum: str = None, rounded: bool = False):
+def tracked(tree, *, u: str = "float32", u_sum: str = None, u_dot: str = None, rounded: bool = False):
     """Every float leaf of a dict/list/tuple tree as a Bounded input (bound 0, or ``u |x|`` where
     ``rounded``: an input the run holds cast to ``u``'s dtype); other leaves as they are."""
     if isinstance(tree, dict):
-        return {k: tracked(v, u=u, u_sum=u_sum, rounded=rounded) for k, v in tree.items()}
+        return {k: tracked(v, u=u, u_sum=u_sum, u_dot=u_dot, rounded=rounded) for k, v in tree.items()}
     if isinstance(tree, (list, tuple)):
-        return type(tree)(tracked(v, u=u, u_sum=u_sum, rounded=rounded) for v in tree)
+        return type(tree)(tracked(v, u=u, u_sum=u_sum, u_dot=u_dot, rounded=rounded) for v in tree)
     if np.asarray(tree).dtype.kind != "f":
         return tree
     if rounded:
-        return Bounded.rounded(tree, u=u, u_sum=u_sum)
-    return Bounded(tree, u=u, u_sum=u_sum)
+        return Bounded.rounded(tree, u=u, u_sum=u_sum, u_dot=u_dot)
+    return Bounded(tree, u=u, u_sum=u_sum, u_dot=u_dot)
 
 
 __all__ = ["Bounded", "FAILURE_PROBABILITY", "FUNCTION_ULPS", "LAMBDA", "bound_of", "reduction_factor",

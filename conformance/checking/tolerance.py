@@ -18,6 +18,7 @@ UNIT_ROUNDOFF = {
     "float32": 2.0 ** -24,
     "float16": 2.0 ** -11,
     "bfloat16": 2.0 ** -8,
+    "tfloat32": 2.0 ** -11,  # NVIDIA's TensorFloat-32: float32's range, 10 explicit mantissa bits
 }
 
 

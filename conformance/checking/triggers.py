@@ -311,6 +311,23 @@ SLICING = ("slice", "strided_slice", "slice_out_of_range", "slice_empty")
 RANGE_UPDATES = ("at_set_shifted", "at_add_shifted", "at_min", "at_max")
 
 
+def range_update_moving_its_major_cut_axis_to_another_dimension(call: Call) -> bool:
+    """Jitted, an .at[] update of a static range along a dimension (the catalogue's shifted
+    updates, which name it ``axis``) of the operand cut over two or more axes, into an output that cuts another dimension over the first (major) of them
+    (Shardy's partitioning, from JAX 0.7.0; measured on 0.10.2 over a (2, 2) mesh: x.at[1:].set(x[:-1])
+    of x[4, 2] P(('a', 'b')) into P(None, 'a') gives shards that do not assemble; right into
+    P(None, 'b'), P(None, None) or P('a'), from P(('b', 'a')), or from P('a'))."""
+    if call.eager or call.op not in RANGE_UPDATES or "axis" not in call.static or not call.in_specs or call.mesh is None:
+        return False
+    rank = len(np.shape(call.operands[0]))
+    axis = call.static["axis"] % rank
+    cut_in = cut_axes(call.mesh, axes_of(call.in_specs[0], rank)[axis])
+    if len(cut_in) < 2:
+        return False
+    out = axes_of(call.out_spec, rank)
+    return any(cut_axes(call.mesh, out[d])[:1] == cut_in[:1] for d in range(rank) if d != axis)
+
+
 def explicit_static_slice_of_a_cut_operand(call: Call) -> bool:
     """On an Explicit mesh, a static slice (whose result keeps the operand's spec on a dimension it
     may no longer divide) of an operand that is cut."""
@@ -321,6 +338,24 @@ def explicit_range_update_of_a_cut_operand(call: Call) -> bool:
     """On an Explicit mesh, an .at[] update of a static range (whose update keeps the operand's
     spec on a dimension it may not divide) of an operand that is cut."""
     return explicit_first_operand_cut(call, RANGE_UPDATES)
+
+
+def explicit_roll_with_a_piece_of_size_one_dimensions_only(call: Call) -> bool:
+    """On an Explicit mesh, jnp.roll along one axis of an operand that names a mesh axis, where one
+    of the two slices the roll concatenates has only size-1 dimensions (from JAX 0.11.0 such a slice
+    is typed P(None, ...), dropping the operand's size-1 axes, and concatenate refuses the pieces;
+    measured on 0.11.0: x[1, 4] P('x') rolled by 1 or 3 along axis 1 raises, by 2 is right, and so is
+    x[2, 4] P('x'))."""
+    if call.axis_type != "Explicit" or call.op != "roll" or not call.in_specs or not names_an_axis(call.in_specs[0]):
+        return False
+    axis, shape = call.static.get("axis"), np.shape(call.operands[0])
+    if not isinstance(axis, (int, np.integer)) or not shape:
+        return False
+    axis = int(axis) % len(shape)
+    n = shape[axis]
+    i = (-int(call.static["shift"])) % n if n else 0
+    others_size_one = all(size == 1 for d, size in enumerate(shape) if d != axis)
+    return i != 0 and others_size_one and 1 in (i, n - i)
 
 
 def explicit_sort_of_a_sharded_operand(call: Call) -> bool:
@@ -718,6 +753,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     vmapped_dynamic_slice_far_out_of_range_over_a_cut_batch, vmapped_dynamic_slice_far_out_of_range_on_a_cut_dimension,
     explicit_merge_over_size_one_axes_only, vmapped_clipped_take_on_a_cut_axis, vmapped_pad_starting_inside_interior_padding,
     auto_split_of_a_cut_dimension_into_a_part_the_axes_cannot_cut, at_update_after_a_strided_one_on_a_constrained_value,
+    range_update_moving_its_major_cut_axis_to_another_dimension, explicit_roll_with_a_piece_of_size_one_dimensions_only,
 )}
 
 

@@ -47,6 +47,30 @@ def platform() -> str:
     return jax.local_devices()[0].platform
 
 
+def default_dot_operand_dtype() -> Optional[str]:
+    """The dtype a float32 contraction at JAX's DEFAULT precision rounds its operands to on the
+    devices present (``dot_operand_dtype_for`` the first device and the configured default)."""
+    device = jax.devices()[0]
+    return dot_operand_dtype_for(device.platform, getattr(device, "compute_capability", None),
+                                 getattr(jax.config, "jax_default_matmul_precision", None))
+
+
+def dot_operand_dtype_for(platform_name: str, compute_capability, asked) -> Optional[str]:
+    """What JAX states of DEFAULT precision ("By default, JAX leans toward speed: float32 dot
+    products may be computed with reduced-precision arithmetic internally (bfloat16 on TPU, TF32 on
+    recent GPUs)", docs.jax.dev's "Matmul precision"): "tfloat32" on GPUs of compute capability 8.0
+    (NVIDIA Ampere) or later, "bfloat16" on TPU, None (float32 products) elsewhere and wherever
+    ``jax_default_matmul_precision`` (``asked``) asks for float32 ("highest", "float32",
+    "F32_F32_F32")."""
+    if str(asked or "").lower() in ("highest", "float32", "f32_f32_f32"):
+        return None
+    if platform_name == "tpu":
+        return "bfloat16"
+    if platform_name == "gpu" and compute_capability and float(compute_capability) >= 8.0:
+        return "tfloat32"
+    return None
+
+
 def line_mesh(axis: str = "a", *, reverse: bool = False) -> MeshModel:
     """Every local device on one mesh axis, in ``jax.local_devices()`` order or reversed."""
     ids = live_device_ids()

@@ -204,7 +204,8 @@ def sharding_rule_set():
     return ReleaseRules(indexing_infers_sharding=EXPLICIT_INDEXING_INFERS_SHARDING,
                         reshape_deals_mesh_axes=EXPLICIT_RESHAPE_DEALS_MESH_AXES,
                         batch_specs_equal=EXPLICIT_DOT_GENERAL_BATCH_SPECS_EQUAL,
-                        scan_keeps_a_sharded_dimension=EXPLICIT_SCAN_KEEPS_A_SHARDED_DIMENSION)
+                        scan_keeps_a_sharded_dimension=EXPLICIT_SCAN_KEEPS_A_SHARDED_DIMENSION,
+                        sort_keeps_a_sharded_dimension=EXPLICIT_SORT_KEEPS_A_SHARDED_DIMENSION)
 
 EXPLICIT_SCAN_KEEPS_A_SHARDED_DIMENSION: bool = version_in(">=0.6.1,<0.10.0")
 """Whether, on an Explicit mesh, a cumulative reduction (cumsum, cumprod, cummax, ...) along a
@@ -216,6 +217,17 @@ f512fd2b52, "Error out if the axis being cumsummed over is sharded", asserted by
 test_cumsum_sharded: ShardingTypeError "Input should be unsharded over the axis being reduced").
 Measured on every release: a scan of uint32[2@x, 4] along axis 0 returns the right values typed
 P('x', None) on 0.6.1-0.9.2 and raises ShardingTypeError on 0.6.0 and from 0.10.0."""
+
+EXPLICIT_SORT_KEEPS_A_SHARDED_DIMENSION: bool = version_in("<0.9.2")
+"""Whether, on an Explicit mesh, a sort (jnp.sort, lax.sort) along a sharded dimension is typed with
+its operand's spec, as JAX up to 0.9.1 does: its ``_sort_sharding_rule`` returned the first
+operand's sharding whatever the dimension. From 0.9.2 it raises ShardingTypeError "Arguments to sort
+must be unsharded over the sorting dimension. Got arg sharding=... and sorting dimension=..." (the
+rule that also made argsort's index iota take the array's sharding, jax-ml/jax#35650). Measured on
+every release with Explicit axes (2026-12-04): a sort of uint32[4, 4] along axis 1
+sharded P(None, 'a'), P('a', 'y') and P(None, 'y') returns the right values typed with the operand's
+spec on 0.5.3-0.9.1 and raises ShardingTypeError from 0.9.2 (found by the release matrix on 0.9.1,
+seed 2159807315, a generated program's sort)."""
 
 EXPLICIT_DOT_GENERAL_BATCH_SPECS_EQUAL: bool = version_in(">=0.11.1")
 """Whether, on an Explicit mesh, a contraction (dot_general, and einsum and matmul through it)

@@ -97,12 +97,16 @@ class ReleaseRules:
     * ``scan_keeps_a_sharded_dimension`` (``EXPLICIT_SCAN_KEEPS_A_SHARDED_DIMENSION``, JAX 0.6.1 to
       0.9.2): a cumulative reduction along a sharded dimension keeps its operand's spec. Before and
       after those releases it is refused (jax-ml/jax f512fd2b52, "Error out if the axis being
-      cumsummed over is sharded", in 0.10.0)."""
+      cumsummed over is sharded", in 0.10.0).
+    * ``sort_keeps_a_sharded_dimension`` (``EXPLICIT_SORT_KEEPS_A_SHARDED_DIMENSION``, up to JAX
+      0.9.1): a sort along a sharded dimension keeps its operand's spec. From 0.9.2 it is refused
+      (``_sort_sharding_rule``: "Arguments to sort must be unsharded over the sorting dimension")."""
 
     indexing_infers_sharding: bool = True
     reshape_deals_mesh_axes: bool = True
     batch_specs_equal: bool = True
     scan_keeps_a_sharded_dimension: bool = False
+    sort_keeps_a_sharded_dimension: bool = False
 
 
 LATEST = ReleaseRules()
@@ -287,9 +291,11 @@ def select(which: Spec, cases: Sequence[Spec], which_rank: int) -> Spec:
     return spec
 
 
-def sort(spec: Spec, axis: int, what: str = "sort") -> Spec:
-    """Sorting keeps its operand's spec; the sorted dimension must be unsharded."""
-    if spec[axis] is not None:
+def sort(spec: Spec, axis: int, what: str = "sort", keeps_a_sharded_dimension: bool = False) -> Spec:
+    """Sorting keeps its operand's spec; the sorted dimension must be unsharded
+    (``_sort_sharding_rule``), unless the release keeps a sharded one too
+    (``keeps_a_sharded_dimension``: ``ReleaseRules.sort_keeps_a_sharded_dimension``)."""
+    if spec[axis] is not None and not keeps_a_sharded_dimension:
         raise IllTyped(f"{what}: the sorted dimension {axis} is sharded ({spec[axis]!r})")
     return spec
 
@@ -909,7 +915,7 @@ def _roll(mesh, shape, spec, axis, shift) -> Spec:
 
 def _sorting(c: Call) -> Spec:
     shape, spec = c.x
-    return sort(spec, _axis(c.static["axis"], len(shape)), c.op)
+    return sort(spec, _axis(c.static["axis"], len(shape)), c.op, c.rules.sort_keeps_a_sharded_dimension)
 
 
 def _contraction(c: Call) -> Spec:
