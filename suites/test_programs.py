@@ -71,11 +71,12 @@ def typed_step_call(program: Program, step: Step, specs: dict, way: str = "") ->
 def auto_propagation():
     """The rules our sharding-rule model derives an Auto mesh's computed layouts by: the stated
     rules with indexing and reshapes typed, a contraction's batch dimension taking its sharded
-    side's entry and a scan or sort keeping its operand's layout (an Auto mesh refuses nothing:
-    forward propagation)."""
+    side's entry and a scan, sort or roll keeping its operand's layout (an Auto mesh refuses
+    nothing: forward propagation)."""
     from conformance.model import sharding_rules as rules
     return rules.ReleaseRules(indexing_infers_sharding=True, reshape_deals_mesh_axes=True, batch_specs_equal=False,
-                              scan_keeps_a_sharded_dimension=True, sort_keeps_a_sharded_dimension=True)
+                              scan_keeps_a_sharded_dimension=True, sort_keeps_a_sharded_dimension=True,
+                              roll_keeps_a_sharded_dimension=True)
 
 
 @functools.lru_cache(maxsize=32)  # (a Program hashes by identity)

@@ -338,6 +338,27 @@ def test_the_second_at_update_trigger_reads_the_chain_from_the_constraint_to_the
                       first("v1", slice(0, 2)), Step("v5", "device_put", ("v4",), spec=()), second])  # unstrided
 
 
+def test_the_device_put_inside_jit_trigger_reads_the_steps_after_the_device_put():
+    """explicit_device_put_inside_jit holds for the 0.6.2 finding (on an Explicit mesh, under jit, a
+    tril of a stack of a device_put to P() of a cut vector: the tril raises) and for the device_put
+    itself; not eagerly, on an Auto mesh, or where the device_put keeps its operand's spec."""
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    mesh = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
+    x = np.arange(2, dtype=np.uint32)
+
+    def holds(put_spec, way="(b) jit with in/out_shardings", axis_type="Explicit", last=-1):
+        steps = [Step("v0", "negative", ("x0",)), Step("v1", "device_put", ("v0",), spec=put_spec),
+                 Step("v2", "stack", ("v1", "v1"), (("axis", 0),)), Step("v3", "tril", ("v2",), (("k", 0),))]
+        program = written_program(mesh, [(x, ("a",))], steps, [()], axis_type=axis_type)
+        return triggers.explicit_device_put_inside_jit(suite.step_call(program, program.steps[last], way))
+    assert holds(())  # the finding, localized to the tril
+    assert holds((), last=1)  # the device_put step itself
+    assert not holds((), way="(a) eager")
+    assert not holds((), axis_type="Auto")
+    assert not holds(("a",))  # the device_put keeps the spec: nothing is typed wrongly
+
+
 def test_the_forward_shift_trigger_needs_a_jitted_later_destination_on_a_cumulative_value():
     """jitted_forward_shift_of_a_cumulative_value holds for the 0.12.0.1 finding (a cumsum, then
     v.at[1:4].set(v[0:3]) under jit), not eagerly, not for a shift to earlier positions, not for

@@ -532,7 +532,8 @@ def test_before_indexing_inferred_its_sharding_indexing_a_sharded_operand_is_ref
 def test_the_default_rules_are_the_latest():
     """Without ``rules`` the model states the newest release's rules: every change in."""
     assert LATEST == ReleaseRules(indexing_infers_sharding=True, reshape_deals_mesh_axes=True, batch_specs_equal=True,
-                                  scan_keeps_a_sharded_dimension=False, sort_keeps_a_sharded_dimension=False)
+                                  scan_keeps_a_sharded_dimension=False, sort_keeps_a_sharded_dimension=False,
+                                  roll_keeps_a_sharded_dimension=False)
     assert reshape(MESH, (2, 4), ("a", "b"), (8,)) == (("a", "b"),)
     with pytest.raises(IllTyped):
         reshape(MESH, (2, 4), ("a", "b"), (8,), deals_axes=False)
@@ -549,6 +550,17 @@ def test_a_sort_along_a_sharded_dimension_keeps_its_spec_on_the_releases_whose_r
     assert isinstance(sharding_verdict("sort", "sorting", [(4, 8)], [(None, "a")], {"axis": 1}, MESH), Rejects)
     assert sharding_verdict("sort", "sorting", [(4, 8)], [("a", None)], {"axis": 1}, MESH, rules=kept) == \
         sharding_verdict("sort", "sorting", [(4, 8)], [("a", None)], {"axis": 1}, MESH) == Accepts(("a", None))
+
+
+def test_forward_propagation_keeps_the_spec_of_a_roll_along_a_sharded_dimension():
+    """With ``roll_keeps_a_sharded_dimension`` (how an Auto mesh's values are derived) a roll along
+    a sharded dimension, or over all axes of a cut vector, keeps its operand's spec; the stated rule
+    refuses it."""
+    kept = ReleaseRules(roll_keeps_a_sharded_dimension=True)
+    for axis in (0, None):
+        static = {"axis": axis, "shift": 1}
+        assert sharding_verdict("roll", "permuting", [(8,)], [("a",)], static, MESH, rules=kept) == Accepts(("a",))
+        assert isinstance(sharding_verdict("roll", "permuting", [(8,)], [("a",)], static, MESH), Rejects)
 
 
 def test_a_scan_along_a_sharded_dimension_keeps_its_spec_on_the_releases_whose_rule_did():

@@ -365,8 +365,25 @@ def explicit_sort_of_a_sharded_operand(call: Call) -> bool:
 
 
 def explicit_device_put_inside_jit(call: Call) -> bool:
-    """On an Explicit mesh, a program's jax.device_put step run under jit (a jit way)."""
-    return call.axis_type == "Explicit" and not call.eager and call.op == "device_put"
+    """On an Explicit mesh, a program's jax.device_put step run under jit (a jit way), or a jitted
+    step computed from one that changes its operand's spec (the bug leaves the device_put's result
+    typed as before, so the step that needs the new type is the one that raises: met on 0.6.2 as a
+    tril of a stack of a device_put to P() of a cut vector)."""
+    if call.axis_type != "Explicit" or call.eager:
+        return False
+    if call.op == "device_put":
+        return True
+    seen, todo = 0, list(call.producers)
+    while todo and seen < 16:
+        step = todo.pop()
+        seen += 1
+        if step is None:
+            continue
+        if step.op == "device_put" and step.in_specs and \
+                axes_of(step.in_specs[0], 8) != axes_of(step.static.get("spec"), 8):
+            return True
+        todo.extend(step.producers)
+    return False
 
 
 def explicit_at_set(call: Call) -> bool:

@@ -100,13 +100,17 @@ class ReleaseRules:
       cumsummed over is sharded", in 0.10.0).
     * ``sort_keeps_a_sharded_dimension`` (``EXPLICIT_SORT_KEEPS_A_SHARDED_DIMENSION``, up to JAX
       0.9.1): a sort along a sharded dimension keeps its operand's spec. From 0.9.2 it is refused
-      (``_sort_sharding_rule``: "Arguments to sort must be unsharded over the sorting dimension")."""
+      (``_sort_sharding_rule``: "Arguments to sort must be unsharded over the sorting dimension").
+    * ``roll_keeps_a_sharded_dimension``: a roll along a sharded dimension keeps its operand's spec.
+      No release's Explicit rule says so (the model takes the stated refusal, ``_roll``); it is the
+      forward propagation an Auto mesh's values are derived by (``test_programs.auto_propagation``)."""
 
     indexing_infers_sharding: bool = True
     reshape_deals_mesh_axes: bool = True
     batch_specs_equal: bool = True
     scan_keeps_a_sharded_dimension: bool = False
     sort_keeps_a_sharded_dimension: bool = False
+    roll_keeps_a_sharded_dimension: bool = False
 
 
 LATEST = ReleaseRules()
@@ -890,17 +894,20 @@ def _permuting(c: Call) -> Spec:
     if axis is None:
         flat = (math.prod(shape),)
         flat_spec = c.reshape(shape, spec, flat)
-        _roll(c.mesh, flat, flat_spec, 0, shift)
+        _roll(c.mesh, flat, flat_spec, 0, shift, c.rules.roll_keeps_a_sharded_dimension)
         return c.reshape(flat, flat_spec, shape)
-    return _roll(c.mesh, shape, spec, _axis(axis, len(shape)), shift)
+    return _roll(c.mesh, shape, spec, _axis(axis, len(shape)), shift, c.rules.roll_keeps_a_sharded_dimension)
 
 
-def _roll(mesh, shape, spec, axis, shift) -> Spec:
+def _roll(mesh, shape, spec, axis, shift, keeps_a_sharded_dimension: bool = False) -> Spec:
     """JAX's jnp.roll states (0.12: "`a` cannot be sharded on the axis being rolled over") that the
     rolled dimension must not be sharded, over any mesh axis; before that rule it concatenated two
     slices of the dimension (the resize rule). The model takes the stated rule: a rejection there
-    is documented (an acceptance is still checked for values)."""
+    is documented (an acceptance is still checked for values). With ``keeps_a_sharded_dimension``
+    (forward propagation on an Auto mesh) a sharded rolled dimension keeps the operand's spec."""
     if spec[axis] is not None:
+        if keeps_a_sharded_dimension:
+            return spec
         raise IllTyped(f"jnp.roll: the rolled dimension {axis} is sharded {spec[axis]!r}")
     n = shape[axis]
     if n == 0:
