@@ -169,7 +169,7 @@ def jit_candidates(program: Program, way: str, output: str = "", failure: BaseEx
     else:
         steps = [by_result[output]] if output in by_result else [] if output else list(program.steps)
     changed = {s.result for s in program.steps if s.changes_layout}
-    laid_out = [c for c in (laid_out_as_asked(program, s, way) for s in steps) if c is not None]
+    laid_out = [c for s in steps for c in laid_out_as_asked(program, s, way)]
     calls = candidate_calls(program, way, steps, bool(output in changed if output else changed & set(program.outputs)),
                             laid_out)
     if located is not None and located[2] is not None:  # (a symptom's where reads the step's own values)
@@ -196,23 +196,30 @@ def keeps_layout(step: Step) -> bool:
     return step.changes_layout or (step.op in BY_NAME and BY_NAME[step.op].family == "elementwise")
 
 
-def laid_out_as_asked(program: Program, step: Step, way: str):
+def laid_out_as_asked(program: Program, step: Step, way: str) -> list:
     """For a layout change, or a unary elementwise step, that goes wrong under jit: the step
     computing its operand (through any such steps before it), as computed into the layout asked of
     it (its call's output spec the change's target, or the layout the elementwise step's result is
     computed into: ``computed_into``), since the jit computes it there (a bug of two steps: a join,
     then a constraint that leaves it partially replicated; a clamped dynamic_slice, then a negation
     laid out cut; met on 0.4.30: a partially replicated concatenate, whose prefix was right, then a
-    negation); None for any other step."""
+    negation); and, where the change's result is computed into another layout again (an output
+    that out_shardings lays out otherwise), that step as computed into that layout too (the jit
+    reshards it there, slicing it per shard: met on 0.11.0, a clamped dynamic_slice constrained to
+    P() and returned P('b')). An empty list for any other step."""
     if not keeps_layout(step):
-        return None
+        return []
     target = step.spec if step.changes_layout else computed_into(program, step.result)
     by_result, source = {s.result: s for s in program.steps}, step
     while keeps_layout(source) and source.operands and source.operands[0] in by_result:
         source = by_result[source.operands[0]]
     if keeps_layout(source):
-        return None  # (a layout change of an input)
-    return dataclasses.replace(step_call(program, source, way), out_spec=target)
+        return []  # (a layout change of an input)
+    call = step_call(program, source, way)
+    targets = [target]
+    if step.changes_layout and computed_into(program, step.result) != target:
+        targets.append(computed_into(program, step.result))
+    return [dataclasses.replace(call, out_spec=t) for t in targets]
 
 
 def dependent_candidates(program: Program, way: str) -> list:

@@ -87,6 +87,22 @@ def test_a_shift_of_a_cumsum_under_plain_jit_copies_the_values_before_the_shift(
     case.same_bits("result", np.asarray(y), expected)
 
 
+def test_a_strided_at_max_of_a_clamped_dynamic_slice_under_plain_jit():
+    """jax.jit(lambda x, s, u: lax.dynamic_slice(x, (s,), (2,)).at[::2].max(u)) of x = [0, 1, 2],
+    s = -1 (counted from the end: 2, clamped to 1) and u = [0] (uint32, no sharding) gives numpy's
+    [1, 2]: the update reads the clamped window (found by a random program on 0.11.0, seed
+    879519627; XLA's algebraic simplifier folds the update's read of the slice into one
+    dynamic-slice clamped with the wrong size, openxla/xla#49121)."""
+    x, u = np.arange(3, dtype=np.uint32), np.zeros((1,), np.uint32)
+    source = "jax.jit(lambda x, s, u: lax.dynamic_slice(x, (s,), (2,)).at[::2].max(u))"
+    case = scripted_case(f"{source}(x, -1, u)", [f"y = {source}(x, np.int32(-1), u)", "print(np.asarray(y))"],
+                         arrays={"x": x, "u": u}, outcomes={"result": "np.asarray(y)"})
+    y = jax.jit(lambda a, s, b: jax.lax.dynamic_slice(a, (s,), (2,)).at[::2].max(b))(x, np.int32(-1), u)
+    expected = x[1:3].copy()
+    expected[::2] = np.maximum(expected[::2], u)
+    case.same_bits("result", np.asarray(y), expected)
+
+
 def test_a_bfloat16_einsum_summing_in_float32_runs():
     """jax.jit(lambda a, b: jnp.einsum('bsh,vh->bsv', a, b, preferred_element_type=jnp.float32)) of
     bfloat16 a[1, 4, 4] and b[4, 4] (no sharding) returns numpy's float32 einsum of the same values

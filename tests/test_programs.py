@@ -359,6 +359,41 @@ def test_the_device_put_inside_jit_trigger_reads_the_steps_after_the_device_put(
     assert not holds(("a",))  # the device_put keeps the spec: nothing is typed wrongly
 
 
+def test_the_clamped_dynamic_slice_trigger_reads_through_layout_changes():
+    """jitted_read_of_a_clamped_dynamic_slice holds for the 0.11.0 finding (a strided .at[].max of a
+    dynamic_slice whose start -1 is clamped), also with a constraint between them; not with a start
+    that needs no clamping, nor eagerly."""
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    mesh = MeshModel(tuple(range(6)), (3, 2), ("a", "b"))
+    x0, x2 = np.arange(3, dtype=np.uint32), np.arange(1, dtype=np.uint32)
+
+    def holds(start, between=(), way="(b) jit with in/out_shardings"):
+        steps = [Step("v0", "negative", ("x0",)), Step("v1", "dynamic_slice", ("v0", "x1"), (("sizes", (2,)),))]
+        last = "v1"
+        for k, spec in enumerate(between):
+            steps.append(Step(f"c{k}", "constraint", (last,), spec=spec))
+            last = f"c{k}"
+        steps.append(Step("v3", "at_max", (last, "x2"), (("index", slice(None, None, 2)),)))
+        program = written_program(mesh, [(x0, ("a",)), (np.array(start, np.int32), ()), (x2, ())], steps, [()])
+        return triggers.jitted_read_of_a_clamped_dynamic_slice(suite.step_call(program, program.steps[-1], way))
+    assert holds(-1)  # the finding as the matrix met it
+    assert holds(-1, between=[()])  # as its seed rerun met it: a constraint between
+    negated = [Step("v0", "negative", ("x0",)), Step("v1", "dynamic_slice", ("v0", "x1"), (("sizes", (2,)),)),
+               Step("v2", "negative", ("v1",)), Step("v3", "at_max", ("v2", "x2"), (("index", slice(None, None, 2)),))]
+    program = written_program(mesh, [(x0, ("a",)), (np.array(-1, np.int32), ()), (x2, ())], negated, [("b",)])
+    assert triggers.jitted_read_of_a_clamped_dynamic_slice(  # and with a negation between
+        suite.step_call(program, program.steps[-1], "(b) jit with in/out_shardings"))
+    assert holds(5)
+    assert not holds(1)
+    assert not holds(-1, way="(a) eager")
+    shifted = [Step("v0", "negative", ("x0",)), Step("v1", "dynamic_slice", ("v0", "x1"), (("sizes", (2,)),)),
+               Step("v2", "at_set_shifted", ("v1",), (("axis", 0), ("shift", 0))), Step("v3", "negative", ("v2",))]
+    program = written_program(mesh, [(x0, ("a",)), (np.array(-1, np.int32), ())], shifted, [("b",)])
+    assert triggers.jitted_read_of_a_clamped_dynamic_slice(  # as the second rerun met it
+        suite.step_call(program, program.steps[2], "(b) jit with in/out_shardings"))
+
+
 def test_the_forward_shift_trigger_needs_a_jitted_later_destination_on_a_cumulative_value():
     """jitted_forward_shift_of_a_cumulative_value holds for the 0.12.0.1 finding (a cumsum, then
     v.at[1:4].set(v[0:3]) under jit), not eagerly, not for a shift to earlier positions, not for
@@ -393,10 +428,10 @@ def test_a_layout_change_that_goes_wrong_asks_about_the_step_it_lays_out():
         Step("v0", "concatenate", ("x0", "x0"), (("axis", 2),)),
         Step("v1", "constraint", ("v0",), spec=(None, None, "a"))], [()])
     way = "(b) jit with in/out_shardings"
-    laid_out = suite.laid_out_as_asked(program, program.steps[1], way)
-    assert laid_out.op == "concatenate" and laid_out.out_spec == (None, None, "a")
+    laid_out, returned = suite.laid_out_as_asked(program, program.steps[1], way)  # (and as returned, P())
+    assert laid_out.op == "concatenate" and laid_out.out_spec == (None, None, "a") and returned.out_spec == ()
     assert triggers.partially_replicated_join(laid_out)
-    assert suite.laid_out_as_asked(program, program.steps[0], way) is None  # not a layout change
+    assert suite.laid_out_as_asked(program, program.steps[0], way) == []  # not a layout change
     assert not triggers.partially_replicated_join(suite.step_call(program, program.steps[1], way))
 
 
@@ -413,18 +448,40 @@ def test_an_elementwise_step_that_goes_wrong_asks_about_the_step_it_lays_out():
         Step("v0", "dynamic_slice", ("x0", "x1"), (("sizes", (2,)),)),
         Step("v1", "negative", ("v0",))], [("a",)])
     way = "(b) jit with in/out_shardings"
-    laid_out = suite.laid_out_as_asked(program, program.steps[1], way)
+    (laid_out,) = suite.laid_out_as_asked(program, program.steps[1], way)
     assert laid_out.op == "dynamic_slice" and laid_out.out_spec == ("a",)
     assert triggers.clamped_start_with_a_cut_output(laid_out)
-    assert suite.laid_out_as_asked(program, program.steps[0], way) is None
+    assert suite.laid_out_as_asked(program, program.steps[0], way) == []
     # met on 0.4.30: a partially replicated concatenate, then negations returned replicated (no
     # layout asked of the first negation): its producer is asked about as it is
     joined = written_program(mesh, [(np.arange(4, dtype=np.uint32), ("a",)), (np.arange(2, dtype=np.uint32), ())], [
         Step("v0", "concatenate", ("x0", "x1"), (("axis", 0),)),
         Step("v1", "negative", ("v0",)),
         Step("v2", "negative", ("v1",))], [()])
-    producer = suite.laid_out_as_asked(joined, joined.steps[1], way)
+    (producer,) = suite.laid_out_as_asked(joined, joined.steps[1], way)
     assert producer.op == "concatenate" and triggers.partially_replicated_join(producer)
+
+
+def test_a_layout_change_returned_in_another_layout_asks_about_its_producer_in_both():
+    """Met on 0.11.0 (seed 879519627): a clamped dynamic_slice of a cut vector, constrained to P(),
+    returned P('b'); the constraint's prefix (computed into P('b')) is the first that goes wrong:
+    the candidates carry the dynamic_slice computed into P() and into P('b'), so
+    clamped_start_with_a_cut_output reads the second; a change returned in its own layout gives one."""
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    mesh = MeshModel(tuple(range(6)), (3, 2), ("a", "b"))
+    way = "(b) jit with in/out_shardings"
+
+    def laid_out(out_spec):
+        program = written_program(mesh, [(np.arange(3, dtype=np.uint32), ("a",)), (np.int32(-1), ())], [
+            Step("v0", "negative", ("x0",)), Step("v1", "dynamic_slice", ("v0", "x1"), (("sizes", (2,)),)),
+            Step("v2", "constraint", ("v1",), spec=())], [out_spec])
+        return suite.laid_out_as_asked(program, program.steps[2], way)
+    replicated, cut = laid_out(("b",))
+    assert (replicated.out_spec, cut.out_spec) == ((), ("b",))
+    assert triggers.clamped_start_with_a_cut_output(cut) and not triggers.clamped_start_with_a_cut_output(replicated)
+    (only,) = laid_out(())
+    assert not triggers.clamped_start_with_a_cut_output(only)
 
 
 def test_values_computed_inside_a_program_have_the_layout_the_model_derives():
@@ -481,3 +538,30 @@ def test_a_refusal_is_accepted_only_where_the_model_rejects_the_localized_step()
         assert says in "\n".join(raised.value.__notes__), raised.value.__notes__
     with pytest.raises(error):
         suite.classified([rejected], "Auto", raising)  # an Auto mesh rejects nothing
+
+
+def test_the_steps_a_trigger_passes_over_are_the_catalogues_unary_elementwise_ones_and_layout_changes():
+    """triggers.PASSED_OVER names every unary elementwise operation of the catalogue (a new one would
+    otherwise stop jitted_read_of_a_clamped_dynamic_slice's walk) and the layout changes."""
+    from conformance.checking.triggers import PASSED_OVER
+    from conformance.model.program import LAYOUT_CHANGES
+    from strategies.ops import BY_NAME
+    elementwise = {name for name, op in BY_NAME.items() if op.family == "elementwise"}
+    assert set(PASSED_OVER) == elementwise | set(LAYOUT_CHANGES) | {"layout change of a layout change"}
+
+
+def test_the_at_updates_a_trigger_names_are_the_catalogues():
+    """triggers.AT_UPDATES names every .at[] update of the catalogue (family "at"), and the clamped
+    dynamic_slice trigger holds for the index form met on 0.11.0 (.at[[0, 0]].add([0, 1]))."""
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    from strategies.ops import BY_NAME
+    assert set(triggers.AT_UPDATES) == {name for name, op in BY_NAME.items() if op.family == "at"}
+    mesh = MeshModel(tuple(range(6)), (3, 2), ("a", "b"))
+    steps = [Step("v0", "negative", ("x0",)), Step("v1", "dynamic_slice", ("v0", "x1"), (("sizes", (2,)),)),
+             Step("v2", "at_add_indices", ("v1", "x2", "x3"))]
+    inputs = [(np.arange(3, dtype=np.uint32), ("a",)), (np.array(-1, np.int32), ()),
+              (np.array([0, 0], np.int32), ()), (np.arange(2, dtype=np.uint32), ())]
+    program = written_program(mesh, inputs, steps, [("b",)])
+    assert triggers.jitted_read_of_a_clamped_dynamic_slice(
+        suite.step_call(program, program.steps[-1], "(b) jit with in/out_shardings"))

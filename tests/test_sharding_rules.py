@@ -529,6 +529,19 @@ def test_before_indexing_inferred_its_sharding_indexing_a_sharded_operand_is_ref
     check_release(op, family, shapes, specs, static, mesh, eager, before, BEFORE_INDEXING_INFERS)
 
 
+def test_a_slice_taking_every_dimension_whole_is_no_indexing_operation_before_indexing_infers():
+    """Before ``indexing_infers_sharding`` a static slice of a sharded operand is refused, but one
+    that takes every dimension whole (x[-3:] of a dimension of 2, x[::1]) is the array itself (jnp
+    returns it unsliced: met on 0.6.0 by the release matrix, seed 1638361389) and keeps its spec."""
+    before = ReleaseRules(indexing_infers_sharding=False)
+    for index in ((slice(-3, None, 1),), (slice(None, None, 1),), (slice(None), slice(0, 5))):
+        assert sharding_verdict("slice", "slicing", [(2, 2)], [("a", None)], {"index": index}, MESH, rules=before) \
+            == Accepts(("a", None)), index
+    for index in ((slice(1, None),), (slice(None, None, 2),), (slice(None, None, -1),)):
+        assert isinstance(sharding_verdict("slice", "slicing", [(2, 2)], [("a", None)], {"index": index}, MESH,
+                                           rules=before), Rejects), index
+
+
 def test_the_default_rules_are_the_latest():
     """Without ``rules`` the model states the newest release's rules: every change in."""
     assert LATEST == ReleaseRules(indexing_infers_sharding=True, reshape_deals_mesh_axes=True, batch_specs_equal=True,

@@ -171,6 +171,12 @@ EXAMPLES: Dict[str, Pair] = {
     "explicit_range_update_of_a_cut_operand": Pair(
         explicit("at_min", (X4, X4[:2]), (("a",), ())), explicit("at_min", (X4, X4[:2]), ((), ())),
         "the operand is replicated"),
+    "jitted_read_of_a_clamped_dynamic_slice": Pair(
+        call("at_max", (a(1, 2), a(0)), {"index": slice(None, None, 2)}, in_specs=(None, ()), out_spec=(), way=JIT,
+             producers=(call("dynamic_slice", (a(0, 1, 2), np.int32(-1)), {"sizes": (2,)}, in_specs=(("a",), ())), None)),
+        call("at_max", (a(1, 2), a(0)), {"index": slice(None, None, 2)}, in_specs=(None, ()), out_spec=(), way=JIT,
+             producers=(call("dynamic_slice", (a(0, 1, 2), np.int32(1)), {"sizes": (2,)}, in_specs=(("a",), ())), None)),
+        "the start needs no clamping", (a(1, 2), a(2, 2))),
     "explicit_roll_with_a_piece_of_size_one_dimensions_only": Pair(
         explicit("roll", (X4.reshape(1, 4),), (("b",),), {"shift": 1, "axis": 1}, mesh=SIZE_ONE),
         explicit("roll", (X4.reshape(1, 4),), (("b",),), {"shift": 2, "axis": 1}, mesh=SIZE_ONE),

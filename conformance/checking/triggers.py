@@ -118,12 +118,38 @@ def clamped_start_with_a_cut_output(call: Call) -> bool:
     sharding: an operand that is cut)."""
     if call.op != "dynamic_slice":
         return False
-    x, starts = call.operands[0], call.operands[1:]
-    sizes = call.static["sizes"]
-    clamped = any(not 0 <= int(s) + (n if s < 0 else 0) <= n - k
-                  for s, n, k in zip(starts, np.shape(x), sizes))
     explicit_cut = call.axis_type == "Explicit" and bool(call.in_specs) and cuts(call.mesh, call.in_specs[0])
-    return clamped and (output_may_be_cut(call) or explicit_cut)
+    return start_needs_clamping(call) and (output_may_be_cut(call) or explicit_cut)
+
+
+def start_needs_clamping(call: Call) -> bool:
+    """A lax.dynamic_slice whose start (a negative one counted from the end) lies outside
+    ``[0, size - slice size]`` on some dimension."""
+    x, starts = call.operands[0], call.operands[1:]
+    return any(not 0 <= int(s) + (n if s < 0 else 0) <= n - k
+               for s, n, k in zip(starts, np.shape(x), call.static["sizes"]))
+
+
+def jitted_read_of_a_clamped_dynamic_slice(call: Call) -> bool:
+    """Inside a jit, an .at[] update (.at[].set/.add of a shifted copy, .at[].min/.max, .at[idx].add:
+    a scatter XLA turns into a read and a write of its window) or a lax.dynamic_slice of a
+    value that a lax.dynamic_slice with a start needing clamping made, sharded or not: XLA's algebraic simplifier folds the two reads into one dynamic-slice
+    clamped with the second's size (openxla/xla#49121; measured on 0.11.0 on one device:
+    dynamic_slice([0, 1, 2], (-1,), (2,)).at[::2].max([0]) jitted gives [2, 2]). Layout changes and
+    unary elementwise steps between the two are passed over (``PASSED_OVER``; met on 0.11.0 with a
+    constraint to P() between them, with a negation between them, as .at[0:2].set(v[0:2]) of the
+    slice, negated, and as .at[[0, 0]].add([0, 1]))."""
+    if call.eager or call.op not in AT_UPDATES + ("dynamic_slice",) or not call.producers:
+        return False
+    made = call.producers[0]
+    while made is not None and made.op in PASSED_OVER and made.producers:
+        made = made.producers[0]
+    return made is not None and made.op == "dynamic_slice" and start_needs_clamping(made)
+
+
+# What XLA moves a slice through (a layout change: an annotation; a unary elementwise operation of
+# the catalogue, family "elementwise": the simplifier slices its operand instead).
+PASSED_OVER = LAYOUT_CHANGES + ("layout change of a layout change", "negative", "abs", "sin", "exp", "logical_not")
 
 
 def moved_start_with_a_cut_operand_or_output(call: Call) -> bool:
@@ -309,6 +335,7 @@ def explicit_empty_slice_of_a_cut_dimension(call: Call) -> bool:
 
 SLICING = ("slice", "strided_slice", "slice_out_of_range", "slice_empty")
 RANGE_UPDATES = ("at_set_shifted", "at_add_shifted", "at_min", "at_max")
+AT_UPDATES = RANGE_UPDATES + ("at_add_indices",)  # the catalogue's .at[] updates (family "at")
 
 
 def range_update_moving_its_major_cut_axis_to_another_dimension(call: Call) -> bool:
@@ -771,6 +798,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     explicit_merge_over_size_one_axes_only, vmapped_clipped_take_on_a_cut_axis, vmapped_pad_starting_inside_interior_padding,
     auto_split_of_a_cut_dimension_into_a_part_the_axes_cannot_cut, at_update_after_a_strided_one_on_a_constrained_value,
     range_update_moving_its_major_cut_axis_to_another_dimension, explicit_roll_with_a_piece_of_size_one_dimensions_only,
+    jitted_read_of_a_clamped_dynamic_slice,
 )}
 
 

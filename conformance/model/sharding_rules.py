@@ -653,6 +653,15 @@ INDEXING_FAMILIES = ("slicing", "gather")
 SHIFTED_UPDATES = ("at_set_shifted", "at_add_shifted")
 
 
+def whole_slice(index, shape) -> bool:
+    """Whether a static index of contiguous slices takes every dimension whole (``x[-3:]`` of a
+    dimension of 2, ``x[::1]``): jnp's ``_attempt_rewriting_take_via_slice`` then returns the array
+    itself ("if not (int_indices or has_partial_slices): return arr"), no slice or gather at all."""
+    full = _full_index(index, len(shape))
+    return len(full) == len(shape) and all(
+        isinstance(i, slice) and i.step in (None, 1) and i.indices(n) == (0, n, 1) for i, n in zip(full, shape))
+
+
 def documented_indexing_refusal(c: Call) -> None:
     """Before ``ReleaseRules.indexing_infers_sharding``: JAX's Explicit-sharding doc (0.6.0 to 0.9.2)
     says "there are plenty of ops that are missing sharding rules. For example, `scatter` and `gather`
@@ -661,6 +670,8 @@ def documented_indexing_refusal(c: Call) -> None:
     there; nothing otherwise."""
     if c.rules.indexing_infers_sharding or (c.family not in INDEXING_FAMILIES and c.op not in SHIFTED_UPDATES):
         return
+    if c.family == "slicing" and "index" in c.static and whole_slice(c.static["index"], c.x[0]):
+        return  # (jnp returns the array itself: not an indexing operation)
     named = [_show(spec) for spec in c.specs if any(e is not None for e in spec)]
     if named:
         raise IllTyped(f"{c.op}: an indexing operation of an operand sharded {named[0]}, which this JAX's "
