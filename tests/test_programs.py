@@ -565,3 +565,33 @@ def test_the_at_updates_a_trigger_names_are_the_catalogues():
     program = written_program(mesh, inputs, steps, [("b",)])
     assert triggers.jitted_read_of_a_clamped_dynamic_slice(
         suite.step_call(program, program.steps[-1], "(b) jit with in/out_shardings"))
+
+
+def test_an_update_of_another_window_is_told_from_a_value_computed_otherwise():
+    """wrongness.updated_from_another_window holds for the forms of finding P met on 0.11.0 (an
+    .at[] update of a clamped dynamic_slice, directly, through a constraint or a negation, reading
+    the window at another start, the unclamped one included) and not for a value no window gives."""
+    import suites.test_programs as suite
+    from conformance.checking import wrongness
+    mesh = MeshModel(tuple(range(6)), (3, 2), ("a", "b"))
+    u32 = np.uint32
+
+    def call(between, op, static, extra):
+        steps = [Step("v0", "negative", ("x0",)), Step("v1", "dynamic_slice", ("v0", "x1"), (("sizes", (2,)),))]
+        last = "v1"
+        for k, kind in enumerate(between):
+            steps.append(Step(f"c{k}", kind, (last,)) if kind == "negative" else Step(f"c{k}", kind, (last,), spec=()))
+            last = f"c{k}"
+        steps.append(Step("v9", op, (last, *(f"x{i + 2}" for i in range(len(extra)))), static))
+        inputs = [(np.arange(3, dtype=u32), ("a",)), (np.array(-1, np.int32), ())] + [(e, ()) for e in extra]
+        program = written_program(mesh, inputs, steps, [("b",)])
+        return suite.step_call(program, program.steps[-1], "(b) jit with in/out_shardings")
+    add = ("at_add_indices", (), [np.array([0, 0], np.int32), np.arange(2, dtype=u32)])
+    at_max = ("at_max", (("index", slice(None, None, 2)),), [np.arange(1, dtype=u32)])
+    negated = call(["negative"], *add)
+    assert wrongness.updated_from_another_window(negated, np.array([2, 2], u32), np.array([3, 2], u32))
+    assert not wrongness.updated_from_another_window(negated, np.array([2, 2], u32), np.array([9, 2], u32))
+    assert wrongness.updated_from_another_window(call([], *add), np.array([0, 2**32 - 2], u32), np.array([2**32 - 1, 2**32 - 2], u32))
+    for between in ([], ["constraint"]):
+        assert wrongness.updated_from_another_window(call(between, *at_max), np.array([2**32 - 1, 2**32 - 2], u32),
+                                                     np.array([2**32 - 2, 2**32 - 2], u32))

@@ -19,11 +19,14 @@ Each pattern is a one-sentence rule: ``WRONGNESS`` maps its name to its predicat
 
 from __future__ import annotations
 
+import itertools
 from typing import Callable, Dict
 
 import numpy as np
 
-from .triggers import Call
+from conformance.model.program import LAYOUT_CHANGES
+
+from .triggers import AT_UPDATES, Call
 
 
 def _bits(x: np.ndarray) -> np.ndarray:
@@ -170,10 +173,73 @@ def laid_out_as_an_earlier_change(call, expected, got) -> bool:
     return False
 
 
+# The unary steps a window may pass through on its way to the update (dtype-preserving, in numpy).
+_UNARY = {"negative": np.negative, "abs": np.abs, "logical_not": np.logical_not}
+
+
+def _window_steps(call: Call):
+    """``(the dynamic_slice, the unary steps from it to the call, in order)`` for a call whose
+    first operand a lax.dynamic_slice made through layout changes and ``_UNARY`` steps; else
+    ``(None, None)``."""
+    steps, made = [], call.producers[0] if call.producers else None
+    while made is not None and made.op != "dynamic_slice":
+        if made.op in _UNARY:
+            steps.append(made.op)
+        elif made.op not in LAYOUT_CHANGES + ("layout change of a layout change",):
+            return None, None
+        made = made.producers[0] if made.producers else None
+    return (made, steps[::-1]) if made is not None else (None, None)
+
+
+def _updated(call: Call, x: np.ndarray):
+    """The catalogue's .at[] update ``call`` applied to ``x`` in numpy (its references' rules)."""
+    s, ops, y = call.static, call.operands, np.array(x, copy=True)
+    if call.op == "at_add_indices":
+        np.add.at(y, np.asarray(ops[1]), np.asarray(ops[2]).astype(y.dtype))
+    elif call.op in ("at_min", "at_max"):
+        f = np.minimum if call.op == "at_min" else np.maximum
+        y[s["index"]] = f(y[s["index"]], np.asarray(ops[1]).astype(y.dtype))
+    else:  # at_set_shifted, at_add_shifted: x.at[dst].<set|add>(x[src])
+        axis, shift, n = s["axis"], s["shift"], x.shape[s["axis"]]
+        lead = (slice(None),) * axis
+        dst = lead + (slice(max(-shift, 0), n - max(shift, 0)),)
+        src = lead + (slice(max(shift, 0), n - max(-shift, 0)),)
+        y[dst] = x[src] if call.op == "at_set_shifted" else y[dst] + x[src]
+    return y
+
+
+def updated_from_another_window(call, expected, got) -> bool:
+    """Every wrong element is what the .at[] update computes from another window of the
+    dynamic_slice that made its operand (through layout changes and negations): the update applied
+    to a window read at another start of its source, any start, the clamped range's or past it
+    (openxla/xla#49121's fold reads the update's elements at the unclamped start), not a value
+    computed otherwise."""
+    found = _arrays(expected, got)
+    if found is None or not isinstance(call, Call) or call.op not in AT_UPDATES:
+        return False
+    made, steps = _window_steps(call)
+    if made is None:
+        return False
+    source, sizes = np.asarray(made.operands[0]), tuple(made.static["sizes"])
+    dtype = np.asarray(call.operands[0]).dtype
+    with np.errstate(all="ignore"):
+        for starts in itertools.product(*(range(n) for n in source.shape)):
+            window = source
+            for axis, (t, k) in enumerate(zip(starts, sizes)):  # (read past the end: the last element)
+                window = np.take(window, np.minimum(t + np.arange(k), source.shape[axis] - 1), axis=axis)
+            for step in steps:
+                window = _UNARY[step](window)
+            other = _updated(call, window.astype(dtype))
+            if other.shape == found[1].shape and other.dtype == found[1].dtype and \
+                    (_bits(other)[found[2]] == _bits(found[1])[found[2]]).all():
+                return True
+    return False
+
+
 WRONGNESS: Dict[str, Callable[[object, object, object], bool]] = {f.__name__: f for f in (
     values_of_the_expected_result, values_of_the_operands, the_operand_in_place, zeros,
     multiplied_by_the_replica_count, replicated_where_cut_was_asked, cut_finer_than_asked,
-    laid_out_as_an_earlier_change,
+    laid_out_as_an_earlier_change, updated_from_another_window,
 )}
 SHOWN_BY = {name: "layout" if name in ("replicated_where_cut_was_asked", "cut_finer_than_asked",
                                        "laid_out_as_an_earlier_change") else "values" for name in WRONGNESS}
