@@ -131,14 +131,15 @@ def start_needs_clamping(call: Call) -> bool:
 
 
 def jitted_read_of_a_clamped_dynamic_slice(call: Call) -> bool:
-    """Inside a jit, an .at[] update (.at[].set/.add of a shifted copy, .at[].min/.max, .at[idx].add:
-    a scatter XLA turns into a read and a write of its window) or a lax.dynamic_slice of a
-    value that a lax.dynamic_slice with a start needing clamping made, sharded or not: XLA's algebraic simplifier folds the two reads into one dynamic-slice
-    clamped with the second's size (openxla/xla#49121; measured on 0.11.0 on one device:
-    dynamic_slice([0, 1, 2], (-1,), (2,)).at[::2].max([0]) jitted gives [2, 2]). Layout changes and
-    unary elementwise steps between the two are passed over (``PASSED_OVER``; met on 0.11.0 with a
-    constraint to P() between them, with a negation between them, as .at[0:2].set(v[0:2]) of the
-    slice, negated, and as .at[[0, 0]].add([0, 1]))."""
+    """Inside a jit, an .at[] update (.at[].set/.add of a shifted copy, .at[].min/.max, .at[idx].add: a
+    scatter XLA turns into a read and a write of its window) or a lax.dynamic_slice of a value that
+    a lax.dynamic_slice with a start needing clamping made, sharded or not: XLA's algebraic
+    simplifier folds the two reads into one dynamic-slice clamped with the second's size
+    (openxla/xla#49121; measured on 0.11.0 on one device: dynamic_slice([0, 1, 2], (-1,),
+    (2,)).at[::2].max([0]) jitted gives [2, 2]). Layout changes and unary elementwise steps between
+    the two are passed over (``PASSED_OVER``; met on 0.11.0 with a constraint to P() between them,
+    with a negation between them, as .at[0:2].set(v[0:2]) of the slice, negated, and as .at[[0,
+    0]].add([0, 1]))."""
     if call.eager or call.op not in AT_UPDATES + ("dynamic_slice",) or not call.producers:
         return False
     made = call.producers[0]
@@ -339,12 +340,14 @@ AT_UPDATES = RANGE_UPDATES + ("at_add_indices",)  # the catalogue's .at[] update
 
 
 def range_update_moving_its_major_cut_axis_to_another_dimension(call: Call) -> bool:
-    """Jitted, an .at[] update of a static range along a dimension (the catalogue's shifted
-    updates, which name it ``axis``) of the operand cut over two or more axes, into an output that cuts another dimension over the first (major) of them
-    (Shardy's partitioning, from JAX 0.7.0; measured on 0.10.2 over a (2, 2) mesh: x.at[1:].set(x[:-1])
-    of x[4, 2] P(('a', 'b')) into P(None, 'a') gives shards that do not assemble; right into
-    P(None, 'b'), P(None, None) or P('a'), from P(('b', 'a')), or from P('a'))."""
-    if call.eager or call.op not in RANGE_UPDATES or "axis" not in call.static or not call.in_specs or call.mesh is None:
+    """Jitted, an .at[] update of a static range along a dimension (the catalogue's shifted updates, which
+    name it ``axis``) of the operand cut over two or more axes, into an output that cuts another
+    dimension over the first (major) of them (Shardy's partitioning, from JAX 0.7.0; measured on
+    0.10.2 over a (2, 2) mesh: x.at[1:].set(x[:-1]) of x[4, 2] P(('a', 'b')) into P(None, 'a') gives
+    shards that do not assemble; right into P(None, 'b'), P(None, None) or P('a'), from P(('b',
+    'a')), or from P('a'))."""
+    if (call.eager or call.op not in RANGE_UPDATES or "axis" not in call.static or not call.in_specs
+            or call.mesh is None):
         return False
     rank = len(np.shape(call.operands[0]))
     axis = call.static["axis"] % rank
