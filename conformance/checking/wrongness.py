@@ -25,6 +25,7 @@ from typing import Callable, Dict
 import numpy as np
 
 from conformance.model.program import LAYOUT_CHANGES
+from conformance.model.sharding_rules import shifted_ranges
 
 from .triggers import AT_UPDATES, Call
 
@@ -200,10 +201,7 @@ def _updated(call: Call, x: np.ndarray):
         f = np.minimum if call.op == "at_min" else np.maximum
         y[s["index"]] = f(y[s["index"]], np.asarray(ops[1]).astype(y.dtype))
     else:  # at_set_shifted, at_add_shifted: x.at[dst].<set|add>(x[src])
-        axis, shift, n = s["axis"], s["shift"], x.shape[s["axis"]]
-        lead = (slice(None),) * axis
-        dst = lead + (slice(max(-shift, 0), n - max(shift, 0)),)
-        src = lead + (slice(max(shift, 0), n - max(-shift, 0)),)
+        dst, src = shifted_ranges(x.shape, s["axis"], s["shift"])
         y[dst] = x[src] if call.op == "at_set_shifted" else y[dst] + x[src]
     return y
 

@@ -819,6 +819,14 @@ def _dynamic(c: Call) -> Spec:
     raise _NoRule(f"dynamic operation {c.op!r}")
 
 
+def shifted_ranges(shape, axis: int, shift: int):
+    """``(dst, src)``: the index tuples of the catalogue's ``x.at[dst].<set|add>(x[src])`` along
+    ``axis``, the same size and ``shift`` apart."""
+    n, lead = shape[axis], (slice(None),) * axis
+    return (lead + (slice(max(-shift, 0), n - max(shift, 0)),),
+            lead + (slice(max(shift, 0), n - max(-shift, 0)),))
+
+
 def _at(c: Call) -> Spec:
     """``x.at[index].<method>(u)``: jnp indexes like a gather (``_indexer``), broadcasts ``u`` to
     the slice's shape and spec (``updates_for``), then the scatter rule, whichever the method
@@ -827,10 +835,7 @@ def _at(c: Call) -> Spec:
     shape, spec = c.x
     s = c.static
     if c.op in SHIFTED_UPDATES:
-        axis, shift, n = s["axis"], s["shift"], shape[s["axis"]]
-        lead = (slice(None),) * axis
-        dst = lead + (slice(max(-shift, 0), n - max(shift, 0)),)
-        src = lead + (slice(max(shift, 0), n - max(-shift, 0)),)
+        dst, src = shifted_ranges(shape, s["axis"], s["shift"])
         u_spec = static_slice(c.mesh, shape, spec, src, c.eager)
         u_shape = tuple(_slice_triple(sl, d)[2] for sl, d in zip(_full_index(src, len(shape)), shape))
         ix = _indexer(shape, spec, dst)
