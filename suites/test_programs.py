@@ -216,9 +216,8 @@ def laid_out_as_asked(program: Program, step: Step, way: str) -> list:
     if keeps_layout(source):
         return []  # (a layout change of an input)
     call = step_call(program, source, way)
-    targets = [target]
-    if step.changes_layout and computed_into(program, step.result) != target:
-        targets.append(computed_into(program, step.result))
+    returned = computed_into(program, step.result)
+    targets = [target] + ([returned] if step.changes_layout and returned != target else [])
     return [dataclasses.replace(call, out_spec=t) for t in targets]
 
 
