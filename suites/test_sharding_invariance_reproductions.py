@@ -563,33 +563,6 @@ def auto_case(title: str, mesh: MeshModel, arrays: dict, expression: str, out_sp
                      what="result")
 
 
-@bridge.needs_devices(4, "for a (2, 2) mesh")
-def test_shifted_update_into_a_layout_cutting_another_dimension_over_the_major_axis():
-    """jit(lambda x: x.at[1:].set(x[:-1])) of x float32[4, 2] cut over ('a', 'b') on dimension 0,
-    with the output cut over 'a' on dimension 1, returns numpy's shifted copy [x0, x0, x1, x2]."""
-    x = np.arange(8, dtype=np.float32).reshape(4, 2)
-    auto_case("x.at[1:].set(x[:-1])", bridge.first_devices_mesh(("a", 2), ("b", 2)), {"x": (x, (("a", "b"),))},
-              "x.at[1:].set(x[:-1])", (None, "a"), np.concatenate([x[:1], x[:-1]]))
-
-
-@bridge.needs_devices(4, "for a (2, 2) mesh")
-def test_shifted_update_constrained_into_a_layout_cutting_another_dimension_over_the_major_axis():
-    """jit(lambda x: with_sharding_constraint(with_sharding_constraint(x, P(('a', 'b'))).at[1:].set(
-    x[:-1]), P(None, 'a'))) of x float32[4, 2] returns numpy's shifted copy [x0, x0, x1, x2]: the
-    layouts asked by sharding constraints, as the catalogue's (c) way asks them."""
-    mesh = bridge.first_devices_mesh(("a", 2), ("b", 2))
-    x = np.arange(8, dtype=np.float32).reshape(4, 2)
-    source = ("jax.jit(lambda x: jax.lax.with_sharding_constraint((lambda v: v.at[1:].set(v[:-1]))("
-              "jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P(('a', 'b'))))), NamedSharding(mesh, P(None, 'a'))))")
-    case = scripted_case(f"{source}(x)", [f"y = {source}(x)", "print(np.asarray(y))"], meshes={"mesh": mesh},
-                         placed={"x": (x, (("a", "b"),))}, outcomes={"result": "np.asarray(y)"})
-    constrain = jax.lax.with_sharding_constraint
-    f = jax.jit(lambda a: constrain((lambda v: v.at[1:].set(v[:-1]))(constrain(a, bridge.named_sharding(mesh, (("a", "b"),)))),
-                                    bridge.named_sharding(mesh, (None, "a"))))
-    y = case.accepts("result", lambda: f(jax.device_put(x, bridge.named_sharding(mesh, (("a", "b"),)))))
-    case.same_bits("result", np.asarray(y), np.concatenate([x[:1], x[:-1]]))
-
-
 @bridge.needs_devices(2, "to shard over two devices")
 def test_dynamic_slice_clamps_its_start_once_with_a_sharded_output():
     """lax.dynamic_slice(x, (start,), (2,)) of x = [0, 1, 2, 3] with a traced start of 3 clamps
@@ -856,3 +829,30 @@ def test_eager_split_of_a_dimension_cut_over_more_devices_than_its_first_part():
     x = np.arange(4, dtype=np.int32)
     auto_case("split", bridge.first_devices_mesh(("a", 4)), {"x": (x, ("a",))}, "jnp.reshape(x, (2, 2))", None,
               x.reshape(2, 2), eager=True)
+
+
+@bridge.needs_devices(4, "for a (2, 2) mesh")
+def test_shifted_update_into_a_layout_cutting_another_dimension_over_the_major_axis():
+    """jit(lambda x: x.at[1:].set(x[:-1])) of x float32[4, 2] cut over ('a', 'b') on dimension 0,
+    with the output cut over 'a' on dimension 1, returns numpy's shifted copy [x0, x0, x1, x2]."""
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    auto_case("x.at[1:].set(x[:-1])", bridge.first_devices_mesh(("a", 2), ("b", 2)), {"x": (x, (("a", "b"),))},
+              "x.at[1:].set(x[:-1])", (None, "a"), np.concatenate([x[:1], x[:-1]]))
+
+
+@bridge.needs_devices(4, "for a (2, 2) mesh")
+def test_shifted_update_constrained_into_a_layout_cutting_another_dimension_over_the_major_axis():
+    """jit(lambda x: with_sharding_constraint(with_sharding_constraint(x, P(('a', 'b'))).at[1:].set(
+    x[:-1]), P(None, 'a'))) of x float32[4, 2] returns numpy's shifted copy [x0, x0, x1, x2]: the
+    layouts asked by sharding constraints, as the catalogue's (c) way asks them."""
+    mesh = bridge.first_devices_mesh(("a", 2), ("b", 2))
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    source = ("jax.jit(lambda x: jax.lax.with_sharding_constraint((lambda v: v.at[1:].set(v[:-1]))("
+              "jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P(('a', 'b'))))), NamedSharding(mesh, P(None, 'a'))))")
+    case = scripted_case(f"{source}(x)", [f"y = {source}(x)", "print(np.asarray(y))"], meshes={"mesh": mesh},
+                         placed={"x": (x, (("a", "b"),))}, outcomes={"result": "np.asarray(y)"})
+    constrain = jax.lax.with_sharding_constraint
+    f = jax.jit(lambda a: constrain((lambda v: v.at[1:].set(v[:-1]))(constrain(a, bridge.named_sharding(mesh, (("a", "b"),)))),
+                                    bridge.named_sharding(mesh, (None, "a"))))
+    y = case.accepts("result", lambda: f(jax.device_put(x, bridge.named_sharding(mesh, (("a", "b"),)))))
+    case.same_bits("result", np.asarray(y), np.concatenate([x[:1], x[:-1]]))
