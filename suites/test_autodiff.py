@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conformance.checking import running_error as rounding
 from conformance.checking.case import Case
 from conformance.checking.layouts import check_layout
 from conformance.checking.repro import describe_mesh, script, shard_map_lines, spec_literal
@@ -31,47 +32,57 @@ pytestmark = pytest.mark.autodiff
 DEVICES = bridge.live_device_ids()
 EXAMPLES = max(8, settings().max_examples // 10)
 TRANSFORMS = ("grad", "value_and_grad", "jvp", "vjp")
-# float32 sums of a few dozen products of values <= 4 in magnitude, in any order, against float64
+# (b): the shard_map bodies' sums (a psum or pmean over at most 8 devices of products of values <= 2 in
+# magnitude, elementwise otherwise), in any order; (a) and (c) judge by running_error's bounds instead
 TOLERANCE = dict(rtol=2e-5, atol=2e-5)
 
 
 @dataclass(frozen=True)
 class Differentiable:
     """A function of two float32 arrays ``x`` and ``w`` of one shape, its JAX source, and numpy's
-    gradient of ``sum(f(x, w))`` with respect to both (``min_rank``: the rank it needs)."""
+    arithmetic of it (written to run on ``running_error.Bounded`` values, which carry the float32
+    run's rounding-error bound): its ``value``, the ``pullback`` of an output cotangent ``g`` to
+    ``(gx, gw)`` and the ``pushforward`` of tangents ``(tx, tw)`` (for a custom rule, the rule's;
+    ``min_rank``: the rank it needs)."""
 
     name: str
     source: str
-    gradient: Callable[[np.ndarray, np.ndarray], Tuple[np.ndarray, np.ndarray]]
+    value: Callable
+    pullback: Callable
+    pushforward: Optional[Callable]
     min_rank: int = 1
     definitions: str = ""                 # script lines the source needs (a custom rule's definition)
     transforms: Tuple[str, ...] = ("grad", "value_and_grad", "jvp", "vjp")  # those it supports
-    pullback: Optional[Callable] = None     # numpy's (gx, gw) of cotangent g, where the rule is custom
-    pushforward: Optional[Callable] = None  # numpy's tangent of (tx, tw), where the rule is custom
+
+    @property
+    def custom(self) -> bool:
+        """Whether its derivatives are a custom rule's (defined in ``definitions``)."""
+        return bool(self.definitions)
 
 
-def _tanh_square_gradient(x, w):
+def _tanh_square_derivative(x, w):
     t = np.tanh(x * w)
-    d = 2 * t * (1 - t * t)
-    return d * w, d * x
+    return 2 * t * (1 - t * t)
 
 
-def _cumsum_gradient(x, w):
-    return np.flip(np.cumsum(np.flip(w, 0), 0), 0), np.cumsum(x, 0)
-
-
-def _gram_gradient(x, w):
-    # sum(x @ w.T @ w) = a . (w.T (w 1)) with a = x.T 1: d/dx = 1 (w.T w 1)^T, d/dw = b a^T + (w a) 1^T
-    ones_m, ones_k = np.ones(x.shape[0]), np.ones(x.shape[1])
-    a, b = x.sum(0), w @ ones_k
-    return np.outer(ones_m, w.T @ b), np.outer(b, a) + np.outer(w @ a, ones_k)
+def _gram_pullback(x, w, g):
+    # f = (x @ w.T) @ w: the cotangent of x @ w.T is g @ w.T; x's is that @ w, w's comes by both paths
+    ct_xwt = g @ w.T
+    return ct_xwt @ w, (x @ w.T).T @ g + ct_xwt.T @ x
 
 
 FUNCTIONS = (
-    Differentiable("sin_times", "lambda x, w: jnp.sin(x) * w", lambda x, w: (np.cos(x) * w, np.sin(x))),
-    Differentiable("tanh_square", "lambda x, w: jnp.tanh(x * w) ** 2", _tanh_square_gradient),
-    Differentiable("cumsum_times", "lambda x, w: jnp.cumsum(x, axis=0) * w", _cumsum_gradient),
-    Differentiable("gram", "lambda x, w: x @ w.T @ w", _gram_gradient, min_rank=2),
+    Differentiable("sin_times", "lambda x, w: jnp.sin(x) * w", lambda x, w: np.sin(x) * w,
+                   lambda x, w, g: (g * np.cos(x) * w, g * np.sin(x)),
+                   lambda x, w, tx, tw: np.cos(x) * w * tx + np.sin(x) * tw),
+    Differentiable("tanh_square", "lambda x, w: jnp.tanh(x * w) ** 2", lambda x, w: np.tanh(x * w) ** 2,
+                   lambda x, w, g: (g * _tanh_square_derivative(x, w) * w, g * _tanh_square_derivative(x, w) * x),
+                   lambda x, w, tx, tw: _tanh_square_derivative(x, w) * (w * tx + x * tw)),
+    Differentiable("cumsum_times", "lambda x, w: jnp.cumsum(x, axis=0) * w", lambda x, w: np.cumsum(x, axis=0) * w,
+                   lambda x, w, g: (np.cumsum((g * w)[::-1], axis=0)[::-1], g * np.cumsum(x, axis=0)),
+                   lambda x, w, tx, tw: np.cumsum(tx, axis=0) * w + np.cumsum(x, axis=0) * tw),
+    Differentiable("gram", "lambda x, w: x @ w.T @ w", lambda x, w: x @ w.T @ w, _gram_pullback,
+                   lambda x, w, tx, tw: tx @ w.T @ w + x @ tw.T @ w + x @ w.T @ tw, min_rank=2),
 )
 
 
@@ -95,22 +106,35 @@ def function_of(source: str) -> Callable:
     return eval(source, _NAMESPACE)
 
 
-def _custom_vjp_pullback(x, w, g):
-    return g * (3 * w + np.cos(x)), g * x * x
-
-
-def _custom_jvp_pullback(x, w, g):
-    return g * 2 * w, g * x * x
-
-
 CUSTOM_FUNCTIONS = (
-    Differentiable("custom_vjp", "sin_times_with_a_custom_vjp", lambda x, w: _custom_vjp_pullback(x, w, 1.0),
-                   definitions=CUSTOM_RULES, transforms=("grad", "value_and_grad", "vjp"),
-                   pullback=_custom_vjp_pullback),
-    Differentiable("custom_jvp", "tanh_times_with_a_custom_jvp", lambda x, w: _custom_jvp_pullback(x, w, 1.0),
-                   definitions=CUSTOM_RULES, pullback=_custom_jvp_pullback,
-                   pushforward=lambda x, w, tx, tw: 2 * w * tx + x * x * tw),
+    Differentiable("custom_vjp", "sin_times_with_a_custom_vjp", lambda x, w: np.sin(x) * w,
+                   lambda x, w, g: (g * (3 * w + np.cos(x)), g * x * x), None,
+                   definitions=CUSTOM_RULES, transforms=("grad", "value_and_grad", "vjp")),
+    Differentiable("custom_jvp", "tanh_times_with_a_custom_jvp", lambda x, w: np.tanh(x) * w,
+                   lambda x, w, g: (g * 2 * w, g * x * x), lambda x, w, tx, tw: 2 * w * tx + x * x * tw,
+                   definitions=CUSTOM_RULES),
 )
+
+
+def numpy_derivatives(function: Differentiable, transform: str, x, w, extra):
+    """numpy's result of ``transform`` of ``function``, as ``transformed`` arranges it, on Bounded
+    values: float64, each leaf carrying the float32 run's rounding-error bound (contractions
+    rounding their operands as the backend's DEFAULT precision does)."""
+    x, w, extra = rounding.tracked((x, w, extra), u_dot=bridge.default_dot_operand_dtype())
+    value = function.value(x, w)
+    if transform == "jvp":
+        return value, function.pushforward(x, w, extra, extra)
+    if transform == "vjp":
+        return value, function.pullback(x, w, extra)
+    grads = function.pullback(x, w, np.ones(x.shape))
+    return grads if transform == "grad" else (np.sum(value), grads)
+
+
+def oracle_check(function: Differentiable, transform: str) -> str:
+    """The name of the check of the unsharded result against numpy's."""
+    if function.custom:
+        return f"{transform} vs numpy's custom rule"
+    return f"{transform} vs numpy's analytic {'gradient' if transform in ('grad', 'value_and_grad') else 'derivative'}"
 
 
 def transformed(transform: str, f: Callable, tangents=None, cotangent=None):
@@ -144,15 +168,23 @@ def model_dtype(x: np.ndarray, w: np.ndarray) -> np.dtype:
     return dtypes.result_dtype("inexact", (x.dtype, w.dtype), x64=compat.x64_enabled())
 
 
-def compare_trees(case: Case, what: str, got, expected, expected_dtype: np.dtype, **tolerance) -> None:
+def compare_trees(case: Case, what: str, got, expected, expected_dtype: np.dtype, *, bounds=None, **tolerance) -> None:
     """Leaf by leaf: JAX's dtype is the model's ``expected_dtype``, and the values are ``expected``'s
-    (numpy's or the unsharded run's) held in that dtype."""
+    (numpy's or the unsharded run's) held in that dtype, within ``bounds`` (an ``atol`` per leaf: a
+    rounding-error bound per element), or within ``tolerance`` for every leaf."""
     got_leaves, expected_leaves = jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(expected)
     case.equal(f"{what}: number of results", len(got_leaves), len(expected_leaves))
     for i, (g, e) in enumerate(zip(got_leaves, expected_leaves)):
         g = case.accepts(f"np.asarray of {what} result {i}", lambda: np.asarray(g))
         case.equal(f"{what} result {i} dtype", g.dtype.name, expected_dtype.name)
-        case.close(f"{what} result {i}", g, np.asarray(e).astype(expected_dtype), **tolerance)
+        bound = {} if bounds is None else {"rtol": 0.0, "atol": bounds[i]}
+        case.close(f"{what} result {i}", g, np.asarray(e).astype(expected_dtype), **bound, **tolerance)
+
+
+def bounded_leaves(reference) -> Tuple[list, list]:
+    """A Bounded tree's float64 values and the per-leaf ``atol`` of a run against them."""
+    leaves = jax.tree_util.tree_leaves(reference, is_leaf=lambda x: isinstance(x, rounding.Bounded))
+    return [rounding.value_of(leaf) for leaf in leaves], [rounding.reference_atol(leaf) for leaf in leaves]
 
 
 def tree_outcomes(what: str, tree: str, leaves: int) -> dict:
@@ -218,9 +250,7 @@ def jit_case(example: JitExample) -> Case:
                 f"{transform} unsharded": f"(lambda x, w: {transform_source(transform, 'f')})(jnp.asarray(x0), jnp.asarray(w0))",
                 **tree_outcomes(transform, "sharded", LEAVES[transform]),
                 f"{transform} first result": f"{grads}[0]", f"{transform} second result": f"{grads}[1]"}
-    if transform in ("grad", "value_and_grad"):  # (the oracle: the unsharded gradients against numpy's)
-        outcomes.update(tree_outcomes(f"{transform} vs numpy's analytic gradient",
-                                      "unsharded" if transform == "grad" else "unsharded[1]", 2))
+    outcomes.update(tree_outcomes(oracle_check(example.function, transform), "unsharded", LEAVES[transform]))  # (the oracle)
     if transform == "vjp":
         outcomes["vjp primal output"] = "sharded[0]"
     return Case(f"{example.transform} of jax.jit({example.function.source}, in_shardings=({spec_literal(example.x_spec)}, "
@@ -237,15 +267,14 @@ def test_derivatives_of_a_jitted_function_with_shardings(example, excuses):
     check_derivatives_of_a_jitted_function_with_shardings(example, excuses)
 
 
-def check_derivatives_of_a_jitted_function_with_shardings(example, excuses, custom=None):
+def check_derivatives_of_a_jitted_function_with_shardings(example, excuses):
     """The oracle (the unsharded transform against numpy) outside every excuse context, then the
-    sharded transform against it inside the example's way (``custom``: numpy's result of the
-    transform by a custom rule, which the unsharded result must also equal; the unsharded run then
-    runs jitted, on one device, for fewer compilations)."""
+    sharded transform against it inside the example's way."""
     case = jit_case(example)
-    unsharded = check_unsharded_derivatives(case, example, custom)
+    reference = numpy_derivatives(example.function, example.transform, example.x, example.w, example.extra)
+    unsharded = check_unsharded_derivatives(case, example, reference)
     with excuses.way([example]):
-        check_sharded_derivatives(case, example, unsharded)
+        check_sharded_derivatives(case, example, unsharded, reference)
 
 
 def derivative_of(example: JitExample) -> Callable:
@@ -255,38 +284,36 @@ def derivative_of(example: JitExample) -> Callable:
     return lambda fn: transformed(example.transform, fn, (extra, extra), extra)
 
 
-def check_unsharded_derivatives(case: Case, example: JitExample, custom=None):
-    """The oracle: the transform of the unsharded function (jitted where ``custom`` is given) runs,
-    and equals numpy's ``custom`` rule and, for grad and value_and_grad, numpy's analytic gradient;
-    its result, which no known deviation excuses."""
+def check_unsharded_derivatives(case: Case, example: JitExample, reference):
+    """The oracle: the transform of the unsharded function runs (jitted, on one device, where the
+    rule is custom: fewer compilations) and is within the float32 run's rounding-error bound of
+    numpy's (``reference``, Bounded: the analytic derivative, or the custom rule); its result, which
+    no known deviation excuses."""
     derivative = derivative_of(example)
     f = function_of(example.function.source)
     with case.oracle():
-        unsharded_run = derivative(f) if custom is None else jax.jit(derivative(f))
+        unsharded_run = jax.jit(derivative(f)) if example.function.custom else derivative(f)
         unsharded = case.accepts(f"{example.transform} unsharded",
                                  lambda: unsharded_run(jnp.asarray(example.x), jnp.asarray(example.w)))
-        if custom is not None:
-            what = f"{example.transform} vs numpy's custom rule"
-            case.outcomes.update(tree_outcomes(what, "unsharded", LEAVES[example.transform]))
-            compare_trees(case, what, unsharded, custom, model_dtype(example.x, example.w), rtol=1e-4, atol=1e-4)
-        if example.transform in ("grad", "value_and_grad"):
-            gx, gw = example.function.gradient(example.x.astype(np.float64), example.w.astype(np.float64))
-            grads = unsharded if example.transform == "grad" else unsharded[1]
-            compare_trees(case, f"{example.transform} vs numpy's analytic gradient", grads, (gx, gw),
-                          model_dtype(example.x, example.w), rtol=1e-4, atol=1e-4)
+        expected, atol = bounded_leaves(reference)
+        compare_trees(case, oracle_check(example.function, example.transform), unsharded, expected,
+                      model_dtype(example.x, example.w), bounds=atol)
     return unsharded
 
 
-def check_sharded_derivatives(case: Case, example: JitExample, unsharded) -> None:
-    """The transform of the function jitted with the example's shardings equals the ``unsharded``
-    one; cotangents are laid out as the primal inputs, tangents and outputs as the output sharding."""
+def check_sharded_derivatives(case: Case, example: JitExample, unsharded, reference) -> None:
+    """The transform of the function jitted with the example's shardings is within twice the float32
+    run's rounding-error bound (``reference``'s: both runs are within it of the exact value) of the
+    ``unsharded`` one; cotangents are laid out as the primal inputs, tangents and outputs as the
+    output sharding."""
     f = function_of(example.function.source)
     sharding = lambda spec: bridge.named_sharding(example.mesh, spec)  # noqa: E731
     g = jax.jit(f, in_shardings=(sharding(example.x_spec), sharding(example.w_spec)),
                 out_shardings=sharding(example.out_spec))
     x, w = jax.device_put(example.x, sharding(example.x_spec)), jax.device_put(example.w, sharding(example.w_spec))
     sharded = case.accepts(example.transform, lambda: derivative_of(example)(g)(x, w))
-    compare_trees(case, example.transform, sharded, unsharded, model_dtype(example.x, example.w), **TOLERANCE)
+    atol = [2 * bound for bound in bounded_leaves(reference)[1]]  # (rounding.same_program_atol, per leaf)
+    compare_trees(case, example.transform, sharded, unsharded, model_dtype(example.x, example.w), bounds=atol)
     if example.transform in ("grad", "value_and_grad"):
         grads = sharded if example.transform == "grad" else sharded[1]
         expected_layouts = (example.x_spec, example.w_spec)
@@ -429,27 +456,13 @@ def custom_rule_jit_examples(draw) -> JitExample:
                       draw(dividing_specs(mesh, shape)))
 
 
-def custom_rule_expected(function: Differentiable, transform: str, x, w, extra):
-    """numpy's result of ``transform`` by the custom rule, as ``transformed`` arranges it (float64)."""
-    x, w, extra = (np.asarray(a, np.float64) for a in (x, w, extra))
-    value = np.sin(x) * w if function.name == "custom_vjp" else np.tanh(x) * w
-    if transform == "jvp":
-        return value, function.pushforward(x, w, extra, extra)
-    if transform == "vjp":
-        return value, function.pullback(x, w, extra)
-    grads = function.pullback(x, w, np.ones_like(x))
-    return grads if transform == "grad" else (np.sum(value), grads)
-
-
 @settings(max_examples=CUSTOM_EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(example=custom_rule_jit_examples())
 def test_custom_rules_of_a_jitted_function_with_shardings(example, excuses):
     """grad, value_and_grad, jvp and vjp of a custom_vjp or custom_jvp function jitted with in/out
     shardings are the custom rule's (numpy's value of it) and the unsharded function's; cotangents
     are laid out as the primal inputs, tangents as the output sharding."""
-    check_derivatives_of_a_jitted_function_with_shardings(
-        example, excuses, custom=custom_rule_expected(example.function, example.transform, example.x, example.w,
-                                                      example.extra))
+    check_derivatives_of_a_jitted_function_with_shardings(example, excuses)
 
 
 # shard_map bodies around a custom-rule function: elementwise (out_specs the axis) or summed over the
@@ -484,7 +497,7 @@ def custom_body_expected(function, summed: bool, transform: str, n: int, x, w, t
     """numpy's result of ``transform`` of the body's global function by the custom rule (float64)."""
     x, w, t, ct = (np.asarray(a, np.float64) for a in (x, w, t, ct))
     fold = (lambda v: v.reshape(n, -1, *v.shape[1:]).sum(0)) if summed else (lambda v: v)  # noqa: E731
-    value = fold(np.sin(x) * w if function.name == "custom_vjp" else np.tanh(x) * w)
+    value = fold(function.value(x, w))
     if transform == "jvp":
         return value, fold(function.pushforward(x, w, t, t))
     g = np.tile(ct, (n, 1)) if summed else ct

@@ -217,8 +217,9 @@ def test_a_wrong_unsharded_gradient_fails_the_property_under_an_entry_that_would
     monkeypatch.setattr(jax, "value_and_grad", jax.value_and_grad)
     FAULTS["unsharded-gradient-halved"].plant()
     halved = (example.w / 2, np.zeros_like(example.w))  # the planted unsharded gradient of sin(x) * w at x = 0
+    reference = autodiff.numpy_derivatives(example.function, example.transform, example.x, example.w, example.extra)
     with excuses.way([example]):
-        autodiff.check_sharded_derivatives(autodiff.jit_case(example), example, halved)
+        autodiff.check_sharded_derivatives(autodiff.jit_case(example), example, halved, reference)
     assert [r["excused"] for r in excuses.report()] == [1], "the entry excuses the same wrongness in a sharded check"
     with pytest.raises(ConformanceFailure) as failed:
         autodiff.test_derivatives_of_a_jitted_function_with_shardings.hypothesis.inner_test(example=example,

@@ -70,6 +70,33 @@ def test_a_sum_of_n_terms_costs_lambda_sqrt_n_u_times_the_sum_of_their_magnitude
     assert one.bound.tolist() == [1e-3]  # nothing is added to a single term
 
 
+def test_a_cumsum_element_is_a_sum_of_the_terms_up_to_it():
+    x = rounding.Bounded([1.0, -2.0, 3.0, -4.0], [1e-3, 0, 0, 1e-3])
+    c = np.cumsum(x, axis=0)
+    assert c.value.tolist() == [1.0, -1.0, 2.0, -2.0]
+    # the first element is its one term, exact but for its incoming bound; the k-th: the incoming
+    # bounds up to it, lambda sqrt(k) u times the magnitudes up to it, and u |value| stored
+    assert c.bound[0] == pytest.approx(1e-3)
+    assert c.bound[1] == pytest.approx(1e-3 + LAMBDA * math.sqrt(2) * U * 3 + U * 1)
+    assert c.bound[3] == pytest.approx(2e-3 + LAMBDA * 2 * U * 10 + U * 2)
+    rows = np.cumsum(rounding.Bounded([[1.0, 2.0], [3.0, 4.0]]), axis=1)
+    assert rows.value.tolist() == [[1.0, 3.0], [3.0, 7.0]] and rows.bound[0, 0] == 0 and rows.bound[1, 0] == 0
+
+
+def test_a_rounding_may_flush_a_subnormal_result_and_an_exact_operation_cannot():
+    tiny = 2.0 ** -126
+    product = rounding.Bounded([1e-20]) * rounding.Bounded([1e-20])   # 1e-40: subnormal in float32
+    assert product.bound[0] == pytest.approx(U * 1e-40 + tiny) and product.bound[0] >= 1e-40
+    assert (-product).bound[0] == product.bound[0]                        # negation rounds nothing
+    assert np.sum(rounding.Bounded([1e-20, 1e-20])).bound >= 4 * tiny  # two terms: partial sums and products
+
+
+def test_sin_and_cos_propagate_by_their_derivatives():
+    s, c = np.sin(rounding.Bounded([0.0], [1e-4])), np.cos(rounding.Bounded([0.0], [1e-4]))
+    assert s.bound[0] == pytest.approx(1e-4)                          # sin'(0) = 1; sin(0) = 0 rounds exactly
+    assert c.bound[0] == pytest.approx(rounding.FUNCTION_ULPS * U)   # cos'(0) = 0; cos(0) = 1 costs its ulps
+
+
 def test_an_einsum_contracts_the_letters_missing_from_its_output():
     a = rounding.Bounded([[1.0, 2.0, -3.0]], [[1e-3, 0, 0]])       # (1, 3)
     b = rounding.Bounded([[1.0], [1.0], [1.0]])                      # (3, 1)
@@ -125,10 +152,10 @@ def test_selecting_is_exact():
 
 
 def test_an_operation_without_a_rule_is_refused():
-    with pytest.raises(NotImplementedError, match="sin"):
-        np.sin(rounding.Bounded([1.0]))
-    with pytest.raises(NotImplementedError, match="cumsum"):
-        np.cumsum(rounding.Bounded([1.0]))
+    with pytest.raises(NotImplementedError, match="arcsin"):
+        np.arcsin(rounding.Bounded([1.0]))
+    with pytest.raises(NotImplementedError, match="cumprod"):
+        np.cumprod(rounding.Bounded([1.0]))
 
 
 def test_tolerances_are_the_bound_and_twice_it():
@@ -186,9 +213,9 @@ def test_the_verdict_lines_judge_each_element_by_its_bound(got, status):
     assert done.value.code == status
 
 
-@pytest.mark.parametrize("name", ["exp", "tanh", "log", "rsqrt", "pow"])
+@pytest.mark.parametrize("name", ["exp", "tanh", "log", "rsqrt", "pow", "sin", "cos"])
 def test_the_installed_jax_computes_its_functions_within_the_ulps_charged(name):
-    """The bound charges XLA's float32 exp, tanh, log, rsqrt and pow FUNCTION_ULPS u |out| each: on a
+    """The bound charges XLA's float32 exp, tanh, log, rsqrt, pow, sin and cos FUNCTION_ULPS u |out| each: on a
     dense grid the installed JAX stays within it (a release whose functions lose accuracy makes
     every model-program bound unsafe, and fails here first)."""
     import jax
@@ -199,7 +226,8 @@ def test_the_installed_jax_computes_its_functions_within_the_ulps_charged(name):
     f, exact, x = {"exp": (jax.numpy.exp, np.exp, wide), "tanh": (jax.numpy.tanh, np.tanh, wide),
                    "log": (jax.numpy.log, np.log, positive),
                    "rsqrt": (lax.rsqrt, lambda v: 1 / np.sqrt(v), positive),
-                   "pow": (lambda v: v ** np.float32(3), lambda v: v ** 3, base)}[name]
+                   "pow": (lambda v: v ** np.float32(3), lambda v: v ** 3, base),
+                   "sin": (jax.numpy.sin, np.sin, wide), "cos": (jax.numpy.cos, np.cos, wide)}[name]
     got = np.asarray(jax.jit(f)(x), np.float64)
     want = exact(x.astype(np.float64))
     zero = want == 0

@@ -14,21 +14,27 @@ Vocabulary:
   it multiplies them as stored; at JAX's DEFAULT precision "float32 dot products may be computed
   with reduced-precision arithmetic internally (bfloat16 on TPU, TF32 on recent GPUs)", the
   docs' "Matmul precision" page: ``bridge.default_dot_operand_dtype`` says which).
+* ``tiny``: the smallest normal number of where the run stores a value (``2**-126`` for float32):
+  a result below it may be stored as zero (XLA's CPU flushes subnormals), so every rounding also
+  adds ``tiny``, Higham's underflow term (``fl(a op b) = (a op b)(1 + d) + n``, ``|n| <= tiny``
+  where subnormals flush; section 2.1). Against any normal value it is nothing; it is what lets
+  a product of two small normals, subnormal in float64 and zero in the run, be within its bound.
 * A value's *bound* ``e``: ``|run - exact| <= e`` for that element, to first order in ``u``.
 
 The rules, one per operation (``|.|`` elementwise, incoming bounds propagated by the operation's
 derivative, as a first-order analysis does):
 
 * ``+ - * /`` (correctly rounded, IEEE 754): ``e_out = |d out/d a| e_a + |d out/d b| e_b + u |out|``.
-* ``exp log tanh sqrt`` (library functions, not correctly rounded; XLA's are approximations, and
+* ``exp log tanh sqrt sin cos`` (library functions, not correctly rounded; XLA's are approximations, and
   its ``rsqrt`` stands where numpy divides by ``sqrt``): the same propagation plus
   ``FUNCTION_ULPS u |out|``. Measured on XLA's CPU float32 functions over a dense grid (JAX 0.10.2;
   ``tests/test_running_error.py`` measures the installed JAX): tanh 4.4, rsqrt 2.5, log 1.8,
-  exp 1.4 times ``u |out|``; ``FUNCTION_ULPS`` is twice the largest. ``x ** p`` (a plain ``p``) is
+  exp 1.4, sin and cos 1.1 times ``u |out|``; ``FUNCTION_ULPS`` is twice the largest. ``x ** p`` (a plain ``p``) is
   charged as ``pow``, a library function (an integer power by products costs less).
 * a program's constants (Adam's ``b1``, ``lr``, ...) are inputs it holds rounded: give them as
   ``Bounded.rounded``; a plain number is taken as exact.
-* a reduction of ``n`` terms (``sum``, ``mean``, ``einsum``, ``matmul``), in any order:
+* a reduction of ``n`` terms (``sum``, ``mean``, ``einsum``, ``matmul``; a ``cumsum``'s element
+  of the ``n`` terms up to it), in any order:
   ``e_out = sum |weight| e_in + lambda sqrt(n) u_sum sum |terms| + u |out|``; a contraction whose
   operands are rounded to ``u_dot`` first adds ``2 u_dot sum |terms|`` (each product's two
   roundings, at their worst; the product of two such operands is exact where it is summed). The middle term is the
@@ -62,7 +68,7 @@ from typing import Callable, Dict
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
-from conformance.checking.tolerance import unit_roundoff
+from conformance.checking.tolerance import smallest_normal, unit_roundoff
 
 FAILURE_PROBABILITY = 1e-12
 LAMBDA = math.sqrt(2 * math.log(2 / FAILURE_PROBABILITY))  # 7.52: 2 exp(-LAMBDA**2 / 2) = FAILURE_PROBABILITY
@@ -103,6 +109,10 @@ class Bounded(NDArrayOperatorsMixin):
     @property
     def u(self) -> float:
         return unit_roundoff(self.dtypes[0])
+
+    @property
+    def tiny(self) -> float:
+        return smallest_normal(self.dtypes[0])
 
     @property
     def u_sum(self) -> float:
@@ -166,7 +176,8 @@ class Bounded(NDArrayOperatorsMixin):
         values = [value_of(i) for i in inputs]
         bounds = [bound_of(i) for i in inputs]
         out = ufunc(*values)
-        return self._new(out, rule(out, values, bounds, self.u))
+        rounds = 0.0 if ufunc in EXACT_UFUNCS else self.tiny
+        return self._new(out, rule(out, values, bounds, self.u) + rounds)
 
     def __array_function__(self, func, types, args, kwargs):
         if func not in FUNCTIONS:
@@ -209,6 +220,7 @@ def _sqrt(out, v, e, u):
     return propagated + first_order
 
 
+EXACT_UFUNCS = {np.negative, np.absolute, np.maximum}  # (no rounding, so no underflow either)
 COMPARISONS = {np.greater, np.greater_equal, np.less, np.less_equal, np.equal, np.not_equal}
 UFUNC_RULES: Dict[np.ufunc, Callable] = {
     np.add: lambda out, v, e, u: e[0] + e[1] + u * np.abs(out),
@@ -223,6 +235,8 @@ UFUNC_RULES: Dict[np.ufunc, Callable] = {
     np.exp: _function(lambda out, x: out),
     np.log: _function(lambda out, x: 1 / x),
     np.tanh: _function(lambda out, x: 1 - out ** 2),
+    np.sin: _function(lambda out, x: np.cos(x)),
+    np.cos: _function(lambda out, x: -np.sin(x)),
 }
 
 
@@ -239,7 +253,10 @@ UFUNC_RULES[np.power] = _power
 
 
 def _reduced(value, terms_abs_sum, incoming, n, like: Bounded) -> Bounded:
-    bound = incoming + reduction_factor(n) * like.u_sum * terms_abs_sum + (like.u * np.abs(value) if n > 1 else 0)
+    # (each of the n terms' products, each partial sum, and the stored result may underflow)
+    underflow = 2 * n * like.tiny if n > 1 else 0
+    bound = (incoming + reduction_factor(n) * like.u_sum * terms_abs_sum + (like.u * np.abs(value) if n > 1 else 0)
+             + underflow)
     return like._new(value, bound)
 
 
@@ -265,11 +282,21 @@ def _sum(x, axis=None, keepdims=False) -> Bounded:
                     np.sum(bound_of(x), axis=axis, keepdims=keepdims), n, x)
 
 
+def _cumsum(x, axis) -> Bounded:
+    """A prefix sum along ``axis``: each element a reduction of the terms up to it."""
+    v = value_of(x)
+    value = np.cumsum(v, axis=axis)
+    n = np.cumsum(np.ones_like(v), axis=axis)
+    bound = (np.cumsum(bound_of(x), axis=axis) + np.where(n > 1, LAMBDA * np.sqrt(n), 0.0) * x.u_sum
+             * np.cumsum(np.abs(v), axis=axis) + np.where(n > 1, x.u * np.abs(value) + n * x.tiny, 0.0))
+    return x._new(value, bound)
+
+
 def _mean(x, axis=None, keepdims=False) -> Bounded:
     total = _sum(x, axis=axis, keepdims=keepdims)
     n = value_of(x).size // max(np.size(total.value), 1)
     value = total.value / n
-    return x._new(value, total.bound / n + 2 * x.u * np.abs(value))
+    return x._new(value, total.bound / n + 2 * x.u * np.abs(value) + 2 * x.tiny)
 
 
 def _max(x, axis=None, keepdims=False) -> Bounded:
@@ -292,7 +319,7 @@ def _stack(arrays, axis=0) -> Bounded:
                                np.stack([bound_of(a) for a in arrays], axis))
 
 
-FUNCTIONS = {np.stack: _stack, np.einsum: _einsum, np.sum: _sum, np.mean: _mean, np.max: _max, np.amax: _max, np.where: _where,
+FUNCTIONS = {np.stack: _stack, np.einsum: _einsum, np.sum: _sum, np.cumsum: _cumsum, np.mean: _mean, np.max: _max, np.amax: _max, np.where: _where,
              np.take_along_axis: _take_along_axis}
 
 

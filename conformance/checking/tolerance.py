@@ -22,6 +22,24 @@ UNIT_ROUNDOFF = {
 }
 
 
+SMALLEST_NORMAL = {
+    "float64": 2.0 ** -1022,
+    "float32": 2.0 ** -126,
+    "float16": 2.0 ** -14,
+    "bfloat16": 2.0 ** -126,
+    "tfloat32": 2.0 ** -126,
+}
+
+
+def smallest_normal(dtype: str) -> float:
+    """The smallest positive normal number of a float dtype name (below it a backend that flushes
+    subnormals, as XLA's CPU does, stores zero)."""
+    name = str(dtype)
+    if name not in SMALLEST_NORMAL:
+        raise ValueError(f"no smallest normal for dtype {name!r}; known: {sorted(SMALLEST_NORMAL)}")
+    return SMALLEST_NORMAL[name]
+
+
 def unit_roundoff(dtype: str) -> float:
     """``u`` for a float dtype name (half the distance from 1 to the next float)."""
     name = str(dtype)
