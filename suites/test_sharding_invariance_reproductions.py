@@ -412,6 +412,17 @@ def test_explicit_reshape_adding_a_size_one_dimension_is_well_typed():
 
 @bridge.needs_devices(2, "to shard over two devices")
 @explicit_only
+def test_explicit_reshape_of_an_unsharded_operand_adding_a_size_one_dimension_is_well_typed():
+    """jnp.reshape(w, (1, 4)) of w int32[2, 2] replicated (P()) on an Explicit mesh (a=2) returns
+    numpy's reshape laid out P(None, None): an unsharded operand stays unsharded, whatever the
+    reshape (found by the catalogue on 0.6.0; JAX's test_fully_replicated_reshape states it)."""
+    w = np.arange(4, dtype=np.int32).reshape(2, 2)
+    explicit_accepts("reshape of a replicated operand adding a size-one dimension", bridge.first_devices_mesh(("a", 2)),
+                     {"w": (w, ())}, "jnp.reshape(w, (1, 4))", w.reshape(1, 4), spec=(None, None))
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+@explicit_only
 def test_explicit_jit_of_a_strided_slice_is_well_typed():
     """jax.jit(lambda a: a[::2]) of x float32[4] sharded P('a') on an Explicit mesh (a=2) returns
     [0, 2]: under jit a static strided slice binds lax.slice, whose rule keeps a spec that divides

@@ -10,7 +10,8 @@ import pytest
 
 from conformance.model.layout import MeshModel
 from conformance.model.sharding_rules import (LATEST, Accepts, ReleaseRules, Rejects, Unmodelled, canonical_spec,
-                                              consensus, IllTyped, merged_groups, reshape, sharding_verdict)
+                                              consensus, IllTyped, merged_groups, one_split_or_merge, reshape,
+                                              sharding_verdict)
 
 MESH = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
 MESH_Y = MeshModel(tuple(range(8)), (2, 1, 4), ("a", "y", "b"))
@@ -401,6 +402,17 @@ def test_unknown_families_and_operations_are_unmodelled():
     """An operation the model has no rule for is Unmodelled, never a guess."""
     assert isinstance(sharding_verdict("fft", "spectral", [(4,)], [("a",)], {}, MESH), Unmodelled)
     assert isinstance(sharding_verdict("frobnicate", "shape", [(4,)], [("a",)], {}, MESH), Unmodelled)
+
+
+def test_one_split_or_merge_counts_the_size_one_dimensions():
+    """The reshapes 0.6.0's rule typed for a replicated operand (measured there), and those it refused."""
+    for shape, new_shape in [((2, 2), (4,)), ((4,), (1, 2, 2)), ((2, 2), (2, 1, 2)), ((2, 1, 2), (4,)),
+                             ((6,), (3, 2)), ((2, 2, 2), (4, 2)), ((2, 2, 2), (2, 4)), ((2, 2), (2, 2))]:
+        assert one_split_or_merge(shape, new_shape), (shape, new_shape)
+    # refused: neither one split nor one merge once the size-1 dimensions count
+    for shape, new_shape in [((2, 2), (1, 4)), ((2, 3), (3, 2)), ((1, 4), (2, 2)), ((2, 1, 2), (1, 4)),
+                             ((3, 2), (1, 6)), ((2, 2, 2), (1, 8)), ((4, 2), (2, 4))]:
+        assert not one_split_or_merge(shape, new_shape), (shape, new_shape)
 
 
 def test_merged_groups_name_the_dimensions_a_reshape_merges():

@@ -213,6 +213,9 @@ EXAMPLES: Dict[str, Pair] = {
     "explicit_reshape_with_a_size_one_dimension": Pair(
         explicit("reshape", (X4.reshape(4, 1),), (("a",),), shape=(4,)),
         explicit("reshape", (X22,), (("a",),), shape=(4,)), "no dimension of size 1"),
+    "explicit_reshape_of_an_unsharded_operand_neither_one_split_nor_one_merge": Pair(
+        explicit("reshape", (X22,), ((),), shape=(1, 4)),
+        explicit("reshape", (X22,), ((),), shape=(4,)), "one merge"),
     "explicit_flattening_onto_axes_ending_with_a_size_one_axis": Pair(
         explicit("reshape", (np.zeros((8, 2), np.int32),), ((("a", "b"),),), mesh=SIZE_ONE, shape=(16,)),
         explicit("reshape", (np.zeros((8, 2), np.int32),), (("a",),), mesh=SIZE_ONE, shape=(16,)),

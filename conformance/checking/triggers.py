@@ -29,6 +29,7 @@ from typing import Callable, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
+from conformance.model import sharding_rules
 from conformance.model.layout import MeshModel, Spec, spec_axes
 from conformance.model.program import LAYOUT_CHANGES
 
@@ -499,6 +500,18 @@ def explicit_reshape_with_a_size_one_dimension(call: Call) -> bool:
     return sharded and any(1 in shape for shape in shapes)
 
 
+def explicit_reshape_of_an_unsharded_operand_neither_one_split_nor_one_merge(call: Call) -> bool:
+    """On an Explicit mesh, a reshape of an operand sharded over no mesh axis that neither splits one
+    dimension nor merges one group, its size-1 dimensions counted ((2, 2) -> (1, 4)): before lax's
+    rule returned a fully replicated operand's sharding first (jax-ml/jax 36cd313792, 0.6.1), it
+    classified such a reshape as for a sharded operand, and refused it."""
+    if call.axis_type != "Explicit" or call.op != "reshape" or not call.in_specs or not call.operands:
+        return False
+    if call.result_shape is None or names_an_axis(call.in_specs[0]):
+        return False
+    return not sharding_rules.one_split_or_merge(np.shape(call.operands[0]), call.result_shape)
+
+
 def jitted_axis_moved_into_combined_axes(call: Call) -> bool:
     """Jitted, an operation whose operands align with its result from the right (elementwise,
     broadcasting) where the output's spec or an operand's puts two or more mesh axes of size > 1
@@ -789,6 +802,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     explicit_tril_of_a_sharded_operand, explicit_where_of_operands_split_unlike, explicit_device_put_inside_jit,
     explicit_edge_pad_of_a_sharded_operand, explicit_mirror_pad_of_a_cut_dimension_it_does_not_pad,
     explicit_reshape_over_a_size_one_axis, explicit_reshape_with_a_size_one_dimension,
+    explicit_reshape_of_an_unsharded_operand_neither_one_split_nor_one_merge,
     explicit_flattening_onto_axes_ending_with_a_size_one_axis,
     layout_change_onto_combined_axes, jitted_axis_moved_into_combined_axes,
     explicit_step_rejected_as_typed_before_a_device_put,

@@ -332,6 +332,19 @@ def _one_group(op_shape: Sequence[int], new_sizes: Sequence[int]) -> Optional[li
     return out if len(out) == len(op_shape) else None
 
 
+def one_split_or_merge(shape: Shape, new_shape: Shape) -> bool:
+    """Whether a reshape of ``shape`` to ``new_shape`` (the sides as given, size-1 ones included)
+    splits exactly one side or merges exactly one group of consecutive sides, or only adds and drops
+    size-1 sides: the reshapes lax's sharding rule types (``_split_on_one_axis``,
+    ``_merge_on_one_axis``, ``_split_merge_singleton_dim_sharding_rule``)."""
+    shape, new_shape = tuple(shape), tuple(new_shape)
+    if [n for n in shape if n != 1] == [n for n in new_shape if n != 1]:
+        return True
+    if len(new_shape) > len(shape):
+        return _one_group(shape, new_shape) is not None
+    return len(new_shape) < len(shape) and _one_group(new_shape, shape) is not None
+
+
 def merged_groups(shape: Shape, new_shape: Shape) -> List[List[int]]:
     """The dimensions of ``shape`` that a reshape to ``new_shape`` merges into one, by index
     ([[0, 1]] for (2, 2) -> (4,)); none where the reshape is not one merge (lax's
