@@ -595,3 +595,37 @@ def test_an_update_of_another_window_is_told_from_a_value_computed_otherwise():
     for between in ([], ["constraint"]):
         assert wrongness.updated_from_another_window(call(between, *at_max), np.array([2**32 - 1, 2**32 - 2], u32),
                                                      np.array([2**32 - 2, 2**32 - 2], u32))
+
+
+def test_an_abs_of_an_unsigned_layout_change_is_that_layout_change():
+    """jnp.abs of an unsigned (or bool) value returns it, tracing nothing: a layout change of it is a
+    layout change of a layout change (0.4.33, seed 3890113860: constrained P('a'), abs, returned P()
+    under (c), laid out P('a')); of a signed value it is a negation-like step, and is not."""
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    mesh = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
+
+    def program(dtype):
+        return written_program(mesh, [(np.arange(4, dtype=dtype).reshape(2, 2), ())], [
+            Step("v0", "constraint", ("x0",), spec=("a",)),
+            Step("v1", "abs", ("v0",))], [()])
+    unsigned, signed = program(np.uint32), program(np.int32)
+    assert suite.layout_changed(unsigned) == {"v0", "v1"} and suite.layout_changed(signed) == {"v0"}
+    way = "(c) jit with sharding constraints"
+    holds = lambda p: triggers.holds("second_layout_change_in_a_row", suite.jit_candidates(p, way, "v1"))  # noqa: E731
+    assert holds(unsigned) and not holds(signed)
+
+
+def test_an_update_on_an_auto_mesh_keeps_its_operands_layout_where_the_explicit_rule_rejects():
+    """On an Auto mesh a shifted .at[].set of a value cut P('a') is laid out P('a') (XLA propagates
+    the scatter's operand sharding), though our Explicit rule rejects the slice it reads (0.4.36,
+    seed 190299437: an eager take(mode='clip') of it then meets take_clip_sharded); on an Explicit
+    mesh the rejection stands (replicated, () )."""
+    import suites.test_programs as suite
+    mesh = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
+
+    def program(axis_type):
+        return written_program(mesh, [(np.arange(8, dtype=np.uint32).reshape(2, 2, 2), ("a",))], [
+            Step("v0", "at_set_shifted", ("x0",), (("axis", 0), ("shift", -1)))], [()], axis_type=axis_type)
+    assert suite.derived_specs(program("Auto"))["v0"] == ("a",)
+    assert suite.derived_specs(program("Explicit"))["v0"] == ()
