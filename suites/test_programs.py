@@ -212,35 +212,47 @@ def candidate_calls(program: Program, way: str, steps, laid_out_again: bool, mor
     return calls + rejected_as_typed_before_a_device_put(program, way, steps)
 
 
-def keeps_layout(step: Step) -> bool:
-    """A step whose result the jit lays out as its operand: a layout change (its target aside), or a
-    unary elementwise operation of the catalogue."""
-    return step.changes_layout or (step.op in BY_NAME and BY_NAME[step.op].family == "elementwise")
+def keeps_layout(program: Program, step: Step) -> bool:
+    """A step whose result the jit lays out as its operands: a layout change (its target aside), a
+    unary elementwise operation of the catalogue, or a broadcasting one whose operands all have its
+    result's shape (``v3 + v3``: nothing broadcasts, so each operand is computed in its layout)."""
+    if step.changes_layout or (step.op in BY_NAME and BY_NAME[step.op].family == "elementwise"):
+        return True
+    shape = np.shape(program.value(step.result))
+    return (step.op in BY_NAME and BY_NAME[step.op].family == "broadcasting"
+            and all(np.shape(program.value(n)) == shape for n in step.operands))
 
 
 def laid_out_as_asked(program: Program, step: Step, way: str) -> list:
-    """For a layout change, or a unary elementwise step, that goes wrong under jit: the step
-    computing its operand (through any such steps before it), as computed into the layout asked of
-    it (its call's output spec the change's target, or the layout the elementwise step's result is
-    computed into: ``computed_into``), since the jit computes it there (a bug of two steps: a join,
-    then a constraint that leaves it partially replicated; a clamped dynamic_slice, then a negation
-    laid out cut; met on 0.4.30: a partially replicated concatenate, whose prefix was right, then a
-    negation); and, where the change's result is computed into another layout again (an output
-    that out_shardings lays out otherwise), that step as computed into that layout too (the jit
+    """For a layout change, or an elementwise step (``keeps_layout``), that goes wrong under jit: the
+    steps computing its operands (through any such steps before them, every operand of each), as
+    computed into the layout asked of it (its call's output spec the change's target, or the layout
+    the elementwise step's result is computed into: ``computed_into``), since the jit computes them
+    there (a bug of two steps: a join, then a constraint that leaves it partially replicated; a
+    clamped dynamic_slice, then a negation laid out cut; met on 0.4.30: a partially replicated
+    concatenate, whose prefix was right, then a negation; on 0.4.38, seed 3790318310, negations then
+    v3 + v3); and, where the change's result is computed into another layout again (an output
+    that out_shardings lays out otherwise), those steps as computed into that layout too (the jit
     reshards it there, slicing it per shard: met on 0.11.0, a clamped dynamic_slice constrained to
     P() and returned P('b')). An empty list for any other step."""
-    if not keeps_layout(step):
+    if not keeps_layout(program, step):
         return []
     target = step.spec if step.changes_layout else computed_into(program, step.result)
-    by_result, source = {s.result: s for s in program.steps}, step
-    while keeps_layout(source) and source.operands and source.operands[0] in by_result:
-        source = by_result[source.operands[0]]
-    if keeps_layout(source):
-        return []  # (a layout change of an input)
-    call = step_call(program, source, way)
+    by_result = {s.result: s for s in program.steps}
+    sources, todo, seen = [], [step], set()
+    while todo:
+        current = todo.pop()
+        if current.result in seen:
+            continue
+        seen.add(current.result)
+        if not keeps_layout(program, current):
+            sources.append(current)
+            continue
+        todo += [by_result[n] for n in current.operands if n in by_result]  # (an input's layout is its own)
     returned = computed_into(program, step.result)
     targets = [target] + ([returned] if step.changes_layout and returned != target else [])
-    return [dataclasses.replace(call, out_spec=t) for t in targets]
+    calls = [step_call(program, source, way) for source in sorted(sources, key=program.steps.index)]
+    return [dataclasses.replace(call, out_spec=t) for call in calls for t in targets]
 
 
 def dependent_candidates(program: Program, way: str) -> list:

@@ -629,3 +629,34 @@ def test_an_update_on_an_auto_mesh_keeps_its_operands_layout_where_the_explicit_
             Step("v0", "at_set_shifted", ("x0",), (("axis", 0), ("shift", -1)))], [()], axis_type=axis_type)
     assert suite.derived_specs(program("Auto"))["v0"] == ("a",)
     assert suite.derived_specs(program("Explicit"))["v0"] == ()
+
+
+def test_a_same_shape_binary_step_that_goes_wrong_asks_about_the_steps_of_both_operands():
+    """Met on 0.4.38 (seed 3790318310): a concatenate, negations, then v3 + v3 returned P(None, None,
+    'a') (partially replicated); the add's prefix is the first that goes wrong, and the candidates
+    carry the concatenate computed into the add's layout, so partially_replicated_join reads it. An
+    add that broadcasts (an operand of another shape) asks nothing more; an add of two computed
+    values asks about both producers."""
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    mesh = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
+    x = np.arange(8, dtype=np.uint32).reshape(2, 2, 2)
+    program = written_program(mesh, [(x, ("a",))], [
+        Step("v0", "negative", ("x0",)),
+        Step("v1", "concatenate", ("v0", "v0"), (("axis", 2),)),
+        Step("v2", "negative", ("v1",)),
+        Step("v3", "add", ("v2", "v2"))], [(None, None, "a")])
+    way = "(b) jit with in/out_shardings"
+    (laid_out,) = suite.laid_out_as_asked(program, program.steps[3], way)
+    assert laid_out.op == "concatenate" and laid_out.out_spec == (None, None, "a")
+    assert triggers.partially_replicated_join(laid_out)
+    broadcast = written_program(mesh, [(x, ("a",)), (np.uint32(2), ())], [
+        Step("v0", "concatenate", ("x0", "x0"), (("axis", 2),)),
+        Step("v1", "add", ("v0", "x1"))], [(None, None, "a")])
+    assert suite.laid_out_as_asked(broadcast, broadcast.steps[1], way) == []
+    two = written_program(mesh, [(x, ("a",))], [
+        Step("v0", "concatenate", ("x0", "x0"), (("axis", 2),)),
+        Step("v1", "flip", ("x0",), (("axis", 0),)),
+        Step("v2", "concatenate", ("v1", "v1"), (("axis", 2),)),
+        Step("v3", "add", ("v0", "v2"))], [(None, None, "a")])
+    assert [c.op for c in suite.laid_out_as_asked(two, two.steps[3], way)] == ["concatenate", "concatenate"]
