@@ -140,3 +140,26 @@ def test_a_second_at_min_after_a_strided_one_on_a_constrained_value():
     expected[::2] = np.minimum(expected[::2], u)
     expected[0:1:2] = np.minimum(expected[0:1:2], w)
     case.same_bits("result", np.asarray(f(x, u, w)), expected)
+
+
+@bridge.needs_devices(2, "to split over two devices")
+def test_a_one_element_slice_of_a_split_vector_returned_beside_it():
+    """jit(lambda x: (constrain(-x, P()), constrain(x[0:1], P()))) of x uint32[2] constrained P('a')
+    over two devices returns (-x, x[0:1]) replicated: a slice smaller than the shard count, returned
+    beside another use of its operand (found by a random program draw on 0.10.2, seed 2060031791)."""
+    mesh = bridge.first_devices_mesh(("a", 2))
+    x = np.arange(2, dtype=np.uint32)
+    source = ("jax.jit(lambda x: (lambda x: (c(-x, NamedSharding(mesh, P())), c(x[0:1], NamedSharding(mesh, P()))))"
+              "(c(x, NamedSharding(mesh, P('a')))))")
+    case = scripted_case(f"{source}(x on P('a')), c = jax.lax.with_sharding_constraint",
+                         ["c = jax.lax.with_sharding_constraint", f"y = {source}(x)", "print(y)"],
+                         meshes={"mesh": mesh}, placed={"x": (x, ("a",))},
+                         outcomes={"jit": f"{source}(x)", "first result": "y[0]", "second result": "y[1]"})
+    c = jax.lax.with_sharding_constraint
+    replicated, split = bridge.named_sharding(mesh, ()), bridge.named_sharding(mesh, ("a",))
+    f = jax.jit(lambda a: (lambda a: (c(-a, replicated), c(a[0:1], replicated)))(c(a, split)))
+    y = case.accepts("jit", lambda: f(jax.device_put(x, split)))
+    case.same_bits("first result", np.asarray(y[0]), -x)
+    case.same_bits("second result", np.asarray(y[1]), x[0:1])
+    for name, got, expected in (("first", y[0], -x), ("second", y[1], x[0:1])):
+        check_layout(case, got, Layout(mesh, (), expected.shape), expected, what=f"{name} result")

@@ -213,6 +213,11 @@ EXAMPLES: Dict[str, Pair] = {
     "explicit_reshape_with_a_size_one_dimension": Pair(
         explicit("reshape", (X4.reshape(4, 1),), (("a",),), shape=(4,)),
         explicit("reshape", (X22,), (("a",),), shape=(4,)), "no dimension of size 1"),
+    "jitted_slice_narrower_than_the_shards_of_its_cut_dimension": Pair(
+        call("slice", (np.arange(2, dtype=np.int32),), {"index": (slice(0, 1),)}, mesh=TWO, in_specs=(("a",),),
+             out_spec=(), way=CONSTRAINED, shape=(1,)),
+        call("slice", (X4,), {"index": (slice(0, 2),)}, mesh=TWO, in_specs=(("a",),), out_spec=(), way=CONSTRAINED,
+             shape=(2,)), "the slice keeps one element per shard"),
     "explicit_reshape_of_an_unsharded_operand_neither_one_split_nor_one_merge": Pair(
         explicit("reshape", (X22,), ((),), shape=(1, 4)),
         explicit("reshape", (X22,), ((),), shape=(4,)), "one merge"),
