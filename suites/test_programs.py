@@ -84,11 +84,13 @@ def derived_specs(program: Program, device_put_retypes: bool = True) -> dict:
     """The spec our model gives each value of ``program``, by name: an input's, a layout change's
     target, and a catalogue step's result as our sharding-rule model types it from its operands'
     (on an Explicit mesh by the installed release's rules, on an Auto mesh by ``auto_propagation``;
-    replicated, ``()``, where the rules reject the step or have none, but for an ``.at`` update on an
-    Auto mesh, which keeps its operand's layout: XLA propagates a scatter's or dynamic-update-slice's
-    operand sharding to its result, whatever our Explicit rule says of the slice it reads; met on
-    0.4.36, seed 190299437: a shifted .at[].set of a value cut P('a'), then an eager take(mode='clip')
-    that read it cut). (``device_put_retypes=False``:
+    replicated, ``()``, where the rules reject the step or have none, but for an update (``.at``,
+    ``dynamic_update_slice``) on an Auto mesh, which keeps its operand's layout: XLA propagates a
+    scatter's or dynamic-update-slice's operand sharding to its result, whatever our Explicit rule
+    says of the slice it reads or of an update split unlike it; met on 0.4.36, seed 190299437: a
+    shifted .at[].set of a value cut P('a'), then an eager take(mode='clip') that read it cut; on
+    0.7.1, seed 1169472492: a dynamic_update_slice of a value cut P('a') by a replicated update,
+    whose prefix, computed into P() for it, was right, and into P('a') drops the update). (``device_put_retypes=False``:
     as a JAX whose device_put inside jit keeps its operand's type types the values.)"""
     from conformance.model import sharding_rules as rules
     by_rules = compat.sharding_rule_set() if program.axis_type == "Explicit" else auto_propagation()
@@ -103,7 +105,7 @@ def derived_specs(program: Program, device_put_retypes: bool = True) -> dict:
                                          call.in_specs, call.static, call.mesh, rules=by_rules)
         if isinstance(verdict, rules.Accepts):
             specs[step.result] = verdict.out_spec
-        elif program.axis_type == "Auto" and BY_NAME[step.op].family == "at":
+        elif program.axis_type == "Auto" and (BY_NAME[step.op].family == "at" or step.op == "dynamic_update_slice"):
             specs[step.result] = specs[step.operands[0]]  # (see the docstring)
         else:
             specs[step.result] = ()

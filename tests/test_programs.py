@@ -629,6 +629,10 @@ def test_an_update_on_an_auto_mesh_keeps_its_operands_layout_where_the_explicit_
             Step("v0", "at_set_shifted", ("x0",), (("axis", 0), ("shift", -1)))], [()], axis_type=axis_type)
     assert suite.derived_specs(program("Auto"))["v0"] == ("a",)
     assert suite.derived_specs(program("Explicit"))["v0"] == ()
+    # 0.7.1, seed 1169472492: a dynamic_update_slice of x P('a') by a replicated update
+    updated = written_program(mesh, [(np.arange(2, dtype=np.uint32), ("a",)), (np.arange(1, dtype=np.uint32), ()),
+                                     (np.int32(2), ())], [Step("v0", "dynamic_update_slice", ("x0", "x1", "x2"))], [()])
+    assert suite.derived_specs(updated)["v0"] == ("a",)
 
 
 def test_a_same_shape_binary_step_that_goes_wrong_asks_about_the_steps_of_both_operands():
