@@ -79,11 +79,24 @@ def auto_propagation():
                               roll_keeps_a_sharded_dimension=True)
 
 
+def without_size_one_axes(mesh, spec):
+    """``spec`` without its mesh axes of size 1, which shard nothing: on an Auto mesh XLA's
+    shardings do not carry them, so two operands naming one on different dimensions do not conflict
+    (met on 0.10.2, seed 3820354981: x + y of P('b', 'a') and P(None, None, 'b'), b of size 1, laid
+    out P(None, 'a') for the dynamic_update_slice after it, which our model had typed replicated)."""
+    if spec is None:
+        return None
+    kept = [tuple(a for a in (e if isinstance(e, tuple) else (e,) if e else ()) if mesh.axis_sizes[a] > 1)
+            for e in spec]
+    return tuple(None if not axes else axes[0] if len(axes) == 1 else axes for axes in kept)
+
+
 @functools.lru_cache(maxsize=32)  # (a Program hashes by identity)
 def derived_specs(program: Program, device_put_retypes: bool = True) -> dict:
     """The spec our model gives each value of ``program``, by name: an input's, a layout change's
     target, and a catalogue step's result as our sharding-rule model types it from its operands'
-    (on an Explicit mesh by the installed release's rules, on an Auto mesh by ``auto_propagation``;
+    (on an Explicit mesh by the installed release's rules, on an Auto mesh by ``auto_propagation``,
+    its operands' size-1 mesh axes dropped: ``without_size_one_axes``;
     replicated, ``()``, where the rules reject the step or have none, but for an update (``.at``,
     ``dynamic_update_slice``) on an Auto mesh, which keeps its operand's layout: XLA propagates a
     scatter's or dynamic-update-slice's operand sharding to its result, whatever our Explicit rule
@@ -100,7 +113,8 @@ def derived_specs(program: Program, device_put_retypes: bool = True) -> dict:
             kept = step.op == "device_put" and not device_put_retypes
             specs[step.result] = specs[step.operands[0]] if kept else step.spec
             continue
-        call = typed_step_call(program, step, specs)
+        call = typed_step_call(program, step, specs if program.axis_type == "Explicit" else
+                               {n: without_size_one_axes(program.mesh, spec) for n, spec in specs.items()})
         verdict = rules.sharding_verdict(call.op, BY_NAME[call.op].family, [np.shape(x) for x in call.operands],
                                          call.in_specs, call.static, call.mesh, rules=by_rules)
         if isinstance(verdict, rules.Accepts):

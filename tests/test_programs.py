@@ -664,3 +664,21 @@ def test_a_same_shape_binary_step_that_goes_wrong_asks_about_the_steps_of_both_o
         Step("v2", "concatenate", ("v1", "v1"), (("axis", 2),)),
         Step("v3", "add", ("v0", "v2"))], [(None, None, "a")])
     assert [c.op for c in suite.laid_out_as_asked(two, two.steps[3], way)] == ["concatenate", "concatenate"]
+
+
+def test_an_auto_mesh_types_steps_without_their_size_one_axes():
+    """0.10.2, seed 3820354981: x + y of P('b', 'a') and P(None, None, 'b') on an Auto (3, 1) mesh
+    (b of size 1) is laid out P(None, 'a'): a size-1 axis shards nothing, so naming it on two
+    dimensions is no conflict there (our model had typed the sum replicated); on an Explicit mesh
+    the types keep it."""
+    import suites.test_programs as suite
+    mesh = MeshModel((0, 1, 2), (3, 1), ("a", "b"))
+    x = np.arange(12, dtype=np.uint32).reshape(2, 3, 2)
+
+    def program(axis_type):
+        return written_program(mesh, [(x, ("b", "a"))], [
+            Step("v0", "constraint", ("x0",), spec=(None, None, "b")),
+            Step("v1", "add", ("v0", "x0"))], [()], axis_type=axis_type)
+    assert suite.derived_specs(program("Auto"))["v1"] == (None, "a", None)
+    assert suite.derived_specs(program("Explicit"))["v1"] == ()  # (typed as written: 'b' on two dimensions)
+    assert suite.without_size_one_axes(mesh, ("b", ("a", "b"), None)) == (None, "a", None)
