@@ -57,9 +57,13 @@ PROPERTY_ID = "suites/test_programs.py::test_generated_programs_agree_with_the_u
 SOAK = "soak"  # the Hypothesis profile under which the property runs in the soak's rounds
 
 
-def spec_of(program: Program, name: str):
-    """The spec a value has by our model (``derived_specs``)."""
-    return derived_specs(program)[name]
+def spec_of(program: Program, name: str, way: str = "(a)"):
+    """The spec a value has by our model (``derived_specs``) when the program runs ``way``: under jit
+    on an Auto mesh, a device_put keeps its operand's layout (measured on 0.4.31 to 0.10.2:
+    jit(lambda v: jax.device_put(v, P())) of v P('a') returns P('a'); met on 0.4.31, seed
+    3063195687: a concatenate of such a device_put's result is a partially replicated join)."""
+    in_jit = not way.startswith("(a)") and program.axis_type == "Auto"
+    return derived_specs(program, device_put_retypes=not in_jit)[name]
 
 
 def typed_step_call(program: Program, step: Step, specs: dict, way: str = "") -> Call:
@@ -126,11 +130,11 @@ def derived_specs(program: Program, device_put_retypes: bool = True) -> dict:
     return specs
 
 
-def computed_into(program: Program, name: str):
+def computed_into(program: Program, name: str, way: str = "(a)"):
     """The spec a jit way computes the value ``name`` into when it ends a prefix of the program
     (``first_wrong_step``): an output's spec, else its derived spec (our rules' specs divide the
     shapes they type)."""
-    return dict(zip(program.outputs, program.out_specs)).get(name, spec_of(program, name))
+    return dict(zip(program.outputs, program.out_specs)).get(name, spec_of(program, name, way))
 
 
 def layout_changed(program: Program) -> set:
@@ -158,8 +162,8 @@ def step_call(program: Program, step: Step, way: str, producers: int = 4) -> Cal
     made_by = tuple(step_call(program, by_result[n], way, producers - 1) if n in by_result else None
                     for n in step.operands) if producers > 0 else ()
     return Call(op, tuple(program.value(n) for n in step.operands), static, program.mesh, program.axis_type,
-                tuple(spec_of(program, n) for n in step.operands),
-                None if way.startswith("(a)") else computed_into(program, step.result), way,
+                tuple(spec_of(program, n, way) for n in step.operands),
+                None if way.startswith("(a)") else computed_into(program, step.result, way), way,
                 tuple(np.shape(program.value(step.result))), made_by)
 
 
@@ -253,7 +257,7 @@ def laid_out_as_asked(program: Program, step: Step, way: str) -> list:
     P() and returned P('b')). An empty list for any other step."""
     if not keeps_layout(program, step):
         return []
-    target = step.spec if step.changes_layout else computed_into(program, step.result)
+    target = step.spec if step.changes_layout else computed_into(program, step.result, way)
     by_result = {s.result: s for s in program.steps}
     sources, todo, seen = [], [step], set()
     while todo:
@@ -265,7 +269,7 @@ def laid_out_as_asked(program: Program, step: Step, way: str) -> list:
             sources.append(current)
             continue
         todo += [by_result[n] for n in current.operands if n in by_result]  # (an input's layout is its own)
-    returned = computed_into(program, step.result)
+    returned = computed_into(program, step.result, way)
     targets = [target] + ([returned] if step.changes_layout and returned != target else [])
     calls = [step_call(program, source, way) for source in sorted(sources, key=program.steps.index)]
     return [dataclasses.replace(call, out_spec=t) for call in calls for t in targets]
@@ -287,7 +291,7 @@ def first_wrong_step(program: Program, way: str, output: str = ""):
     prefix is right."""
     wanted = {s.result for s in (depends_on(program, output) if output else program.steps)}
     for step in (s for s in program.steps if s.result in wanted):
-        jitted = jitted_as(program, way, programs_.prefix_function(program, step), (computed_into(program, step.result),))
+        jitted = jitted_as(program, way, programs_.prefix_function(program, step), (computed_into(program, step.result, way),))
         try:
             with in_context(program), warnings.catch_warnings():
                 warnings.simplefilter("ignore")

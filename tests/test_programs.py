@@ -682,3 +682,20 @@ def test_an_auto_mesh_types_steps_without_their_size_one_axes():
     assert suite.derived_specs(program("Auto"))["v1"] == (None, "a", None)
     assert suite.derived_specs(program("Explicit"))["v1"] == ()  # (typed as written: 'b' on two dimensions)
     assert suite.without_size_one_axes(mesh, ("b", ("a", "b"), None)) == (None, "a", None)
+
+
+def test_under_jit_on_an_auto_mesh_a_device_put_keeps_its_operands_layout():
+    """0.4.31, seed 3063195687: -x of x P('a'), device_put to P() inside jit, then a concatenate
+    returned P(): jit(lambda v: jax.device_put(v, P())) of v P('a') returns P('a') (measured on
+    0.4.31 to 0.10.2), so the concatenate joins partially replicated operands; eagerly the
+    device_put lays its result out P()."""
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    mesh = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
+    program = written_program(mesh, [(np.arange(4, dtype=np.uint32).reshape(2, 2), ("a",))], [
+        Step("v0", "negative", ("x0",)),
+        Step("v1", "device_put", ("v0",), spec=()),
+        Step("v2", "concatenate", ("v1", "v1"), (("axis", 0),))], [()])
+    way = "(b) jit with in/out_shardings"
+    assert suite.spec_of(program, "v1", way) == ("a", None) and suite.spec_of(program, "v1", "(a) eager") == ()
+    assert triggers.partially_replicated_join(suite.step_call(program, program.steps[2], way))
