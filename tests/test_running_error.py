@@ -70,6 +70,13 @@ def test_a_sum_of_n_terms_costs_lambda_sqrt_n_u_times_the_sum_of_their_magnitude
     assert one.bound.tolist() == [1e-3]  # nothing is added to a single term
 
 
+def test_a_contraction_of_one_term_rounds_its_product_once():
+    # (1, 1) @ (1, 1): no sum, but the product 0.3 * 0.9 is stored rounded (met on 0.10.2, seed
+    # 3581110275: x @ w.T @ w of 1 x 1 float32 values, whose bound had been 0)
+    a, b = rounding.Bounded([[0.3]]), rounding.Bounded([[0.9]])
+    assert (a @ b).bound[0, 0] == pytest.approx(U * 0.27)
+
+
 def test_a_cumsum_element_is_a_sum_of_the_terms_up_to_it():
     x = rounding.Bounded([1.0, -2.0, 3.0, -4.0], [1e-3, 0, 0, 1e-3])
     c = np.cumsum(x, axis=0)
@@ -106,7 +113,9 @@ def test_an_einsum_contracts_the_letters_missing_from_its_output():
     assert y.bound[0, 0] == pytest.approx(1e-3 + LAMBDA * math.sqrt(3) * U * 6)
     assert (a @ b).bound[0, 0] == y.bound[0, 0]
     outer = np.einsum("i,j->ij", rounding.Bounded([2.0]), rounding.Bounded([3.0]))
-    assert outer.bound[0, 0] == 0.0  # no contracted letter: one product, no sum... and no store rounding
+    # no contracted letter: one product, no sum, but the product is stored rounded (u |6|, and the
+    # underflow term); the bound was 0 before a 1 x 1 gram showed it (0.10.2, seed 3581110275)
+    assert outer.bound[0, 0] == pytest.approx(U * 6 + 2.0 ** -126)
 
 
 def test_a_contraction_rounding_its_operands_costs_two_u_dot_per_term():

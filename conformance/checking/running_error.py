@@ -271,7 +271,8 @@ def _einsum(subscripts: str, a, b) -> Bounded:
     incoming = np.einsum(subscripts, np.abs(va), bound_of(b)) + np.einsum(subscripts, bound_of(a), np.abs(vb))
     like = _like(a, b)
     terms = np.einsum(subscripts, np.abs(va), np.abs(vb))
-    return _reduced(value, terms, incoming + 2 * like.u_dot * terms, n, like)
+    single = like.u * terms + like.tiny if n == 1 else 0.0  # (one product, rounded once: no sum to charge it)
+    return _reduced(value, terms, incoming + 2 * like.u_dot * terms + single, n, like)
 
 
 def _sum(x, axis=None, keepdims=False) -> Bounded:
