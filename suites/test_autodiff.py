@@ -181,10 +181,9 @@ def compare_trees(case: Case, what: str, got, expected, expected_dtype: np.dtype
         case.close(f"{what} result {i}", g, np.asarray(e).astype(expected_dtype), **bound, **tolerance)
 
 
-def bounded_leaves(reference) -> Tuple[list, list]:
-    """A Bounded tree's float64 values and the per-leaf ``atol`` of a run against them."""
-    leaves = jax.tree_util.tree_leaves(reference, is_leaf=lambda x: isinstance(x, rounding.Bounded))
-    return [rounding.value_of(leaf) for leaf in leaves], [rounding.reference_atol(leaf) for leaf in leaves]
+def bounded_leaves(reference) -> list:
+    """A tree of Bounded values' leaves, in the order ``compare_trees`` reads a result's."""
+    return jax.tree_util.tree_leaves(reference, is_leaf=lambda x: isinstance(x, rounding.Bounded))
 
 
 def tree_outcomes(what: str, tree: str, leaves: int) -> dict:
@@ -295,7 +294,8 @@ def check_unsharded_derivatives(case: Case, example: JitExample, reference):
         unsharded_run = jax.jit(derivative(f)) if example.function.custom else derivative(f)
         unsharded = case.accepts(f"{example.transform} unsharded",
                                  lambda: unsharded_run(jnp.asarray(example.x), jnp.asarray(example.w)))
-        expected, atol = bounded_leaves(reference)
+        leaves = bounded_leaves(reference)
+        expected, atol = [rounding.value_of(leaf) for leaf in leaves], [rounding.reference_atol(leaf) for leaf in leaves]
         compare_trees(case, oracle_check(example.function, example.transform), unsharded, expected,
                       model_dtype(example.x, example.w), bounds=atol)
     return unsharded
@@ -312,7 +312,7 @@ def check_sharded_derivatives(case: Case, example: JitExample, unsharded, refere
                 out_shardings=sharding(example.out_spec))
     x, w = jax.device_put(example.x, sharding(example.x_spec)), jax.device_put(example.w, sharding(example.w_spec))
     sharded = case.accepts(example.transform, lambda: derivative_of(example)(g)(x, w))
-    atol = [2 * bound for bound in bounded_leaves(reference)[1]]  # (rounding.same_program_atol, per leaf)
+    atol = [rounding.same_program_atol(leaf) for leaf in bounded_leaves(reference)]
     compare_trees(case, example.transform, sharded, unsharded, model_dtype(example.x, example.w), bounds=atol)
     if example.transform in ("grad", "value_and_grad"):
         grads = sharded if example.transform == "grad" else sharded[1]

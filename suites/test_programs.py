@@ -90,8 +90,8 @@ def without_size_one_axes(mesh, spec):
     out P(None, 'a') for the dynamic_update_slice after it, which our model had typed replicated)."""
     if spec is None:
         return None
-    kept = [tuple(a for a in (e if isinstance(e, tuple) else (e,) if e else ()) if mesh.axis_sizes[a] > 1)
-            for e in spec]
+    from conformance.model import sharding_rules as rules
+    kept = [tuple(a for a in rules.entry_axes(e) if mesh.axis_sizes[a] > 1) for e in spec]
     return tuple(None if not axes else axes[0] if len(axes) == 1 else axes for axes in kept)
 
 
@@ -118,7 +118,7 @@ def derived_specs(program: Program, device_put_retypes: bool = True) -> dict:
             specs[step.result] = specs[step.operands[0]] if kept else step.spec
             continue
         call = typed_step_call(program, step, specs if program.axis_type == "Explicit" else
-                               {n: without_size_one_axes(program.mesh, spec) for n, spec in specs.items()})
+                               {n: without_size_one_axes(program.mesh, specs[n]) for n in step.operands})
         verdict = rules.sharding_verdict(call.op, BY_NAME[call.op].family, [np.shape(x) for x in call.operands],
                                          call.in_specs, call.static, call.mesh, rules=by_rules)
         if isinstance(verdict, rules.Accepts):
