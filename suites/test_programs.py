@@ -212,6 +212,8 @@ def jit_candidates(program: Program, way: str, output: str = "", failure: BaseEx
         steps = [by_result[output]] if output in by_result else [] if output else list(program.steps)
     changed = layout_changed(program)
     laid_out = [c for s in steps for c in laid_out_as_asked(program, s, way)]
+    if located is not None:  # (only a step found wrong is walked back through a scan; each source rerun)
+        laid_out += carried_back(program, located[0], way)
     calls = candidate_calls(program, way, steps, bool(output in changed if output else changed & set(program.outputs)),
                             laid_out)
     if located is not None and located[2] is not None:  # (a symptom's where reads the step's own values)
@@ -257,7 +259,23 @@ def laid_out_as_asked(program: Program, step: Step, way: str) -> list:
     P() and returned P('b')). An empty list for any other step."""
     if not keeps_layout(program, step):
         return []
+    sources = walked_back(program, step, keeps_layout)
+    calls = [step_call(program, source, way) for source in sources]
+    return [dataclasses.replace(call, out_spec=t) for call in calls for t in layout_targets(program, step, way)]
+
+
+def layout_targets(program: Program, step: Step, way: str) -> list:
+    """The layouts a jit computes ``step``'s result into: a layout change's target, else the layout
+    ``computed_into`` gives it; and, for a layout change returned otherwise, that layout too."""
     target = step.spec if step.changes_layout else computed_into(program, step.result, way)
+    returned = computed_into(program, step.result, way)
+    return [target] + ([returned] if step.changes_layout and returned != target else [])
+
+
+def walked_back(program: Program, step: Step, passes) -> list:
+    """The steps, in program order, that compute the operands of ``step`` through steps for which
+    ``passes(program, s)`` holds (every operand of each; ``step`` itself passed through), stopping
+    at the first step on each path for which it does not (an input's layout is its own)."""
     by_result = {s.result: s for s in program.steps}
     sources, todo, seen = [], [step], set()
     while todo:
@@ -265,14 +283,46 @@ def laid_out_as_asked(program: Program, step: Step, way: str) -> list:
         if current.result in seen:
             continue
         seen.add(current.result)
-        if not keeps_layout(program, current):
+        if current is not step and not passes(program, current):
             sources.append(current)
             continue
-        todo += [by_result[n] for n in current.operands if n in by_result]  # (an input's layout is its own)
-    returned = computed_into(program, step.result, way)
-    targets = [target] + ([returned] if step.changes_layout and returned != target else [])
-    calls = [step_call(program, source, way) for source in sorted(sources, key=program.steps.index)]
-    return [dataclasses.replace(call, out_spec=t) for call in calls for t in targets]
+        todo += [by_result[n] for n in current.operands if n in by_result]
+    return sorted(sources, key=program.steps.index)
+
+
+# Same-shape families whose result's layout XLA's sharding propagation carries back to their operand
+# under jit (measured on 0.4.31 and 0.10.2: a clamped dynamic_slice of x P('a'), then cumsum,
+# cumprod, cummax, a reverse cumsum, flip, roll, tril or + iota, returned P('b'), computes the slice
+# cut and goes wrong; then sort, or a full reduction, does not).
+CARRIES_BACK_FAMILIES = ("scan", "permuting", "iota")
+
+
+def carries_layout_back(program: Program, step: Step) -> bool:
+    """``keeps_layout``, or a step of ``CARRIES_BACK_FAMILIES`` whose result has its operand's shape."""
+    return keeps_layout(program, step) or (
+        step.op in BY_NAME and BY_NAME[step.op].family in CARRIES_BACK_FAMILIES
+        and np.shape(program.value(step.result)) == np.shape(program.value(step.operands[0])))
+
+
+def carried_back(program: Program, step: Step, way: str) -> list:
+    """For a step that goes wrong under jit and carries its layout back (``carries_layout_back``), the
+    steps computing its operands through such steps that ``laid_out_as_asked`` does not give (a
+    scan, a flip, ... between them), each as computed into the layout asked of ``step``, kept only
+    where its own prefix, jitted as ``way`` into that layout, goes wrong, with those values (the
+    symptom reads them): the first step that goes wrong in the layout the jit gave it (met on
+    0.4.31, seed 2998147126: a clamped dynamic_slice, cumsum, then a negation returned P('b'))."""
+    if not carries_layout_back(program, step):
+        return []
+    static = set(map(id, walked_back(program, step, keeps_layout))) if keeps_layout(program, step) else set()
+    found = []
+    for source in walked_back(program, step, carries_layout_back):
+        if id(source) in static:
+            continue
+        for target in layout_targets(program, step, way):
+            wrong = prefix_goes_wrong(program, way, source, target)
+            if wrong is not None and wrong[1] is not None:
+                found.append(dataclasses.replace(step_call(program, source, way), out_spec=target, values=wrong[1]))
+    return found
 
 
 def dependent_candidates(program: Program, way: str) -> list:
@@ -291,19 +341,28 @@ def first_wrong_step(program: Program, way: str, output: str = ""):
     prefix is right."""
     wanted = {s.result for s in (depends_on(program, output) if output else program.steps)}
     for step in (s for s in program.steps if s.result in wanted):
-        jitted = jitted_as(program, way, programs_.prefix_function(program, step), (computed_into(program, step.result, way),))
-        try:
-            with in_context(program), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                got = np.asarray(jitted(*placed(program))[0])
-        except Exception as e:  # noqa: BLE001 - a prefix that raises is the step that goes wrong
-            return step, f"it raises {type(e).__name__}", None
-        expected = program.value(step.result)
-        if got.dtype != expected.dtype or got.shape != expected.shape:
-            return (step, f"its value is {got.dtype}{list(got.shape)}, but should be "
-                    f"{expected.dtype}{list(expected.shape)}", None)
-        if got.tobytes() != np.ascontiguousarray(expected).tobytes():
-            return step, "its value differs from numpy's", (expected, got)
+        wrong = prefix_goes_wrong(program, way, step, computed_into(program, step.result, way))
+        if wrong is not None:
+            return (step,) + wrong
+    return None
+
+
+def prefix_goes_wrong(program: Program, way: str, step: Step, spec):
+    """``(what it showed, (expected, got) where its values differ, else None)`` when the prefix of
+    the program ending with ``step``, jitted as ``way`` with its value computed into ``spec``,
+    raises or returns another value than numpy's; None when it is right."""
+    jitted = jitted_as(program, way, programs_.prefix_function(program, step), (spec,))
+    try:
+        with in_context(program), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = np.asarray(jitted(*placed(program))[0])
+    except Exception as e:  # noqa: BLE001 - a prefix that raises is the step that goes wrong
+        return f"it raises {type(e).__name__}", None
+    expected = program.value(step.result)
+    if got.dtype != expected.dtype or got.shape != expected.shape:
+        return f"its value is {got.dtype}{list(got.shape)}, but should be {expected.dtype}{list(expected.shape)}", None
+    if got.tobytes() != np.ascontiguousarray(expected).tobytes():
+        return "its value differs from numpy's", (expected, got)
     return None
 
 

@@ -666,6 +666,44 @@ def test_a_same_shape_binary_step_that_goes_wrong_asks_about_the_steps_of_both_o
     assert [c.op for c in suite.laid_out_as_asked(two, two.steps[3], way)] == ["concatenate", "concatenate"]
 
 
+def test_a_step_that_goes_wrong_asks_about_a_step_before_a_scan_only_where_its_prefix_goes_wrong(monkeypatch):
+    """0.4.31, seed 2998147126: a clamped dynamic_slice of x P('a'), cumsum, then a negation returned
+    P('b'): the negation's prefix is the first that goes wrong, since the jit carries P('b') back
+    through the cumsum to the slice. The slice, computed into P('b'), is asked about with its own
+    values, only where its prefix computed there goes wrong; a sort carries nothing back."""
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    mesh = MeshModel(tuple(range(8)), (4, 2), ("a", "b"))
+    x = np.arange(8, dtype=np.uint32).reshape(4, 2)
+
+    def program(between):
+        return written_program(mesh, [(x, ("a",)), (np.int32(-1), ()), (np.int32(0), ())], [
+            Step("v0", "dynamic_slice", ("x0", "x1", "x2"), (("sizes", (2, 1)),)),
+            Step("v1", between, ("v0",), (("axis", 0),)),
+            Step("v2", "negative", ("v1",))], [("b",)])
+    way = "(b) jit with in/out_shardings"
+    scanned = program("cumsum")
+    assert suite.laid_out_as_asked(scanned, scanned.steps[2], way)[0].op == "cumsum"  # (the static walk stops there)
+    slice_values = (np.array([[4], [6]], np.uint32), np.array([[6], [6]], np.uint32))
+    asked = []
+
+    def prefix(wrong):
+        def goes_wrong(program, way, step, spec):
+            asked.append((step.result, spec))
+            return ("its value differs from numpy's", slice_values) if wrong else None
+        return goes_wrong
+    monkeypatch.setattr(suite, "prefix_goes_wrong", prefix(True))
+    (source,) = suite.carried_back(scanned, scanned.steps[2], way)
+    assert asked == [("v0", ("b",))]
+    assert source.op == "dynamic_slice" and source.out_spec == ("b",) and source.values == slice_values
+    assert triggers.clamped_start_with_a_cut_output(source)
+    monkeypatch.setattr(suite, "prefix_goes_wrong", prefix(False))
+    assert suite.carried_back(scanned, scanned.steps[2], way) == []  # (its prefix is right there: not asked)
+    monkeypatch.setattr(suite, "prefix_goes_wrong", prefix(True))
+    sorted_ = program("sort")
+    assert suite.carried_back(sorted_, sorted_.steps[2], way) == []
+
+
 def test_an_auto_mesh_types_steps_without_their_size_one_axes():
     """0.10.2, seed 3820354981: x + y of P('b', 'a') and P(None, None, 'b') on an Auto (3, 1) mesh
     (b of size 1) is laid out P(None, 'a'): a size-1 axis shards nothing, so naming it on two
