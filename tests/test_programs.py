@@ -704,6 +704,23 @@ def test_a_step_that_goes_wrong_asks_about_a_step_before_a_scan_only_where_its_p
     assert suite.carried_back(sorted_, sorted_.steps[2], way) == []
 
 
+def test_a_concatenate_with_one_sharded_operand_is_a_partially_replicated_join_after_it():
+    """0.4.30, seed 3849284905: v0 = concatenate((x0 P('a'), x1, x2)) of length 6 on an Auto (2, 4)
+    mesh, then v3 = concatenate((v0, v0)) returned P(), came back times 4: XLA lays v0 out P('a')
+    (replicated over b), which our model had typed replicated, so the second join's operands
+    looked replicated."""
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    mesh = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
+    x = np.arange(2, dtype=np.uint32)
+    program = written_program(mesh, [(x, ("a",)), (x, ()), (x, ())], [
+        Step("v0", "concatenate", ("x0", "x1", "x2"), (("axis", 0),)),
+        Step("v1", "concatenate", ("v0", "v0"), (("axis", 0),))], [()])
+    way = "(c) jit with constraints"
+    assert suite.derived_specs(program)["v0"] == ("a",)
+    assert triggers.partially_replicated_join(suite.step_call(program, program.steps[1], way))
+
+
 def test_an_auto_mesh_types_steps_without_their_size_one_axes():
     """0.10.2, seed 3820354981: x + y of P('b', 'a') and P(None, None, 'b') on an Auto (3, 1) mesh
     (b of size 1) is laid out P(None, 'a'): a size-1 axis shards nothing, so naming it on two
