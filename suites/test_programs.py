@@ -297,34 +297,54 @@ def walked_back(program: Program, step: Step, passes) -> list:
 # cumprod, cummax, a reverse cumsum, flip, roll, tril or + iota, returned P('b'), computes the slice
 # cut and goes wrong; then sort, or a full reduction, does not).
 CARRIES_BACK_FAMILIES = ("scan", "permuting", "iota")
+SIZE_ONE_RESHAPES = ("reshape", "squeeze", "expand_dims")
 
 
-def carries_layout_back(program: Program, step: Step) -> bool:
-    """``keeps_layout``, or a step of ``CARRIES_BACK_FAMILIES`` whose result has its operand's shape."""
-    return keeps_layout(program, step) or (
-        step.op in BY_NAME and BY_NAME[step.op].family in CARRIES_BACK_FAMILIES
-        and np.shape(program.value(step.result)) == np.shape(program.value(step.operands[0])))
+def spec_carried_back(program: Program, step: Step, spec):
+    """The layout the jit gives ``step``'s operands when its result is laid out ``spec``, where XLA's
+    sharding propagation carries it back: ``spec`` itself for a step that keeps its layout
+    (``keeps_layout``) or its operand's shape (``CARRIES_BACK_FAMILIES``); for a reshape, squeeze or
+    expand_dims that only drops or adds dimensions of size 1, ``spec`` moved onto the operand's
+    dimensions (met on 0.5.0, seed 1153646877: a clamped dynamic_slice of shape (2, 1), reshaped to
+    (2,) and returned P('b')); None for any other step."""
+    out_shape, in_shape = np.shape(program.value(step.result)), np.shape(program.value(step.operands[0]))
+    family = BY_NAME[step.op].family if step.op in BY_NAME else None
+    if keeps_layout(program, step) or (family in CARRIES_BACK_FAMILIES and in_shape == out_shape):
+        return spec
+    if step.op in SIZE_ONE_RESHAPES and [n for n in in_shape if n != 1] == [n for n in out_shape if n != 1]:
+        entries = iter(e for n, e in zip(out_shape, tuple(spec) + (None,) * (len(out_shape) - len(spec))) if n != 1)
+        return tuple(None if n == 1 else next(entries) for n in in_shape)
+    return None
 
 
 def carried_back(program: Program, step: Step, way: str) -> list:
-    """For a step that goes wrong under jit and carries its layout back (``carries_layout_back``), the
-    steps computing its operands through such steps that ``laid_out_as_asked`` does not give (a
-    scan, a flip, ... between them), each as computed into the layout asked of ``step``, kept only
-    where its own prefix, jitted as ``way`` into that layout, goes wrong, with those values (the
-    symptom reads them): the first step that goes wrong in the layout the jit gave it (met on
-    0.4.31, seed 2998147126: a clamped dynamic_slice, cumsum, then a negation returned P('b'))."""
-    if not carries_layout_back(program, step):
-        return []
-    static = set(map(id, walked_back(program, step, keeps_layout))) if keeps_layout(program, step) else set()
-    found = []
-    for source in walked_back(program, step, carries_layout_back):
-        if id(source) in static:
+    """For a step that goes wrong under jit and carries its layout back (``spec_carried_back``), the
+    steps computing its operands through such steps (every operand of its shape), each as computed
+    into the layout carried back to it, kept only where its own prefix, jitted as ``way`` into that
+    layout, goes wrong, with those values (the symptom reads them): the first step that goes wrong
+    in the layout the jit gave it (met on 0.4.31, seed 2998147126: a clamped dynamic_slice, cumsum,
+    then a negation returned P('b'))."""
+    by_result = {s.result: s for s in program.steps}
+    todo = [(step, target) for target in layout_targets(program, step, way)]
+    found, seen = [], set()
+    while todo:
+        current, spec = todo.pop()
+        if (current.result, spec) in seen:
             continue
-        for target in layout_targets(program, step, way):
-            wrong = prefix_goes_wrong(program, way, source, target)
+        seen.add((current.result, spec))
+        carried = spec_carried_back(program, current, spec)
+        if current is not step and carried is None:
+            wrong = prefix_goes_wrong(program, way, current, spec)
             if wrong is not None and wrong[1] is not None:
-                found.append(dataclasses.replace(step_call(program, source, way), out_spec=target, values=wrong[1]))
-    return found
+                found.append((program.steps.index(current), dataclasses.replace(
+                    step_call(program, current, way), out_spec=spec, values=wrong[1])))
+            continue
+        if carried is None:
+            continue
+        shape = np.shape(program.value(current.operands[0]))
+        todo += [(by_result[n], carried) for n in current.operands
+                 if n in by_result and np.shape(program.value(n)) == shape]
+    return [call for _, call in sorted(found, key=lambda found: found[0])]
 
 
 def dependent_candidates(program: Program, way: str) -> list:
