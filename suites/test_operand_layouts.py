@@ -237,9 +237,9 @@ def contraction_model(c: Contraction):
     return verdict.out_spec
 
 
-@settings(max_examples=EXAMPLES)
+@settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])  # (excuses: see test_sharding_invariance)
 @given(example=contractions(DEVICES, AXIS_TYPES))
-def test_contraction_over_sharded_dimensions(example):
+def test_contraction_over_sharded_dimensions(example, excuses):
     """lax.dot_general or jnp.einsum over drawn dimension numbers, its contracting and batch
     dimensions sharded, gives numpy's values; on an Auto mesh jitted with in/out shardings it is
     laid out as out_shardings asks; on an Explicit mesh, jitted, it is laid out as the model's
@@ -261,9 +261,10 @@ def test_contraction_over_sharded_dimensions(example):
                              [*placed, f"print({jitted})"], meshes={"mesh": mesh}, arrays={"x": c.x, "y": c.y},
                              outcomes={"jitted contraction": jitted, "jitted result": jitted})
         g = jax.jit(f, in_shardings=(sharding(c.lhs_spec), sharding(c.rhs_spec)), out_shardings=sharding(c.out_spec))
-        result = case.accepts("jitted contraction", lambda: g(*put()))
-        case.same_bits("jitted result", np.asarray(result), expected)
-        check_layout(case, result, Layout(mesh, c.out_spec, expected.shape), x=expected, what="jitted result")
+        with excuses.way([example], mesh_kind=axis_type, example=example):
+            result = case.accepts("jitted contraction", lambda: g(*put()))
+            case.same_bits("jitted result", np.asarray(result), expected)
+            check_layout(case, result, Layout(mesh, c.out_spec, expected.shape), x=expected, what="jitted result")
         return
     model = contraction_model(c)
     jitted = f"jax.jit({source})(xs, ys)"

@@ -842,6 +842,20 @@ def test_eager_split_of_a_dimension_cut_over_more_devices_than_its_first_part():
               x.reshape(2, 2), eager=True)
 
 
+@bridge.needs_devices(8, "for a (2, 4) mesh")
+def test_contraction_with_its_batch_laid_out_over_the_contracted_axis():
+    """jit(lambda x, y: lax.dot_general(x, y, (((1,), (0,)), ((0,), (1,)))), out_shardings=P('b')) of
+    x int32[4, 4] P('a', 'b') and y int32[4, 4] P('b', 'a') on a (2, 4) mesh returns numpy's
+    einsum('bk,kb->b', x, y): the batch dimension, cut over 'a' in the operands, is returned over
+    'b', which cuts the contracted one (found on 0.5.3 by test_contraction_over_sharded_dimensions,
+    seed 1948660402)."""
+    x = np.arange(16, dtype=np.int32).reshape(4, 4)
+    y = (np.arange(16, dtype=np.int32) % 5).reshape(4, 4)
+    auto_case("batch over the contracted axis", bridge.first_devices_mesh(("a", 2), ("b", 4)),
+              {"x": (x, ("a", "b")), "y": (y, ("b", "a"))}, "lax.dot_general(x, y, (((1,), (0,)), ((0,), (1,))))",
+              ("b",), np.einsum("bk,kb->b", x, y))
+
+
 @bridge.needs_devices(4, "for a (2, 2) mesh")
 def test_shifted_update_into_a_layout_cutting_another_dimension_over_the_major_axis():
     """jit(lambda x: x.at[1:].set(x[:-1])) of x float32[4, 2] cut over ('a', 'b') on dimension 0,

@@ -24,7 +24,7 @@ import numpy as np
 from conformance.checking import triggers
 from conformance.checking.triggers import Call
 from conformance.model.layout import MeshModel
-from strategies.contractions import PartlyConstrained, Reshape
+from strategies.contractions import Contraction, PartlyConstrained, Reshape
 from strategies.manual import AllToAllExample
 
 MESH = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))  # two axes that cut: ('a',) leaves 'b' replicated
@@ -34,6 +34,7 @@ JIT, CONSTRAINED, EAGER = "(b) jit with in/out_shardings", "(c) jit with shardin
 
 X4 = np.arange(4, dtype=np.int32)
 X22 = np.arange(4, dtype=np.int32).reshape(2, 2)
+X44 = np.arange(16, dtype=np.int32).reshape(4, 4)
 
 
 @dataclass(frozen=True)
@@ -315,6 +316,10 @@ EXAMPLES: Dict[str, Pair] = {
         Reshape(MESH, "Auto", np.arange(8, dtype=np.int32), (2, 4), "split", (0,), (0, 1), ("b",), ()),
         Reshape(MESH, "Auto", np.arange(8, dtype=np.int32), (4, 2), "split", (0,), (0, 1), ("b",), ()),
         "the first part is a multiple of the axis"),
+    "batch_laid_out_over_an_axis_both_operands_contract_over": Pair(
+        Contraction(MESH, "Auto", "dot_general", X44, X44, "bk", "kb", "b", ("a", "b"), ("b", "a"), ("b",)),
+        Contraction(MESH, "Auto", "dot_general", X44, X44, "bk", "kb", "b", ("a", None), (None, "a"), ("b",)),
+        "the contracted dimension is not cut", (np.array([16, 49, 69, 76], np.int32), np.array([16, 49, 0, 0], np.int32))),
     "explicit_merge_over_size_one_axes_only": Pair(
         Reshape(SIZE_ONE, "Explicit", np.arange(8, dtype=np.int32).reshape(2, 2, 2), (4, 2), "merge", (0, 1), (0,),
                 (None, "b"), ()),
