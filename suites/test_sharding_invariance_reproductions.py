@@ -842,6 +842,17 @@ def test_eager_split_of_a_dimension_cut_over_more_devices_than_its_first_part():
               x.reshape(2, 2), eager=True)
 
 
+@bridge.needs_devices(4, "for a (2, 2) mesh")
+def test_edge_pad_of_two_cut_dimensions_into_a_layout_moving_an_axis():
+    """jit(lambda x: jnp.pad(x, ((0, 2), (1, 0)), mode='edge'), out_shardings=P('b')) of x int32[2, 2]
+    P('a', 'b') on a (2, 2) mesh returns numpy's edge padding: 'b' moves from the second dimension
+    to the first (found on 0.9.0 by test_sharding_never_changes_values[pad], seed 4046333785: x
+    int32[2, 4, 2] P('a', 'b') on a (2, 4) mesh)."""
+    x = np.arange(4, dtype=np.int32).reshape(2, 2)
+    auto_case("edge pad", bridge.first_devices_mesh(("a", 2), ("b", 2)), {"x": (x, ("a", "b"))},
+              "jnp.pad(x, ((0, 2), (1, 0)), mode='edge')", ("b",), np.pad(x, ((0, 2), (1, 0)), mode="edge"))
+
+
 @bridge.needs_devices(8, "for a (2, 4) mesh")
 def test_contraction_with_its_batch_laid_out_over_the_contracted_axis():
     """jit(lambda x, y: lax.dot_general(x, y, (((1,), (0,)), ((0,), (1,)))), out_shardings=P('b')) of

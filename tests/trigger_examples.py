@@ -76,6 +76,7 @@ def blocks(mesh, spec, shape) -> dict:
 
 
 TWO = MeshModel((0, 1), (2,), ("a",))
+SQUARE = MeshModel((0, 1, 2, 3), (2, 2), ("a", "b"))
 X123 = a(1, 2, 3)
 ZERO_SIZE_SHARDS = ((0, 1), (0, 2))  # a (0, 2) result's shard shape asked over 'a' on dimension 1, and the whole
 
@@ -316,6 +317,11 @@ EXAMPLES: Dict[str, Pair] = {
         Reshape(MESH, "Auto", np.arange(8, dtype=np.int32), (2, 4), "split", (0,), (0, 1), ("b",), ()),
         Reshape(MESH, "Auto", np.arange(8, dtype=np.int32), (4, 2), "split", (0,), (0, 1), ("b",), ()),
         "the first part is a multiple of the axis"),
+    "jitted_edge_pad_of_two_dimensions_moving_a_cut_axis": Pair(
+        call("pad", (X22,), {"widths": ((0, 2), (1, 0)), "mode": "edge"}, mesh=SQUARE, in_specs=(("a", "b"),),
+             out_spec=("b",), shape=(4, 3)),
+        call("pad", (X22,), {"widths": ((0, 2), (1, 0)), "mode": "edge"}, mesh=SQUARE, in_specs=((None, "b"),),
+             out_spec=("b",), shape=(4, 3)), "the operand cuts one dimension only"),
     "batch_laid_out_over_an_axis_both_operands_contract_over": Pair(
         Contraction(MESH, "Auto", "dot_general", X44, X44, "bk", "kb", "b", ("a", "b"), ("b", "a"), ("b",)),
         Contraction(MESH, "Auto", "dot_general", X44, X44, "bk", "kb", "b", ("a", None), (None, "a"), ("b",)),

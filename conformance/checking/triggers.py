@@ -802,6 +802,26 @@ def explicit_merge_over_size_one_axes_only(example) -> bool:
     return bool(named) and all(example.mesh.axis_sizes[a] == 1 for a in named)
 
 
+def jitted_edge_pad_of_two_dimensions_moving_a_cut_axis(call: Call) -> bool:
+    """Jitted on an Auto mesh, jnp.pad in mode 'edge' or 'symmetric' (edges repeated from slices)
+    padding two or more dimensions of an operand cut on two dimensions, into an output that cuts a
+    dimension over a mesh axis the operand cuts another dimension over (Shardy's partitioning, from
+    JAX 0.7.0; measured on 0.10.2 over a (2, 2) mesh: widths ((0, 2), (1, 0)) of x[2, 2] P('a', 'b')
+    into P('b') fails XLA's HLO verifier; right in modes 'wrap', 'reflect' and 'constant', padding
+    one dimension, from P(None, 'b'), and into P('a'), P() or P(None, 'a'))."""
+    if (call.eager or call.axis_type != "Auto" or call.op != "pad" or call.mesh is None or not call.in_specs
+            or call.static.get("mode") not in ("edge", "symmetric")):
+        return False
+    rank = np.ndim(call.operands[0])
+    widths = np.broadcast_to(np.asarray(call.static.get("widths", 0)), (rank, 2))
+    cut_in = [set(cut_axes(call.mesh, axes)) for axes in axes_of(call.in_specs[0], rank)]
+    if sum(1 for lo, hi in widths if lo or hi) < 2 or sum(1 for axes in cut_in if axes) < 2:
+        return False
+    out = axes_of(call.out_spec, rank)
+    return any(axis in cut_in[e] for d in range(rank) for axis in cut_axes(call.mesh, out[d])
+               for e in range(rank) if e != d)
+
+
 def batch_laid_out_over_an_axis_both_operands_contract_over(example) -> bool:
     """A contraction example (``strategies.contractions.Contraction``: ``mesh``, ``axis_type``, the
     letters ``lhs``/``rhs``/``out``, their specs) on an Auto mesh, jitted with out_shardings that
@@ -858,6 +878,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     auto_split_of_a_cut_dimension_into_a_part_the_axes_cannot_cut, at_update_after_a_strided_one_on_a_constrained_value,
     range_update_moving_its_major_cut_axis_to_another_dimension, explicit_roll_with_a_piece_of_size_one_dimensions_only,
     jitted_read_of_a_clamped_dynamic_slice, batch_laid_out_over_an_axis_both_operands_contract_over,
+    jitted_edge_pad_of_two_dimensions_moving_a_cut_axis,
 )}
 
 
