@@ -722,6 +722,13 @@ def test_a_concatenate_with_one_sharded_operand_is_a_partially_replicated_join_a
     way = "(c) jit with constraints"
     assert suite.derived_specs(program)["v0"] == ("a",)
     assert triggers.partially_replicated_join(suite.step_call(program, program.steps[1], way))
+    # the same seed's example at the next commit: x2 of length 3, v0 of length 7 (a pads it), which a
+    # prefix computes into P(), the only layout a jit returns for it there
+    longer = written_program(mesh, [(x, ("a",)), (x, ()), (np.arange(3, dtype=np.uint32), ())], [
+        Step("v0", "concatenate", ("x0", "x1", "x2"), (("axis", 0),)),
+        Step("v1", "concatenate", ("v0", "v0"), (("axis", 0),))], [()])
+    assert suite.derived_specs(longer)["v0"] == ("a",) and suite.computed_into(longer, "v0", way) == (None,)
+    assert triggers.partially_replicated_join(suite.step_call(longer, longer.steps[1], way))
 
 
 def test_an_auto_mesh_types_steps_without_their_size_one_axes():
