@@ -82,7 +82,7 @@ def auto_propagation():
     from conformance.model import sharding_rules as rules
     return rules.ReleaseRules(indexing_infers_sharding=True, reshape_deals_mesh_axes=True, batch_specs_equal=False,
                               scan_keeps_a_sharded_dimension=True, sort_keeps_a_sharded_dimension=True,
-                              roll_keeps_a_sharded_dimension=True, join_takes_its_sharded_operands_spec=True)
+                              roll_keeps_a_sharded_dimension=True, takes_the_one_sharded_operands_spec=True)
 
 
 def without_size_one_axes(mesh, spec):

@@ -588,13 +588,13 @@ def test_forward_propagation_keeps_the_spec_of_a_roll_along_a_sharded_dimension(
         assert isinstance(sharding_verdict("roll", "permuting", [(8,)], [("a",)], static, MESH), Rejects)
 
 
-def test_forward_propagation_gives_a_concatenate_its_one_sharded_operands_spec():
-    """With ``join_takes_its_sharded_operands_spec`` (an Auto mesh; measured on 0.4.30, 0.6.2 and
+def test_forward_propagation_gives_a_join_or_select_its_one_sharded_operands_spec():
+    """With ``takes_the_one_sharded_operands_spec`` (an Auto mesh; measured on 0.4.30, 0.6.2 and
     0.10.2) a concatenate of x P('a') with replicated operands takes P('a'), whether a's size 2
     divides the result (2 + 2 + 2 = 6) or not (2 + 3 = 5: XLA pads it inside a program), on either
     dimension; operands sharded two ways are refused as by the stated rule, which refuses any
     operands sharded unlike."""
-    kept = ReleaseRules(join_takes_its_sharded_operands_spec=True)
+    kept = ReleaseRules(takes_the_one_sharded_operands_spec=True)
     join = lambda shapes, specs, axis=0, rules=kept: sharding_verdict(  # noqa: E731
         "concatenate", "joining", shapes, specs, {"axis": axis}, MESH, rules=rules)
     assert join([(2,), (2,), (2,)], [("a",), (), ()]) == Accepts(("a",))
@@ -603,6 +603,13 @@ def test_forward_propagation_gives_a_concatenate_its_one_sharded_operands_spec()
     assert join([(2, 2), (2, 3)], [("a", None), ()], axis=1) == Accepts(("a", None))
     assert isinstance(join([(4,), (4,)], [("a",), ("b",)]), Rejects)
     assert isinstance(join([(2,), (2,)], [("a",), ()], rules=LATEST), Rejects)
+    # lax.select and a same-shape jnp.where alike (0.4.30, seed 3849284905: select(p P(), v P('a'), v))
+    for op in ("select", "where"):
+        assert sharding_verdict(op, "selection", [(2,), (2,), (2,)], [(), ("a",), ("a",)], {}, MESH,
+                                rules=kept) == Accepts(("a",))
+        assert isinstance(sharding_verdict(op, "selection", [(2,), (2,), (2,)], [(), ("a",), ("a",)], {}, MESH), Rejects)
+    assert sharding_verdict("select", "selection", [(), (2,), (2,)], [(), (), ("a",)], {}, MESH, rules=kept) == \
+        Accepts(("a",))
 
 
 def test_a_scan_along_a_sharded_dimension_keeps_its_spec_on_the_releases_whose_rule_did():

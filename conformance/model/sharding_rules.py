@@ -104,14 +104,16 @@ class ReleaseRules:
     * ``roll_keeps_a_sharded_dimension``: a roll along a sharded dimension keeps its operand's spec.
       No release's Explicit rule says so (the model takes the stated refusal, ``_roll``); it is the
       forward propagation an Auto mesh's values are derived by (``test_programs.auto_propagation``).
-    * ``join_takes_its_sharded_operands_spec``: a concatenate of operands one of which is sharded,
-      the others replicated, takes that operand's spec, where its tiling divides the result's
-      dimensions or not (XLA pads them inside a program). No Explicit rule says so (they must be
-      sharded alike, ``same_specs``); it is the forward propagation of an Auto mesh (measured on
-      0.4.30, 0.6.2 and 0.10.2: jit of concatenate((x P('a'), y P(), z P())) of length 6 on a (2, 4)
-      mesh returns P('a'); on 0.4.30 a concatenate of such a join of length 7 with itself is a
-      partially replicated join, whose values come back multiplied, while a length-5 join returned
-      as the jit's output comes back P(): a layout a jit may return is one that divides)."""
+    * ``takes_the_one_sharded_operands_spec``: a concatenate, ``lax.select`` or a same-shape
+      ``jnp.where`` of operands one of which is sharded (or several alike), the others replicated,
+      takes that spec, where its tiling divides the result's dimensions or not (XLA pads them inside
+      a program). No Explicit rule says so (they must be sharded alike, ``same_specs``); it is the
+      forward propagation of an Auto mesh (measured on 0.4.30, 0.6.2 and 0.10.2: jit of
+      concatenate((x P('a'), y P(), z P())) of length 6 on a (2, 4) mesh returns P('a'); on 0.4.30 a
+      concatenate of such a join of length 7 with itself is a partially replicated join, whose
+      values come back multiplied, while a length-5 join returned as the jit's output comes back
+      P(): a layout a jit may return is one that divides; on 0.4.30, seed 3849284905, an eager
+      concatenate of lax.select(p P(), v P('a'), v) with itself came back multiplied)."""
 
     indexing_infers_sharding: bool = True
     reshape_deals_mesh_axes: bool = True
@@ -119,7 +121,7 @@ class ReleaseRules:
     scan_keeps_a_sharded_dimension: bool = False
     sort_keeps_a_sharded_dimension: bool = False
     roll_keeps_a_sharded_dimension: bool = False
-    join_takes_its_sharded_operands_spec: bool = False
+    takes_the_one_sharded_operands_spec: bool = False
 
 
 LATEST = ReleaseRules()
@@ -240,6 +242,12 @@ def same_specs(specs: Sequence[Spec], what: str) -> Spec:
         if other != first:
             raise IllTyped(f"{what}: operands are sharded differently: {_show(first)} and {_show(other)}")
     return first
+
+
+def one_sharded_spec(specs: Sequence[Spec]) -> Optional[Spec]:
+    """The spec the sharded ones among ``specs`` share, or None when none is sharded or two differ."""
+    sharded = {spec for spec in specs if any(e is not None for e in spec)}
+    return next(iter(sharded)) if len(sharded) == 1 else None
 
 
 def stack(specs: Sequence[Spec], axis: int) -> Spec:
@@ -734,10 +742,8 @@ def _scan(c: Call) -> Spec:
 
 def _joining(c: Call) -> Spec:
     if c.op == "concatenate":
-        sharded = {spec for spec in c.specs if any(e is not None for e in spec)}
-        if c.rules.join_takes_its_sharded_operands_spec and len(sharded) == 1:
-            (spec,) = sharded
-            return spec
+        if c.rules.takes_the_one_sharded_operands_spec and one_sharded_spec(c.specs) is not None:
+            return one_sharded_spec(c.specs)
         return same_specs(c.specs, "concatenate")
     if c.op == "stack":
         return stack(c.specs, _axis(c.static["axis"], len(c.shapes[0]) + 1))
@@ -1071,6 +1077,10 @@ def _selection(c: Call) -> Spec:
     (``broadcast_shardings``), then ``lax.select``; operands of one shape go to ``lax.select`` as
     they are. ``lax.select``: cases and a non-scalar predicate sharded identically."""
     shapes, specs = c.shapes, c.specs
+    same_shape = [p for s, p in zip(shapes, specs) if len(s)]
+    if (c.rules.takes_the_one_sharded_operands_spec and len({s for s in shapes if len(s)}) == 1
+            and one_sharded_spec(same_shape) is not None):
+        return one_sharded_spec(same_shape)
     if c.op == "select":
         return select(specs[0], specs[1:], len(shapes[0]))
     if c.op != "where":
