@@ -138,12 +138,33 @@ def computed_into(program: Program, name: str, way: str = "(a)"):
     tiling does not divide their dimension (XLA pads such a dimension inside a program, but a jit
     returns only a layout that divides: met on 0.4.30, seed 3849284905, a join of length 7 laid out
     P('a'))."""
-    from conformance.model import sharding_rules as rules
     outputs = dict(zip(program.outputs, program.out_specs))
     if name in outputs:
         return outputs[name]
-    spec, shape = spec_of(program, name, way), np.shape(program.value(name))
+    return dividing(program, name, spec_of(program, name, way))
+
+
+def dividing(program: Program, name: str, spec):
+    """``spec`` without the entries whose tiling does not divide their dimension of the value ``name``."""
+    from conformance.model import sharding_rules as rules
+    shape = np.shape(program.value(name))
     return tuple(e if e is None or n % rules.tiling(program.mesh, e) == 0 else None for n, e in zip(shape, spec))
+
+
+def padded_operands(program: Program, step: Step, way: str) -> list:
+    """The steps computing ``step``'s operands whose derived layout does not divide their shape (XLA
+    pads such a value inside the program, but no prefix can return it so: ``computed_into`` drops
+    those entries), each as its call in that derived layout (met on 0.4.30, seed 3849284905: v0 =
+    concatenate((x0 P('a'), x1, x2)) of length 5, a join partially replicated inside the program,
+    then v0 + x2 returned P(), which came back multiplied while the prefix of v0, returned P(), was
+    right)."""
+    by_result = {s.result: s for s in program.steps}
+    calls = []
+    for name in dict.fromkeys(step.operands):
+        derived = spec_of(program, name, way)
+        if name in by_result and dividing(program, name, derived) != derived:
+            calls.append(dataclasses.replace(step_call(program, by_result[name], way), out_spec=derived))
+    return calls
 
 
 def layout_changed(program: Program) -> set:
@@ -222,7 +243,7 @@ def jit_candidates(program: Program, way: str, output: str = "", failure: BaseEx
     changed = layout_changed(program)
     laid_out = [c for s in steps for c in laid_out_as_asked(program, s, way)]
     if located is not None:  # (only a step found wrong is walked back through a scan; each source rerun)
-        laid_out += carried_back(program, located[0], way)
+        laid_out += carried_back(program, located[0], way) + padded_operands(program, located[0], way)
     calls = candidate_calls(program, way, steps, bool(output in changed if output else changed & set(program.outputs)),
                             laid_out)
     if located is not None and located[2] is not None:  # (a symptom's where reads the step's own values)

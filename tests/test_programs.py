@@ -729,6 +729,14 @@ def test_a_concatenate_with_one_sharded_operand_is_a_partially_replicated_join_a
         Step("v1", "concatenate", ("v0", "v0"), (("axis", 0),))], [()])
     assert suite.derived_specs(longer)["v0"] == ("a",) and suite.computed_into(longer, "v0", way) == (None,)
     assert triggers.partially_replicated_join(suite.step_call(longer, longer.steps[1], way))
+    # and at the next: v0 of length 5, then v0 + x2 (x2 of length 1) returned P(): the add's prefix goes
+    # wrong, and the join, which no prefix can return in its padded layout, is asked about in it
+    added = written_program(mesh, [(x, ("a",)), (x, ()), (np.arange(1, dtype=np.uint32), ())], [
+        Step("v0", "concatenate", ("x0", "x1", "x2"), (("axis", 0),)),
+        Step("v1", "add", ("v0", "x2"))], [()])
+    (padded,) = suite.padded_operands(added, added.steps[1], way)
+    assert padded.op == "concatenate" and padded.out_spec == ("a",) and triggers.partially_replicated_join(padded)
+    assert suite.padded_operands(program, program.steps[1], way) == []  # (length 6: a prefix returns it P('a'))
 
 
 def test_an_auto_mesh_types_steps_without_their_size_one_axes():
