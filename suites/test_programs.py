@@ -334,11 +334,24 @@ def spec_carried_back(program: Program, step: Step, spec):
     (``keeps_layout``) or its operand's shape (``CARRIES_BACK_FAMILIES``); for a reshape, squeeze or
     expand_dims that only drops or adds dimensions of size 1, ``spec`` moved onto the operand's
     dimensions (met on 0.5.0, seed 1153646877: a clamped dynamic_slice of shape (2, 1), reshaped to
-    (2,) and returned P('b')); None for any other step."""
+    (2,) and returned P('b')); for a transpose or swapaxes, ``spec`` permuted back (met on 0.5.0,
+    the same seed in a later pass: the slice constrained P(), then transposed by (0, 1) and
+    returned P('b')); None for any other step."""
     out_shape, in_shape = np.shape(program.value(step.result)), np.shape(program.value(step.operands[0]))
     family = BY_NAME[step.op].family if step.op in BY_NAME else None
     if keeps_layout(program, step) or (family in CARRIES_BACK_FAMILIES and in_shape == out_shape):
         return spec
+    if step.op in ("transpose", "swapaxes"):  # (result dimension i is the operand's dimension perm[i])
+        rank = len(in_shape)
+        perm = list(step.kwargs["axes"]) if step.op == "transpose" else list(range(rank))
+        if step.op == "swapaxes":
+            a, b = step.kwargs["a"] % rank, step.kwargs["b"] % rank
+            perm[a], perm[b] = perm[b], perm[a]
+        padded = tuple(spec) + (None,) * (rank - len(spec))
+        carried = [None] * rank
+        for i, d in enumerate(perm):
+            carried[d % rank] = padded[i]
+        return tuple(carried)
     if step.op in SIZE_ONE_RESHAPES and [n for n in in_shape if n != 1] == [n for n in out_shape if n != 1]:
         entries = iter(e for n, e in zip(out_shape, tuple(spec) + (None,) * (len(out_shape) - len(spec))) if n != 1)
         return tuple(None if n == 1 else next(entries) for n in in_shape)
