@@ -347,11 +347,8 @@ def spec_carried_back(program: Program, step: Step, spec):
         if step.op == "swapaxes":
             a, b = step.kwargs["a"] % rank, step.kwargs["b"] % rank
             perm[a], perm[b] = perm[b], perm[a]
-        padded = tuple(spec) + (None,) * (rank - len(spec))
-        carried = [None] * rank
-        for i, d in enumerate(perm):
-            carried[d % rank] = padded[i]
-        return tuple(carried)
+        from conformance.model import sharding_rules as rules
+        return rules.transpose(tuple(spec) + (None,) * (rank - len(spec)), [int(i) for i in np.argsort([d % rank for d in perm])])
     if step.op in SIZE_ONE_RESHAPES and [n for n in in_shape if n != 1] == [n for n in out_shape if n != 1]:
         entries = iter(e for n, e in zip(out_shape, tuple(spec) + (None,) * (len(out_shape) - len(spec))) if n != 1)
         return tuple(None if n == 1 else next(entries) for n in in_shape)
