@@ -289,7 +289,7 @@ def laid_out_as_asked(program: Program, step: Step, way: str) -> list:
     P() and returned P('b')). An empty list for any other step."""
     if not keeps_layout(program, step):
         return []
-    sources = walked_back(program, step, keeps_layout)
+    sources = walked_back(program, step)
     calls = [step_call(program, source, way) for source in sources]
     return [dataclasses.replace(call, out_spec=t) for call in calls for t in layout_targets(program, step, way)]
 
@@ -302,10 +302,10 @@ def layout_targets(program: Program, step: Step, way: str) -> list:
     return [target] + ([returned] if step.changes_layout and returned != target else [])
 
 
-def walked_back(program: Program, step: Step, passes) -> list:
-    """The steps, in program order, that compute the operands of ``step`` through steps for which
-    ``passes(program, s)`` holds (every operand of each; ``step`` itself passed through), stopping
-    at the first step on each path for which it does not (an input's layout is its own)."""
+def walked_back(program: Program, step: Step) -> list:
+    """The steps, in program order, that compute the operands of ``step`` through steps that keep
+    their layout (``keeps_layout``; every operand of each; ``step`` itself passed through),
+    stopping at the first step on each path that does not (an input's layout is its own)."""
     by_result = {s.result: s for s in program.steps}
     sources, todo, seen = [], [step], set()
     while todo:
@@ -313,7 +313,7 @@ def walked_back(program: Program, step: Step, passes) -> list:
         if current.result in seen:
             continue
         seen.add(current.result)
-        if current is not step and not passes(program, current):
+        if current is not step and not keeps_layout(program, current):
             sources.append(current)
             continue
         todo += [by_result[n] for n in current.operands if n in by_result]
@@ -348,7 +348,8 @@ def spec_carried_back(program: Program, step: Step, spec):
             a, b = step.kwargs["a"] % rank, step.kwargs["b"] % rank
             perm[a], perm[b] = perm[b], perm[a]
         from conformance.model import sharding_rules as rules
-        return rules.transpose(tuple(spec) + (None,) * (rank - len(spec)), [int(i) for i in np.argsort([d % rank for d in perm])])
+        inverse = [int(i) for i in np.argsort([d % rank for d in perm])]
+        return rules.transpose(tuple(spec) + (None,) * (rank - len(spec)), inverse)
     if step.op in SIZE_ONE_RESHAPES and [n for n in in_shape if n != 1] == [n for n in out_shape if n != 1]:
         entries = iter(e for n, e in zip(out_shape, tuple(spec) + (None,) * (len(out_shape) - len(spec))) if n != 1)
         return tuple(None if n == 1 else next(entries) for n in in_shape)

@@ -742,9 +742,8 @@ def _scan(c: Call) -> Spec:
 
 def _joining(c: Call) -> Spec:
     if c.op == "concatenate":
-        if c.rules.takes_the_one_sharded_operands_spec and one_sharded_spec(c.specs) is not None:
-            return one_sharded_spec(c.specs)
-        return same_specs(c.specs, "concatenate")
+        taken = one_sharded_spec(c.specs) if c.rules.takes_the_one_sharded_operands_spec else None
+        return taken if taken is not None else same_specs(c.specs, "concatenate")
     if c.op == "stack":
         return stack(c.specs, _axis(c.static["axis"], len(c.shapes[0]) + 1))
     raise _NoRule(f"joining operation {c.op!r}")
@@ -1077,10 +1076,10 @@ def _selection(c: Call) -> Spec:
     (``broadcast_shardings``), then ``lax.select``; operands of one shape go to ``lax.select`` as
     they are. ``lax.select``: cases and a non-scalar predicate sharded identically."""
     shapes, specs = c.shapes, c.specs
-    same_shape = [p for s, p in zip(shapes, specs) if len(s)]
-    if (c.rules.takes_the_one_sharded_operands_spec and len({s for s in shapes if len(s)}) == 1
-            and one_sharded_spec(same_shape) is not None):
-        return one_sharded_spec(same_shape)
+    if c.rules.takes_the_one_sharded_operands_spec and len({s for s in shapes if len(s)}) == 1:
+        taken = one_sharded_spec([p for s, p in zip(shapes, specs) if len(s)])
+        if taken is not None:
+            return taken
     if c.op == "select":
         return select(specs[0], specs[1:], len(shapes[0]))
     if c.op != "where":
