@@ -154,16 +154,23 @@ def dividing(program: Program, name: str, spec):
 def padded_operands(program: Program, step: Step, way: str) -> list:
     """The steps computing ``step``'s operands whose derived layout does not divide their shape (XLA
     pads such a value inside the program, but no prefix can return it so: ``computed_into`` drops
-    those entries), each as its call in that derived layout (met on 0.4.30, seed 3849284905: v0 =
+    those entries), each as its call in that derived layout, kept only where its own prefix, with
+    its value constrained to that layout inside the jit and returned in the dividing one, goes
+    wrong, with those values (the symptom reads them). Met on 0.4.30, seed 3849284905: v0 =
     concatenate((x0 P('a'), x1, x2)) of length 5, a join partially replicated inside the program,
     then v0 + x2 returned P(), which came back multiplied while the prefix of v0, returned P(), was
-    right)."""
+    right; in a later pass, v4 = cumprod(v0) returned P(), whose values are a scan of multiplied
+    ones (the join's own values, read this way, are multiplied)."""
     by_result = {s.result: s for s in program.steps}
     calls = []
     for name in dict.fromkeys(step.operands):
         derived = spec_of(program, name, way)
-        if name in by_result and dividing(program, name, derived) != derived:
-            calls.append(dataclasses.replace(step_call(program, by_result[name], way), out_spec=derived))
+        returned = dividing(program, name, derived)
+        if name in by_result and returned != derived:
+            wrong = prefix_goes_wrong(program, way, by_result[name], returned, inside=derived)
+            if wrong is not None and wrong[1] is not None:
+                calls.append(dataclasses.replace(step_call(program, by_result[name], way), out_spec=derived,
+                                                 values=wrong[1]))
     return calls
 
 
@@ -408,11 +415,16 @@ def first_wrong_step(program: Program, way: str, output: str = ""):
     return None
 
 
-def prefix_goes_wrong(program: Program, way: str, step: Step, spec):
+def prefix_goes_wrong(program: Program, way: str, step: Step, spec, inside=None):
     """``(what it showed, (expected, got) where its values differ, else None)`` when the prefix of
-    the program ending with ``step``, jitted as ``way`` with its value computed into ``spec``,
-    raises or returns another value than numpy's; None when it is right."""
-    jitted = jitted_as(program, way, programs_.prefix_function(program, step), (spec,))
+    the program ending with ``step``, jitted as ``way`` with its value computed into ``spec`` (first
+    constrained to ``inside`` within the jit, where given: a layout no jit returns), raises or
+    returns another value than numpy's; None when it is right."""
+    prefix = programs_.prefix_function(program, step)
+    if inside is not None:
+        sharding = bridge.named_sharding(program.mesh, inside, program.axis_type)
+        prefix = constrained_inside(prefix, lambda x: compat.constrain(x, sharding, program.axis_type))
+    jitted = jitted_as(program, way, prefix, (spec,))
     try:
         with in_context(program), warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -425,6 +437,11 @@ def prefix_goes_wrong(program: Program, way: str, step: Step, spec):
     if got.tobytes() != np.ascontiguousarray(expected).tobytes():
         return "its value differs from numpy's", (expected, got)
     return None
+
+
+def constrained_inside(fn, constrain):
+    """``fn`` (returning a tuple) with each of its results passed through ``constrain``."""
+    return lambda *args: tuple(map(constrain, fn(*args)))
 
 
 def rejected_as_typed_before_a_device_put(program: Program, way: str, steps) -> list:

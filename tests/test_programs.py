@@ -710,13 +710,13 @@ def test_a_step_that_goes_wrong_asks_about_a_step_before_a_scan_only_where_its_p
     assert suite.carried_back(scanned, scanned.steps[2], way) == []  # (its prefix is right there: not asked)
 
 
-def test_a_concatenate_with_one_sharded_operand_is_a_partially_replicated_join_after_it():
+def test_a_concatenate_with_one_sharded_operand_is_a_partially_replicated_join_after_it(monkeypatch):
     """0.4.30, seed 3849284905: v0 = concatenate((x0 P('a'), x1, x2)) of length 6 on an Auto (2, 4)
     mesh, then v3 = concatenate((v0, v0)) returned P(), came back times 4: XLA lays v0 out P('a')
     (replicated over b), which our model had typed replicated, so the second join's operands
     looked replicated."""
     import suites.test_programs as suite
-    from conformance.checking import triggers
+    from conformance.checking import triggers, wrongness
     mesh = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
     x = np.arange(2, dtype=np.uint32)
     program = written_program(mesh, [(x, ("a",)), (x, ()), (x, ())], [
@@ -737,9 +737,24 @@ def test_a_concatenate_with_one_sharded_operand_is_a_partially_replicated_join_a
     added = written_program(mesh, [(x, ("a",)), (x, ()), (np.arange(1, dtype=np.uint32), ())], [
         Step("v0", "concatenate", ("x0", "x1", "x2"), (("axis", 0),)),
         Step("v1", "add", ("v0", "x2"))], [()])
+    # (asked only where its prefix, constrained to P('a') inside and returned P(), goes wrong, with
+    # those values: a later pass met v0 then cumprod, whose values are a scan of multiplied ones)
+    join_values = (np.array([0, 1, 0, 1, 0], np.uint32), np.array([0, 4, 0, 4, 0], np.uint32))
+    asked = []
+
+    def prefix(wrong):
+        def goes_wrong(program, way, step, spec, inside=None):
+            asked.append((step.result, spec, inside))
+            return ("its value differs from numpy's", join_values) if wrong else None
+        return goes_wrong
+    monkeypatch.setattr(suite, "prefix_goes_wrong", prefix(True))
     (padded,) = suite.padded_operands(added, added.steps[1], way)
+    assert asked == [("v0", (None,), ("a",))]
     assert padded.op == "concatenate" and padded.out_spec == ("a",) and triggers.partially_replicated_join(padded)
+    assert padded.values is join_values and wrongness.multiplied_by_the_replica_count(padded, *padded.values)
     assert suite.padded_operands(program, program.steps[1], way) == []  # (length 6: a prefix returns it P('a'))
+    monkeypatch.setattr(suite, "prefix_goes_wrong", prefix(False))
+    assert suite.padded_operands(added, added.steps[1], way) == []  # (its prefix is right there: not asked)
 
 
 def test_an_auto_mesh_types_steps_without_their_size_one_axes():
