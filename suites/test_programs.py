@@ -76,13 +76,19 @@ def auto_propagation():
     """The rules our sharding-rule model derives an Auto mesh's computed layouts by: the stated
     rules with indexing and reshapes typed, a contraction's batch dimension taking its sharded
     side's entry, a scan, sort or roll keeping its operand's layout and a concatenate taking its
-    one sharded operand's (an Auto mesh refuses nothing: forward propagation; met on 0.4.30, seed
-    3849284905: concatenate((x0 P('a'), x1, x2)), then a concatenate of that with itself returned
-    P(), a partially replicated join our model had typed replicated)."""
+    one sharded operand's, a dynamic slice unsharding the dimensions it resizes (an Auto mesh
+    refuses nothing: forward propagation; met on 0.4.30, seed 3849284905:
+    concatenate((x0 P('a'), x1, x2)), then a concatenate of that with itself returned P(), a
+    partially replicated join our model had typed replicated; on 0.4.35, seed 1428177788, a
+    dynamic slice of x0 P('b', None, 'a') to (1, 1, 4), laid out P(None, None, 'a'), then joined
+    with a replicated value)."""
     from conformance.model import sharding_rules as rules
     return rules.ReleaseRules(indexing_infers_sharding=True, reshape_deals_mesh_axes=True, batch_specs_equal=False,
                               scan_keeps_a_sharded_dimension=True, sort_keeps_a_sharded_dimension=True,
-                              roll_keeps_a_sharded_dimension=True, takes_the_one_sharded_operands_spec=True)
+                              roll_keeps_a_sharded_dimension=True, takes_the_one_sharded_operands_spec=True,
+                              dynamic_slice_unshards_resized_dimensions=True,
+                              dynamic_slice_replicates_a_resized_sharded_dimension=(
+                                  not compat.AUTO_DYNAMIC_SLICE_KEEPS_WHOLE_DIMENSIONS))
 
 
 def without_size_one_axes(mesh, spec):

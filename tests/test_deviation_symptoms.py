@@ -394,6 +394,15 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     assert not triggers.vmapped_partially_replicated_join(vmapped("pad", ("a",), MeshModel(tuple(range(8)), (8,), ("a",))))
     assert not triggers.vmapped_partially_replicated_join(vmapped("negative", (None, None, "b")))  # no join
 
+    # a later pass (0.4.35, seed 1428177788): x[i], the same gather as take along axis 0
+    x14, i4 = np.zeros((1, 4), np.float32), np.zeros(4, np.int32)
+    indexed = lambda i, out, op="index_array": triggers.Call(op, (x14, i), {}, MESH, "Auto",  # noqa: E731
+                                                             ((None, "a"), ("a",)), out, "(b) jit", (4, 4))
+    assert triggers.jitted_take_of_operand_and_indices_cut_alike_into_another_axis(indexed(i4, ("b",)))
+    assert triggers.jitted_take_of_operand_and_indices_cut_alike_into_another_axis(indexed(i4, ("b",), "take"))
+    assert not triggers.jitted_take_of_operand_and_indices_cut_alike_into_another_axis(indexed(i4, ("a",)))  # own axis
+    assert not triggers.jitted_take_of_operand_and_indices_cut_alike_into_another_axis(indexed(np.int32(0), ("b",)))  # 0-d
+
 
 # --- end to end: an unrelated failure under an entry goes red ------------------------------------
 SUITE = '''

@@ -488,7 +488,10 @@ def test_values_computed_inside_a_program_have_the_layout_the_model_derives():
     """Every value of a program has a spec (an input's, a layout change's target, or a step's
     result as our sharding-rule model types it, on Auto meshes too), and a jit way computes a
     value ending a prefix into it: a clamped dynamic_slice of a replicated computed value, not an
-    output, is not "cut" (before, an unknown spec may have cut, and every cut-trigger held)."""
+    output, is not "cut" (before, an unknown spec may have cut, and every cut-trigger held), nor
+    one of a cut value (an Auto mesh leaves the dimension a dynamic slice resizes unsharded:
+    measured on 0.4.30, 0.4.31 and 0.10.2, x (4,) P('a') sliced to (2,) is laid out P(), eagerly
+    and under jit), while one returned cut is."""
     import suites.test_programs as suite
     from conformance.checking import triggers
     mesh = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
@@ -502,11 +505,14 @@ def test_values_computed_inside_a_program_have_the_layout_the_model_derives():
             Step("v3", "constraint", ("v2",), spec=("b",))], [("a",)], axis_type=axis_type)
     replicated, cut = program(()), program(("a",))
     assert suite.derived_specs(replicated) == {"x0": (), "x1": (), "v0": (None,), "v1": (None,), "v2": (None,), "v3": ("b",)}
-    assert suite.derived_specs(cut)["v1"] == ("a",) and suite.derived_specs(cut)["v2"] == (None,)
-    assert suite.computed_into(cut, "v1") == ("a",) and suite.computed_into(cut, "v3") == ("a",)  # an output's own
+    assert suite.derived_specs(cut)["v1"] == (None,) and suite.derived_specs(cut)["v2"] == (None,)
+    assert suite.computed_into(cut, "v1") == (None,) and suite.computed_into(cut, "v3") == ("a",)  # an output's own
     assert suite.step_call(cut, cut.steps[1], "(a) eager").out_spec is None  # eager: it follows its operands
     assert not triggers.clamped_start_with_a_cut_output(suite.step_call(replicated, replicated.steps[1], way))
-    assert triggers.clamped_start_with_a_cut_output(suite.step_call(cut, cut.steps[1], way))
+    assert not triggers.clamped_start_with_a_cut_output(suite.step_call(cut, cut.steps[1], way))
+    returned = written_program(mesh, [(np.arange(4, dtype=np.uint32), ()), (np.int32(-1), ())], [
+        Step("v0", "negative", ("x0",)), Step("v1", "dynamic_slice", ("v0", "x1"), (("sizes", (2,)),))], [("a",)])
+    assert triggers.clamped_start_with_a_cut_output(suite.step_call(returned, returned.steps[1], way))
     explicit = program(("a",), "Explicit")
     assert suite.derived_specs(explicit)["v1"] == ("a",)
 

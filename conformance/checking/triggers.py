@@ -646,14 +646,19 @@ def jitted_stack_cutting_its_new_dimension_after_a_cut_one(call: Call) -> bool:
 
 
 def jitted_take_of_operand_and_indices_cut_alike_into_another_axis(call: Call) -> bool:
-    """jnp.take under jit whose operand (on a dimension other than the taken one) and indices are
-    cut over one mesh axis, with the output cutting a dimension of the indices over another mesh
+    """jnp.take under jit, or ``x[i]`` with an index array ``i`` of one or more dimensions (the
+    same gather along axis 0), whose operand (on a dimension other than the taken one) and indices
+    are cut over one mesh axis, with the output cutting a dimension of the indices over another mesh
     axis of more devices (XLA's HLO verifier then rejects the partitioned gather; measured on
     0.10.2: x int32[2, 2] and i int32[4] cut over b of size 2 into P(None, 'a') with a of size 4;
-    the same with a of size 2 compiles)."""
-    if call.op != "take" or call.eager or len(call.operands) < 2 or len(call.in_specs) < 2:
+    the same with a of size 2 compiles; met on 0.4.35, seed 1428177788, as x[i] of x float32[1, 4]
+    P(None, 'a') and i int32[4] P('a') into P('b') on an (a=2, b=4) mesh, which 0.10.2 and
+    0.12.0.1 reject alike)."""
+    if call.op not in ("take", "index_array") or call.eager or len(call.operands) < 2 or len(call.in_specs) < 2:
         return False
     x, idx = call.operands[0], np.asarray(call.operands[1])
+    if call.op == "index_array" and idx.ndim == 0:  # (a 0-d index: a dynamic_slice, no gather)
+        return False
     rank, axis = np.ndim(x), call.static.get("axis", 0) % max(np.ndim(x), 1)
     x_axes = {a for d, axes in enumerate(axes_of(call.in_specs[0], rank)) if d != axis for a in cut_axes(call.mesh, axes)}
     shared = x_axes & {a for axes in axes_of(call.in_specs[1], idx.ndim) for a in cut_axes(call.mesh, axes)}

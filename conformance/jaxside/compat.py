@@ -207,6 +207,15 @@ def sharding_rule_set():
                         scan_keeps_a_sharded_dimension=EXPLICIT_SCAN_KEEPS_A_SHARDED_DIMENSION,
                         sort_keeps_a_sharded_dimension=EXPLICIT_SORT_KEEPS_A_SHARDED_DIMENSION)
 
+AUTO_DYNAMIC_SLICE_KEEPS_WHOLE_DIMENSIONS: bool = version_in(">=0.4.31")
+"""Whether, on an Auto mesh, a ``lax.dynamic_slice`` that resizes a sharded dimension keeps its
+operand's entries on the dimensions it takes whole (the resized ones unsharded), as JAX 0.4.31 on
+does, eagerly and under jit; on 0.4.30 it is laid out replicated. Measured on 0.4.30, 0.4.31,
+0.4.33, 0.4.34, 0.4.35 and 0.10.2 (2026-12-05): x uint32[2, 2, 4] P('b', None, 'a') on a (4, 2)
+mesh sliced to (1, 1, 4) is P() on 0.4.30 and P(None, None, 'a') from 0.4.31; y uint32[2, 8]
+P(None, 'a') sliced to (1, 8) keeps P(None, 'a') on all of them. (XLA's propagation, not a stated
+rule: ``ReleaseRules.dynamic_slice_replicates_a_resized_sharded_dimension``.)"""
+
 EXPLICIT_SCAN_KEEPS_A_SHARDED_DIMENSION: bool = version_in(">=0.6.1,<0.10.0")
 """Whether, on an Explicit mesh, a cumulative reduction (cumsum, cumprod, cummax, ...) along a
 sharded dimension is typed with its operand's spec, as JAX 0.6.1 to 0.9.2 do: their

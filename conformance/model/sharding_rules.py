@@ -113,7 +113,20 @@ class ReleaseRules:
       concatenate of such a join of length 7 with itself is a partially replicated join, whose
       values come back multiplied, while a length-5 join returned as the jit's output comes back
       P(): a layout a jit may return is one that divides; on 0.4.30, seed 3849284905, an eager
-      concatenate of lax.select(p P(), v P('a'), v) with itself came back multiplied)."""
+      concatenate of lax.select(p P(), v P('a'), v) with itself came back multiplied).
+    * ``dynamic_slice_unshards_resized_dimensions``: a ``lax.dynamic_slice`` keeps its operand's
+      entry on each dimension it takes whole and leaves each dimension it resizes unsharded,
+      whatever the tiling. No Explicit rule says so (the resize rule keeps a resized dimension's
+      entry where its tiling divides the new size, and refuses it elsewhere); it is the forward
+      propagation of an Auto mesh (measured on 0.4.31, 0.4.35 and 0.10.2, eagerly and under jit:
+      x (2, 2, 4) P('b', None, 'a') on a (4, 2) mesh sliced to (1, 1, 4) is laid out
+      P(None, None, 'a'), y (2, 8) P(None, 'a') sliced to (2, 4) P(); met on 0.4.35, seed
+      1428177788: such a slice then concatenated eagerly with a replicated value, a partially
+      replicated join our model had typed replicated).
+    * ``dynamic_slice_replicates_a_resized_sharded_dimension``: with the rule above, a dynamic
+      slice that resizes a sharded dimension is laid out replicated, every dimension (``compat``'s
+      ``AUTO_DYNAMIC_SLICE_KEEPS_WHOLE_DIMENSIONS`` false: measured on 0.4.30, where both slices
+      above come back P(), and one resizing only an unsharded dimension keeps its operand's spec)."""
 
     indexing_infers_sharding: bool = True
     reshape_deals_mesh_axes: bool = True
@@ -122,6 +135,8 @@ class ReleaseRules:
     sort_keeps_a_sharded_dimension: bool = False
     roll_keeps_a_sharded_dimension: bool = False
     takes_the_one_sharded_operands_spec: bool = False
+    dynamic_slice_unshards_resized_dimensions: bool = False
+    dynamic_slice_replicates_a_resized_sharded_dimension: bool = False
 
 
 LATEST = ReleaseRules()
@@ -844,10 +859,21 @@ def _dynamic(c: Call) -> Spec:
     update sharded identically); the start indices are scalars."""
     shape, spec = c.x
     if c.op == "dynamic_slice":
-        return resized(c.mesh, shape, spec, tuple(c.static["sizes"]), "dynamic_slice")
+        return dynamic_slice(c, shape, spec, tuple(c.static["sizes"]))
     if c.op == "dynamic_update_slice":
         return same_specs(c.specs[:2], "dynamic_update_slice")
     raise _NoRule(f"dynamic operation {c.op!r}")
+
+
+def dynamic_slice(c: Call, shape: Shape, spec: Spec, sizes: Shape) -> Spec:
+    """``lax.dynamic_slice`` of ``shape`` laid out ``spec`` to ``sizes``: the resize rule, or, by
+    ``c.rules`` (``ReleaseRules``), the forward propagation of an Auto mesh."""
+    if not c.rules.dynamic_slice_unshards_resized_dimensions:
+        return resized(c.mesh, shape, spec, sizes, "dynamic_slice")
+    kept = tuple(e if n == m else None for n, m, e in zip(shape, sizes, spec))
+    if c.rules.dynamic_slice_replicates_a_resized_sharded_dimension and kept != tuple(spec):
+        return (None,) * len(kept)
+    return kept
 
 
 def shifted_ranges(shape, axis: int, shift: int):
@@ -895,7 +921,7 @@ def _gather(c: Call) -> Spec:
     if c.op == "index_array":
         if not idx_shape:  # a 0-d index array: jnp's dynamic_slice route, then a squeeze
             sizes = (1,) + tuple(shape[1:])
-            return squeeze(resized(c.mesh, shape, spec, sizes, "dynamic_slice"), (0,))
+            return squeeze(dynamic_slice(c, shape, spec, sizes), (0,))
         ix = _indexer(shape, spec, (), array=(idx_shape, idx_spec))
         return gather(shape, spec, ix.indices_spec, ix.dims, ix.slice_sizes)
     if c.op == "take_along_axis":
