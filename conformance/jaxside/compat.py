@@ -210,10 +210,10 @@ def sharding_rule_set():
 AUTO_DYNAMIC_SLICE_KEEPS_WHOLE_DIMENSIONS: bool = version_in(">=0.4.31")
 """Whether, on an Auto mesh, a ``lax.dynamic_slice`` that resizes a sharded dimension keeps its
 operand's entries on the dimensions it takes whole (the resized ones unsharded), as JAX 0.4.31 on
-does, eagerly and under jit; on 0.4.30 it is laid out replicated. Measured on 0.4.30, 0.4.31,
-0.4.33, 0.4.34, 0.4.35 and 0.10.2 (2026-12-05): x uint32[2, 2, 4] P('b', None, 'a') on a (4, 2)
-mesh sliced to (1, 1, 4) is P() on 0.4.30 and P(None, None, 'a') from 0.4.31; y uint32[2, 8]
-P(None, 'a') sliced to (1, 8) keeps P(None, 'a') on all of them. (XLA's propagation, not a stated
+does, eagerly and under jit; on 0.4.30 it is laid out replicated. Measured over the 34 releases
+(release_envs run, 2026-12-05): x uint32[2, 2, 4] P('b', None, 'a') on a (4, 2) mesh sliced to
+(1, 1, 4), eagerly and jitted, is P() on 0.4.30 and P(None, None, 'a') on every later release;
+y uint32[2, 8] P(None, 'a') sliced to (2, 4) is P() and to (1, 8) keeps P(None, 'a') on all of them. (XLA's propagation, not a stated
 rule: ``ReleaseRules.dynamic_slice_replicates_a_resized_sharded_dimension``.)"""
 
 EXPLICIT_SCAN_KEEPS_A_SHARDED_DIMENSION: bool = version_in(">=0.6.1,<0.10.0")
