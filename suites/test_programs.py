@@ -169,10 +169,10 @@ def padded_operands(program: Program, step: Step, way: str) -> list:
     ones (the join's own values, read this way, are multiplied)."""
     by_result = {s.result: s for s in program.steps}
     calls = []
-    for name in dict.fromkeys(step.operands):
+    for name in (n for n in dict.fromkeys(step.operands) if n in by_result):
         derived = spec_of(program, name, way)
         returned = dividing(program, name, derived)
-        if name in by_result and returned != derived:
+        if returned != derived:
             wrong = prefix_goes_wrong(program, way, by_result[name], returned, inside=derived)
             if wrong is not None and wrong[1] is not None:
                 calls.append(dataclasses.replace(step_call(program, by_result[name], way), out_spec=derived,
@@ -355,13 +355,9 @@ def spec_carried_back(program: Program, step: Step, spec):
     if keeps_layout(program, step) or (family in CARRIES_BACK_FAMILIES and in_shape == out_shape):
         return spec
     if step.op in ("transpose", "swapaxes"):  # (result dimension i is the operand's dimension perm[i])
-        rank = len(in_shape)
-        perm = list(step.kwargs["axes"]) if step.op == "transpose" else list(range(rank))
-        if step.op == "swapaxes":
-            a, b = step.kwargs["a"] % rank, step.kwargs["b"] % rank
-            perm[a], perm[b] = perm[b], perm[a]
         from conformance.model import sharding_rules as rules
-        inverse = [int(i) for i in np.argsort([d % rank for d in perm])]
+        rank = len(in_shape)
+        inverse = [int(i) for i in np.argsort(rules.permutation(step.op, step.kwargs, rank))]
         return rules.transpose(tuple(spec) + (None,) * (rank - len(spec)), inverse)
     if step.op in SIZE_ONE_RESHAPES and [n for n in in_shape if n != 1] == [n for n in out_shape if n != 1]:
         entries = iter(e for n, e in zip(out_shape, tuple(spec) + (None,) * (len(out_shape) - len(spec))) if n != 1)

@@ -213,8 +213,9 @@ operand's entries on the dimensions it takes whole (the resized ones unsharded),
 does, eagerly and under jit; on 0.4.30 it is laid out replicated. Measured over the 34 releases
 (release_envs run, 2026-12-05): x uint32[2, 2, 4] P('b', None, 'a') on a (4, 2) mesh sliced to
 (1, 1, 4), eagerly and jitted, is P() on 0.4.30 and P(None, None, 'a') on every later release;
-y uint32[2, 8] P(None, 'a') sliced to (2, 4) is P() and to (1, 8) keeps P(None, 'a') on all of them. (XLA's propagation, not a stated
-rule: ``ReleaseRules.dynamic_slice_replicates_a_resized_sharded_dimension``.)"""
+y uint32[2, 8] P(None, 'a') sliced to (2, 4) is P() and to (1, 8) keeps P(None, 'a') on all of
+them. (XLA's propagation, not a stated rule:
+``ReleaseRules.dynamic_slice_replicates_a_resized_sharded_dimension``.)"""
 
 EXPLICIT_SCAN_KEEPS_A_SHARDED_DIMENSION: bool = version_in(">=0.6.1,<0.10.0")
 """Whether, on an Explicit mesh, a cumulative reduction (cumsum, cumprod, cummax, ...) along a

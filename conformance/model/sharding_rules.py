@@ -276,6 +276,17 @@ def transpose(spec: Spec, permutation: Sequence[int]) -> Spec:
     return tuple(spec[i] for i in permutation)
 
 
+def permutation(op: str, static: dict, rank: int) -> List[int]:
+    """The operand dimension each result dimension of a ``transpose`` (``axes``) or ``swapaxes``
+    (``a``, ``b``) of a rank-``rank`` operand takes, negative axes resolved."""
+    if op == "transpose":
+        return [_axis(d, rank) for d in static["axes"]]
+    perm = list(range(rank))
+    a, b = _axis(static["a"], rank), _axis(static["b"], rank)
+    perm[a], perm[b] = perm[b], perm[a]
+    return perm
+
+
 def squeeze(spec: Spec, dims: Sequence[int]) -> Spec:
     """A squeeze drops the squeezed dimensions' entries."""
     return tuple(e for i, e in enumerate(spec) if i not in set(dims))
@@ -769,13 +780,8 @@ def _shape(c: Call) -> Spec:
     rank = len(shape)
     if c.op == "reshape":
         return c.reshape(shape, spec, tuple(s["shape"]))
-    if c.op == "transpose":
-        return transpose(spec, s["axes"])
-    if c.op == "swapaxes":
-        perm = list(range(rank))
-        a, b = _axis(s["a"], rank), _axis(s["b"], rank)
-        perm[a], perm[b] = perm[b], perm[a]
-        return transpose(spec, perm)
+    if c.op in ("transpose", "swapaxes"):
+        return transpose(spec, permutation(c.op, s, rank))
     if c.op == "squeeze":
         return squeeze(spec, [_axis(a, rank) for a in _as_tuple(s["axis"])])
     if c.op == "expand_dims":
