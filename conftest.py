@@ -31,6 +31,12 @@ def pytest_addoption(parser):
     group.addoption("--soak-minutes", default=10.0, type=float, metavar="MINUTES",
                     help="how long the generated-program soak runs under --hypothesis-profile=soak "
                          "(default 10)")
+    group.addoption("--compilation-cache", default=None, metavar="DIR",
+                    help="keep and serve compiled programs in DIR (JAX's persistent compilation cache; "
+                         f"default ${environment.COMPILATION_CACHE} or a folder per JAX release under "
+                         "~/.cache/jax-conformance/compilation-cache)")
+    group.addoption("--no-compilation-cache", action="store_true", default=False,
+                    help="compile every program; use no persistent compilation cache")
     group.addoption("--report-dir", default=None, metavar="DIR",
                     help="where a run of suites/ writes report.json and report.html (default "
                          f"${environment.REPORT_DIR} or reports/runs/<time>-jax-<version>-<backend>)")

@@ -5,7 +5,9 @@
                                                            (1) or not comparable (3), then what changed
     python -m reports matrix RUN... [-o FILE]              properties x runs, as one HTML page
     python -m reports html RUN                             (re)write a run's report.html
-    python -m reports bench [--devices N...] [-- ARGS]     time pytest suites/ per suite (and growth)
+    python -m reports bench [--devices N...] [--no-warm] [-- ARGS]
+                                                           the reference workload, then pytest suites/
+                                                           cold and warm: time per suite, ratios
     python -m reports table RUN                            a run's time, examples and compilations
     python -m reports deviations                           the known deviations: kind, range, upstream
     python -m reports bugs DIR                             one report to file per root cause in effect on
@@ -163,6 +165,8 @@ def main(argv=None) -> int:
                    help="forced CPU device counts, one run each (default 8); not on GPU/TPU, where "
                         "one run uses the devices present")
     b.add_argument("--keep", metavar="DIR", help="keep the runs' reports here (default a temp folder)")
+    b.add_argument("--no-warm", dest="warm", action="store_false",
+                   help="only the cold run (an empty compilation cache), not the warm one after it")
     b.add_argument("pytest_args", nargs="*", metavar="-- ARGS",
                    help="more pytest arguments, after -- (e.g. -- -n 2, -- -k mesh, -- --backend cuda); "
                         "a test file named there replaces suites/")
@@ -178,7 +182,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "bench":
-            return bench_.bench(args.devices, args.keep, args.pytest_args)
+            return bench_.bench(args.devices, args.keep, args.pytest_args, args.warm)
         if args.command == "deviations":
             if not args.file.is_file():
                 raise ReportError(f"--file {args.file}: no such file")

@@ -1,12 +1,23 @@
-"""Where a run's time goes: per suite, seconds, Hypothesis examples per second and JAX compilations
-per property, from a run report; and ``bench`` to time fresh runs (at several device counts).
+"""Where a run's time goes: per suite, seconds, Hypothesis examples per second, programs asked for,
+compiled and served by the persistent compilation cache, and programs asked for twice, from a run
+report; and ``bench`` to time fresh runs (at several device counts) as ratios to a reference.
 
-    python -m reports bench                      run pytest suites/ once (8 devices), print the table
-    python -m reports bench --devices 8 16 32 64 one run per device count, then how time grows
+    python -m reports bench                      the reference workload, then pytest suites/ twice
+                                                 (8 devices, one seed): cold (an empty compilation
+                                                 cache) and warm (the cache the cold run left)
+    python -m reports bench --no-warm            the cold run only
+    python -m reports bench --devices 8 16 32 64 runs per device count, then how time grows
     python -m reports bench -- ARGS              more pytest arguments (a test file named there
-                                                 replaces suites/)
+                                                 replaces suites/; --no-compilation-cache: one
+                                                 run, uncached)
     JAX_PLATFORMS=tpu python -m reports bench    on GPU/TPU: one run on the devices present
     python -m reports table RUN                  the table of an existing run
+
+The reference workload (``reports.reference``: 240 small distinct sharded programs compiled and run
+once each, in this interpreter, uncached) runs first in the same sitting; each run's wall time is
+printed as a ratio to it, which is what budgets state. A run's seed is the one given after --, else
+one bench draws and passes to every run, so that the warm run asks for the programs the cold one
+compiled.
 
 The platform is decided as the harness decides it (``--backend`` among the pytest arguments, else
 ``$JAX_PLATFORMS``, else cpu), without importing JAX. While a run goes, bench reads the report the
@@ -18,16 +29,20 @@ wrote no report.
 from __future__ import annotations
 
 import json
+import random
 import shlex
+import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence
 
-from conformance.runner.devices import DEFAULT_CPU_DEVICES, UsageError, plan_devices
+from conformance.runner.devices import DEFAULT_CPU_DEVICES, UsageError, environment_for, plan_devices
 from conformance.runner.pytest_process import fresh_environment, start_pytest
+from conformance.runner.run_folder import ROOT
 
 from .record import OUTCOMES, REPORT_NAME, ReportError, load
 
@@ -41,14 +56,18 @@ def suite_rows(record: dict) -> "OrderedDict[str, dict]":
     rows: "OrderedDict[str, dict]" = OrderedDict()
     for test in record["tests"]:
         row = rows.setdefault(test["suite"], {"properties": 0, "ran": 0, "seconds": 0.0, "examples": 0,
-                                              "compilations": 0, "compile_seconds": 0.0})
+                                              "programs": 0, "compilations": 0, "compile_seconds": 0.0,
+                                              "served": 0, "duplicates": 0})
         row["properties"] += 1
         row["seconds"] += test["duration"]
         if test["outcome"] != "skipped":
             row["ran"] += 1
         row["examples"] += test.get("examples") or 0
+        row["programs"] += test.get("programs") or 0
         row["compilations"] += test.get("compilations") or 0
         row["compile_seconds"] += test.get("compile_seconds") or 0.0
+        row["served"] += test.get("cache_served") or 0
+        row["duplicates"] += test.get("duplicate_programs") or 0
     return rows
 
 
@@ -63,11 +82,12 @@ def table(record: dict, slowest: int = 10) -> str:
              f"profile {env.get('profile')} (max_examples={env.get('max_examples')}), "
              f"xdist workers: {env.get('workers') or 0}"
              + (f", peak resident memory {env['peak_rss_mib']:.0f} MiB per process" if env.get("peak_rss_mib") else ""),
-             ""]
+             f"compilation cache: {cache_words(env.get('compilation_cache'))}", ""]
     header = (f"{'suite':<28}{'props':>6}{'ran':>5}{'seconds':>9}{'examples':>10}{'ex/s':>7}"
-              f"{'compiles':>10}{'per prop':>9}{'compile s':>10}")
+              f"{'programs':>9}{'compiles':>9}{'compile s':>10}{'served':>8}{'twice':>7}")
     lines += [header, "-" * len(header)]
-    total = {"properties": 0, "ran": 0, "seconds": 0.0, "examples": 0, "compilations": 0, "compile_seconds": 0.0}
+    total = {"properties": 0, "ran": 0, "seconds": 0.0, "examples": 0, "programs": 0, "compilations": 0,
+             "compile_seconds": 0.0, "served": 0, "duplicates": 0}
     for suite, row in suite_rows(record).items():
         for k in total:
             total[k] += row[k]
@@ -77,15 +97,45 @@ def table(record: dict, slowest: int = 10) -> str:
     lines.append(f"slowest {len(tests)} properties:")
     for t in tests:
         lines.append(f"  {t['duration']:7.2f} s  {t.get('examples') or 0:5} examples  "
-                     f"{t.get('compilations') or 0:5} compiles  {t['id']}")
+                     f"{t.get('programs') or 0:5} programs  {t.get('compilations') or 0:5} compiles  {t['id']}")
+    twice = duplicates(record)
+    if twice:
+        lines += ["", f"programs asked for twice ({sum(n for *_, n in twice)}; the first {DUPLICATES_SHOWN} kinds):"]
+        lines += [f"  {n:5} x {module} in {asked_again} (first asked by {first})"
+                  for module, first, asked_again, n in twice[:DUPLICATES_SHOWN]]
     return "\n".join(lines)
 
 
+DUPLICATES_SHOWN = 15
+
+
+def cache_words(cache: Optional[dict]) -> str:
+    """The run's compilation cache in words (a report before format 10 says nothing of it)."""
+    if not cache:
+        return "not recorded"
+    return cache["folder"] + f" ({cache['source']})" if cache.get("folder") else f"off ({cache['source']})"
+
+
+def duplicates(record: dict) -> List[tuple]:
+    """The run's repeated programs, grouped: (module, property that asked first, property that asked
+    again, how many times), most first (as far as the report names them: REPEATED_SHOWN per property;
+    a property's further repeats count under "(more)")."""
+    counts: Dict[tuple, int] = {}
+    for test in record["tests"]:
+        named = test.get("repeated") or []
+        for r in named:
+            key = (r["module"], r["first_asked_by"], test["id"])
+            counts[key] = counts.get(key, 0) + 1
+        more = (test.get("duplicate_programs") or 0) - len(named)
+        if more > 0:
+            counts[("(more)", "-", test["id"])] = more
+    return sorted(((*k, n) for k, n in counts.items()), key=lambda t: (-t[3], t[2], t[0]))
+
+
 def _row(name: str, row: dict) -> str:
-    per = f"{row['compilations'] / row['ran']:.1f}" if row["ran"] else "-"
     return (f"{name:<28}{row['properties']:>6}{row['ran']:>5}{row['seconds']:>9.1f}{row['examples']:>10}"
-            f"{_rate(row['examples'], row['seconds']):>7}{row['compilations']:>10}{per:>9}"
-            f"{row['compile_seconds']:>10.1f}")
+            f"{_rate(row['examples'], row['seconds']):>7}{row['programs']:>9}{row['compilations']:>9}"
+            f"{row['compile_seconds']:>10.1f}{row['served']:>8}{row['duplicates']:>7}")
 
 
 # --- which runs, with which arguments ------------------------------------------------------------
@@ -277,27 +327,95 @@ def growth_table(records: Dict[int, dict]) -> str:
     return "\n".join(lines)
 
 
-def bench(devices: Optional[Sequence[int]], keep: Optional[Path], extra: Sequence[str]) -> int:
-    """Run the suites at each device count (None: 8 on CPU, the devices present on GPU/TPU), print
-    each run's table and (several counts) the growth table; exit status 1 if any run failed, a
-    ReportError (after the other runs) if a run left no report."""
+# --- the reference, and cold and warm runs -----------------------------------------------------
+def run_reference(pytest_args: Sequence[str]) -> dict:
+    """The reference workload (``reports.reference``) in a fresh interpreter, on 8 devices forced as
+    the harness forces them (on GPU/TPU: the devices present): its seconds and program count."""
+    env = fresh_environment()
+    plan = plan_devices("8" if plan_devices(None, backend_asked(pytest_args), env).platform == "cpu" else None,
+                        backend_asked(pytest_args), env)
+    env.update(environment_for(plan, env))
+    done = subprocess.run([sys.executable, "-m", "reports.reference"], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise ReportError(f"the reference workload failed (exit status {done.returncode}):\n"
+                          + "\n".join(f"    {line}" for line in done.stderr.strip().splitlines()[-LAST_LINES:]))
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def has_option(pytest_args: Sequence[str], *names: str) -> bool:
+    """Whether one of the options ``names`` is among the pytest arguments (``--name`` or ``--name=...``)."""
+    return any(a == n or a.startswith(n + "=") for a in pytest_args for n in names)
+
+
+def with_seed(pytest_args: Sequence[str]) -> tuple:
+    """(the pytest arguments with a seed, the seed): the one given, else a fresh one added, so that
+    every run of the bench draws the same examples."""
+    for i, a in enumerate(pytest_args):
+        if a.startswith("--hypothesis-seed="):
+            return list(pytest_args), a.split("=", 1)[1]
+        if a == "--hypothesis-seed" and i + 1 < len(pytest_args):
+            return list(pytest_args), pytest_args[i + 1]
+    seed = str(random.randrange(2**32))
+    return [*pytest_args, f"--hypothesis-seed={seed}"], seed
+
+
+def cache_runs(out: Path, pytest_args: Sequence[str], devices: Optional[int], warm: bool) -> List[tuple]:
+    """The runs to make at one device count: (label, folder, pytest arguments): ``cold`` on an empty
+    compilation cache in the bench's folder and ``warm`` on the cache it left; one ``uncached``
+    or ``as given`` run where the arguments choose the cache themselves."""
+    base = run_folder_name(devices)
+    if has_option(pytest_args, "--no-compilation-cache"):
+        return [("uncached", out / base, list(pytest_args))]
+    if has_option(pytest_args, "--compilation-cache"):
+        return [("as given", out / base, list(pytest_args))]
+    cache = out / f"compilation-cache-{base}"
+    shutil.rmtree(cache, ignore_errors=True)
+    cached = [*pytest_args, "--compilation-cache", str(cache)]
+    return [("cold", out / f"{base}-cold", cached)] + ([("warm", out / f"{base}-warm", cached)] if warm else [])
+
+
+def ratio_line(label: str, record: dict, reference: dict) -> str:
+    """``cold: wall 150.2 s = 9.0x the reference; 3,388 programs, 3,300 compiled, 0 served, 0 twice``."""
+    total = {k: sum(r[k] for r in suite_rows(record).values()) for k in ("programs", "compilations", "served",
+                                                                      "duplicates", "examples")}
+    return (f"{label}: wall {record['wall_seconds']:.1f} s = {record['wall_seconds'] / reference['seconds']:.2f}x "
+            f"the reference; {total['examples']:,} examples, {total['programs']:,} programs, "
+            f"{total['compilations']:,} compiled, {total['served']:,} served by the cache, "
+            f"{total['duplicates']:,} asked for twice")
+
+
+def bench(devices: Optional[Sequence[int]], keep: Optional[Path], extra: Sequence[str], warm: bool = True) -> int:
+    """The reference workload, then the suites at each device count (None: 8 on CPU, the devices
+    present on GPU/TPU), cold and warm (``cache_runs``): each run's table, its ratio to the
+    reference, and (several counts) the growth table of the cold runs; exit status 1 if any run
+    failed, a ReportError (after the other runs) if a run left no report."""
     runs = planned_runs(devices, extra)
+    extra, seed = with_seed(extra)
     out = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="conformance-bench-"))
-    records, status, missing = {}, 0, []
+    print(f"== the reference workload (reports.reference), then the suites with --hypothesis-seed={seed}", flush=True)
+    reference = run_reference(extra)
+    print(f"== reference: {reference['programs']} programs in {reference['seconds']:.1f} s", flush=True)
+    records, status, missing, ratios = {}, 0, [], []
     for n in runs:
-        try:
-            record = run_suites(n, out / run_folder_name(n), extra)
-        except ReportError as e:
-            missing.append(str(e))
-            continue
-        records[n] = record
-        print(f"== {devices_label(n)}: wall {record['wall_seconds']:.1f} s, exit status {record['exit_status']} "
-              f"({' '.join(record['last_lines'][-1:])})")
-        print(table(record))
-        print()
-        status = status or (1 if record["exit_status"] != 0 else 0)
+        for label, folder, args in cache_runs(out, extra, n, warm):
+            try:
+                record = run_suites(n, folder, args)
+            except ReportError as e:
+                missing.append(str(e))
+                continue
+            records.setdefault(n, record)
+            print(f"== {devices_label(n)}, {label}: wall {record['wall_seconds']:.1f} s, exit status "
+                  f"{record['exit_status']} ({' '.join(record['last_lines'][-1:])})")
+            print(table(record))
+            print()
+            ratios.append(ratio_line(f"{devices_label(n)}, {label}", record, reference))
+            status = status or (1 if record["exit_status"] != 0 else 0)
     if len(records) > 1:
         print(growth_table(records))
+    print(f"\nreference workload: {reference['programs']} programs in {reference['seconds']:.1f} s")
+    for line in ratios:
+        print(line)
     print(f"\nrun reports: {out}", flush=True)
     if missing:
         raise ReportError("\n".join(missing))

@@ -86,6 +86,20 @@ def deviation_fields(item, call, report) -> Optional[dict]:
             "where": deviation.where if deviation.source else None}
 
 
+REPEATED_SHOWN = 20  # of a property's repeated programs, the report names this many
+
+
+def compilation_fields(counted: dict) -> dict:
+    """A property's ``compilations.Compilations`` as the report records it: programs asked for,
+    compilations and their seconds, programs the persistent cache served, and the repeated
+    programs (module name and the property that asked first, the first REPEATED_SHOWN of them)."""
+    return {"programs": counted["programs"], "compilations": counted["compilations"],
+            "compile_seconds": round(counted["compile_seconds"], 4), "cache_served": counted["served"],
+            "duplicate_programs": counted["duplicates"],
+            "repeated": [{"module": m, "first_asked_by": first} for m, first in counted["repeated"][:REPEATED_SHOWN]]
+            or None}
+
+
 def peak_rss_mib() -> float:
     """This process's peak resident memory so far, in MiB (Linux counts KiB, macOS bytes)."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -117,7 +131,7 @@ def attach_details(item, call, report) -> None:
         details["refusals"] = refusals[-1]
     compiled = [v for k, v in item.user_properties if k == state.COMPILATIONS]
     if compiled:
-        details.update(compilations=compiled[-1][0], compile_seconds=round(compiled[-1][1], 4))
+        details.update(compilation_fields(compiled[-1]))
     if report.failed and call.excinfo is not None:
         information = getattr(item, "hypothesis_report_information", "") or ""
         notes = getattr(call.excinfo.value, "__notes__", None) or []  # newer Hypothesis puts it here
@@ -214,8 +228,9 @@ def new_entry(nodeid: str) -> dict:
     """A property's record before any of its phases is known (passed, no details)."""
     module = nodeid.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
     return {"id": nodeid, "suite": module, "area": None, "outcome": "passed",
-            "duration": 0.0, "examples": None, "invalid_examples": None, "compilations": None,
-            "compile_seconds": None, "peak_rss_mib": None, "random": None, "skip_kind": None, "deviation": None,
+            "duration": 0.0, "examples": None, "invalid_examples": None, "programs": None,
+            "compilations": None, "compile_seconds": None, "cache_served": None, "duplicate_programs": None, "repeated": None,
+            "peak_rss_mib": None, "random": None, "skip_kind": None, "deviation": None,
             "excused": None, "refusals": None, "seen": None, "reason": None, "message": None, "falsifying_example": None, "repro": None,
             "rerun": None}
 
@@ -365,7 +380,16 @@ def environment(config) -> dict:
         "selection": selection(config),
         "suite": suite_identity(run_folder.ROOT),
         "peak_rss_mib": None,  # (the largest of every process's, when the run ends)
+        "compilation_cache": cache_fields(config),
     }
+
+
+def cache_fields(config) -> dict:
+    """The run's persistent compilation cache: its folder (None: none used) and what chose it, or
+    why there is none; whether programs could be counted on this JAX."""
+    choice = config.stash[state.CACHE]
+    return {"folder": None if choice.folder is None else str(choice.folder), "source": choice.source,
+            "programs_counted": bool(getattr(config.stash.get(state.COMPILES, None), "counts_programs", False))}
 
 
 def selection(config) -> dict:

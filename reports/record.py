@@ -34,7 +34,10 @@ FORMAT_NAME = "jax-conformance-report"
 # says it rejects it (or has no rule for it), so the refusal was accepted, per kind of refusal.
 # /9 added a failed test's "seen" frame: the innermost frame (module.function) that raised it, which a
 # symptom's raised_in reads, so the bisection over releases judges those symptoms too.
-FORMAT_VERSION = 9
+# /10 added each test's programs asked for, programs the persistent compilation cache served, and
+# programs asked for twice (their count, and the first ones with the property that asked first), and
+# the run's compilation cache (its folder or why none, and whether programs were counted).
+FORMAT_VERSION = 10
 FORMAT = f"{FORMAT_NAME}/{FORMAT_VERSION}"
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")

@@ -18,7 +18,7 @@ from conformance.model.layout import Layout
 from strategies import cutting_meshes, dividing_specs, sharding_specs
 from strategies.ops import CATALOGUE
 
-pytestmark = pytest.mark.aot
+pytestmark = [pytest.mark.aot, pytest.mark.uncached]  # checks compilation itself
 DEVICES = bridge.live_device_ids()
 # Lowering and compiling one small program per example is cheap: a quarter of the profile's examples.
 EXAMPLES = max(10, settings().max_examples // 4)

@@ -182,6 +182,7 @@ def donation_examples(draw):
 
 
 @settings(max_examples=EXAMPLES)
+@pytest.mark.uncached  # the donation warning is compilation's own
 @given(example=donation_examples())
 def test_donated_sharded_input_is_deleted_and_nothing_else_changes(example):
     """jit(..., donate_argnums=0) with shardings gives the right result and leaves the other input as

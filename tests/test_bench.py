@@ -14,9 +14,15 @@ from reports.__main__ import main
 from reports.record import ReportError
 
 
-def entry(suite, name, outcome="passed", duration=1.0):
+def entry(suite, name, outcome="passed", duration=1.0, **counts):
     """A run report's test entry, as far as bench reads it."""
-    return {"id": f"suites/{suite}.py::{name}", "suite": suite, "outcome": outcome, "duration": duration}
+    return {"id": f"suites/{suite}.py::{name}", "suite": suite, "outcome": outcome, "duration": duration, **counts}
+
+
+@pytest.fixture(autouse=True)
+def no_reference_workload(monkeypatch):
+    """bench's reference workload (13 s of compiling) stands in as 2 seconds here."""
+    monkeypatch.setattr(bench, "run_reference", lambda pytest_args: {"seconds": 2.0, "programs": 240})
 
 
 def test_on_cpu_bench_forces_8_devices_unless_told_other_counts():
@@ -64,9 +70,10 @@ def test_a_run_without_a_report_is_an_error_naming_folder_exit_status_and_last_l
     output = "\n".join(f"line {i}" for i in range(1, 31)) + "\nERROR: the 'tpu' backend did not start\n"
     monkeypatch.setenv("JAX_PLATFORMS", "tpu")
     monkeypatch.setattr(bench, "run_watched", lambda args, run_dir: subprocess.CompletedProcess(args, 4, output))
-    assert main(["bench", "--keep", str(tmp_path)]) == 2
+    assert main(["bench", "--no-warm", "--keep", str(tmp_path)]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith(f"error: {tmp_path / 'devices-present'}: pytest exited with status 4 and wrote no report")
+    assert err[0].startswith(f"error: {tmp_path / 'devices-present-cold'}: pytest exited with status 4 and wrote "
+                             f"no report")
     assert [line.strip() for line in err[1:]] == [f"line {i}" for i in range(17, 31)] + [
         "ERROR: the 'tpu' backend did not start"]
 
@@ -74,16 +81,17 @@ def test_a_run_without_a_report_is_an_error_naming_folder_exit_status_and_last_l
 def test_the_runs_that_wrote_a_report_are_still_printed(monkeypatch, capsys, tmp_path):
     """Of several device counts, the runs with a report are printed even when another wrote none."""
     def load(run_dir):
-        if run_dir.name != "devices-4":
+        if not run_dir.name.startswith("devices-4-"):
             raise ReportError(f"{run_dir}: no such report")
         return {"environment": {}, "tests": [entry("test_mesh", "a")]}
     monkeypatch.setattr(bench, "load", load)
     monkeypatch.setattr(bench, "run_watched", lambda args, run_dir: subprocess.CompletedProcess(
-        args, 0 if run_dir.name == "devices-4" else 3, "last words\n"))
+        args, 0 if run_dir.name.startswith("devices-4-") else 3, "last words\n"))
     assert main(["bench", "--devices", "4", "16", "--keep", str(tmp_path)]) == 2
     out, err = capsys.readouterr()
-    assert "== 4 devices: wall" in out and f"run reports: {tmp_path}" in out
-    assert f"{tmp_path / 'devices-16'}: pytest exited with status 3" in err
+    assert "== 4 devices, cold: wall" in out and "== 4 devices, warm: wall" in out
+    assert f"run reports: {tmp_path}" in out
+    assert f"{tmp_path / 'devices-16-cold'}: pytest exited with status 3" in err
 
 
 def test_progress_prints_a_suite_once_the_run_has_moved_past_it():
@@ -131,3 +139,51 @@ def test_a_running_run_shows_a_suite_line_before_it_ends(monkeypatch, capsys, tm
                      ("  test_aot: 2 tests, 4.0 s (2 passed)", True)]
     assert result.returncode == 0 and result.stdout == "child output\n"
     assert (tmp_path / bench.OUTPUT_NAME).read_text() == "child output\n"
+
+
+# --- the reference, cold and warm ---------------------------------------------------------------
+def test_cold_and_warm_share_a_cache_folder_and_a_seed(tmp_path):
+    """Without a cache option bench runs cold on an empty cache of its own, then warm on the cache
+    the cold run left, both with one seed (the one given, else one it adds); a cache option among
+    the arguments makes one run as asked."""
+    args, seed = bench.with_seed(["-k", "mesh"])
+    assert args[:2] == ["-k", "mesh"] and args[2] == f"--hypothesis-seed={seed}"
+    assert bench.with_seed(["--hypothesis-seed", "7"]) == (["--hypothesis-seed", "7"], "7")
+    (tmp_path / "compilation-cache-devices-8").mkdir()
+    (tmp_path / "compilation-cache-devices-8" / "stale").write_text("")
+    runs = bench.cache_runs(tmp_path, args, 8, warm=True)
+    cache = str(tmp_path / "compilation-cache-devices-8")
+    assert runs == [("cold", tmp_path / "devices-8-cold", [*args, "--compilation-cache", cache]),
+                    ("warm", tmp_path / "devices-8-warm", [*args, "--compilation-cache", cache])]
+    assert not (tmp_path / "compilation-cache-devices-8").exists()  # emptied for the cold run
+    assert [r[0] for r in bench.cache_runs(tmp_path, args, 8, warm=False)] == ["cold"]
+    assert bench.cache_runs(tmp_path, ["--no-compilation-cache"], None, True) == [
+        ("uncached", tmp_path / "devices-present", ["--no-compilation-cache"])]
+    assert bench.cache_runs(tmp_path, ["--compilation-cache=/c"], 8, True)[0][0] == "as given"
+
+
+def test_a_run_is_stated_as_a_ratio_to_the_reference_with_its_programs():
+    record = {"wall_seconds": 30.0, "tests": [
+        entry("test_mesh", "a", examples=10, programs=5, compilations=3, cache_served=2, duplicate_programs=1),
+        entry("test_aot", "b", examples=4, programs=2, compilations=2)]}
+    assert bench.ratio_line("8 devices, cold", record, {"seconds": 12.0, "programs": 240}) == (
+        "8 devices, cold: wall 30.0 s = 2.50x the reference; 14 examples, 7 programs, 5 compiled, "
+        "2 served by the cache, 1 asked for twice")
+
+
+def test_programs_asked_for_twice_are_grouped_by_who_asked_first_and_again():
+    """Repeated programs are counted per (module, property that asked first, property that asked
+    again), most first; repeats a report did not name count as "(more)"."""
+    first = "suites/test_mesh.py::a"
+    record = {"tests": [
+        entry("test_mesh", "a", duplicate_programs=3, repeated=[{"module": "jit_f", "first_asked_by": first}] * 2),
+        entry("test_aot", "b", duplicate_programs=1, repeated=[{"module": "jit_g", "first_asked_by": first}])]}
+    assert bench.duplicates(record) == [("jit_f", first, first, 2), ("jit_g", first, "suites/test_aot.py::b", 1),
+                                        ("(more)", "-", first, 1)]
+    assert "programs asked for twice (4;" in bench.table(dict(record, environment={}))
+
+
+def test_the_reference_workload_is_240_distinct_programs():
+    from reports import reference
+
+    assert reference.PROGRAMS == 240 == len(set(reference.OPERATIONS)) * len(reference.LAYOUTS) * len(reference.SHAPES)

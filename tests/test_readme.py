@@ -21,7 +21,9 @@ README = (ROOT / "README.md").read_text()
 # The example run the README shows: JAX 0.10.2 on 8 forced CPU devices, the default profile.
 EXAMPLE = dict(jax="0.10.2", jaxlib="0.10.2", numpy="2.4.6", hypothesis="6.170.17", backend="cpu",
                platforms_env="cpu", device_count=8, device_kind="cpu", devices_source="forced by default",
-               processes=1, x64=False, profile="default", max_examples=100, seed="217191438")
+               processes=1, x64=False, profile="default", max_examples=100, seed="217191438",
+               compilation_cache="/home/you/.cache/jax-conformance/compilation-cache/jax-0.10.2-jaxlib-0.10.2-cpu "
+                                 "(default)")
 
 # Import names that are not the distribution's name.
 DISTRIBUTION_OF = {"xdist": "pytest-xdist"}

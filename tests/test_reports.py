@@ -385,19 +385,22 @@ def test_a_failure_leads_with_its_finding_and_ends_with_its_rerun_and_verdict(tm
 
 
 def test_bench_table_sums_suites_and_rates_examples():
-    """`python -m reports table`: per suite the properties, seconds, examples, examples per second
-    and compilations per property that ran, with totals and the slowest properties."""
+    """`python -m reports table`: per suite the properties, seconds, examples, examples per second,
+    programs asked for, compiled, their seconds, served by the cache and asked for twice, with totals
+    and the slowest properties."""
     from reports.bench import suite_rows, table
-    tests = [entry("suites/test_a.py::test_one", duration=2.0, examples=100, compilations=10, compile_seconds=1.0),
-             entry("suites/test_a.py::test_two", duration=1.0, examples=50, compilations=20, compile_seconds=0.5),
+    tests = [entry("suites/test_a.py::test_one", duration=2.0, examples=100, programs=12, compilations=10,
+                   compile_seconds=1.0, cache_served=2, duplicate_programs=2),
+             entry("suites/test_a.py::test_two", duration=1.0, examples=50, programs=20, compilations=20,
+                   compile_seconds=0.5),
              entry("suites/test_b.py::test_skipped", outcome="skipped", duration=0.0, examples=None)]
     rows = suite_rows(record(tests))
-    assert rows["test_a"] == {"properties": 2, "ran": 2, "seconds": 3.0, "examples": 150,
-                              "compilations": 30, "compile_seconds": 1.5}
+    assert rows["test_a"] == {"properties": 2, "ran": 2, "seconds": 3.0, "examples": 150, "programs": 32,
+                              "compilations": 30, "compile_seconds": 1.5, "served": 2, "duplicates": 2}
     assert rows["test_b"]["ran"] == 0
     text = table(record(tests))
     line = next(line for line in text.splitlines() if line.startswith("test_a "))
-    assert line.split() == ["test_a", "2", "2", "3.0", "150", "50", "30", "15.0", "1.5"]
+    assert line.split() == ["test_a", "2", "2", "3.0", "150", "50", "32", "30", "1.5", "2", "2"]
     assert "slowest 3 properties:" in text and text.index("test_one") < text.index("test_two")
 
 

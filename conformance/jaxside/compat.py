@@ -12,6 +12,8 @@ and device-count environment (see ``conformance.runner.devices``).
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -479,6 +481,87 @@ def index_position(entry) -> int:
 # jax.monitoring reports every backend compilation as this duration event, under the same name
 # from 0.4.30 to 0.10.2 (jax/_src/dispatch.py BACKEND_COMPILE_EVENT). The runner counts them.
 BACKEND_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+# ... and every executable its persistent compilation cache serves as this event (no duration),
+# under the same name from 0.4.30 to 0.12.0.1 (jax/_src/compiler.py).
+PERSISTENT_CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"
+
+# JAX asks for every executable it runs (jit, pmap, shard_map, AOT compile; then compiled by XLA or
+# served by the persistent cache) through jax._src.compiler.compile_or_get_cached(backend, module,
+# devices, ...), which jax/_src/interpreters/pxla.py calls by attribute: measured on 0.4.30,
+# 0.7.0, 0.10.2 and 0.12.0.1. The runner counts distinct programs and repeated requests there.
+FEATURES["compile_requests"] = Feature(
+    "jax._src.compiler.compile_or_get_cached (the programs JAX asks for)",
+    "jax._src.compiler.compile_or_get_cached", arrived="0.4.30 or before")
+
+
+def program_key(module, devices) -> str:
+    """A program's identity: its lowered module's text (no debug locations) and the ids of the
+    devices it is compiled for, in order; two requests with one key ask XLA for one executable."""
+    digest = hashlib.sha256(module.operation.get_asm(enable_debug_info=False).encode())
+    digest.update(",".join(str(d.id) for d in getattr(devices, "flat", devices)).encode())
+    return digest.hexdigest()[:24]
+
+
+def watch_compile_requests(listener: Callable[[str, str], None]) -> bool:
+    """From now on, call ``listener(module name, program_key)`` whenever JAX asks for an
+    executable; False (nothing watched) where this JAX has no ``compile_requests``."""
+    compiler = importlib.import_module("jax._src.compiler")
+    asked = FEATURES["compile_requests"].obj
+    if asked is None:
+        return False
+
+    @functools.wraps(asked)
+    def compile_or_get_cached(backend, computation, devices, *args, **kwargs):
+        try:
+            name = str(computation.operation.attributes["sym_name"]).strip('"')
+            listener(name, program_key(computation, devices))
+        except Exception:  # noqa: BLE001 - counting must never change what JAX does
+            pass
+        return asked(backend, computation, devices, *args, **kwargs)
+
+    compile_or_get_cached.conformance_watched = asked
+    compiler.compile_or_get_cached = compile_or_get_cached
+    return True
+
+
+# JAX's persistent compilation cache (jax_compilation_cache_dir) keeps executables on disk, keyed by
+# the module, devices, compile options, XLA flags, backend and jaxlib. On CPU: measured over the
+# 34 releases (five jitted programs compiled in one process are served, with the same results, in the
+# next: PERSISTENT_CACHE_ON_CPU; a pmap program is served too, except on 0.8.0-0.10.1, where its key
+# differs from one process to the next, so it is compiled again: slower, never wrong). Its
+# thresholds are set so small CPU programs are kept (by default only those that took a second).
+PERSISTENT_CACHE_ON_CPU = version_in(">=0.4.30")
+PERSISTENT_CACHE_ON_CPU_REASON = f"JAX {JAX_VERSION} cannot serve CPU executables from its persistent compilation cache"
+
+
+def persistent_cache_available(platform: str) -> bool:
+    """Whether this JAX's persistent compilation cache serves programs on ``platform``."""
+    return PERSISTENT_CACHE_ON_CPU if platform == "cpu" else True
+
+
+def use_persistent_cache(folder: str) -> None:
+    """Keep and serve every compiled program in ``folder`` from now on."""
+    jax.config.update("jax_compilation_cache_dir", str(folder))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+    jax.config.update("jax_enable_compilation_cache", True)
+
+
+@contextlib.contextmanager
+def persistent_cache_off():
+    """No program is served from or written to the persistent cache inside (a property that checks
+    compilation itself); as it was after. JAX memoizes whether the cache is used, so the cache is
+    reset (``jax.experimental.compilation_cache.compilation_cache.reset_cache``) on both sides."""
+    from jax.experimental.compilation_cache import compilation_cache
+
+    was = jax.config.values["jax_enable_compilation_cache"]
+    jax.config.update("jax_enable_compilation_cache", False)
+    compilation_cache.reset_cache()
+    try:
+        yield
+    finally:
+        jax.config.update("jax_enable_compilation_cache", was)
+        compilation_cache.reset_cache()
 
 
 # --- operand layouts: UNCONSTRAINED constraints, reshapes, contractions (issue 26) ---

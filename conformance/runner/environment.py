@@ -17,6 +17,7 @@ INIT_TIMEOUT = "CONFORMANCE_INIT_TIMEOUT"  # seconds to join the coordination se
 COORDINATOR_PORT = "CONFORMANCE_COORDINATOR_PORT"  # the launcher's port (default: a free one)
 VENVS = "CONFORMANCE_VENVS"  # where the per-release environments live (release_envs)
 PYTHON313 = "CONFORMANCE_PYTHON313"  # a Python 3.13 interpreter, for releases from 0.11 (release_envs)
+COMPILATION_CACHE = "CONFORMANCE_COMPILATION_CACHE"  # the persistent compilation cache's folder, or off
 
 # --- set by the runner for the processes it starts -------------------------------------------
 SEED = "CONFORMANCE_SEED"  # the controller's Hypothesis seed, shared by every xdist worker
@@ -26,8 +27,8 @@ COORDINATOR = "CONFORMANCE_COORDINATOR"  # ... the coordination service's addres
 LAUNCHER_PID = "CONFORMANCE_LAUNCHER_PID"  # ... the launcher, whose end ends the copy
 PROGRAM_LOG = "CONFORMANCE_PROGRAM_LOG"  # a soak round's file for the program it is running
 
-ALL = (DEVICES, REPORT_DIR, STEP_TIMEOUT, INIT_TIMEOUT, COORDINATOR_PORT, VENVS, PYTHON313, SEED, PROCESS_ID,
-       PROCESS_COUNT, COORDINATOR, LAUNCHER_PID, PROGRAM_LOG)
+ALL = (DEVICES, REPORT_DIR, STEP_TIMEOUT, INIT_TIMEOUT, COORDINATOR_PORT, VENVS, PYTHON313, COMPILATION_CACHE,
+       SEED, PROCESS_ID, PROCESS_COUNT, COORDINATOR, LAUNCHER_PID, PROGRAM_LOG)
 
 
 def quiet_on_a_closed_pipe() -> None:

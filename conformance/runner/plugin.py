@@ -11,6 +11,7 @@ State lives in pytest's stash (keys in ``state``), never in module globals.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 
@@ -124,11 +125,11 @@ def pytest_collection_modifyitems(config, items):
 # --- running --------------------------------------------------------------------------------
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
-    """Count the JAX compilations a property's run caused (for the run report and the benchmark);
+    """Count the programs a property's run asked JAX for (for the run report and the benchmark);
     a strict known deviation's test is xfailed only by a failure that shows an entry's symptom; a
     random property's excused examples go to the report."""
-    counter = item.config.stash.get(state.COMPILES, None) if areas.in_suites(item.nodeid) else None
-    before = counter.snapshot() if counter else None
+    ledger = item.config.stash.get(state.COMPILES, None) if areas.in_suites(item.nodeid) else None
+    before = ledger.snapshot() if ledger else None
     try:
         result = yield
     except Exception as failure:  # noqa: BLE001 - pytest's outcomes (skip, xfail) are BaseExceptions
@@ -138,11 +139,14 @@ def pytest_runtest_call(item):
         verdict = strict_verdict(strict, failure)
         if verdict is failure:
             raise
-        raise verdict from failure
+        # The xfail shows its reason, never a traceback; pytest would still format the whole chain
+        # (into JAX's sources, parsing each file): a tenth of a run's time. The failure stays on
+        # the verdict for a reader.
+        verdict.failure = failure
+        raise verdict.with_traceback(None) from None
     finally:
-        if counter is not None:
-            after = counter.snapshot()
-            item.user_properties.append((state.COMPILATIONS, (after[0] - before[0], after[1] - before[1])))
+        if ledger is not None:
+            item.user_properties.append((state.COMPILATIONS, dataclasses.asdict(ledger.snapshot().since(before))))
         excuses = item.stash.get(state.EXCUSES, None)
         if excuses is not None and excuses.excused:
             item.user_properties.append((state.EXCUSED, excuses.report()))

@@ -19,7 +19,7 @@ import pytest
 from conformance.checking import isolation
 from conformance.jaxside import compat
 
-from . import areas, devices, environment, profiles, run_folder, state
+from . import areas, compilation_cache, devices, environment, profiles, run_folder, state
 from .compilations import release_if_holding_too_much, start_counting
 from .deviations import DEVIATIONS_FILE, DeviationsInEffect, read_deviation_file
 from .multiprocess import launcher, protocol, steps
@@ -36,6 +36,7 @@ def start(config, plan: devices.DevicePlan, x64: bool, jax_was_imported: bool) -
         if role is not None:
             role = join_the_run(role)  # (process id, count) from here on
         start_backend(plan, x64, jax_was_imported)
+        config.stash[state.CACHE] = use_compilation_cache(config)
     except devices.UsageError as e:
         raise pytest.UsageError(str(e)) from None
     config.stash[state.JAX_VERSION] = jax.__version__
@@ -96,6 +97,21 @@ def start_backend(plan: devices.DevicePlan, x64: bool, jax_was_imported: bool) -
             f"{plan.source} asked for {plan.forced} CPU devices, but the JAX backend has "
             f"{jax.local_device_count()}: it was started before the harness could set the device "
             f"count (something imported JAX and used it first)")
+
+
+def use_compilation_cache(config) -> compilation_cache.CacheChoice:
+    """The persistent compilation cache the options ask for, in use from now on (before the first
+    compilation); none where this JAX cannot serve programs on this backend (said in the header)."""
+    platform = jax.devices()[0].platform
+    choice = compilation_cache.choose(config.getoption("--compilation-cache"),
+                                      config.getoption("--no-compilation-cache"), jax.__version__,
+                                      str(compat.JAXLIB_VERSION), platform)
+    if choice.folder is None:
+        return choice
+    if not compat.persistent_cache_available(platform):
+        return compilation_cache.CacheChoice(None, compat.PERSISTENT_CACHE_ON_CPU_REASON)
+    compat.use_persistent_cache(str(choice.folder))
+    return choice
 
 
 def backend_failure(error: Exception) -> str:
@@ -167,6 +183,8 @@ def take_part(config, process_id: int, count: int) -> None:
 def pytest_configure(config):
     config.addinivalue_line("markers", f"{compat.REQUIRES_MARK}(name): skip where this JAX lacks the "
                                        "API (compat.requires)")
+    config.addinivalue_line("markers", f"{compilation_cache.UNCACHED_MARK}: the property checks compilation "
+                                       "itself and runs without the persistent compilation cache")
 
 
 def pytest_report_header(config):
@@ -180,11 +198,12 @@ def pytest_report_header(config):
         devices_source=f"forced by {plan.source}" if plan.forced is not None else plan.source,
         processes=jax.process_count(), x64=compat.x64_enabled(), profile=profiles.profile_name(config),
         max_examples=profiles.max_examples(), seed=config.option.hypothesis_seed,
-        deviations=config.stash[state.DEVIATIONS].header())
+        deviations=config.stash[state.DEVIATIONS].header(), compilation_cache=config.stash[state.CACHE].describe())
 
 
 def header_lines(*, jax, jaxlib, numpy, hypothesis, backend, platforms_env, device_count, device_kind,
-                 devices_source, processes, x64, profile, max_examples, seed, deviations) -> list:
+                 devices_source, processes, x64, profile, max_examples, seed, deviations,
+                 compilation_cache) -> list:
     """The run's header: what it ran against (the README shows one, checked by a self-test)."""
     return [
         f"jax {jax}, jaxlib {jaxlib}, numpy {numpy}, hypothesis {hypothesis}",
@@ -193,6 +212,7 @@ def header_lines(*, jax, jaxlib, numpy, hypothesis, backend, platforms_env, devi
         f"hypothesis profile: {profile} (max_examples={max_examples}), seed: {seed} (rerun with "
         f"--hypothesis-seed={seed})",
         f"known deviations in effect for this JAX: {deviations}",
+        f"compilation cache: {compilation_cache}",
     ]
 
 
@@ -200,6 +220,7 @@ def header_lines(*, jax, jaxlib, numpy, hypothesis, backend, platforms_env, devi
 def pytest_runtest_setup(item):
     """A test marked ``compat.requires(name)`` skips (``compat.feature_missing``) where this JAX
     lacks the API."""
+    item.config.stash[state.COMPILES].asking = item.nodeid  # a repeated program names who asked first
     for mark in item.iter_markers(compat.REQUIRES_MARK):
         compat.feature(mark.args[0])
 
@@ -210,6 +231,18 @@ def pytest_runtest_teardown(item, nextitem):
     more than ``compilations.RELEASE_ABOVE_MIB``: a serial run then stays under 2 GiB."""
     if areas.in_suites(item.nodeid):
         release_if_holding_too_much()
+
+
+@pytest.fixture(autouse=True)
+def uncached_when_marked(request):
+    """A property marked ``uncached`` (it checks compilation itself) runs with no persistent
+    compilation cache: no program it compiles is served from the cache or kept in it."""
+    if request.node.get_closest_marker(compilation_cache.UNCACHED_MARK) is None or \
+            request.config.stash[state.CACHE].folder is None:
+        yield
+        return
+    with compat.persistent_cache_off():
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,8 @@ from .devices import DevicePlan
 PLAN = pytest.StashKey[DevicePlan]()  # the platform and device count
 JAX_VERSION = pytest.StashKey[str]()  # the installed JAX's version
 DEVIATIONS = pytest.StashKey[DeviationsInEffect]()  # the known deviations of the installed JAX
-COMPILES = pytest.StashKey[object]()  # this process's compilations.CompileCounter
+COMPILES = pytest.StashKey[object]()  # this process's compilations.CompileLedger
+CACHE = pytest.StashKey[object]()  # the run's compilation_cache.CacheChoice
 LEADER = pytest.StashKey[object]()  # the multi-process run's protocol.Leader, in its process 0
 MULTIPROCESS_SKIP = pytest.StashKey[str]()  # why the multiprocess properties skip in this run
 ISOLATED_PRELUDE = pytest.StashKey[str]()  # code every isolated subprocess runs first (faults)
@@ -20,7 +21,7 @@ ITEM_STRICT = pytest.StashKey[tuple]()  # on an item: its strict known deviation
 ITEM_RANDOM = pytest.StashKey[tuple]()  # on an item: its random property's known deviations on this JAX
 EXCUSES = pytest.StashKey[Excuses]()  # on an item: its excuses fixture (what it excused)
 
-COMPILATIONS = "compilations"  # the user property a test's (count, seconds) of compilations goes in
+COMPILATIONS = "compilations"  # the user property a test's compilations.Compilations (as a dict) goes in
 EXCUSED = "excused"  # the user property a random property's excused examples go in, per entry
 REFUSALS = "refusals"  # the user property a property's accepted refusals (the model rejects the call) go in
 
