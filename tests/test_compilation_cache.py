@@ -84,3 +84,55 @@ def test_a_stale_executable_for_a_changed_program_is_caught(tmp_path):
     assert runs[0][0] == 0, runs
     assert runs[1][:2] == (1, "factor 3.0 served 1"), runs
     assert "but should be x0 * 3.0" in runs[1][2], runs
+
+
+# --- counting programs -------------------------------------------------------------------------------
+def test_a_ledger_counts_requests_compilations_served_and_repeats():
+    """Each program asked for counts once; one asked for before counts as repeated, naming the
+    property that asked first; XLA's compilations are the compile events the cache did not serve."""
+    from conformance.jaxside import compat
+    from conformance.runner.compilations import CompileLedger, Compilations
+
+    ledger = CompileLedger()
+    ledger.asking = "suites/test_a.py::one"
+    ledger.on_request("jit_f", "k1")
+    ledger.on_duration(compat.BACKEND_COMPILE_EVENT, 0.5)
+    start = ledger.snapshot()
+    ledger.asking = "suites/test_a.py::two"
+    for name, key in (("jit_g", "k2"), ("jit_f", "k1"), ("jit_g", "k2")):
+        ledger.on_request(name, key)
+        ledger.on_duration(compat.BACKEND_COMPILE_EVENT, 0.25)
+    ledger.on_event(compat.PERSISTENT_CACHE_HIT_EVENT)
+    ledger.on_duration("/jax/some/other/event", 9.0)
+    assert start == Compilations(1, 1, 0.5, 0, 0, ())
+    assert ledger.snapshot().since(start) == Compilations(
+        programs=3, compilations=2, compile_seconds=0.75, served=1, duplicates=2,
+        repeated=(("jit_f", "suites/test_a.py::one"), ("jit_g", "suites/test_a.py::two")))
+
+
+def test_a_program_is_its_module_and_its_devices(monkeypatch):
+    """compat.program_key: one function lowered twice gives one key; another function, or the same
+    module on other devices, another; and the watch sees every executable JAX asks for."""
+    import jax
+    import numpy as np
+
+    from conformance.jaxside import compat
+
+    x = np.ones(4, np.float32)
+    module = jax.jit(lambda a: a * 2).lower(x).compiler_ir("stablehlo")
+    again = jax.jit(lambda a: a * 2).lower(x).compiler_ir("stablehlo")
+    other = jax.jit(lambda a: a * 3).lower(x).compiler_ir("stablehlo")
+    devices = np.array(jax.devices()[:1])
+    assert compat.program_key(module, devices) == compat.program_key(again, devices)
+    assert compat.program_key(module, devices) != compat.program_key(other, devices)
+    if len(jax.devices()) > 1:
+        assert compat.program_key(module, devices) != compat.program_key(module, np.array(jax.devices()[1:2]))
+
+    from jax._src import compiler
+    monkeypatch.setattr(compiler, "compile_or_get_cached", compiler.compile_or_get_cached)  # undone after
+    seen = []
+    assert compat.watch_compile_requests(lambda name, key: seen.append((name, key)))
+    f = jax.jit(lambda a: a - 1.5)
+    f(x), f(x + 1)  # the second call is served by JAX's in-memory cache: no request
+    jax.jit(lambda a: a - 1.5)(x)  # a new function object, the same program: asked for again
+    assert len(seen) == 2 and seen[0] == seen[1] and seen[0][0] == "jit__lambda", seen
