@@ -867,6 +867,20 @@ def test_contraction_with_its_batch_laid_out_over_the_contracted_axis():
               ("b",), np.einsum("bk,kb->b", x, y))
 
 
+@bridge.needs_devices(8, "for a (2, 4) mesh")
+def test_contraction_returning_its_batch_and_free_dimensions_over_swapped_axes():
+    """jit(lambda x, y: lax.dot_general(x, y, (((1,), (0,)), ((0,), (1,)))), out_shardings=P('b', 'a'))
+    of x int32[4, 4, 4] P('a', 'b') and y int32[4, 4] P('b', 'a') on a (2, 4) mesh returns numpy's
+    einsum('bkm,kb->bm', x, y): the batch dimension, cut over 'a' in the operands, is returned over
+    'b', which cuts the contracted one, and the free dimension over 'a' (found on 0.10.2 by
+    test_contraction_over_sharded_dimensions, seed 995328243, as einsum 'bkm,kb->mb' on a (4, 2) mesh)."""
+    x = np.arange(64, dtype=np.int32).reshape(4, 4, 4) % 7
+    y = (np.arange(16, dtype=np.int32) % 5).reshape(4, 4)
+    auto_case("batch and free dimension over swapped axes", bridge.first_devices_mesh(("a", 2), ("b", 4)),
+              {"x": (x, ("a", "b")), "y": (y, ("b", "a"))}, "lax.dot_general(x, y, (((1,), (0,)), ((0,), (1,))))",
+              ("b", "a"), np.einsum("bkm,kb->bm", x, y))
+
+
 @bridge.needs_devices(4, "for a (2, 2) mesh")
 def test_shifted_update_into_a_layout_cutting_another_dimension_over_the_major_axis():
     """jit(lambda x: x.at[1:].set(x[:-1])) of x float32[4, 2] cut over ('a', 'b') on dimension 0,

@@ -35,6 +35,7 @@ JIT, CONSTRAINED, EAGER = "(b) jit with in/out_shardings", "(c) jit with shardin
 X4 = np.arange(4, dtype=np.int32)
 X22 = np.arange(4, dtype=np.int32).reshape(2, 2)
 X44 = np.arange(16, dtype=np.int32).reshape(4, 4)
+X444 = np.arange(64, dtype=np.int32).reshape(4, 4, 4) % 7
 
 
 @dataclass(frozen=True)
@@ -326,6 +327,14 @@ EXAMPLES: Dict[str, Pair] = {
         Contraction(MESH, "Auto", "dot_general", X44, X44, "bk", "kb", "b", ("a", "b"), ("b", "a"), ("b",)),
         Contraction(MESH, "Auto", "dot_general", X44, X44, "bk", "kb", "b", ("a", None), (None, "a"), ("b",)),
         "the contracted dimension is not cut", (np.array([16, 49, 69, 76], np.int32), np.array([16, 49, 0, 0], np.int32))),
+    "batch_and_free_dimension_returned_over_swapped_axes": Pair(
+        Contraction(MESH, "Auto", "dot_general", X444, X44, "bkm", "kb", "bm", ("a", "b"), ("b", "a"), ("b", "a")),
+        Contraction(MESH, "Auto", "dot_general", X444, X44, "bkm", "kb", "bm", ("a", "b"), ("b", "a"), ("b",)),
+        "the free dimension is not cut",
+        {"zeros": (np.einsum("bkm,kb->bm", X444, X44), np.concatenate([np.einsum("bkm,kb->bm", X444, X44)[:2],
+                                                                      np.zeros((2, 4), np.int32)])),
+         "values_of_the_expected_result": (np.einsum("bkm,kb->bm", X444, X44),
+                                           np.roll(np.einsum("bkm,kb->bm", X444, X44), 1, axis=0))}),
     "explicit_merge_over_size_one_axes_only": Pair(
         Reshape(SIZE_ONE, "Explicit", np.arange(8, dtype=np.int32).reshape(2, 2, 2), (4, 2), "merge", (0, 1), (0,),
                 (None, "b"), ()),
