@@ -54,35 +54,47 @@ def test_the_header_says_which_cache(tmp_path):
 
 
 # --- end to end ------------------------------------------------------------------------------------
-def probe_runs(tmp_path: Path, factors, stale_key: bool = False):
+def probe_runs(tmp_path: Path, factors, stale_key: bool = False, only: str = ""):
     """One fresh pytest run of the probe per factor, all on one cache folder: (exit status, the
     probe's log line, the end of pytest's output) of each."""
     cache, results = tmp_path / "cache", []
     for i, factor in enumerate(factors):
         log = tmp_path / f"log-{i}"
         env = {"PROBE_LOG": str(log), "PROBE_FACTOR": str(factor), "PROBE_STALE_KEY": "1" if stale_key else None}
-        done = run_pytest(["-q", PROBE, "--devices", "2", "--compilation-cache", str(cache), "-p", "no:randomly"],
+        done = run_pytest(["-q", PROBE + only, "--devices", "2", "--compilation-cache", str(cache)],
                           env=env, timeout=300)
         results.append((done.returncode, log.read_text().strip() if log.exists() else "", done.stdout[-3000:]))
     return results
 
 
+def cache_in_use() -> bool:
+    from conformance.jaxside import compat
+
+    return compat.persistent_cache_available("cpu")
+
+
 def test_a_run_is_served_what_an_earlier_one_compiled_and_never_a_stale_program(tmp_path):
-    """Run 1 compiles x * 2; run 2 (same program) is served it from the cache; run 3 (x * 3)
-    gets its own program, right."""
+    """Run 1 compiles x * 2 and a program with a donated input; run 2 is served both from the cache
+    and gets the right values; run 3 (x * 3) gets its own program, right. Where compat says this JAX
+    cannot cache on CPU, nothing is served and every value is right."""
     runs = probe_runs(tmp_path, [2, 2, 3])
     assert [rc for rc, *_ in runs] == [0, 0, 0], runs
-    assert runs[0][1] == "factor 2.0 served 0", runs
-    assert runs[1][1] == "factor 2.0 served 1", runs
-    assert runs[2][1] == "factor 3.0 served 0", runs
+    n = int(cache_in_use())
+    assert [log for _, log, _ in runs] == ["factor 2.0 served 0\ndonated served 0",
+                                           f"factor 2.0 served {n}\ndonated served {n}",
+                                           f"factor 3.0 served 0\ndonated served {n}"], runs
 
 
 def test_a_stale_executable_for_a_changed_program_is_caught(tmp_path):
-    """Meta-test: with a planted fault that gives every program one cache key, run 3 is served
-    run 1's x * 2 for x * 3, and the probe fails, saying so."""
-    runs = probe_runs(tmp_path, [2, 3], stale_key=True)
+    """Meta-test: with a planted fault that gives every program one cache key, run 2 is served
+    run 1's x * 2 for x * 3, and the probe fails, saying so (the probe's x * k program alone: with one
+    key, a run's second program would be served its first)."""
+    if not cache_in_use():
+        pytest.skip("this JAX's persistent cache is not used on CPU (compat.PERSISTENT_CACHE_ON_CPU): no stale "
+                    "executable can be served")
+    runs = probe_runs(tmp_path, [2, 3], stale_key=True, only="::test_the_program_asked_for_runs")
     assert runs[0][0] == 0, runs
-    assert runs[1][:2] == (1, "factor 3.0 served 1"), runs
+    assert runs[1][0] == 1 and runs[1][1].startswith("factor 3.0 served 1"), runs
     assert "but should be x0 * 3.0" in runs[1][2], runs
 
 
@@ -135,4 +147,4 @@ def test_a_program_is_its_module_and_its_devices(monkeypatch):
     f = jax.jit(lambda a: a - 1.5)
     f(x), f(x + 1)  # the second call is served by JAX's in-memory cache: no request
     jax.jit(lambda a: a - 1.5)(x)  # a new function object, the same program: asked for again
-    assert len(seen) == 2 and seen[0] == seen[1] and seen[0][0] == "jit__lambda", seen
+    assert len(seen) == 2 and seen[0] == seen[1] and seen[0][0].startswith("jit__lambda"), seen  # (0.4.30: jit__lambda_)

@@ -525,13 +525,20 @@ def watch_compile_requests(listener: Callable[[str, str], None]) -> bool:
 
 
 # JAX's persistent compilation cache (jax_compilation_cache_dir) keeps executables on disk, keyed by
-# the module, devices, compile options, XLA flags, backend and jaxlib. On CPU: measured over the
-# 34 releases (five jitted programs compiled in one process are served, with the same results, in the
-# next: PERSISTENT_CACHE_ON_CPU; a pmap program is served too, except on 0.8.0-0.10.1, where its key
-# differs from one process to the next, so it is compiled again: slower, never wrong). Its
-# thresholds are set so small CPU programs are kept (by default only those that took a second).
-PERSISTENT_CACHE_ON_CPU = version_in(">=0.4.30")
-PERSISTENT_CACHE_ON_CPU_REASON = f"JAX {JAX_VERSION} cannot serve CPU executables from its persistent compilation cache"
+# the module, devices, compile options, XLA flags, backend and jaxlib. On CPU, measured over the 34
+# releases (release_envs run, 2026-12-05):
+# - five jitted programs compiled in one process are served, with the same results, in the next, on
+#   every release (a pmap program is served too, except on 0.8.0-0.10.1, where its key differs from
+#   one process to the next, so it is compiled again: slower, never wrong);
+# - a jitted program with a donated input, served in the next process, returns wrong values on
+#   0.4.30-0.4.35 ([[0, 1]] for -sum(x, axis=0) of x uint32[2, 2] split over 'a', and it writes into
+#   the numpy array the input was put from); from 0.4.36 it is right. Met by the release matrix on
+#   0.4.30 (a generated program's donating way) and 0.4.31 (a worker crash in the training step).
+# So the cache is used on CPU from 0.4.36 only. Its thresholds are set so small CPU programs are kept
+# (by default only those that took a second to compile are).
+PERSISTENT_CACHE_ON_CPU = version_in(">=0.4.36")
+PERSISTENT_CACHE_ON_CPU_REASON = (f"JAX {JAX_VERSION} serves programs with donated inputs wrongly from its "
+                                  f"persistent compilation cache on CPU (measured on 0.4.30-0.4.35; right from 0.4.36)")
 
 
 def persistent_cache_available(platform: str) -> bool:
@@ -545,6 +552,11 @@ def use_persistent_cache(folder: str) -> None:
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
     jax.config.update("jax_enable_compilation_cache", True)
+
+
+def no_persistent_cache() -> None:
+    """Serve no program from a persistent cache and keep none (whatever JAX_COMPILATION_CACHE_DIR says)."""
+    jax.config.update("jax_enable_compilation_cache", False)
 
 
 @contextlib.contextmanager

@@ -106,10 +106,11 @@ def use_compilation_cache(config) -> compilation_cache.CacheChoice:
     choice = compilation_cache.choose(config.getoption("--compilation-cache"),
                                       config.getoption("--no-compilation-cache"), jax.__version__,
                                       str(compat.JAXLIB_VERSION), platform)
+    if choice.folder is not None and not compat.persistent_cache_available(platform):
+        choice = compilation_cache.CacheChoice(None, compat.PERSISTENT_CACHE_ON_CPU_REASON)
     if choice.folder is None:
+        compat.no_persistent_cache()
         return choice
-    if not compat.persistent_cache_available(platform):
-        return compilation_cache.CacheChoice(None, compat.PERSISTENT_CACHE_ON_CPU_REASON)
     compat.use_persistent_cache(str(choice.folder))
     return choice
 
