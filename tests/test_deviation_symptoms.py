@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -613,6 +615,25 @@ def test_each_wrongness_holds_for_its_bug_and_not_for_a_value_computed_wrongly()
         for got in (computed, expected, bug[:-1]):
             assert not wrongness.holds(name, [c], expected, got), f"got {name} holding for {got}, but should not"
     assert not wrongness.holds("values_of_the_operands", [SimpleNamespace()], a(1), a(0)), "no Call: no operands"
+    # an edge pad over two dimensions joins twice: each join multiplies (found on 0.4.31: x int32[2, 1] P('a')
+    # on an (a=2, b=4) mesh, padded ((0, 1), (0, 1)) into P(None, 'a'), gave 16 where 1); a pad over one
+    # dimension, or in mode constant, joins once
+    edge2 = triggers.Call("pad", (a(0, 1),), {"widths": ((0, 1), (0, 1)), "mode": "edge"}, MESH, "Auto", (), (), "(b) jit")
+    assert wrongness.joins_made(edge2) == 2
+    assert wrongness.holds("multiplied_by_the_replica_count", [edge2], a(0, 0, 1, 1, 1, 1), a(0, 0, 16, 16, 16, 16))
+    for once in (replace(edge2, static={"widths": ((0, 1), (0, 0)), "mode": "edge"}),
+                 replace(edge2, static={"widths": ((0, 1), (0, 1)), "mode": "constant"}), call()):
+        assert wrongness.joins_made(once) == 1
+        assert not wrongness.holds("multiplied_by_the_replica_count", [once], a(0, 0, 1, 1, 1, 1), a(0, 0, 16, 16, 16, 16))
+    # a lax.pad whose negative edge moves dimension 0 while dimension 1 is padded too: the move not applied
+    # leaves the operand in place with dimension 1 padded (found on 0.4.33: config ((1, -1, 0), (0, 1, 0)))
+    x2 = np.arange(4, dtype=np.float32).reshape(2, 2)
+    padneg = triggers.Call("lax_pad_negative", (x2, np.float32(0)), {"config": ((1, -1, 0), (0, 1, 0))}, MESH,
+                           "Auto", (), ("a",), "(b) jit")
+    right = np.array([[0, 0, 0], [0, 1, 0]], np.float32)
+    assert wrongness.holds("the_operand_in_place", [padneg], right, np.array([[0, 1, 0], [2, 3, 0]], np.float32))
+    assert not wrongness.holds("the_operand_in_place", [padneg], right, np.array([[0, 1, 0], [2, 4, 0]], np.float32))
+    assert not wrongness.holds("the_operand_in_place", [padneg], right, np.array([[0, 1, 5], [2, 3, 0]], np.float32))
     wrong_dtype = np.array([3, 3], np.int64)
     assert not wrongness.holds("values_of_the_expected_result", [call(x)], a(2, 3), wrong_dtype)
 

@@ -27,7 +27,7 @@ import numpy as np
 from conformance.model.program import LAYOUT_CHANGES
 from conformance.model.sharding_rules import shifted_ranges
 
-from .triggers import AT_UPDATES, Call
+from .triggers import AT_UPDATES, Call, cuts_dim
 
 
 def _bits(x: np.ndarray) -> np.ndarray:
@@ -79,14 +79,32 @@ def values_of_the_operands(call, expected, got) -> bool:
     return _among(found[1][found[2]], pool)
 
 
-def the_operand_in_place(call, expected, got) -> bool:
-    """The result has the first operand's shape and every wrong element holds the operand's own
-    value at its position: an update dropped, a shift not applied."""
-    found = _arrays(expected, got)
-    if found is None or not isinstance(call, Call) or not call.operands:
-        return False
+def unshifted(call):
+    """What ``call`` leaves where its shift is not applied: the first operand itself; for lax.pad
+    (``lax_pad_negative``), the same pad with each dimension that has a negative edge and is cut in
+    the output (jitted; eager: in the operand) kept in place (its edges ``(low, high)`` as
+    ``(0, low + high)``: the same size, nothing moved), the other dimensions padded as asked. None
+    for no operands."""
+    if not isinstance(call, Call) or not call.operands:
+        return None
     x = np.asarray(call.operands[0])
-    if x.shape != found[1].shape:
+    if call.op != "lax_pad_negative":
+        return x
+    from strategies.ops.references import lax_pad_reference
+
+    laid_out = call.in_specs[0] if call.eager and call.in_specs else call.out_spec
+    config = tuple((0, lo + hi, i) if (lo < 0 or hi < 0) and cuts_dim(call.mesh, laid_out, d) else (lo, hi, i)
+                   for d, (lo, hi, i) in enumerate(call.static["config"]))
+    return lax_pad_reference(x, np.asarray(call.operands[1], x.dtype), config=config)
+
+
+def the_operand_in_place(call, expected, got) -> bool:
+    """Every wrong element holds the operand's own value at its position (``unshifted``: for a
+    lax.pad, the pad without the move of its negative-edge dimensions): an update dropped, a shift
+    not applied."""
+    found = _arrays(expected, got)
+    x = unshifted(call) if found is not None else None
+    if x is None or x.shape != found[1].shape:
         return False
     with np.errstate(all="ignore"):
         x = x.astype(found[1].dtype)
@@ -100,16 +118,30 @@ def zeros(call, expected, got) -> bool:
     return found is not None and not found[1][found[2]].any()
 
 
+def joins_made(call) -> int:
+    """How many joins ``call`` chains: jnp.pad in a mode that copies the array's own values (edge,
+    wrap, reflect, symmetric, ...) joins once per dimension it pads (one concatenate each); any other
+    call, one."""
+    if isinstance(call, Call) and call.op == "pad" and call.static.get("mode", "constant") != "constant":
+        return max(1, sum(1 for w in call.static.get("widths", ()) if any(w)))
+    return 1
+
+
 def multiplied_by_the_replica_count(call, expected, got) -> bool:
     """Every wrong element is its expected value times a whole number from 2 to 8 (how many devices
-    hold its block, which may differ from operand to operand), in the result's own arithmetic."""
+    hold its block, which may differ from operand to operand), in the result's own arithmetic; times
+    a product of such numbers, one per join, where the call chains joins (``joins_made``: an edge pad
+    over two dimensions multiplies twice)."""
     found = _arrays(expected, got)
     if found is None or found[0].dtype.kind not in "iufc":
         return False
+    factors = {1}
+    for _ in range(joins_made(call)):
+        factors = factors | {f * k for f in factors for k in range(2, 9)}
     e, g = found[0][found[2]], found[1][found[2]]
     with np.errstate(all="ignore"):
         multiple = np.zeros(e.shape, bool)
-        for k in range(2, 9):
+        for k in sorted(factors - {1}):
             multiple |= (_bits(e * e.dtype.type(k)) == _bits(g)).all(axis=-1)
     return bool(multiple.all())
 
