@@ -182,15 +182,25 @@ def padded_operands(program: Program, step: Step, way: str) -> list:
 
 def layout_changed(program: Program) -> set:
     """The values a layout change made: each layout change's result, and that of a step whose JAX
-    function returns its operand itself when that operand is one (``jnp.abs`` of an unsigned or bool
-    value traces no operation, so a layout change of it is a layout change of a layout change: met
-    on 0.4.33, seed 3890113860, where the first of the two then won)."""
+    function returns its operand itself when that operand is one (``traces_nothing``), so that a
+    layout change of it is a layout change of a layout change."""
     changed = set()
     for s in program.steps:
-        if s.changes_layout or (s.op == "abs" and s.operands[0] in changed
-                                and program.value(s.operands[0]).dtype.kind in "ub"):
+        if s.changes_layout or (s.operands and s.operands[0] in changed and traces_nothing(program, s)):
             changed.add(s.result)
     return changed
+
+
+def traces_nothing(program: Program, step: Step) -> bool:
+    """A step whose JAX function returns its operand itself, tracing no operation: ``jnp.abs`` of an
+    unsigned or bool value (met on 0.4.33, seed 3890113860, where the first of two layout changes in
+    a row then won), and ``jnp.reshape`` to the operand's own shape (lax.reshape returns the operand;
+    met on 0.4.36, seed 81484243: v5 = jnp.reshape(v1, (2,)) of v1 constrained P('a'), returned P(),
+    came out P('a'))."""
+    operand = program.value(step.operands[0])
+    if step.op == "abs":
+        return operand.dtype.kind in "ub"
+    return step.op == "reshape" and np.shape(program.value(step.result)) == np.shape(operand)
 
 
 def step_call(program: Program, step: Step, way: str, producers: int = 4) -> Call:

@@ -622,6 +622,27 @@ def test_an_abs_of_an_unsigned_layout_change_is_that_layout_change():
     assert holds(unsigned) and not holds(signed)
 
 
+def test_a_reshape_to_its_own_shape_of_a_layout_change_is_that_layout_change():
+    """jnp.reshape to the operand's own shape returns it, tracing nothing: a layout change of it is a
+    layout change of a layout change (0.4.36, seed 81484243: v1 constrained P('a'), v5 =
+    jnp.reshape(v1, (2,)) returned P() under (c), laid out P('a')); a reshape to another shape is
+    not."""
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    from strategies.ops import BY_NAME
+    mesh = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
+
+    def program(shape):
+        return written_program(mesh, [(np.arange(4, dtype=np.uint32), ())], [
+            Step("v0", "constraint", ("x0",), spec=("a",)),
+            Step("v1", "reshape", ("v0",), static=(("shape", shape),), source=BY_NAME["reshape"].source)], [()])
+    same, other = program((4,)), program((2, 2))
+    assert suite.layout_changed(same) == {"v0", "v1"} and suite.layout_changed(other) == {"v0"}
+    way = "(c) jit with sharding constraints"
+    holds = lambda p: triggers.holds("second_layout_change_in_a_row", suite.jit_candidates(p, way, "v1"))  # noqa: E731
+    assert holds(same) and not holds(other)
+
+
 def test_an_update_on_an_auto_mesh_keeps_its_operands_layout_where_the_explicit_rule_rejects():
     """On an Auto mesh a shifted .at[].set of a value cut P('a') is laid out P('a') (XLA propagates
     the scatter's operand sharding), though our Explicit rule rejects the slice it reads (0.4.36,
