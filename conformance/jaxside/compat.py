@@ -526,7 +526,7 @@ def watch_compile_requests(listener: Callable[[str, str], None]) -> bool:
 
 # JAX's persistent compilation cache (jax_compilation_cache_dir) keeps executables on disk, keyed by
 # the module, devices, compile options, XLA flags, backend and jaxlib. On CPU, measured over the 34
-# releases (release_envs run, 2026-12-05):
+# releases (release_envs run, 2026-12-05; the scripts: tests/probes/cache_*.py):
 # - five jitted programs compiled in one process are served, with the same results, in the next, on
 #   every release (a pmap program is served too, except on 0.8.0-0.10.1, where its key differs from
 #   one process to the next, so it is compiled again: slower, never wrong);
