@@ -636,6 +636,19 @@ def test_take_along_axis_of_an_operand_cut_over_combined_axes():
               "jnp.take_along_axis(x, i, axis=0)", ("a", None, "b"), np.take_along_axis(x, i, axis=0))
 
 
+@bridge.needs_devices(8, "for a 2x2x2 mesh")
+def test_take_along_axis_into_an_output_cut_over_combined_axes_out_of_mesh_order():
+    """jax.jit(jnp.take_along_axis(x, i, axis=1)) of x = arange(4) as int32[1, 2, 2] and indices
+    int32[1, 8, 2], both replicated, with the output sharded (None, ('x', 'b'), 'a') returns numpy's
+    take_along_axis (found on 0.4.30 by the release matrix, seed 3621032615; right into
+    (None, ('b', 'x'), 'a'), (None, 'x', 'a') or (None, ('x', 'b')))."""
+    x = np.arange(4, dtype=np.int32).reshape(1, 2, 2)
+    i = np.array([[[1, 1], [1, 1], [0, 1], [1, 1], [1, 1], [1, 1], [1, 1], [1, 1]]], np.int32)
+    auto_case("take_along_axis", bridge.first_devices_mesh(("a", 2), ("b", 2), ("x", 2)),
+              {"x": (x, ()), "i": (i, ())}, "jnp.take_along_axis(x, i, axis=1)", (None, ("x", "b"), "a"),
+              np.take_along_axis(x, i, axis=1))
+
+
 @bridge.needs_devices(4, "to shard four ways")
 def test_eager_pad_of_an_array_sharded_four_ways():
     """jnp.pad(x, ((0, 2),)) of x = [0, 1, 2, 3] sharded four ways returns [0, 1, 2, 3, 0, 0]

@@ -78,6 +78,7 @@ def blocks(mesh, spec, shape) -> dict:
 
 TWO = MeshModel((0, 1), (2,), ("a",))
 SQUARE = MeshModel((0, 1, 2, 3), (2, 2), ("a", "b"))
+CUBE = MeshModel(tuple(range(8)), (2, 2, 2), ("a", "b", "x"))
 X123 = a(1, 2, 3)
 ZERO_SIZE_SHARDS = ((0, 1), (0, 2))  # a (0, 2) result's shard shape asked over 'a' on dimension 1, and the whole
 
@@ -327,6 +328,13 @@ EXAMPLES: Dict[str, Pair] = {
         Contraction(MESH, "Auto", "dot_general", X44, X44, "bk", "kb", "b", ("a", "b"), ("b", "a"), ("b",)),
         Contraction(MESH, "Auto", "dot_general", X44, X44, "bk", "kb", "b", ("a", None), (None, "a"), ("b",)),
         "the contracted dimension is not cut", (np.array([16, 49, 69, 76], np.int32), np.array([16, 49, 0, 0], np.int32))),
+    "jitted_take_along_into_combined_axes_out_of_mesh_order": Pair(
+        call("take_along_axis", (np.arange(4, dtype=np.int32).reshape(1, 2, 2), np.array([[[1, 1], [1, 1], [0, 1], [1, 1], [1, 1], [1, 1], [1, 1], [1, 1]]], np.int32)), {"axis": 1}, mesh=CUBE, in_specs=((), ()),
+             out_spec=(None, ("x", "b"), "a"), shape=(1, 8, 2)),
+        call("take_along_axis", (np.arange(4, dtype=np.int32).reshape(1, 2, 2), np.array([[[1, 1], [1, 1], [0, 1], [1, 1], [1, 1], [1, 1], [1, 1], [1, 1]]], np.int32)), {"axis": 1}, mesh=CUBE, in_specs=((), ()),
+             out_spec=(None, ("b", "x"), "a"), shape=(1, 8, 2)), "the axes are combined in the mesh's order",
+        (np.array([[[2, 3], [2, 3], [0, 3], [2, 3], [2, 3], [2, 3], [2, 3], [2, 3]]], np.int32),
+         np.array([[[2, 3], [2, 3], [2, 3], [2, 3], [2, 3], [2, 3], [2, 3], [2, 3]]], np.int32))),
     "batch_and_free_dimension_returned_over_swapped_axes": Pair(
         Contraction(MESH, "Auto", "dot_general", X444, X44, "bkm", "kb", "bm", ("a", "b"), ("b", "a"), ("b", "a")),
         Contraction(MESH, "Auto", "dot_general", X444, X44, "bkm", "kb", "bm", ("a", "b"), ("b", "a"), ("b",)),

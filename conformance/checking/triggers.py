@@ -270,6 +270,23 @@ def jitted_take_along_over_combined_axes(call: Call) -> bool:
     return any(over_combined_axes(call.mesh, s) for s in call.in_specs[:2])
 
 
+def jitted_take_along_into_combined_axes_out_of_mesh_order(call: Call) -> bool:
+    """jnp.take_along_axis under jit whose output puts two or more mesh axes of size > 1 on one
+    dimension in an order other than the mesh's, and cuts another dimension too. Measured on 0.4.30
+    (x int32[1, 2, 2] and indices int32[1, 8, 2] replicated, axis 1, on an (a, b, x) mesh of 2 x 2 x
+    2): wrong into (None, ('x', 'b'), 'a'); right into (None, ('b', 'x'), 'a'), (None, 'x', 'a'),
+    (None, ('x', 'b')) or (None, ('a', 'b', 'x')); right from 0.4.34."""
+    if call.eager or call.op != "take_along_axis":
+        return False
+    order = {name: i for i, name in enumerate(call.mesh.axis_names)}
+    dims = [cut_axes(call.mesh, axes) for axes in spec_axes(call.out_spec or ())]
+    for d, axes in enumerate(dims):
+        if len(axes) > 1 and [order[a] for a in axes] != sorted(order[a] for a in axes):
+            if any(other for e, other in enumerate(dims) if e != d):
+                return True
+    return False
+
+
 def eager_pad_reshape_or_concatenate_of_a_cut_operand(call: Call) -> bool:
     """Eager jnp.pad in mode 'constant', lax.pad, jnp.reshape or jnp.concatenate with an operand that
     is cut (ops whose result's layout the eager dispatch reads back from the compiler's choice: met
@@ -883,7 +900,7 @@ def batch_and_free_dimension_returned_over_swapped_axes(example) -> bool:
 
 
 TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
-    batch_and_free_dimension_returned_over_swapped_axes,
+    batch_and_free_dimension_returned_over_swapped_axes, jitted_take_along_into_combined_axes_out_of_mesh_order,
     clamped_start_with_a_cut_output, moved_start_with_a_cut_operand_or_output, partially_replicated_join,
     join_of_differently_split_operands,
     clipped_take_on_a_cut_axis, interior_padding_with_a_cut_output, zero_size_result_with_out_shardings,
