@@ -331,10 +331,9 @@ def growth_table(records: Dict[int, dict]) -> str:
 def run_reference(pytest_args: Sequence[str]) -> dict:
     """The reference workload (``reports.reference``) in a fresh interpreter, on 8 devices forced as
     the harness forces them (on GPU/TPU: the devices present): its seconds and program count."""
-    env = fresh_environment()
-    plan = plan_devices("8" if plan_devices(None, backend_asked(pytest_args), env).platform == "cpu" else None,
-                        backend_asked(pytest_args), env)
-    env.update(environment_for(plan, env))
+    env, backend = fresh_environment(), backend_asked(pytest_args)
+    on_cpu = plan_devices(None, backend, env).platform == "cpu"
+    env.update(environment_for(plan_devices("8" if on_cpu else None, backend, env), env))
     done = subprocess.run([sys.executable, "-m", "reports.reference"], cwd=ROOT, env=env,
                           capture_output=True, text=True)
     if done.returncode != 0:

@@ -519,7 +519,6 @@ def watch_compile_requests(listener: Callable[[str, str], None]) -> bool:
             pass
         return asked(backend, computation, devices, *args, **kwargs)
 
-    compile_or_get_cached.conformance_watched = asked
     compiler.compile_or_get_cached = compile_or_get_cached
     return True
 
