@@ -258,8 +258,8 @@ def jit_candidates(program: Program, way: str, output: str = "", failure: BaseEx
     if located is not None:
         steps = [located[0]]
         if failure is not None:
-            failure.add_note(f"localized: of this program's prefixes run {way.split(' ', 1)[1]}, the first that goes "
-                             f"wrong ends with {located[0].result} = {programs_.expression(located[0])} "
+            failure.add_note(f"localized: of this program's steps run {way.split(' ', 1)[1]}, the first that goes "
+                             f"wrong is {located[0].result} = {programs_.expression(located[0])} "
                              f"({located[1]}); the known deviations' triggers are asked about that step")
     else:
         steps = [by_result[output]] if output in by_result else [] if output else list(program.steps)
@@ -271,6 +271,10 @@ def jit_candidates(program: Program, way: str, output: str = "", failure: BaseEx
                             laid_out)
     if located is not None and located[2] is not None:  # (a symptom's where reads the step's own values)
         calls[0] = dataclasses.replace(calls[0], values=located[2])
+    if located is not None:  # (and as the jit laid out or typed its values inside the program)
+        layouts = located[3] or typed_operands(program, way, located[0])
+        if layouts:
+            calls.append(as_laid_out(calls[0], located[0], layouts))
     return calls
 
 
@@ -414,16 +418,89 @@ def dependent_candidates(program: Program, way: str) -> list:
 
 
 def first_wrong_step(program: Program, way: str, output: str = ""):
-    """``(step, what it showed, (expected, got) where its values differ, else None)`` for the first of the steps ``output`` depends on (every step when
+    """``(step, what it showed, (expected, got) where its values differ, else None, the layouts of
+    the values inside the program where they were seen, else None)`` for the first of the steps ``output`` depends on (every step when
     ``output`` is "") whose prefix of the program (``programs_.prefix_function``), jitted as ``way``
     jits the program (in_shardings, or constraints on the inputs; its value laid out as the program
-    asks for it where that is known), raises or returns another value than numpy's; None when each
-    prefix is right."""
+    asks for it where that is known), raises or returns another value than numpy's; or an earlier
+    step whose value the whole program computes wrongly (``first_wrong_inside``: the layouts of
+    later steps and outputs reach back into it); None when each prefix and each value is right."""
     wanted = {s.result for s in (depends_on(program, output) if output else program.steps)}
+    located = None
     for step in (s for s in program.steps if s.result in wanted):
         wrong = prefix_goes_wrong(program, way, step, computed_into(program, step.result, way))
         if wrong is not None:
-            return (step,) + wrong
+            located = (step,) + wrong + (None,)
+            break
+    inside = first_wrong_inside(program, way, wanted)
+    if inside is not None and (located is None or program.steps.index(inside[0]) < program.steps.index(located[0])):
+        return inside
+    return located
+
+
+def layouts_of(values: dict) -> dict:
+    """``{name: spec}`` of the values among ``values`` laid out by a NamedSharding."""
+    return {n: compat.spec_entries(v.sharding.spec) for n, v in values.items()
+            if isinstance(getattr(v, "sharding", None), jax.sharding.NamedSharding)}
+
+
+def as_laid_out(call: Call, step: Step, layouts: dict) -> Call:
+    """``call`` with its operands' specs (and, under jit, its result's) as JAX laid the values out
+    (``layouts``: by name) where known, in place of our model's: what a trigger asks about where the
+    model derives a layout JAX did not give (met on 0.8.1, seed 3627269711: an Explicit program's
+    v1 = v0.at[0:1].set(v0[0:1]) of v0 P(None, 'a') came out P(None, 'a'), derived replicated)."""
+    return dataclasses.replace(
+        call, in_specs=tuple(layouts.get(n, spec) for n, spec in zip(step.operands, call.in_specs)),
+        out_spec=call.out_spec if call.eager else layouts.get(step.result, call.out_spec))
+
+
+def typed_operands(program: Program, way: str, step: Step) -> dict:
+    """On an Explicit mesh, ``{operand: spec}`` of the values ``step`` reads as the jit way types
+    them (``jax.eval_shape`` of the steps before it: sharding in types, no compilation); nothing
+    on an Auto mesh or where tracing them raises. Met on 0.8.1, seed 3627269711: a jitted pad's
+    operand typed P(None, 'a') where our model, which refuses an .at update before it on that
+    release, derives no layout."""
+    by_result = {s.result: s for s in program.steps}
+    names = tuple(dict.fromkeys(n for n in step.operands if n in by_result))
+    if program.axis_type != "Explicit" or not names:
+        return {}
+    last = max(program.steps.index(by_result[n]) for n in names)
+    fn = programs_.program_function(dataclasses.replace(program, steps=program.steps[:last + 1], outputs=names))
+    try:
+        with in_context(program), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            typed = jax.eval_shape(jitted_as(program, way, fn), *placed(program))
+    except Exception:  # noqa: BLE001 - steps before it that raise: no types to read (the prefixes say which)
+        return {}
+    return layouts_of(dict(zip(names, typed)))
+
+
+def first_wrong_inside(program: Program, way: str, wanted):
+    """``(step, what it showed, (expected, got), {value: its spec})`` for the first step (of those
+    named in ``wanted``) whose value, returned beside the outputs of the whole program jitted as
+    ``way`` jits it (its own layout not asked), differs from numpy's, with the layouts the jit gave
+    each step's value (where it returns a NamedSharding); None when each is right or the run raises. Met on
+    0.4.30, seed 2994294646: v4 = jnp.take(v3, x3, axis=1, mode='clip') of v3 = device_put(v2, P())
+    took zeros only where a later step's output P(None, 'a') cut v3 too; every prefix was right."""
+    outputs = len(program.outputs)
+    jitted = jitted_as(program, way, programs_.revealing_function(program), program.out_specs,
+                       unasked=len(program.steps))
+    try:
+        with in_context(program), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            revealed = jitted(*placed(program))[outputs:]
+            values = [np.asarray(v) for v in revealed]
+    except Exception:  # noqa: BLE001 - a whole program that raises is the call's own failure, localized by its prefixes
+        return None
+    layouts = layouts_of({s.result: v for s, v in zip(program.steps, revealed)})
+    for step, got in zip(program.steps, values):
+        expected = program.value(step.result)
+        if step.result not in wanted:
+            continue
+        if got.dtype != expected.dtype or got.shape != expected.shape:
+            return step, f"inside the whole program its value is {got.dtype}{list(got.shape)}", None, layouts
+        if got.tobytes() != np.ascontiguousarray(expected).tobytes():
+            return step, "inside the whole program its value differs from numpy's", (expected, got), layouts
     return None
 
 
@@ -537,7 +614,8 @@ def check_eager(case: Case, program: Program, excuses) -> None:
     current = []  # the step running: what a failure's trigger is asked about
     with excuses.way(lambda failure: current, mesh_kind=program.axis_type, example=program), in_context(program):
         for step in program.steps:
-            current[:] = [step_call(program, step, "(a) eager")]
+            call = step_call(program, step, "(a) eager")
+            current[:] = [call, as_laid_out(call, step, layouts_of(env))]
             fn = programs_.step_function(program, step)
             what = f"(a) eager {step.result} = {programs_.expression(step)}"
             value = run(case, program, what, lambda: fn(env), current, excuses)
@@ -552,20 +630,23 @@ def check_eager(case: Case, program: Program, excuses) -> None:
 JIT_WAYS = ("(b) jit with in/out_shardings", "(c) jit with constraints")
 
 
-def jitted_as(program: Program, way: str, fn, out_specs=None, donated=()):
+def jitted_as(program: Program, way: str, fn, out_specs=None, donated=(), unasked: int = 0):
     """``fn`` (of the program's inputs, returning a tuple) jitted as ``way`` jits the program: (b)
     with in_shardings, out_shardings ``out_specs`` (none asked when None) and ``donated``; (c) with
-    constraints on the inputs and, where ``out_specs`` is given, on the outputs."""
+    constraints on the inputs and, where ``out_specs`` is given, on the outputs (``unasked``: how
+    many more results follow those of ``out_specs``, their layouts left to the jit)."""
     sharding = lambda spec: bridge.named_sharding(program.mesh, spec, program.axis_type)  # noqa: E731
     constrain = lambda x, s: compat.constrain(x, s, program.axis_type)  # noqa: E731
     ins = tuple(map(sharding, program.in_specs))
     outs = None if out_specs is None else tuple(map(sharding, out_specs))
     if way.startswith("(b)"):
-        return jax.jit(fn, in_shardings=ins, donate_argnums=donated, **({} if outs is None else {"out_shardings": outs}))
+        return jax.jit(fn, in_shardings=ins, donate_argnums=donated,
+                       **({} if outs is None else {"out_shardings": outs + (None,) * unasked}))
 
     def constrained(*args):
         results = fn(*(constrain(x, s) for x, s in zip(args, ins)))
-        return results if outs is None else tuple(constrain(o, s) for o, s in zip(results, outs))
+        return results if outs is None else tuple(constrain(o, s) for o, s in zip(results, outs)) + \
+            tuple(results[len(outs):])
     return jax.jit(constrained)
 
 

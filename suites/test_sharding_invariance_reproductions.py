@@ -351,6 +351,18 @@ def test_explicit_symmetric_pad_leaves_an_unpadded_cut_dimension_alone():
                      np.pad(x, ((0, 0), (1, 0)), mode="symmetric"), spec=("a",))
 
 
+@bridge.needs_devices(2, "to shard over two devices")
+@explicit_only
+def test_explicit_edge_pad_leaves_an_unpadded_cut_dimension_alone():
+    """jnp.pad(x, ((0, 0), (0, 0)), mode='edge') of x int32[2, 2] sharded P('a') on an Explicit
+    mesh (a=2) returns x laid out P('a'): padding nothing slices nothing (what JAX's fix 1f556c1262
+    states for the mirror modes; found on 0.8.1 by a random program: uint32[1, 2] P(None, 'a'))."""
+    x = np.arange(4, dtype=np.int32).reshape(2, 2)
+    explicit_accepts("edge pad of nothing", bridge.first_devices_mesh(("a", 2)),
+                     {"x": (x, ("a",))}, "jnp.pad(x, ((0, 0), (0, 0)), mode='edge')",
+                     np.pad(x, ((0, 0), (0, 0)), mode="edge"), spec=("a",))
+
+
 @bridge.needs_devices(2, "for a two-axis mesh")
 @explicit_only
 def test_explicit_argmax_over_size_one_axis():

@@ -322,6 +322,15 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     assert triggers.clipped_take_on_a_cut_axis(take(2, ("a",), "(a) eager"))
     assert not triggers.clipped_take_on_a_cut_axis(take(1, ("a",), "(b) jit"))  # in range
     assert not triggers.clipped_take_on_a_cut_axis(take(2, (), "(b) jit"))  # the axis is whole
+    # the stack's dimension before the new one cut in an operand only (met on 0.4.30, seed 2994294646)
+    wide_mesh = MeshModel(tuple(range(8)), (4, 2), ("a", "b"))
+    stack = lambda specs, out, way="(b) jit": triggers.Call("stack", (v, v), {"axis": 1}, wide_mesh, "Auto",  # noqa: E731
+                                                            specs, out, way, (2, 2))
+    assert triggers.jitted_stack_cutting_its_new_dimension_after_a_cut_one(stack((("a",), ()), (None, "b")))
+    assert not triggers.jitted_stack_cutting_its_new_dimension_after_a_cut_one(stack(((), ()), (None, "b")))
+    assert not triggers.jitted_stack_cutting_its_new_dimension_after_a_cut_one(stack((("b",), ()), (None, "b")))
+    assert not triggers.jitted_stack_cutting_its_new_dimension_after_a_cut_one(stack((("a",), ()), (None, "b"), "(a) eager"))
+    assert not triggers.jitted_stack_cutting_its_new_dimension_after_a_cut_one(stack((("a",), ()), ("a",)))
 
     line = MeshModel(tuple(range(2)), (2,), ("a",))
     autodiff = lambda transform, out: SimpleNamespace(transform=transform, mesh=line, x_spec=(None, "a"),  # noqa: E731
@@ -606,6 +615,8 @@ def test_each_wrongness_holds_for_its_bug_and_not_for_a_value_computed_wrongly()
         ("multiplied_by_the_replica_count", call(), a(1, 2, 3, 4), a(2, 4, 6, 8), a(2, 4, 6, 9)),
         ("multiplied_by_the_replica_count", call(), a(1, 2, 3, 4), a(2, 4, 9, 12), a(2, 4, 9, 13)),  # blocks held 2, 3 times
         ("zeros", call(), a(2, 3), a(0, 0), a(0, 1)),
+        ("zeros_or_values_of_the_operands", call(a(1, 2, 3, 4), a(10, 20, 30, 40)), a(1, 10, 2, 20, 3, 30, 4, 40),
+         a(1, 10, 3, 30, 3, 0, 4, 0), a(1, 10, 3, 30, 3, 5, 4, 0)),  # a stack on 0.4.30: rows read from elsewhere, zeros
         ("values_of_the_operands", call(a(1, 2, 3), np.int32(0)), a(1, 0, 2, 0, 3, 0), a(1, 0, 2, 2, 0, 3),
          a(1, 0, 2, 0, 4, 0)),
         ("values_of_the_operands", call(x, a(9)), a(0, 1, 2, 9), a(0, 3, 2, 9), a(0, 8, 2, 9)),

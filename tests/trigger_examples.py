@@ -211,6 +211,10 @@ EXAMPLES: Dict[str, Pair] = {
         explicit("pad", (X22,), (("a",),), {"mode": "symmetric", "widths": ((0, 0), (0, 0))}),
         explicit("pad", (X22,), (("a",),), {"mode": "symmetric", "widths": ((1, 0), (0, 0))}),
         "the cut dimension is padded"),
+    "explicit_edge_pad_of_a_cut_dimension_it_does_not_pad": Pair(
+        explicit("pad", (X22,), (("a",),), {"mode": "edge", "widths": ((0, 0), (0, 0))}),
+        explicit("pad", (X22,), ((None, "a"),), {"mode": "edge", "widths": ((0, 0), (0, 1))}),
+        "the cut dimension is padded"),
     "explicit_reshape_over_a_size_one_axis": Pair(
         explicit("reshape", (X22,), (("b",),), mesh=SIZE_ONE, shape=(4,)),
         explicit("reshape", (X22,), (("a",),), mesh=SIZE_ONE, shape=(4,)), "the axis has size 8"),

@@ -115,6 +115,14 @@ def prefix_function(program: Program, last: Step) -> Callable:
     return program_function(dataclasses.replace(program, steps=steps, outputs=(last.result,)))
 
 
+def revealing_function(program: Program) -> Callable:
+    """The whole program as a function of its inputs that returns its outputs and then every
+    step's value, in order: what a jit way runs to see each step's value as the program computes it
+    (the outputs' layouts shaping the values before them)."""
+    return program_function(dataclasses.replace(program, outputs=tuple(program.outputs) + tuple(
+        s.result for s in program.steps)))
+
+
 def step_function(program: Program, step: Step, *, unsharded: bool = False) -> Callable:
     """``env -> value``: the step's expression (the same text) over the values in ``env`` (name ->
     array); an operand used twice is passed once."""

@@ -484,16 +484,29 @@ def explicit_edge_pad_of_a_sharded_operand(call: Call) -> bool:
             and bool(call.in_specs) and names_an_axis(call.in_specs[0]))
 
 
-def explicit_mirror_pad_of_a_cut_dimension_it_does_not_pad(call: Call) -> bool:
-    """On an Explicit mesh, jnp.pad in mode 'symmetric' or 'reflect' of an operand with a
-    non-empty dimension that its spec cuts and the widths leave unpadded (before JAX's fix
-    1f556c1262 every such dimension's edges were sliced all the same)."""
-    if (call.axis_type != "Explicit" or call.op != "pad" or call.static.get("mode") not in ("symmetric", "reflect")
+def _explicit_pad_of_a_cut_dimension_it_does_not_pad(call: Call, modes: tuple) -> bool:
+    """On an Explicit mesh, jnp.pad in one of ``modes`` of an operand with a non-empty dimension
+    that its spec cuts and the widths leave unpadded."""
+    if (call.axis_type != "Explicit" or call.op != "pad" or call.static.get("mode") not in modes
             or not call.in_specs or not call.operands):
         return False
     shape, widths = np.shape(call.operands[0]), call.static.get("widths", ())
     return any(n > 0 and tuple(w) == (0, 0) and cuts_dim(call.mesh, call.in_specs[0], i)
                for i, (n, w) in enumerate(zip(shape, widths)))
+
+
+def explicit_mirror_pad_of_a_cut_dimension_it_does_not_pad(call: Call) -> bool:
+    """On an Explicit mesh, jnp.pad in mode 'symmetric' or 'reflect' of an operand with a
+    non-empty dimension that its spec cuts and the widths leave unpadded (before JAX's fix
+    1f556c1262 every such dimension's edges were sliced all the same)."""
+    return _explicit_pad_of_a_cut_dimension_it_does_not_pad(call, ("symmetric", "reflect"))
+
+
+def explicit_edge_pad_of_a_cut_dimension_it_does_not_pad(call: Call) -> bool:
+    """On an Explicit mesh, jnp.pad in mode 'edge' of an operand with a non-empty dimension that its
+    spec cuts and the widths leave unpadded (JAX's _pad_edge slices the edges of every dimension,
+    padded or not; 1f556c1262 skipped such dimensions for the mirror modes only)."""
+    return _explicit_pad_of_a_cut_dimension_it_does_not_pad(call, ("edge",))
 
 
 def explicit_reshape_over_a_size_one_axis(call: Call) -> bool:
@@ -651,15 +664,21 @@ def jitted_forward_shift_of_a_cumulative_value(call: Call) -> bool:
 
 def jitted_stack_cutting_its_new_dimension_after_a_cut_one(call: Call) -> bool:
     """jnp.stack under jit whose output cuts the new dimension over a mesh axis of size > 1 and the
-    dimension just before it over another (measured on 0.4.30: x = [1, 2] stacked with itself on
-    axis 1 into P('a', 'b') on a 2x2 mesh gives [[1, 1], [0, 0]]; P('a', None, 'b') of a stack on
-    axis 2, the dimension before the new one uncut, is right)."""
+    dimension just before it, in the output or in an operand, over another (measured on 0.4.30:
+    x = [1, 2] stacked with itself on axis 1 into P('a', 'b') on a 2x2 mesh gives [[1, 1], [0, 0]];
+    x P('a') stacked with a replicated y on axis 1 into P(None, 'b') on an (a=4, b=2) mesh gives
+    rows read from elsewhere and zeros; P('a', None, 'b') of a stack on axis 2, the dimension before
+    the new one uncut, and replicated operands into P(None, 'b') are right)."""
     if call.op != "stack" or call.eager or call.out_spec is None or call.result_shape is None:
         return False
     axis = call.static.get("axis", 0) % len(call.result_shape)
-    out = axes_of(call.out_spec, len(call.result_shape))
-    new, before = cut_axes(call.mesh, out[axis]), cut_axes(call.mesh, out[axis - 1]) if axis else ()
-    return bool(new) and bool(before) and set(new) != set(before)
+    if not axis:
+        return False
+    rank = len(call.result_shape)
+    out = axes_of(call.out_spec, rank)
+    befores = [out[axis - 1]] + [axes_of(spec, rank - 1)[axis - 1] for spec in call.in_specs]
+    new = set(cut_axes(call.mesh, out[axis]))
+    return bool(new) and any(cut and cut != new for cut in (set(cut_axes(call.mesh, b)) for b in befores))
 
 
 def jitted_take_of_operand_and_indices_cut_alike_into_another_axis(call: Call) -> bool:
@@ -915,6 +934,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     explicit_sort_of_a_sharded_operand, explicit_at_min_or_max, explicit_at_set, explicit_at_add,
     explicit_tril_of_a_sharded_operand, explicit_where_of_operands_split_unlike, explicit_device_put_inside_jit,
     explicit_edge_pad_of_a_sharded_operand, explicit_mirror_pad_of_a_cut_dimension_it_does_not_pad,
+    explicit_edge_pad_of_a_cut_dimension_it_does_not_pad,
     explicit_reshape_over_a_size_one_axis, explicit_reshape_with_a_size_one_dimension,
     explicit_reshape_of_an_unsharded_operand_neither_one_split_nor_one_merge,
     explicit_flattening_onto_axes_ending_with_a_size_one_axis,

@@ -80,6 +80,17 @@ def values_of_the_operands(call, expected, got) -> bool:
     return _among(found[1][found[2]], pool)
 
 
+def zeros_or_values_of_the_operands(call, expected, got) -> bool:
+    """Every wrong element is zero or holds a value one of the call's operands holds (as
+    ``values_of_the_operands``): blocks read from the wrong devices, and blocks no device wrote."""
+    found = _arrays(expected, got)
+    if found is None or not isinstance(call, Call) or not call.operands:
+        return False
+    pool = np.concatenate([np.asarray(x).ravel() for x in call.operands if np.asarray(x).dtype.kind in "biufc"]
+                          + [np.zeros(1, found[1].dtype)])
+    return _among(found[1][found[2]], pool)
+
+
 def unshifted(call):
     """What ``call`` leaves where its shift is not applied: the first operand itself; for lax.pad
     (``lax_pad_negative``), the same pad with each dimension that has a negative edge and is cut in
@@ -266,7 +277,7 @@ def updated_from_another_window(call, expected, got) -> bool:
 
 
 WRONGNESS: Dict[str, Callable[[object, object, object], bool]] = {f.__name__: f for f in (
-    values_of_the_expected_result, values_of_the_operands, the_operand_in_place, zeros,
+    values_of_the_expected_result, values_of_the_operands, zeros_or_values_of_the_operands, the_operand_in_place, zeros,
     multiplied_by_the_replica_count, replicated_where_cut_was_asked, cut_finer_than_asked,
     laid_out_as_an_earlier_change, updated_from_another_window,
 )}
