@@ -148,8 +148,12 @@ def collective_parameters(draw, name: str, size: int, max_rank: int = 2):
     * all_to_all: ``split`` (sized as psum_scatter's dim), ``concat`` another dimension in 2 draws
       of 3 where the rank allows (else the same), and then in 3 draws of 4 sized as the split side too, so that the call with the two
       exchanged is valid too (and another), and ``tiled``;
-    * ppermute: ``perm`` (``permutations_pairs``)."""
-    groups = draw(index_groups(size)) if name not in ("ppermute", "axis_index") else None
+    * ppermute: ``perm`` (``permutations_pairs``);
+    * axis_index: nothing, and a scalar value shape: it reads no value (JAX drops the operand from
+      the program), so a drawn shape would only ask for the same program again."""
+    if name == "axis_index":
+        return None, {}, ()
+    groups = draw(index_groups(size)) if name != "ppermute" else None
     g = group_size(groups, size)
     rank = draw(st.integers(0, max_rank))
     shape = [draw(st.integers(1, 3)) for _ in range(rank)]

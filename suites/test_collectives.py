@@ -109,8 +109,9 @@ class Collective:
 
 
 DTYPES = {name: ("bool", "int32", "float32") for name in
-          ("psum", "pmax", "pmin", "all_gather", "ppermute", "all_to_all", "axis_index")}
+          ("psum", "pmax", "pmin", "all_gather", "ppermute", "all_to_all")}
 DTYPES.update(pmean=("int32", "float32"), psum_scatter=("int32", "float32"))
+DTYPES.update(axis_index=("int32",))  # (it reads no value: one operand type, one program per mesh and axis)
 
 
 @st.composite

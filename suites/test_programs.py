@@ -196,11 +196,17 @@ def traces_nothing(program: Program, step: Step) -> bool:
     unsigned or bool value (met on 0.4.33, seed 3890113860, where the first of two layout changes in
     a row then won), and ``jnp.reshape`` to the operand's own shape (lax.reshape returns the operand;
     met on 0.4.36, seed 81484243: v5 = jnp.reshape(v1, (2,)) of v1 constrained P('a'), returned P(),
-    came out P('a'))."""
-    operand = program.value(step.operands[0])
+    came out P('a')); and a reduction over no axes that keeps the dtype (``jnp.sum(v, axis=())``: JAX
+    traces a reduce over no dimensions, which XLA's simplifier removes before partitioning; met on
+    0.4.31, seed 2885603745: v4 = jnp.sum(v1, axis=()) of v1 constrained P(None, None, 'a'), returned
+    P() through a constraint, came out as v1)."""
+    operand, result = program.value(step.operands[0]), program.value(step.result)
     if step.op == "abs":
         return operand.dtype.kind in "ub"
-    return step.op == "reshape" and np.shape(program.value(step.result)) == np.shape(operand)
+    if step.op in BY_NAME and BY_NAME[step.op].family == "reduction":
+        return step.kwargs.get("axis", None) == () and result.dtype == operand.dtype and \
+            np.shape(result) == np.shape(operand)
+    return step.op == "reshape" and np.shape(result) == np.shape(operand)
 
 
 def step_call(program: Program, step: Step, way: str, producers: int = 4) -> Call:
@@ -650,9 +656,20 @@ def jitted_as(program: Program, way: str, fn, out_specs=None, donated=(), unaske
     return jax.jit(constrained)
 
 
+JITTED_PROGRAMS: dict = {}  # (program text, mesh, axis type, layouts, donation) -> its jit ways
+
+
 def jit_ways(program: Program):
-    fn = programs_.program_function(program)
-    return tuple((way, jitted_as(program, way, fn, program.out_specs, program.donated)) for way in JIT_WAYS)
+    """The program jitted each of the JIT_WAYS, built once per program text, mesh, axis type,
+    layouts and donation: examples that differ only in their values (or shapes, which JAX's own
+    cache tells apart) call the same jitted functions, so no program is compiled or asked for twice."""
+    key = ("\n".join(programs_.function_lines(program)), program.mesh, program.axis_type, tuple(program.in_specs),
+           tuple(program.out_specs), tuple(program.donated))
+    if key not in JITTED_PROGRAMS:
+        fn = programs_.program_function(program)
+        JITTED_PROGRAMS[key] = tuple((way, jitted_as(program, way, fn, program.out_specs, program.donated))
+                                     for way in JIT_WAYS)
+    return JITTED_PROGRAMS[key]
 
 
 def check_jitted(case: Case, program: Program, ignores_returned_constraint, excuses) -> None:

@@ -129,6 +129,25 @@ def split_arange_example(mode: str) -> BodyExample:
     return BodyExample(negative, (x,), {}, MeshModel(ids, (len(ids),), ("a",)), ("a",), (("a",),), ("a",), mode)
 
 
+BODY_RUNNERS: dict = {}  # (operation, static arguments, mode, mesh, specs, manual axes) -> the function run
+
+
+def body_runner(example: BodyExample, manual):
+    """The shard_map of the example's operation as run in its mode, built once per operation,
+    static arguments, mode, mesh, specs and manual axes: examples that differ in their values (or
+    shapes, which JAX's own cache tells apart) call the same function, so no program is asked for
+    twice."""
+    key = (example.op.name, repr(sorted(example.static.items())), example.mode, example.mesh, example.in_specs,
+           example.out_spec, manual)
+    if key not in BODY_RUNNERS:
+        f = functools.partial(bridge.function_of(example.op.source), **example.static)
+        body = jax.jit(f) if example.mode == "jit inside the body" else f
+        mapped = compat.shard_map(body, bridge.jax_mesh(example.mesh), example.in_specs, example.out_spec,
+                                  check=True, manual_axes=manual)
+        BODY_RUNNERS[key] = mapped if example.mode == "eager" else jax.jit(mapped)
+    return BODY_RUNNERS[key]
+
+
 @settings(max_examples=3 * EXAMPLES)
 @given(example=body_examples())
 @example(example=split_arange_example("eager"))
@@ -139,13 +158,8 @@ def test_catalogue_operation_inside_shard_map_applies_per_block(example):
     out_specs."""
     case = body_case(example)
     expected = example.expected()
-    f = functools.partial(bridge.function_of(example.op.source), **example.static)
-    body = jax.jit(f) if example.mode == "jit inside the body" else f
     manual = None if example.manual_axes == example.mesh.axis_names else example.manual_axes
-    mesh = bridge.jax_mesh(example.mesh)
-    mapped = case.accepts("shard_map", lambda: compat.shard_map(body, mesh, example.in_specs, example.out_spec,
-                                                                 check=True, manual_axes=manual))
-    run = mapped if example.mode == "eager" else jax.jit(mapped)
+    run = case.accepts("shard_map", lambda: body_runner(example, manual))
     args = [jax.device_put(x, bridge.named_sharding(example.mesh, s))
             for x, s in zip(example.operands, example.in_specs)]
     result = case.accepts(example.mode, lambda: run(*args))

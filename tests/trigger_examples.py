@@ -332,6 +332,12 @@ EXAMPLES: Dict[str, Pair] = {
         Contraction(MESH, "Auto", "dot_general", X44, X44, "bk", "kb", "b", ("a", "b"), ("b", "a"), ("b",)),
         Contraction(MESH, "Auto", "dot_general", X44, X44, "bk", "kb", "b", ("a", None), (None, "a"), ("b",)),
         "the contracted dimension is not cut", (np.array([16, 49, 69, 76], np.int32), np.array([16, 49, 0, 0], np.int32))),
+    "take_along_a_cut_operand_over_two_mesh_axes": Pair(
+        call("take_along_axis", (X22, np.array([[0, 1], [1, 1]], np.int32)), {"axis": 0}, mesh=CUBE,
+             in_specs=(("a",), ()), out_spec=("x", "b"), shape=(2, 2)),
+        call("take_along_axis", (X22, np.array([[0, 1], [1, 1]], np.int32)), {"axis": 0}, mesh=CUBE,
+             in_specs=((), ()), out_spec=("x", "b"), shape=(2, 2)),
+        "the operand and the indices are replicated", (np.array([[0, 3], [2, 3]], np.int32), np.array([[2, 3], [2, 3]], np.int32))),
     "jitted_take_along_into_combined_axes_out_of_mesh_order": Pair(
         call("take_along_axis", (np.arange(4, dtype=np.int32).reshape(1, 2, 2), np.array([[[1, 1], [1, 1], [0, 1], [1, 1], [1, 1], [1, 1], [1, 1], [1, 1]]], np.int32)), {"axis": 1}, mesh=CUBE, in_specs=((), ()),
              out_spec=(None, ("x", "b"), "a"), shape=(1, 8, 2)),

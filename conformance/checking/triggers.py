@@ -287,6 +287,21 @@ def jitted_take_along_into_combined_axes_out_of_mesh_order(call: Call) -> bool:
     return False
 
 
+def take_along_a_cut_operand_over_two_mesh_axes(call: Call) -> bool:
+    """jnp.take_along_axis whose operand or indices are cut, with two or more mesh axes of size > 1
+    among the layouts of its operand, its indices and (jitted) its output. Measured on 0.4.33 on an
+    (a, b, x) mesh of 2 x 2 x 2, with x int32[2, 2] and indices [[0, 1], [1, 1]]: x P('a') along axis
+    0 into P('x', 'b') gives [[2, 3], [2, 3]] for [[0, 3], [2, 3]] (as into P(), or eagerly, with
+    the indices laid out P('x', 'b')); x P('a') along axis 1 with the indices P('a', 'x') into P('a')
+    gives [[0, 0], [3, 3]] for [[0, 1], [3, 3]]; some such layouts are right (into P('b', 'x'), or
+    the indices P('a', 'b')), none with one mesh axis or replicated operands; all right from 0.4.34."""
+    if call.op != "take_along_axis" or len(call.in_specs) < 2:
+        return False
+    specs = list(call.in_specs[:2]) + ([call.out_spec] if not call.eager and call.out_spec is not None else [])
+    axes = {a for spec in specs for dim in spec_axes(spec or ()) for a in cut_axes(call.mesh, dim)}
+    return cuts(call.mesh, call.in_specs[0]) or cuts(call.mesh, call.in_specs[1]) if len(axes) >= 2 else False
+
+
 def eager_pad_reshape_or_concatenate_of_a_cut_operand(call: Call) -> bool:
     """Eager jnp.pad in mode 'constant', lax.pad, jnp.reshape or jnp.concatenate with an operand that
     is cut (ops whose result's layout the eager dispatch reads back from the compiler's choice: met
@@ -920,6 +935,7 @@ def batch_and_free_dimension_returned_over_swapped_axes(example) -> bool:
 
 TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     batch_and_free_dimension_returned_over_swapped_axes, jitted_take_along_into_combined_axes_out_of_mesh_order,
+    take_along_a_cut_operand_over_two_mesh_axes,
     clamped_start_with_a_cut_output, moved_start_with_a_cut_operand_or_output, partially_replicated_join,
     join_of_differently_split_operands,
     clipped_take_on_a_cut_axis, interior_padding_with_a_cut_output, zero_size_result_with_out_shardings,
