@@ -261,6 +261,8 @@ def jit_candidates(program: Program, way: str, output: str = "", failure: BaseEx
     found is noted on ``failure``."""
     located = first_wrong_step(program, way, output)
     by_result = {s.result: s for s in program.steps}
+    wanted = {s.result for s in (depends_on(program, output) if output else program.steps)}
+    inside = first_wrong_inside(program, way, wanted)
     if located is not None:
         steps = [located[0]]
         if failure is not None:
@@ -277,10 +279,17 @@ def jit_candidates(program: Program, way: str, output: str = "", failure: BaseEx
                             laid_out)
     if located is not None and located[2] is not None:  # (a symptom's where reads the step's own values)
         calls[0] = dataclasses.replace(calls[0], values=located[2])
-    if located is not None:  # (and as the jit laid out or typed its values inside the program)
-        layouts = located[3] or typed_operands(program, way, located[0])
-        if layouts:
-            calls.append(as_laid_out(calls[0], located[0], layouts))
+    if located is not None:  # (and as the jit typed its operands, on an Explicit mesh)
+        typed = typed_operands(program, way, located[0])
+        if typed:
+            calls.append(as_laid_out(calls[0], located[0], typed))
+    if inside is not None and (located is None or inside[0] is not located[0]):
+        step, shown, values, layouts = inside  # (also: the first value the whole program computes wrongly)
+        if failure is not None:
+            failure.add_note(f"also asked about: {step.result} = {programs_.expression(step)}, the first of the whole "
+                             f"program's values that is wrong ({shown}), as computed and as laid out there")
+        call = dataclasses.replace(step_call(program, step, way), values=values)
+        calls += [call, as_laid_out(call, step, layouts)]
     return calls
 
 
@@ -424,24 +433,17 @@ def dependent_candidates(program: Program, way: str) -> list:
 
 
 def first_wrong_step(program: Program, way: str, output: str = ""):
-    """``(step, what it showed, (expected, got) where its values differ, else None, the layouts of
-    the values inside the program where they were seen, else None)`` for the first of the steps ``output`` depends on (every step when
+    """``(step, what it showed, (expected, got) where its values differ, else None)`` for the first of the steps ``output`` depends on (every step when
     ``output`` is "") whose prefix of the program (``programs_.prefix_function``), jitted as ``way``
     jits the program (in_shardings, or constraints on the inputs; its value laid out as the program
-    asks for it where that is known), raises or returns another value than numpy's; or an earlier
-    step whose value the whole program computes wrongly (``first_wrong_inside``: the layouts of
-    later steps and outputs reach back into it); None when each prefix and each value is right."""
+    asks for it where that is known), raises or returns another value than numpy's; None when each
+    prefix is right."""
     wanted = {s.result for s in (depends_on(program, output) if output else program.steps)}
-    located = None
     for step in (s for s in program.steps if s.result in wanted):
         wrong = prefix_goes_wrong(program, way, step, computed_into(program, step.result, way))
         if wrong is not None:
-            located = (step,) + wrong + (None,)
-            break
-    inside = first_wrong_inside(program, way, wanted)
-    if inside is not None and (located is None or program.steps.index(inside[0]) < program.steps.index(located[0])):
-        return inside
-    return located
+            return (step,) + wrong
+    return None
 
 
 def layouts_of(values: dict) -> dict:

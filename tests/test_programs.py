@@ -288,22 +288,26 @@ def test_a_wrong_cumsum_is_not_excused_by_the_deviation_of_a_step_after_it(index
     assert "not a known deviation" in notes, notes
 
 
-def test_a_step_wrong_only_inside_the_whole_program_is_found_where_every_prefix_is_right(monkeypatch):
+def test_a_step_wrong_only_inside_the_whole_program_is_asked_about_where_every_prefix_is_right(monkeypatch):
     """Where every prefix is right (as when later steps' layouts reach back into a step: met on
     0.4.30, seed 2994294646), the first step whose value the whole jitted program computes wrongly
-    is the one localized: a cumsum that adds 1 under jit (the fault cumsum-plus-one-under-jit), with
-    the prefixes planted right, is found inside the whole program; unplanted, nothing is."""
+    is asked about too: a cumsum that adds 1 under jit (the fault cumsum-plus-one-under-jit), with
+    the prefixes planted right, is found inside the whole program, with its values and layouts, and
+    is among the jit way's candidates; unplanted, nothing is found."""
     import jax.numpy as jnp
     import suites.test_programs as suite
     from tests.faults.excuses import cumsum_plus_one_under_jit
     program, way = suite.written_examples()[3], "(b) jit with in/out_shardings"
+    every = {s.result for s in program.steps}
     monkeypatch.setattr(suite, "prefix_goes_wrong", lambda *a, **k: None)
-    assert suite.first_wrong_step(program, way) is None
+    assert suite.first_wrong_step(program, way) is None and suite.first_wrong_inside(program, way, every) is None
     monkeypatch.setattr(jnp, "cumsum", cumsum_plus_one_under_jit.__wrapped__(jnp.cumsum))
-    step, shown, values, layouts = suite.first_wrong_step(program, way)
+    step, shown, values, layouts = suite.first_wrong_inside(program, way, every)
     assert step.op == "cumsum" and shown == "inside the whole program its value differs from numpy's", (step, shown)
     assert values is not None and (values[1] == values[0] + 1).all(), values
-    assert set(layouts) == {s.result for s in program.steps}, layouts  # (each value's layout inside the jit)
+    assert set(layouts) == every, layouts  # (each value's layout inside the jit)
+    calls = suite.jit_candidates(program, way)
+    assert any(c.op == "cumsum" and c.values is not None for c in calls), [c.op for c in calls]
 
 
 def test_the_strided_at_update_trigger_needs_a_constraint_that_cuts_its_operand():
