@@ -322,6 +322,16 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     assert triggers.clipped_take_on_a_cut_axis(take(2, ("a",), "(a) eager"))
     assert not triggers.clipped_take_on_a_cut_axis(take(1, ("a",), "(b) jit"))  # in range
     assert not triggers.clipped_take_on_a_cut_axis(take(2, (), "(b) jit"))  # the axis is whole
+    # take_along_axis over two or more mesh axes, the operand or the indices cut; one axis is not enough
+    cube = MeshModel(tuple(range(8)), (2, 2, 2), ("a", "b", "x"))
+    along = lambda specs, out, way="(b) jit": triggers.Call("take_along_axis", (np.zeros((2, 2), np.int32),  # noqa: E731
+                                                            np.zeros((2, 2), np.int32)), {"axis": 0}, cube, "Auto",
+                                                            specs, out, way, (2, 2))
+    assert triggers.take_along_a_cut_operand_over_two_mesh_axes(along((("a",), ()), ("x", "b")))
+    assert triggers.take_along_a_cut_operand_over_two_mesh_axes(along((("a",), ("x", "b")), None, "(a) eager"))
+    assert not triggers.take_along_a_cut_operand_over_two_mesh_axes(along((("a",), ()), ("a",)))  # one axis
+    assert not triggers.take_along_a_cut_operand_over_two_mesh_axes(along((("a",), ()), ("x", "b"), "(a) eager"))
+    assert not triggers.take_along_a_cut_operand_over_two_mesh_axes(along(((), ()), ("x", "b")))  # nothing cut
     # the stack's dimension before the new one cut in an operand only (met on 0.4.30, seed 2994294646)
     wide_mesh = MeshModel(tuple(range(8)), (4, 2), ("a", "b"))
     stack = lambda specs, out, way="(b) jit": triggers.Call("stack", (v, v), {"axis": 1}, wide_mesh, "Auto",  # noqa: E731

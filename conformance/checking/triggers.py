@@ -299,7 +299,7 @@ def take_along_a_cut_operand_over_two_mesh_axes(call: Call) -> bool:
         return False
     specs = list(call.in_specs[:2]) + ([call.out_spec] if not call.eager and call.out_spec is not None else [])
     axes = {a for spec in specs for dim in spec_axes(spec or ()) for a in cut_axes(call.mesh, dim)}
-    return cuts(call.mesh, call.in_specs[0]) or cuts(call.mesh, call.in_specs[1]) if len(axes) >= 2 else False
+    return len(axes) >= 2 and (cuts(call.mesh, call.in_specs[0]) or cuts(call.mesh, call.in_specs[1]))
 
 
 def eager_pad_reshape_or_concatenate_of_a_cut_operand(call: Call) -> bool:
