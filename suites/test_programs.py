@@ -475,9 +475,7 @@ def typed_operands(program: Program, way: str, step: Step) -> dict:
     last = max(program.steps.index(by_result[n]) for n in names)
     fn = programs_.program_function(dataclasses.replace(program, steps=program.steps[:last + 1], outputs=names))
     try:
-        with in_context(program), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            typed = jax.eval_shape(jitted_as(program, way, fn), *placed(program))
+        typed = quietly(program, lambda: jax.eval_shape(jitted_as(program, way, fn), *placed(program)))
     except Exception:  # noqa: BLE001 - steps before it that raise: no types to read (the prefixes say which)
         return {}
     return layouts_of(dict(zip(names, typed)))
@@ -494,17 +492,15 @@ def first_wrong_inside(program: Program, way: str, wanted):
     jitted = jitted_as(program, way, programs_.revealing_function(program), program.out_specs,
                        unasked=len(program.steps))
     try:
-        with in_context(program), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            revealed = jitted(*placed(program))[outputs:]
-            values = [np.asarray(v) for v in revealed]
+        revealed = quietly(program, lambda: jitted(*placed(program)))[outputs:]
+        values = [np.asarray(v) for v in revealed]
     except Exception:  # noqa: BLE001 - a whole program that raises is the call's own failure, localized by its prefixes
         return None
     layouts = layouts_of({s.result: v for s, v in zip(program.steps, revealed)})
     for step, got in zip(program.steps, values):
-        expected = program.value(step.result)
         if step.result not in wanted:
             continue
+        expected = program.value(step.result)
         if got.dtype != expected.dtype or got.shape != expected.shape:
             return step, f"inside the whole program its value is {got.dtype}{list(got.shape)}", None, layouts
         if got.tobytes() != np.ascontiguousarray(expected).tobytes():
@@ -523,9 +519,7 @@ def prefix_goes_wrong(program: Program, way: str, step: Step, spec, inside=None)
         prefix = constrained_inside(prefix, lambda x: compat.constrain(x, sharding, program.axis_type))
     jitted = jitted_as(program, way, prefix, (spec,))
     try:
-        with in_context(program), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            got = np.asarray(jitted(*placed(program))[0])
+        got = np.asarray(quietly(program, lambda: jitted(*placed(program)))[0])
     except Exception as e:  # noqa: BLE001 - a prefix that raises is the step that goes wrong
         return f"it raises {type(e).__name__}", None
     expected = program.value(step.result)
@@ -564,6 +558,14 @@ def placed(program: Program):
 
 def in_context(program: Program):
     return compat.mesh_context(bridge.jax_mesh(program.mesh, program.axis_type), program.axis_type)
+
+
+def quietly(program: Program, fn):
+    """``fn()`` in the program's mesh context with JAX's warnings silenced: a localization run, whose
+    only concern is the values it returns or the exception it raises."""
+    with in_context(program), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn()
 
 
 def classified(calls, axis_type: str, fn):

@@ -70,25 +70,25 @@ def values_of_the_expected_result(call, expected, got) -> bool:
     return found is not None and _among(found[1][found[2]], found[0])
 
 
+def _operand_values(call) -> "np.ndarray | None":
+    """Every value the call's numeric operands hold, flattened; None for no Call or no operands."""
+    if not isinstance(call, Call) or not call.operands:
+        return None
+    return np.concatenate([np.asarray(x).ravel() for x in call.operands if np.asarray(x).dtype.kind in "biufc"])
+
+
 def values_of_the_operands(call, expected, got) -> bool:
     """Every wrong element holds a value one of the call's operands holds (a padding value
     included): values read from the wrong positions, none computed."""
-    found = _arrays(expected, got)
-    if found is None or not isinstance(call, Call) or not call.operands:
-        return False
-    pool = np.concatenate([np.asarray(x).ravel() for x in call.operands if np.asarray(x).dtype.kind in "biufc"])
-    return _among(found[1][found[2]], pool)
+    found, pool = _arrays(expected, got), _operand_values(call)
+    return found is not None and pool is not None and _among(found[1][found[2]], pool)
 
 
 def zeros_or_values_of_the_operands(call, expected, got) -> bool:
     """Every wrong element is zero or holds a value one of the call's operands holds (as
     ``values_of_the_operands``): blocks read from the wrong devices, and blocks no device wrote."""
-    found = _arrays(expected, got)
-    if found is None or not isinstance(call, Call) or not call.operands:
-        return False
-    pool = np.concatenate([np.asarray(x).ravel() for x in call.operands if np.asarray(x).dtype.kind in "biufc"]
-                          + [np.zeros(1, found[1].dtype)])
-    return _among(found[1][found[2]], pool)
+    found, pool = _arrays(expected, got), _operand_values(call)
+    return found is not None and pool is not None and _among(found[1][found[2]], np.append(pool, 0))
 
 
 def unshifted(call):
