@@ -365,8 +365,9 @@ def walked_back(program: Program, step: Step) -> list:
 # Same-shape families whose result's layout XLA's sharding propagation carries back to their operand
 # under jit (measured on 0.4.31 and 0.10.2: a clamped dynamic_slice of x P('a'), then cumsum,
 # cumprod, cummax, a reverse cumsum, flip, roll, tril or + iota, returned P('b'), computes the slice
-# cut and goes wrong; then sort, or a full reduction, does not).
-CARRIES_BACK_FAMILIES = ("scan", "permuting", "iota")
+# cut and goes wrong; then sort, or a full reduction, does not; on 0.10.0, + an input of shape (1, 1, 1)
+# broadcast onto the slice's (1, 1, 2), returned P(None, None, 'b'), computes it cut too).
+CARRIES_BACK_FAMILIES = ("scan", "permuting", "iota", "broadcasting")
 SIZE_ONE_RESHAPES = ("reshape", "squeeze", "expand_dims")
 
 
@@ -378,7 +379,9 @@ def spec_carried_back(program: Program, step: Step, spec):
     dimensions (met on 0.5.0, seed 1153646877: a clamped dynamic_slice of shape (2, 1), reshaped to
     (2,) and returned P('b')); for a transpose or swapaxes, ``spec`` permuted back (met on 0.5.0,
     the same seed in a later pass: the slice constrained P(), then transposed by (0, 1) and
-    returned P('b')); None for any other step."""
+    returned P('b')); for a jnp.take, ``spec`` of the dimensions it passes through, the taken
+    dimension left whole (met on 0.10.0, seed 3668209805: the slice put P(), + a same-shape input,
+    taken along axis 0, then negated and returned P(None, None, 'b')); None for any other step."""
     out_shape, in_shape = np.shape(program.value(step.result)), np.shape(program.value(step.operands[0]))
     family = BY_NAME[step.op].family if step.op in BY_NAME else None
     if keeps_layout(program, step) or (family in CARRIES_BACK_FAMILIES and in_shape == out_shape):
@@ -388,6 +391,10 @@ def spec_carried_back(program: Program, step: Step, spec):
         rank = len(in_shape)
         inverse = [int(i) for i in np.argsort(rules.permutation(step.op, step.kwargs, rank))]
         return rules.transpose(tuple(spec) + (None,) * (rank - len(spec)), inverse)
+    if step.op in ("take", "take_clip"):  # (result: operand dims before axis, the indices' dims, those after)
+        axis, taken = step.kwargs["axis"] % len(in_shape), np.ndim(program.value(step.operands[1]))
+        entries = tuple(spec) + (None,) * (len(out_shape) - len(spec))
+        return entries[:axis] + (None,) + entries[axis + taken:]
     if step.op in SIZE_ONE_RESHAPES and [n for n in in_shape if n != 1] == [n for n in out_shape if n != 1]:
         entries = iter(e for n, e in zip(out_shape, tuple(spec) + (None,) * (len(out_shape) - len(spec))) if n != 1)
         return tuple(None if n == 1 else next(entries) for n in in_shape)

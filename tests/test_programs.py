@@ -721,8 +721,9 @@ def test_a_step_that_goes_wrong_asks_about_a_step_before_a_scan_only_where_its_p
     P('b'): the negation's prefix is the first that goes wrong, since the jit carries P('b') back
     through the cumsum to the slice. The slice, computed into P('b'), is asked about with its own
     values, only where its prefix computed there goes wrong. 0.5.0, seed 1153646877: a reshape of
-    the (2, 1) slice to (2,) carries P('b') back as P('b', None). A sort carries nothing back: it
-    is asked about itself."""
+    the (2, 1) slice to (2,) carries P('b') back as P('b', None); 0.10.0, seed 3668209805: a take
+    along axis 0 carries the other dimensions' layout back. A sort carries nothing back: it is
+    asked about itself."""
     import suites.test_programs as suite
     from conformance.checking import triggers
     mesh = MeshModel(tuple(range(8)), (4, 2), ("a", "b"))
@@ -755,6 +756,20 @@ def test_a_step_that_goes_wrong_asks_about_a_step_before_a_scan_only_where_its_p
     assert [c.op for c in suite.carried_back(program("sort"), program("sort").steps[2], way)] == ["sort"]
     swapped = program("swapaxes", (("a", 0), ("b", 1)))  # (a later pass, 0.5.0: a transpose carries it back too)
     (source,) = suite.carried_back(swapped, swapped.steps[2], way)
+    assert source.op == "dynamic_slice" and source.out_spec == (None, "b")
+    taken = written_program(mesh, [(x, ("a",)), (np.int32(-1), ()), (np.int32(0), ()), (np.array([0, 0], np.int32), ())], [
+        Step("v0", "dynamic_slice", ("x0", "x1", "x2"), (("sizes", (2, 2)),)),
+        Step("v1", "take", ("v0", "x3"), (("axis", 0),)),
+        Step("v2", "negative", ("v1",))], [(None, "b")])  # (0.10.0, seed 3668209805: a take carries it back)
+    (source,) = suite.carried_back(taken, taken.steps[2], way)
+    assert source.op == "dynamic_slice" and source.out_spec == (None, "b")
+    assert triggers.clamped_start_with_a_cut_output(source)
+    assert suite.spec_carried_back(taken, taken.steps[1], ("b", None)) == (None, None)  # (the taken dimension: whole)
+    broadcast = written_program(mesh, [(x, ("a",)), (np.int32(-1), ()), (np.int32(0), ()), (np.zeros((1, 1), np.uint32), ())], [
+        Step("v0", "dynamic_slice", ("x0", "x1", "x2"), (("sizes", (2, 2)),)),
+        Step("v1", "add", ("v0", "x3")),
+        Step("v2", "negative", ("v1",))], [(None, "b")])  # (0.10.0: + a broadcast input carries it back)
+    (source,) = suite.carried_back(broadcast, broadcast.steps[2], way)
     assert source.op == "dynamic_slice" and source.out_spec == (None, "b")
     monkeypatch.setattr(suite, "prefix_goes_wrong", prefix(False))
     assert suite.carried_back(scanned, scanned.steps[2], way) == []  # (its prefix is right there: not asked)
