@@ -180,6 +180,43 @@ def test_a_warm_interpreter_runs_scripts_and_survives_their_crashes():
         warm.close()
 
 
+def test_a_fork_server_runs_each_script_as_a_fresh_interpreter_would():
+    """Each script runs in a forked child of an interpreter that has only imported the preamble's
+    modules, and ends as ``python -c`` would: its prints and status, the traceback of a raise (as a
+    new interpreter prints it), a SystemExit's code, a crash's signal as a negative status, a script
+    killed after its timeout; no script sees what an earlier one did, and the fork beats a new
+    interpreter."""
+    import subprocess
+    import time
+    from conformance.checking.isolation import ForkServer, run_isolated
+    from conformance.jaxside import bridge
+
+    server = ForkServer()
+    try:
+        first = run_isolated(["seen = 1", "print(len(devices), int(jnp.arange(4).sum()))"], server=server)
+        assert (first.returncode, first.stdout, first.stderr) == (0, f"{len(bridge.live_device_ids())} 6\n", ""), first
+        again = run_isolated(["print('seen' in globals(), os.getpid())"], server=server)
+        assert again.returncode == 0 and again.stdout.startswith("False "), again
+        raised = run_isolated(["print('before')", "raise ValueError('no')"], server=server)
+        plain = run_isolated(["print('before')", "raise ValueError('no')"])
+        assert (raised.returncode, raised.stdout, raised.stderr) == (plain.returncode, plain.stdout, plain.stderr)
+        assert raised.returncode == 1 and raised.stderr.splitlines()[-1] == "ValueError: no", raised
+        assert run_isolated(["import sys", "sys.exit(3)"], server=server).returncode == 3
+        died = run_isolated(["import signal, sys", "sys.stderr.write('Check failed: x\\n')", "sys.stderr.flush()",
+                             "os.kill(os.getpid(), signal.SIGABRT)"], server=server)
+        assert died.returncode == -6 and "Check failed: x" in died.stderr, died
+        with pytest.raises(subprocess.TimeoutExpired):
+            run_isolated(["import time", "time.sleep(60)"], server=server, timeout=1)
+        started = time.monotonic()
+        after = run_isolated(["print(os.getpid())"], server=server)
+        forked = time.monotonic() - started
+        started = time.monotonic()
+        run_isolated(["print(os.getpid())"])
+        assert after.returncode == 0 and after.stdout != again.stdout and forked < time.monotonic() - started
+    finally:
+        server.close()
+
+
 # --- the script's verdict ------------------------------------------------------------------------
 def failed_script(case: Case, check) -> str:
     with pytest.raises(ConformanceFailure) as failure:

@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 import tempfile
 import textwrap
-from typing import Sequence
+from typing import Optional, Sequence
 
-from .repro import preamble
+from .repro import preamble, preamble_imports
 
 # What XLA's SPMD partitioner prints when it aborts the process on a reshard it cannot slice
 # (hlo_sharding_util.cc "Check failed: sliced.has_value()"): the known deviations whose
@@ -21,13 +22,138 @@ from .repro import preamble
 XLA_SLICE_CHECK = r"sliced\.has_value\(\)"
 
 
-def run_isolated(lines: Sequence[str], *, prelude: str = "", timeout: float = 300) -> subprocess.CompletedProcess:
+def run_isolated(lines: Sequence[str], *, prelude: str = "", timeout: float = 300,
+                 server: Optional["ForkServer"] = None) -> subprocess.CompletedProcess:
     """Run the repro preamble (this run's platform and device count), ``prelude`` (code the run
     adds to every isolated process: a planted fault, in the self-tests) and ``lines`` in a new
-    interpreter; returns the completed process (a crash shows as a negative return code)."""
+    interpreter (with ``server``: a fork of one that has only imported the preamble's modules);
+    returns the completed process (a crash shows as a negative return code)."""
     code = "\n".join(preamble() + ([prelude] if prelude else []) + list(lines))
+    if server is not None:
+        return server.run(code, timeout=timeout)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=timeout, env=dict(os.environ))
+
+
+# The fork server's loop: it has run the preamble's environment and imports (JAX imported, its backend
+# not started); each request (a JSON line: the script, and files for its stdout and stderr) runs in a
+# forked child, as ``python -c`` would run it (its status: 0, 1 after an uncaught exception, a
+# SystemExit's code, or minus the signal that killed it). The server replies with the child's pid,
+# then its status.
+FORK_SERVE = """
+import atexit as _atexit, json as _json, os as _os, sys as _sys, traceback as _traceback
+
+def _child(job):
+    status = 1
+    try:
+        _os.dup2(_os.open(_os.devnull, _os.O_RDONLY), 0)
+        for fd, path in ((1, job["stdout"]), (2, job["stderr"])):
+            _os.dup2(_os.open(path, _os.O_WRONLY | _os.O_CREAT | _os.O_TRUNC), fd)
+        _sys.argv = ["-c"]
+        try:
+            script = compile(job["code"], "<string>", "exec")
+            import linecache as _linecache  # (where python -c keeps its lines for tracebacks, the script's are kept)
+            if hasattr(_linecache, "_register_code"):
+                _linecache._register_code(script, job["code"], "<string>")
+            exec(script, {"__name__": "__main__", "__builtins__": __builtins__})
+            status = 0
+        except SystemExit as e:
+            if e.code is None or isinstance(e.code, int):
+                status = e.code or 0
+            else:
+                print(e.code, file=_sys.stderr)
+        except BaseException as e:
+            _traceback.print_exception(type(e), e, e.__traceback__.tb_next)
+        _atexit._run_exitfuncs()
+    finally:
+        _sys.stdout.flush()
+        _sys.stderr.flush()
+        _os._exit(status)
+
+for _request in _sys.stdin:
+    _job = _json.loads(_request)
+    _pid = _os.fork()
+    if _pid == 0:
+        _child(_job)
+    _sys.stdout.write(_json.dumps({"pid": _pid}) + "\\n")
+    _sys.stdout.flush()
+    _, _status = _os.waitpid(_pid, 0)
+    _code = -_os.WTERMSIG(_status) if _os.WIFSIGNALED(_status) else _os.WEXITSTATUS(_status)
+    _sys.stdout.write(_json.dumps({"returncode": _code}) + "\\n")
+    _sys.stdout.flush()
+"""
+
+
+class ForkServer:
+    """Fresh interpreters without JAX's import time: one process per session imports what the
+    preamble imports (about a second) and forks a child per script, which starts the backend
+    itself, so a crash ends only that child. ``run(code)`` is ``subprocess.run([python, "-c",
+    code])`` with its output captured as text; where fork is not available, or the environment
+    changed since the server started (what JAX reads at import), a server is started again, and
+    where none starts, the script runs in a new interpreter of its own."""
+
+    def __init__(self):
+        self.process = None
+        self.env = None
+        self.log = None
+
+    def _start(self) -> bool:
+        self.close()
+        if not hasattr(os, "fork"):
+            return False
+        self.env = dict(os.environ)
+        self.log = tempfile.TemporaryFile(mode="w+")
+        code = "\n".join(preamble_imports() + [FORK_SERVE])
+        self.process = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=self.log, text=True, env=self.env)
+        return True
+
+    def _reply(self, timeout: Optional[float]):
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+        line = self.process.stdout.readline() if ready else ""
+        return json.loads(line) if line else None
+
+    def run(self, code: str, *, timeout: float = 300) -> subprocess.CompletedProcess:
+        args = [sys.executable, "-c", code]
+        fresh = self.process is None or self.process.poll() is not None or self.env != dict(os.environ)
+        if fresh and not self._start():
+            return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=dict(os.environ))
+        with tempfile.TemporaryDirectory() as folder:
+            out, err = os.path.join(folder, "stdout"), os.path.join(folder, "stderr")
+            try:
+                self.process.stdin.write(json.dumps({"code": code, "stdout": out, "stderr": err}) + "\n")
+                self.process.stdin.flush()
+                started = self._reply(timeout)
+            except (BrokenPipeError, OSError, ValueError):
+                started = None
+            if started is None:  # (the server died, or never imported: a script of its own)
+                self.close()
+                return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=dict(os.environ))
+            ended = self._reply(timeout)
+            if ended is None:
+                os.kill(started["pid"], signal.SIGKILL)
+                self._reply(None)
+            said = [open(path, errors="replace").read() if os.path.exists(path) else "" for path in (out, err)]
+        if ended is None:
+            raise subprocess.TimeoutExpired(args, timeout, said[0], said[1])
+        return subprocess.CompletedProcess(args, ended["returncode"], said[0], said[1])
+
+    def close(self) -> None:
+        """End the server (its loop ends with its input)."""
+        if self.process is not None:
+            try:
+                self.process.stdin.close()
+            except OSError:
+                pass
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+            self.process.stdout.close()
+        if self.log is not None:
+            self.log.close()
+        self.process, self.log = None, None
 
 
 # The warm interpreter's loop: each request is a JSON-encoded script; it runs with its prints

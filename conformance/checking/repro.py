@@ -20,6 +20,12 @@ from .verdict import array_literal, dtype_literal  # noqa: F401 - the scripts' l
 
 def preamble() -> list:
     """Imports, and the platform and (on CPU) the device count of this run."""
+    return preamble_imports() + ["devices = {d.id: d for d in jax.devices()}"]
+
+
+def preamble_imports() -> list:
+    """The preamble up to its imports: the environment the backend will start with, and the
+    imports (the backend not started yet)."""
     lines = ["import os"]
     platforms = compat.platforms_setting()
     if platforms:
@@ -32,7 +38,6 @@ def preamble() -> list:
         "import jax, jax.numpy as jnp",
         "from jax import lax",
         "from jax.sharding import Mesh, NamedSharding, PartitionSpec as P",
-        "devices = {d.id: d for d in jax.devices()}",
     ]
     return lines
 

@@ -256,5 +256,9 @@ def warm_interpreter(pytestconfig):
 
 @pytest.fixture(scope="session")
 def run_isolated(pytestconfig):
-    """``isolation.run_isolated``, with the prelude this run adds to every isolated process."""
-    return functools.partial(isolation.run_isolated, prelude=pytestconfig.stash.get(state.ISOLATED_PRELUDE, ""))
+    """``isolation.run_isolated``, with the prelude this run adds to every isolated process, each a
+    fork of the session's ``isolation.ForkServer`` (ended with the session)."""
+    server = isolation.ForkServer()
+    yield functools.partial(isolation.run_isolated, prelude=pytestconfig.stash.get(state.ISOLATED_PRELUDE, ""),
+                            server=server)
+    server.close()
