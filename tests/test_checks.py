@@ -180,7 +180,7 @@ def test_a_warm_interpreter_runs_scripts_and_survives_their_crashes():
         warm.close()
 
 
-def test_a_fork_server_runs_each_script_as_a_fresh_interpreter_would():
+def test_a_fork_server_runs_each_script_as_a_fresh_interpreter_would(monkeypatch):
     """Each script runs in a forked child of an interpreter that has only imported the preamble's
     modules, and ends as ``python -c`` would: its prints and status, the traceback of a raise (as a
     new interpreter prints it), a SystemExit's code, a crash's signal as a negative status, a script
@@ -213,6 +213,13 @@ def test_a_fork_server_runs_each_script_as_a_fresh_interpreter_would():
         started = time.monotonic()
         run_isolated(["print(os.getpid())"])
         assert after.returncode == 0 and after.stdout != again.stdout and forked < time.monotonic() - started
+        serving = server.process.pid
+        monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests/next.py::test (call)")  # (pytest's, from test to test)
+        seen = run_isolated(["print(os.environ['PYTEST_CURRENT_TEST'])"], server=server)
+        assert seen.stdout == "tests/next.py::test (call)\n" and server.process.pid == serving, seen
+        monkeypatch.setenv("CONFORMANCE_PROBE", "1")  # (any other change: a server started in it)
+        seen = run_isolated(["print(os.environ['CONFORMANCE_PROBE'])"], server=server)
+        assert seen.stdout == "1\n" and server.process.pid != serving, seen
     finally:
         server.close()
 

@@ -22,6 +22,22 @@ def test_the_default_is_a_folder_per_release_under_the_user_cache(tmp_path):
     assert choice.folder.is_dir()
 
 
+def test_a_jax_that_cannot_cache_here_uses_none_and_makes_no_default_folder(tmp_path):
+    """Where compat says this JAX cannot cache on the platform, nothing asked: no cache, the reason
+    as its source, and no default folder made; a folder asked for is still checked (a usage error
+    if it cannot be made), then not used."""
+    env = {"XDG_CACHE_HOME": str(tmp_path)}
+    choice = cc.choose(None, False, "0.4.30", "0.4.30", "cpu", env, unavailable="JAX 0.4.30 serves donated inputs wrongly")
+    assert choice == cc.CacheChoice(None, "JAX 0.4.30 serves donated inputs wrongly")
+    assert not (tmp_path / "jax-conformance").exists()
+    asked = cc.choose(str(tmp_path / "mine"), False, "0.4.30", "0.4.30", "cpu", env, unavailable="no")
+    assert asked == cc.CacheChoice(None, "no") and (tmp_path / "mine").is_dir()
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(UsageError):
+        cc.choose(str(blocker / "cache"), False, "0.4.30", "0.4.30", "cpu", env, unavailable="no")
+
+
 @pytest.mark.parametrize("folder, off, env, source", [
     ("DIR", False, {}, "--compilation-cache"),
     (None, True, {}, "--no-compilation-cache"),
@@ -120,6 +136,29 @@ def test_a_ledger_counts_requests_compilations_served_and_repeats():
     assert ledger.snapshot().since(start) == Compilations(
         programs=3, compilations=2, compile_seconds=0.75, served=1, duplicates=2,
         repeated=(("jit_f", "suites/test_a.py::one"), ("jit_g", "suites/test_a.py::two")))
+
+
+def test_what_a_property_leaves_is_frozen_until_a_release_collects_it():
+    """After a property, what it left alive is frozen out of the collector's walks; a release
+    unfreezes it, so that garbage among it is collected, and clears JAX's caches (a jitted function
+    is traced again after it)."""
+    import gc
+
+    import jax
+    from conformance.runner import compilations
+
+    traced = []
+    f = jax.jit(lambda x: traced.append(1) or x + 1)
+    f(1)
+    compilations.settle()
+    try:
+        assert gc.get_freeze_count() > 0
+        compilations.release_compiled_programs()
+        assert gc.get_freeze_count() == 0
+        f(1)
+        assert len(traced) == 2, traced
+    finally:
+        gc.unfreeze()
 
 
 def test_a_program_is_its_module_and_its_devices(monkeypatch):

@@ -49,6 +49,8 @@ def _child(job):
         _os.dup2(_os.open(_os.devnull, _os.O_RDONLY), 0)
         for fd, path in ((1, job["stdout"]), (2, job["stderr"])):
             _os.dup2(_os.open(path, _os.O_WRONLY | _os.O_CREAT | _os.O_TRUNC), fd)
+        _os.environ.clear()
+        _os.environ.update(job["env"])
         _sys.argv = ["-c"]
         try:
             script = compile(job["code"], "<string>", "exec")
@@ -97,11 +99,17 @@ class ForkServer:
         self.env = None
         self.log = None
 
+    @staticmethod
+    def _environment() -> dict:
+        """The environment a server is started with, and must still be (the child gets the
+        current one: pytest's PYTEST_CURRENT_TEST changes from test to test, and JAX never reads it)."""
+        return {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+
     def _start(self) -> bool:
         self.close()
         if not hasattr(os, "fork"):
             return False
-        self.env = dict(os.environ)
+        self.env = self._environment()
         self.log = tempfile.TemporaryFile(mode="w+")
         code = "\n".join(preamble_imports() + [FORK_SERVE])
         self.process = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -115,13 +123,14 @@ class ForkServer:
 
     def run(self, code: str, *, timeout: float = 300) -> subprocess.CompletedProcess:
         args = [sys.executable, "-c", code]
-        fresh = self.process is None or self.process.poll() is not None or self.env != dict(os.environ)
+        fresh = self.process is None or self.process.poll() is not None or self.env != self._environment()
         if fresh and not self._start():
             return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=dict(os.environ))
         with tempfile.TemporaryDirectory() as folder:
             out, err = os.path.join(folder, "stdout"), os.path.join(folder, "stderr")
             try:
-                self.process.stdin.write(json.dumps({"code": code, "stdout": out, "stderr": err}) + "\n")
+                self.process.stdin.write(json.dumps({"code": code, "stdout": out, "stderr": err,
+                                                     "env": dict(os.environ)}) + "\n")
                 self.process.stdin.flush()
                 started = self._reply(timeout)
             except (BrokenPipeError, OSError, ValueError):

@@ -52,9 +52,15 @@ def default_folder(jax_version: str, jaxlib_version: str, platform: str,
 
 
 def choose(asked_folder: Optional[str], asked_off: bool, jax_version: str, jaxlib_version: str,
-           platform: str, env: Mapping[str, str] = os.environ) -> CacheChoice:
+           platform: str, env: Mapping[str, str] = os.environ, *, unavailable: Optional[str] = None) -> CacheChoice:
     """The cache the options and environment ask for (a UsageError when both options are given, or
-    the folder cannot be made or written)."""
+    the folder cannot be made or written); ``unavailable``: why this JAX cannot use one here, so
+    that a folder asked for is still checked but none is used, and the default one is not made."""
+    choice = _asked(asked_folder, asked_off, jax_version, jaxlib_version, platform, env, unavailable is None)
+    return CacheChoice(None, unavailable) if choice.folder is not None and unavailable is not None else choice
+
+
+def _asked(asked_folder, asked_off, jax_version, jaxlib_version, platform, env, make_default: bool) -> CacheChoice:
     if asked_folder is not None and asked_off:
         raise UsageError("--compilation-cache DIR and --no-compilation-cache cannot be combined")
     if asked_off:
@@ -67,8 +73,8 @@ def choose(asked_folder: Optional[str], asked_off: bool, jax_version: str, jaxli
         return CacheChoice(None, f"{origin}={from_env}")
     if from_env:
         return CacheChoice(usable(Path(from_env), origin), origin)
-    return CacheChoice(usable(default_folder(jax_version, jaxlib_version, platform, env), "the default cache"),
-                       "default")
+    folder = default_folder(jax_version, jaxlib_version, platform, env)
+    return CacheChoice(usable(folder, "the default cache") if make_default else folder, "default")
 
 
 def usable(folder: Path, origin: str) -> Path:

@@ -20,7 +20,7 @@ from conformance.checking import isolation
 from conformance.jaxside import compat
 
 from . import areas, compilation_cache, devices, environment, profiles, run_folder, state
-from .compilations import release_if_holding_too_much, start_counting
+from .compilations import release_if_holding_too_much, settle, start_counting
 from .deviations import DEVIATIONS_FILE, DeviationsInEffect, read_deviation_file
 from .multiprocess import launcher, protocol, steps
 
@@ -103,11 +103,10 @@ def use_compilation_cache(config) -> compilation_cache.CacheChoice:
     """The persistent compilation cache the options ask for, in use from now on (before the first
     compilation); none where this JAX cannot serve programs on this backend (said in the header)."""
     platform = jax.devices()[0].platform
+    unavailable = None if compat.persistent_cache_available(platform) else compat.PERSISTENT_CACHE_ON_CPU_REASON
     choice = compilation_cache.choose(config.getoption("--compilation-cache"),
                                       config.getoption("--no-compilation-cache"), jax.__version__,
-                                      str(compat.JAXLIB_VERSION), platform)
-    if choice.folder is not None and not compat.persistent_cache_available(platform):
-        choice = compilation_cache.CacheChoice(None, compat.PERSISTENT_CACHE_ON_CPU_REASON)
+                                      str(compat.JAXLIB_VERSION), platform, unavailable=unavailable)
     if choice.folder is None:
         compat.no_persistent_cache()
         return choice
@@ -229,9 +228,11 @@ def pytest_runtest_setup(item):
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item, nextitem):
     """After a property (its fixtures torn down), let the compiled programs go if this process holds
-    more than ``compilations.RELEASE_ABOVE_MIB``: a serial run then stays under 2 GiB."""
+    more than ``compilations.RELEASE_ABOVE_MIB`` (a serial run then stays under 2 GiB), and settle
+    what is left (``compilations.settle``)."""
     if areas.in_suites(item.nodeid):
         release_if_holding_too_much()
+        settle()
 
 
 @pytest.fixture(autouse=True)
