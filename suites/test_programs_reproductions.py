@@ -54,6 +54,24 @@ def test_strided_at_min_after_a_constraint_with_a_replicated_output():
     case.same_bits("result", np.asarray(y), expected)
 
 
+@bridge.needs_devices(8, "for a (2, 4) mesh")
+def test_a_strided_at_max_of_a_slice_of_a_partially_replicated_operand():
+    """jax.jit(lambda x: (lambda v: v.at[::2].max(v))(x[0:1]), in_shardings=P('a'), out_shardings=P())
+    of x = [0, 1] (uint32) on a (2, 4) mesh ('a', 'b') returns numpy's [0]: the max of an element with
+    itself (found by a random program on 0.6.1, seed 435230726, with two negations between the
+    slice and the update)."""
+    mesh = bridge.first_devices_mesh(("a", 2), ("b", 4))
+    x = np.arange(2, dtype=np.uint32)
+    source = ("jax.jit(lambda x: (lambda v: v.at[::2].max(v))(x[0:1]), in_shardings=NamedSharding(mesh, P('a')), "
+              "out_shardings=NamedSharding(mesh, P()))")
+    case = scripted_case(f"{source}(x)", [f"y = {source}(x)", "print(np.asarray(y))"], meshes={"mesh": mesh},
+                         arrays={"x": x}, outcomes={"result": "np.asarray(y)"})
+    f = jax.jit(lambda a: (lambda v: v.at[::2].max(v))(a[0:1]), in_shardings=bridge.named_sharding(mesh, ("a",)),
+                out_shardings=bridge.named_sharding(mesh, ()))
+    y = f(jax.device_put(x, bridge.named_sharding(mesh, ("a",))))
+    case.same_bits("result", np.asarray(y), np.maximum(x[0:1], x[0:1]))
+
+
 @bridge.needs_devices(6, "for a (3, 2) mesh")
 def test_constraint_onto_two_combined_axes_after_a_split_input(run_isolated):
     """jit(lambda a: with_sharding_constraint(-a, P(None, ('b', 'x'))), in_shardings=P('b'),

@@ -636,6 +636,23 @@ def test_each_wrongness_holds_for_its_bug_and_not_for_a_value_computed_wrongly()
         for got in (computed, expected, bug[:-1]):
             assert not wrongness.holds(name, [c], expected, got), f"got {name} holding for {got}, but should not"
     assert not wrongness.holds("values_of_the_operands", [SimpleNamespace()], a(1), a(0)), "no Call: no operands"
+    # a strided .at[].max of a slice read from another shard (0.6.1, seed 435230726): a value of the sliced
+    # operand, through the negations, the constraint and the second slice between them; numpy's own steps
+    # upstream of the slices (a negation of x) are not applied again
+    sliced = triggers.Call("strided_slice", (a(0, 1, 2, 3),), {"index": (slice(None, 2, 1),)}, MESH, "Auto", ((("a",),),))
+    again = triggers.Call("strided_slice", (a(0, 1),), {"index": (slice(None, None, 2),)}, MESH, "Auto", ((),),
+                          producers=(sliced,))
+    negated = triggers.Call("negative", (a(0),), {}, MESH, "Auto", ((),), producers=(
+        triggers.Call("constraint", (a(0),), {"spec": ()}, MESH, "Auto", ((),), producers=(again,)),))
+    at_max = triggers.Call("at_max", (a(0), a(0)), {"index": slice(None, None, 2)}, MESH, "Auto", ((), ()), (),
+                           "(b) jit", producers=(negated, negated))
+    assert triggers.strided_at_update_of_a_slice_of_a_partially_replicated_operand(at_max)
+    assert wrongness.holds("values_of_the_sliced_operand", [at_max], a(0), a(-3))
+    assert not wrongness.holds("values_of_the_sliced_operand", [at_max], a(0), a(3)), "the negation applies"
+    upstream = replace(sliced, producers=(triggers.Call("negative", (a(0, -1, -2, -3),), {}, MESH, "Auto", ((),)),))
+    assert wrongness.holds("values_of_the_sliced_operand", [replace(at_max, producers=(
+        replace(negated, producers=(replace(negated.producers[0], producers=(replace(again, producers=(upstream,)),)),)),
+        None))], a(0), a(-3))
     # an edge pad over two dimensions joins twice: each join multiplies (found on 0.4.31: x int32[2, 1] P('a')
     # on an (a=2, b=4) mesh, padded ((0, 1), (0, 1)) into P(None, 'a'), gave 16 where 1); a pad over one
     # dimension, or in mode constant, joins once

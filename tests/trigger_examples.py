@@ -254,6 +254,14 @@ EXAMPLES: Dict[str, Pair] = {
         call("at_min", (X4, X4[:2]), in_specs=(None, ()), way=CONSTRAINED, producers=(constraint((), ("a",)), None)),
         call("at_min", (X4, X4[:2]), in_specs=(None, ()), way=CONSTRAINED, producers=(constraint(("a",), ("a",)), None)),
         "the constraint keeps its operand's layout", (a(0, 1, 2, 0), a(0, 3, 2, 0))),
+    "strided_at_update_of_a_slice_of_a_partially_replicated_operand": Pair(
+        call("at_max", (a(0), a(0)), {"index": slice(None, None, 2)}, in_specs=(None, None), way=JIT,
+             producers=(call("negative", (a(0),), in_specs=(None,), producers=(
+                 call("slice", (a(0, 1),), {"index": (slice(None, 1, 1),)}, in_specs=(("a",),)),)), None)),
+        call("at_max", (a(0), a(0)), {"index": slice(None, None, 2)}, in_specs=(None, None), way=JIT,
+             producers=(call("negative", (a(0),), in_specs=(None,), producers=(
+                 call("slice", (a(0, 1),), {"index": (slice(None, 1, 1),)}, in_specs=((("a", "b"),),)),)), None)),
+        "the sliced operand is cut over every axis", (a(0), a(-1))),
     "at_update_after_a_strided_one_on_a_constrained_value": Pair(
         call("at_min", (X4, X4[:1]), {"index": slice(0, 1, 2)}, in_specs=(None, ()), out_spec=("a",), way=JIT,
              producers=(call("at_min", (X4, X4[:2]), {"index": slice(None, None, 2)}, in_specs=(None, ()), way=JIT,

@@ -637,6 +637,31 @@ def strided_at_update(call: Call) -> bool:
     return cuts(call.mesh, target) and axes_of(before, 8) != axes_of(target, 8)
 
 
+# The catalogue's static slices (x[index]: "slice" draws a step of 1, "strided_slice" any step).
+STATIC_SLICES = ("slice", "strided_slice")
+
+
+def strided_at_update_of_a_slice_of_a_partially_replicated_operand(call: Call) -> bool:
+    """Inside a jit, a strided .at[].min or .at[].max of a static slice, or a slice of one (unary
+    elementwise steps and layout changes between them passed over), of an operand cut over some
+    axis of size > 1 and replicated over another (``partially_replicated``; measured on 0.10.2,
+    (a=2, b=4) mesh: x[0:1] of x = [0, 1] laid out P('a'), .at[::2].max of it with itself, gives
+    [1]; x[0:1] of x = [0, 1, 2, 3] P('b') gives [3]; right with .at[0:1], on a mesh of 'a' alone,
+    and with x cut over both axes; met on 0.6.1 with negations, a constraint to P() and a second
+    slice between them)."""
+    if call.op not in ("at_min", "at_max") or call.eager or not call.producers or \
+            not _strided(call.static.get("index")):
+        return False
+    made = call.producers[0]
+    while made is not None:
+        if made.op in STATIC_SLICES and made.in_specs and partially_replicated(call.mesh, made.in_specs[0]):
+            return True
+        if made.op not in PASSED_OVER + STATIC_SLICES or not made.producers:
+            return False
+        made = made.producers[0]
+    return False
+
+
 def _strided(index) -> bool:
     return any(isinstance(i, slice) and i.step not in (None, 1) for i in (index if isinstance(index, tuple) else (index,)))
 
@@ -957,7 +982,8 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     layout_change_onto_combined_axes, jitted_axis_moved_into_combined_axes,
     explicit_step_rejected_as_typed_before_a_device_put,
     explicit_flattening_over_a_size_one_axis,
-    second_layout_change_in_a_row, strided_at_update, jitted_forward_shift_of_a_cumulative_value,
+    second_layout_change_in_a_row, strided_at_update, strided_at_update_of_a_slice_of_a_partially_replicated_operand,
+    jitted_forward_shift_of_a_cumulative_value,
     jitted_stack_cutting_its_new_dimension_after_a_cut_one, jitted_take_of_operand_and_indices_cut_alike_into_another_axis,
     checked_body_with_pmax, transposed_jit_with_a_cut_output, pmap_axis_smaller_than_its_devices,
     vmapped_body_with_psum_or_pmean, vmapped_partially_replicated_join, vmapped_operands_over_combined_axes,

@@ -276,10 +276,36 @@ def updated_from_another_window(call, expected, got) -> bool:
     return False
 
 
+def values_of_the_sliced_operand(call, expected, got) -> bool:
+    """Every wrong element holds a value of the operand static slices read from, where they made
+    the call's first operand (through layout changes and ``_UNARY`` steps, applied to that
+    operand's values too; the first slice of a slice of a slice): an element read from another part
+    of the operand than the slices'."""
+    found = _arrays(expected, got)
+    if found is None or not isinstance(call, Call) or not call.producers:
+        return False
+    steps, made, source = [], call.producers[0], None
+    while made is not None:
+        if made.op in _UNARY:
+            steps.append(made.op)
+        elif made.op in ("slice", "strided_slice"):
+            source = (made, list(steps))  # (the unary steps between this slice and the call)
+        elif made.op not in LAYOUT_CHANGES + ("layout change of a layout change",):
+            break
+        made = made.producers[0] if made.producers else None
+    if source is None or not source[0].operands:
+        return False
+    (source, steps), pool = source, np.asarray(source[0].operands[0])
+    with np.errstate(all="ignore"):
+        for step in steps[::-1]:
+            pool = _UNARY[step](pool)
+    return _among(found[1][found[2]], pool.astype(found[1].dtype).reshape(-1))
+
+
 WRONGNESS: Dict[str, Callable[[object, object, object], bool]] = {f.__name__: f for f in (
     values_of_the_expected_result, values_of_the_operands, zeros_or_values_of_the_operands, the_operand_in_place, zeros,
     multiplied_by_the_replica_count, replicated_where_cut_was_asked, cut_finer_than_asked,
-    laid_out_as_an_earlier_change, updated_from_another_window,
+    laid_out_as_an_earlier_change, updated_from_another_window, values_of_the_sliced_operand,
 )}
 SHOWN_BY = {name: "layout" if name in ("replicated_where_cut_was_asked", "cut_finer_than_asked",
                                        "laid_out_as_an_earlier_change") else "values" for name in WRONGNESS}
