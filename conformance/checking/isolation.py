@@ -29,10 +29,13 @@ def run_isolated(lines: Sequence[str], *, prelude: str = "", timeout: float = 30
     interpreter (with ``server``: a fork of one that has only imported the preamble's modules);
     returns the completed process (a crash shows as a negative return code)."""
     code = "\n".join(preamble() + ([prelude] if prelude else []) + list(lines))
-    if server is not None:
-        return server.run(code, timeout=timeout)
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=timeout, env=dict(os.environ))
+    return server.run(code, timeout=timeout) if server is not None else in_a_new_interpreter(code, timeout)
+
+
+def in_a_new_interpreter(code: str, timeout: float) -> subprocess.CompletedProcess:
+    """``python -c code`` in this environment, its output captured as text."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout,
+                          env=dict(os.environ))
 
 
 # The fork server's loop: it has run the preamble's environment and imports (JAX imported, its backend
@@ -125,7 +128,7 @@ class ForkServer:
         args = [sys.executable, "-c", code]
         fresh = self.process is None or self.process.poll() is not None or self.env != self._environment()
         if fresh and not self._start():
-            return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=dict(os.environ))
+            return in_a_new_interpreter(code, timeout)
         with tempfile.TemporaryDirectory() as folder:
             out, err = os.path.join(folder, "stdout"), os.path.join(folder, "stderr")
             try:
@@ -137,7 +140,7 @@ class ForkServer:
                 started = None
             if started is None:  # (the server died, or never imported: a script of its own)
                 self.close()
-                return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=dict(os.environ))
+                return in_a_new_interpreter(code, timeout)
             ended = self._reply(timeout)
             if ended is None:
                 os.kill(started["pid"], signal.SIGKILL)

@@ -28,7 +28,7 @@ from conformance.model.padding import lax_pad_reference
 from conformance.model.program import LAYOUT_CHANGES
 from conformance.model.sharding_rules import shifted_ranges
 
-from .triggers import AT_UPDATES, Call, cuts_dim
+from .triggers import AT_UPDATES, STATIC_SLICES, Call, cuts_dim
 
 
 def _bits(x: np.ndarray) -> np.ndarray:
@@ -288,16 +288,16 @@ def values_of_the_sliced_operand(call, expected, got) -> bool:
     while made is not None:
         if made.op in _UNARY:
             steps.append(made.op)
-        elif made.op in ("slice", "strided_slice"):
-            source = (made, list(steps))  # (the unary steps between this slice and the call)
+        elif made.op in STATIC_SLICES:
+            source, between = made, list(steps)  # (the unary steps between this slice and the call)
         elif made.op not in LAYOUT_CHANGES + ("layout change of a layout change",):
             break
         made = made.producers[0] if made.producers else None
-    if source is None or not source[0].operands:
+    if source is None or not source.operands:
         return False
-    (source, steps), pool = source, np.asarray(source[0].operands[0])
+    pool = np.asarray(source.operands[0])
     with np.errstate(all="ignore"):
-        for step in steps[::-1]:
+        for step in between[::-1]:
             pool = _UNARY[step](pool)
     return _among(found[1][found[2]], pool.astype(found[1].dtype).reshape(-1))
 

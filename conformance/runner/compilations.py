@@ -92,7 +92,8 @@ def start_counting() -> CompileLedger:
 # define their functions once and reuse them within a property, rarely across properties, so once a
 # process holds more than this, the programs compiled so far are let go after the property that
 # ran. Each release costs the programs asked for again after it (at 1 GiB: four releases in a
-# serial run, 27 programs asked twice); at 2 GiB the bench's warm run was no faster (2026-12-05).
+# serial run, 27 programs asked twice); at 2 GiB a warm serial run was slower, 71-72 s against
+# 61-63 s (two interleaved pairs, 2026-12-05).
 RELEASE_ABOVE_MIB = 1024
 
 
