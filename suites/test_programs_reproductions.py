@@ -160,14 +160,12 @@ def test_a_second_at_min_after_a_strided_one_on_a_constrained_value():
     case.same_bits("result", np.asarray(f(x, u, w)), expected)
 
 
-@bridge.needs_devices(2, "to split over two devices")
-def test_a_one_element_slice_of_a_split_vector_returned_beside_it():
-    """jit(lambda x: (constrain(-x, P()), constrain(x[0:1], P()))) of x uint32[2] constrained P('a')
-    over two devices returns (-x, x[0:1]) replicated: a slice smaller than the shard count, returned
-    beside another use of its operand (found by a random program draw on 0.10.2, seed 2060031791)."""
+def two_results_of_a_split_vector(first: str, second: str, x: np.ndarray):
+    """``(case, mesh, y)``: y = jit(lambda x: (constrain(<first>, P()), constrain(<second>, P()))) of
+    ``x`` constrained P('a') over two devices (``first`` and ``second``: expressions of x), with the
+    case that names the call and its checks "first result" and "second result"."""
     mesh = bridge.first_devices_mesh(("a", 2))
-    x = np.arange(2, dtype=np.uint32)
-    source = ("jax.jit(lambda x: (lambda x: (c(-x, NamedSharding(mesh, P())), c(x[0:1], NamedSharding(mesh, P()))))"
+    source = (f"jax.jit(lambda x: (lambda x: (c({first}, NamedSharding(mesh, P())), c({second}, NamedSharding(mesh, P()))))"
               "(c(x, NamedSharding(mesh, P('a')))))")
     case = scripted_case(f"{source}(x on P('a')), c = jax.lax.with_sharding_constraint",
                          ["c = jax.lax.with_sharding_constraint", f"y = {source}(x)", "print(y)"],
@@ -175,8 +173,31 @@ def test_a_one_element_slice_of_a_split_vector_returned_beside_it():
                          outcomes={"jit": f"{source}(x)", "first result": "y[0]", "second result": "y[1]"})
     c = jax.lax.with_sharding_constraint
     replicated, split = bridge.named_sharding(mesh, ()), bridge.named_sharding(mesh, ("a",))
-    f = jax.jit(lambda a: (lambda a: (c(-a, replicated), c(a[0:1], replicated)))(c(a, split)))
-    y = case.accepts("jit", lambda: f(jax.device_put(x, split)))
+    parts = [bridge.function_of(f"lambda x: {e}") for e in (first, second)]
+    f = jax.jit(lambda a: (lambda a: tuple(c(part(a), replicated) for part in parts))(c(a, split)))
+    return case, mesh, case.accepts("jit", lambda: f(jax.device_put(x, split)))
+
+
+@bridge.needs_devices(2, "to split over two devices")
+def test_the_sum_of_a_scatter_returned_beside_a_prefix_slice_of_its_operand():
+    """jit(lambda x: (constrain(x[0:3], P()), constrain(jnp.sum(x.at[0:2].set(7)), P()))) of x
+    float32[4] constrained P('a') over two devices returns ([0, 1, 2], 19): a slice as long, per
+    shard, as its operand, returned beside a scatter of the operand (found by a random program draw
+    on 0.6.1, seed 435230726, as a sum of the negated x0.at[0:2].set(x0[1:3]) of x0 uint32[3] P('a')
+    on a (3, 2) mesh, returned beside x0[:-1])."""
+    x = np.arange(4, dtype=np.float32)
+    case, _, y = two_results_of_a_split_vector("x[0:3]", "jnp.sum(x.at[0:2].set(7.0))", x)
+    case.same_bits("first result", np.asarray(y[0]), x[0:3])
+    case.same_bits("second result", np.asarray(y[1]), np.float32(19.0))
+
+
+@bridge.needs_devices(2, "to split over two devices")
+def test_a_one_element_slice_of_a_split_vector_returned_beside_it():
+    """jit(lambda x: (constrain(-x, P()), constrain(x[0:1], P()))) of x uint32[2] constrained P('a')
+    over two devices returns (-x, x[0:1]) replicated: a slice smaller than the shard count, returned
+    beside another use of its operand (found by a random program draw on 0.10.2, seed 2060031791)."""
+    x = np.arange(2, dtype=np.uint32)
+    case, mesh, y = two_results_of_a_split_vector("-x", "x[0:1]", x)
     case.same_bits("first result", np.asarray(y[0]), -x)
     case.same_bits("second result", np.asarray(y[1]), x[0:1])
     for name, got, expected in (("first", y[0], -x), ("second", y[1], x[0:1])):

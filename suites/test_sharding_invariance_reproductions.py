@@ -916,18 +916,58 @@ def test_shifted_update_into_a_layout_cutting_another_dimension_over_the_major_a
 
 
 @bridge.needs_devices(4, "for a (2, 2) mesh")
-def test_shifted_update_constrained_into_a_layout_cutting_another_dimension_over_the_major_axis():
-    """jit(lambda x: with_sharding_constraint(with_sharding_constraint(x, P(('a', 'b'))).at[1:].set(
-    x[:-1]), P(None, 'a'))) of x float32[4, 2] returns numpy's shifted copy [x0, x0, x1, x2]: the
-    layouts asked by sharding constraints, as the catalogue's (c) way asks them."""
+def test_shifted_add_into_a_layout_cutting_another_dimension_over_the_major_axis():
+    """jit(lambda x: x.at[1:].add(x[:-1])) of x float32[4, 2] cut over ('a', 'b') on dimension 0,
+    with the output cut over 'a' on dimension 1, returns numpy's [x0, x1 + x0, x2 + x1, x3 + x2]
+    (found on 0.10.2 by the catalogue's at_add_shifted, seed 3984663021, as x int32[2, 2, 8] cut
+    over ('b', 'a') on dimension 2 into P('b') on a (4, 2) mesh)."""
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    auto_case("x.at[1:].add(x[:-1])", bridge.first_devices_mesh(("a", 2), ("b", 2)), {"x": (x, (("a", "b"),))},
+              "x.at[1:].add(x[:-1])", (None, "a"), np.concatenate([x[:1], x[1:] + x[:-1]]))
+
+
+@bridge.needs_devices(8, "for a (4, 2) mesh")
+def test_shifted_add_of_a_dimension_cut_over_two_axes_into_a_layout_moving_them():
+    """jit(lambda x: x.at[:, :, 1:].add(x[:, :, :-1]), out_shardings=P('b', None, 'a')) of x
+    int32[2, 2, 8] cut over ('b', 'a') on dimension 2 of a (4, 2) mesh returns numpy's shifted sum
+    (found on 0.10.2 by the catalogue's at_add_shifted, seed 3984663021: the operand comes back,
+    its last element 0)."""
+    x = np.arange(32, dtype=np.int32).reshape(2, 2, 8)
+    expected = x.copy()
+    expected[:, :, 1:] += x[:, :, :-1]
+    auto_case("x.at[:, :, 1:].add(x[:, :, :-1])", bridge.first_devices_mesh(("a", 4), ("b", 2)),
+              {"x": (x, (None, None, ("b", "a")))}, "x.at[:, :, 1:].add(x[:, :, :-1])", ("b", None, "a"), expected)
+
+
+def check_shifted_update_constrained_into_a_layout_cutting_another_dimension_over_the_major_axis(method: str):
+    """jit(lambda x: with_sharding_constraint(with_sharding_constraint(x, P(('a', 'b'))).at[1:].<method>(
+    x[:-1]), P(None, 'a'))) of x float32[4, 2] on a (2, 2) mesh against numpy's (``method``: "set"
+    or "add")."""
     mesh = bridge.first_devices_mesh(("a", 2), ("b", 2))
     x = np.arange(8, dtype=np.float32).reshape(4, 2)
-    source = ("jax.jit(lambda x: jax.lax.with_sharding_constraint((lambda v: v.at[1:].set(v[:-1]))("
+    source = (f"jax.jit(lambda x: jax.lax.with_sharding_constraint((lambda v: v.at[1:].{method}(v[:-1]))("
               "jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P(('a', 'b'))))), NamedSharding(mesh, P(None, 'a'))))")
     case = scripted_case(f"{source}(x)", [f"y = {source}(x)", "print(np.asarray(y))"], meshes={"mesh": mesh},
                          placed={"x": (x, (("a", "b"),))}, outcomes={"result": "np.asarray(y)"})
     constrain = jax.lax.with_sharding_constraint
-    f = jax.jit(lambda a: constrain((lambda v: v.at[1:].set(v[:-1]))(constrain(a, bridge.named_sharding(mesh, (("a", "b"),)))),
+    update = bridge.function_of(f"lambda v: v.at[1:].{method}(v[:-1])")
+    f = jax.jit(lambda a: constrain(update(constrain(a, bridge.named_sharding(mesh, (("a", "b"),)))),
                                     bridge.named_sharding(mesh, (None, "a"))))
     y = case.accepts("result", lambda: f(jax.device_put(x, bridge.named_sharding(mesh, (("a", "b"),)))))
-    case.same_bits("result", np.asarray(y), np.concatenate([x[:1], x[:-1]]))
+    case.same_bits("result", np.asarray(y), np.concatenate([x[:1], x[1:] + x[:-1] if method == "add" else x[:-1]]))
+
+
+@bridge.needs_devices(4, "for a (2, 2) mesh")
+def test_shifted_add_constrained_into_a_layout_cutting_another_dimension_over_the_major_axis():
+    """jit(lambda x: with_sharding_constraint(with_sharding_constraint(x, P(('a', 'b'))).at[1:].add(
+    x[:-1]), P(None, 'a'))) of x float32[4, 2] returns numpy's [x0, x1 + x0, x2 + x1, x3 + x2]: the
+    .add form of the constrained reproduction below."""
+    check_shifted_update_constrained_into_a_layout_cutting_another_dimension_over_the_major_axis("add")
+
+
+@bridge.needs_devices(4, "for a (2, 2) mesh")
+def test_shifted_update_constrained_into_a_layout_cutting_another_dimension_over_the_major_axis():
+    """jit(lambda x: with_sharding_constraint(with_sharding_constraint(x, P(('a', 'b'))).at[1:].set(
+    x[:-1]), P(None, 'a'))) of x float32[4, 2] returns numpy's shifted copy [x0, x0, x1, x2]: the
+    layouts asked by sharding constraints, as the catalogue's (c) way asks them."""
+    check_shifted_update_constrained_into_a_layout_cutting_another_dimension_over_the_major_axis("set")

@@ -653,6 +653,25 @@ def test_each_wrongness_holds_for_its_bug_and_not_for_a_value_computed_wrongly()
     assert wrongness.holds("values_of_the_sliced_operand", [replace(at_max, producers=(
         replace(negated, producers=(replace(negated.producers[0], producers=(replace(again, producers=(upstream,)),)),)),
         None))], a(0), a(-3))
+    # a scatter beside a prefix slice of its operand, as long per shard (0.6.1, seed 435230726): the update's
+    # elements past the slice are 0, through the negation, the device_put and the sum: -(1 + 2 + 0) = -3 for -5;
+    # not with the slice starting at 1, nor for a sum computed otherwise
+    three = MeshModel((0, 1, 2), (3,), ("a",))
+    u = np.arange(3, dtype=np.uint32)
+    update = triggers.Call("at_set_shifted", (u,), {"axis": 0, "shift": 1}, three, "Auto", ((("a",),),), (),
+                           "(c) jit", beside=(triggers.Call("slice", (u,), {"index": (slice(0, 2),)}, three, "Auto",
+                                                            ((("a",),),), (), "(c) jit"),))
+    summed = triggers.Call("sum_int", (u,), {"axis": None, "keepdims": False}, three, "Auto", ((),), (), "(c) jit",
+                           producers=(triggers.Call("negative", (u,), {}, three, "Auto", ((),), (), "(c) jit", producers=(
+                               triggers.Call("device_put", (u,), {"spec": ()}, three, "Auto", ((),), (), "(c) jit",
+                                             producers=(update,)),)),))
+    minus = lambda v: np.array(v, np.int64).astype(np.uint32)  # noqa: E731
+    assert wrongness.holds("updated_outside_a_prefix_slice_beside_it_as_zeros", [summed], minus(-5), minus(-3))
+    assert not wrongness.holds("updated_outside_a_prefix_slice_beside_it_as_zeros", [summed], minus(-5), minus(-4))
+    later = replace(update, beside=(replace(update.beside[0], static={"index": (slice(1, 3),)}),))
+    assert not wrongness.holds("updated_outside_a_prefix_slice_beside_it_as_zeros", [replace(summed, producers=(
+        replace(summed.producers[0], producers=(replace(summed.producers[0].producers[0], producers=(later,)),)),))],
+        minus(-5), minus(-3)), "a slice from 1 is not the bug's"
     # an edge pad over two dimensions joins twice: each join multiplies (found on 0.4.31: x int32[2, 1] P('a')
     # on an (a=2, b=4) mesh, padded ((0, 1), (0, 1)) into P(None, 'a'), gave 16 where 1); a pad over one
     # dimension, or in mode constant, joins once

@@ -15,7 +15,7 @@ them by ``where``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
 from typing import Dict, Optional, Tuple
 
@@ -57,6 +57,17 @@ def explicit(op, operands, in_specs, static=None, *, mesh=MESH, way=EAGER, shape
                 shape=shape)
 
 
+def scatter_summed(beside_index: slice) -> Call:
+    """sum(x.at[0:2].set(x[1:3])) of x[3] P('a') over three devices, under constraints, beside x[beside_index]."""
+    x = np.arange(3, dtype=np.uint32)
+    update = replace(call("at_set_shifted", (x,), {"axis": 0, "shift": 1}, mesh=THREE, in_specs=(("a",),),
+                          out_spec=(), way=CONSTRAINED, shape=(3,)),
+                     beside=(call("slice", (x,), {"index": (beside_index,)}, mesh=THREE, in_specs=(("a",),),
+                                  out_spec=(), way=CONSTRAINED, shape=(2,)),))
+    return call("sum_int", (x,), {"axis": None, "keepdims": False}, mesh=THREE, in_specs=((),), out_spec=(),
+                way=CONSTRAINED, shape=(), producers=(update,))
+
+
 def auto(c: Call) -> Call:
     """``c`` on an Auto mesh."""
     return Call(c.op, c.operands, c.static, c.mesh, "Auto", c.in_specs, c.out_spec, c.way, c.result_shape, c.producers)
@@ -77,6 +88,7 @@ def blocks(mesh, spec, shape) -> dict:
 
 
 TWO = MeshModel((0, 1), (2,), ("a",))
+THREE = MeshModel((0, 1, 2), (3,), ("a",))
 SQUARE = MeshModel((0, 1, 2, 3), (2, 2), ("a", "b"))
 CUBE = MeshModel(tuple(range(8)), (2, 2, 2), ("a", "b", "x"))
 X123 = a(1, 2, 3)
@@ -190,7 +202,9 @@ EXAMPLES: Dict[str, Pair] = {
              in_specs=((("a", "b"),),), out_spec=(None, "a")),
         call("at_set_shifted", (X22.repeat(2, 0),), {"shift": -1, "axis": 0}, mesh=MeshModel((0, 1, 2, 3), (2, 2), ("a", "b")),
              in_specs=((("a", "b"),),), out_spec=(None, "b")),
-        "the output cuts the other dimension over the minor axis"),
+        "the output cuts the other dimension over the minor axis",
+        # (x.at[1:].set(x[:-1]) of x = X22 repeated, [[0, 1], [0, 1], [2, 3], [2, 3]]: the operand back, its last row 0)
+        (np.array([[0, 1], [0, 1], [0, 1], [2, 3]], np.int32), np.array([[0, 1], [0, 1], [2, 3], [0, 0]], np.int32))),
     "explicit_sort_of_a_sharded_operand": pair_explicit(
         "argsort", (X22,), (("a",),), {"axis": 1}, mesh=TWO, wrong=(blocks(TWO, ("a",), (2, 2)), blocks(TWO, (), (2, 2)))),
     "explicit_at_min_or_max": pair_explicit("at_max", (X4, X4[:2]), (("a",), ())),
@@ -221,11 +235,14 @@ EXAMPLES: Dict[str, Pair] = {
     "explicit_reshape_with_a_size_one_dimension": Pair(
         explicit("reshape", (X4.reshape(4, 1),), (("a",),), shape=(4,)),
         explicit("reshape", (X22,), (("a",),), shape=(4,)), "no dimension of size 1"),
-    "jitted_slice_narrower_than_the_shards_of_its_cut_dimension": Pair(
-        call("slice", (np.arange(2, dtype=np.int32),), {"index": (slice(0, 1),)}, mesh=TWO, in_specs=(("a",),),
-             out_spec=(), way=CONSTRAINED, shape=(1,)),
-        call("slice", (X4,), {"index": (slice(0, 2),)}, mesh=TWO, in_specs=(("a",),), out_spec=(), way=CONSTRAINED,
-             shape=(2,)), "the slice keeps one element per shard"),
+    "jitted_prefix_slice_with_its_operands_shard_shape": Pair(
+        call("slice", (np.arange(6, dtype=np.int32),), {"index": (slice(0, 5),)}, mesh=THREE, in_specs=(("a",),),
+             out_spec=(), way=CONSTRAINED, shape=(5,)),
+        call("slice", (np.arange(6, dtype=np.int32),), {"index": (slice(0, 3),)}, mesh=THREE, in_specs=(("a",),),
+             out_spec=(), way=CONSTRAINED, shape=(3,)), "the slice's shards are shorter than its operand's"),
+    "scatter_beside_a_prefix_slice_with_its_operands_shard_shape": Pair(
+        scatter_summed(slice(0, 2)), scatter_summed(slice(1, 3)), "the slice beside the update does not start at 0",
+        (np.array(5, np.uint32), np.array(3, np.uint32))),  # (sum([1, 2, 2]), sum([1, 2, 0]))
     "explicit_reshape_of_an_unsharded_operand_neither_one_split_nor_one_merge": Pair(
         explicit("reshape", (X22,), ((),), shape=(1, 4)),
         explicit("reshape", (X22,), ((),), shape=(4,)), "one merge"),
@@ -327,6 +344,11 @@ EXAMPLES: Dict[str, Pair] = {
         (SimpleNamespace(name="lax_pad_negative"), 2, {"config": ((-1, 0, 1),)}, MESH, ((None, "a"), ()), False),
         (SimpleNamespace(name="lax_pad_negative"), 2, {"config": ((-2, 0, 1),)}, MESH, ((None, "a"), ()), False),
         "the result starts on an element"),
+    "vmapped_strided_slice_of_a_cut_dimension": Pair(
+        (SimpleNamespace(name="strided_slice"), (np.zeros((2, 8), np.float32),), {"index": (slice(None, -2, -3),)},
+         MESH, ((None, "b"),), False),
+        (SimpleNamespace(name="strided_slice"), (np.zeros((2, 8), np.float32),), {"index": (slice(None, -2, -3),)},
+         MESH, (("b",),), False), "the batched operand cuts its batch dimension, not the sliced one"),
     "auto_split_of_a_cut_dimension_into_a_part_the_axes_cannot_cut": Pair(
         Reshape(MESH, "Auto", np.arange(8, dtype=np.int32), (2, 4), "split", (0,), (0, 1), ("b",), ()),
         Reshape(MESH, "Auto", np.arange(8, dtype=np.int32), (4, 2), "split", (0,), (0, 1), ("b",), ()),

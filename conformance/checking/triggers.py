@@ -48,6 +48,7 @@ class Call:
     way: str = ""
     result_shape: Optional[Tuple[int, ...]] = None
     producers: Tuple[Optional["Call"], ...] = ()  # a program step's: the step computing each operand (None: an input)
+    beside: Tuple["Call", ...] = ()  # a program step's: the program's other steps reading its first operand
     values: Optional[tuple] = field(default=None, compare=False, repr=False)  # a localized step's (expected, got)
 
     @property
@@ -241,18 +242,49 @@ def strided_slice_of_a_cut_dimension(call: Call) -> bool:
                for d, s in enumerate(index))
 
 
-def jitted_slice_narrower_than_the_shards_of_its_cut_dimension(call: Call) -> bool:
-    """Jitted, a static slice (``slice``, ``strided_slice``) whose result, along a dimension its
-    operand cuts ``n`` ways, has fewer than ``n`` elements (x[0:1] of x[2] split over two devices):
-    XLA's SPMD partitioner leaves a constraint of it the operand's shape, which its HLO verifier
-    refuses (met on 0.10.2, seed 2060031791, returned replicated beside -x under constraints;
-    measured there: x[0:2] of x[4] over two devices is right, and so is x[0:1] returned alone)."""
-    if call.op not in ("slice", "strided_slice") or call.eager or call.result_shape is None or not call.in_specs:
+def jitted_prefix_slice_with_its_operands_shard_shape(call: Call) -> bool:
+    """Jitted, a static slice (``slice``, ``strided_slice``) that shortens, from its start and with
+    step 1, a dimension its operand cuts ``k`` ways to a length whose shards are as long as the
+    operand's (ceil(m / k) == ceil(n / k)): XLA's SPMD partitioner then serves the slice and another
+    use of the operand by one all-gather and mixes their shapes (measured on 0.10.2, returned
+    replicated under constraints beside -x or a scatter's sum: x[0:1] of x[2] over two devices,
+    x[0:2] of x[3] and x[0:5] of x[6] over three, x[0:5] of x[8] over four go wrong; x[0:2] of x[4]
+    over two, x[0:3] of x[6] over three, x[1:5] of x[6] over three, x[0:5] of x[8] over two are
+    right; found on 0.10.2, seed 2060031791, and on 0.6.1, seed 435230726)."""
+    if call.op not in STATIC_SLICES or call.eager or not call.in_specs or not call.operands:
         return False
-    for dim, axes in enumerate(axes_of(call.in_specs[0], len(call.result_shape))):
+    index = call.static.get("index", ())
+    index = index if isinstance(index, tuple) else (index,)
+    shape = np.shape(call.operands[0])
+    for dim, axes in enumerate(axes_of(call.in_specs[0], len(shape))):
+        part = index[dim] if dim < len(index) else slice(None)
+        if not isinstance(part, slice):
+            continue
+        n = shape[dim]
+        start, stop, step = part.indices(n)
+        m = len(range(start, stop, step))
         ways = int(np.prod([call.mesh.axis_sizes[a] for a in cut_axes(call.mesh, axes)]))
-        if ways > 1 and call.result_shape[dim] < ways:
+        if ways > 1 and step == 1 and start == 0 and 0 < m < n and -(-m // ways) == -(-n // ways):
             return True
+    return False
+
+
+def scatter_beside_a_prefix_slice_with_its_operands_shard_shape(call: Call) -> bool:
+    """Inside a program's jit, a value computed (up to four steps back) from an .at[] update of an
+    operand that another step slices as ``jitted_prefix_slice_with_its_operands_shard_shape`` says
+    (the partitioner serves both by one all-gather and the update reads the slice, its last elements
+    0; measured on 0.10.2: sum(x.at[0:2].set(7)) returned beside x[0:3] of x[4] split over two
+    devices, both constrained replicated, gives 16 for 19; met on 0.6.1, seed 435230726, as the sum
+    of a negated x0.at[0:2].set(x0[1:3]) beside x0[:-1] of x0[3] over three devices)."""
+    todo, seen = [call], 0
+    while todo and seen < 16:
+        made = todo.pop()
+        seen += 1
+        if made is None or made.eager:
+            continue
+        if made.op in AT_UPDATES and any(jitted_prefix_slice_with_its_operands_shard_shape(other) for other in made.beside):
+            return True
+        todo += list(made.producers)
     return False
 
 
@@ -841,6 +873,20 @@ def vmapped_clipped_take_on_a_cut_axis(example) -> bool:
     return bool(((idx < 0) | (idx >= n)).any()) and cuts_dim(mesh, specs[0], 1 + axis)
 
 
+def vmapped_strided_slice_of_a_cut_dimension(example) -> bool:
+    """A vmap example ``(op, batches, static, mesh, specs, jitted)``, eager or jitted, of x[index]
+    whose index steps by more than one (or backwards) over a dimension its batched operand cuts
+    (strided_slice_of_a_cut_dimension's bug: eager vmap dispatches the batched slice as a program of
+    its own; met on 0.11.0, seed 2926561557, and measured on 0.10.2: vmap of x[:-2:-3] over x
+    float32[2, 8] P(None, 'a') on eight devices fails XLA's HLO verifier)."""
+    op, _, static, mesh, specs, _ = example
+    if op.name != "strided_slice":
+        return False
+    index = static["index"] if isinstance(static["index"], tuple) else (static["index"],)
+    return any(isinstance(s, slice) and s.step not in (None, 1) and cuts_dim(mesh, specs[0], 1 + d)
+               for d, s in enumerate(index))
+
+
 def pad_starts_inside_interior_padding(config) -> bool:
     """Whether a lax.pad ``config`` (low, high, interior per dimension) has, on a dimension with
     interior padding, a negative low edge that starts the result on a padding element."""
@@ -965,7 +1011,8 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     join_of_differently_split_operands,
     clipped_take_on_a_cut_axis, interior_padding_with_a_cut_output, zero_size_result_with_out_shardings,
     zero_size_result_with_a_cut_layout, zero_size_result_constrained, negative_edge_with_a_cut_output,
-    strided_slice_of_a_cut_dimension, jitted_slice_narrower_than_the_shards_of_its_cut_dimension,
+    strided_slice_of_a_cut_dimension, jitted_prefix_slice_with_its_operands_shard_shape,
+    scatter_beside_a_prefix_slice_with_its_operands_shard_shape,
     eager_pad_reshape_or_concatenate_of_a_cut_operand, jitted_take_along_a_cut_axis,
     jitted_take_along_over_combined_axes,
     explicit_batch_dimensions_split_differently,
@@ -989,6 +1036,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     vmapped_body_with_psum_or_pmean, vmapped_partially_replicated_join, vmapped_operands_over_combined_axes,
     vmapped_dynamic_slice_far_out_of_range_over_a_cut_batch, vmapped_dynamic_slice_far_out_of_range_on_a_cut_dimension,
     explicit_merge_over_size_one_axes_only, vmapped_clipped_take_on_a_cut_axis, vmapped_pad_starting_inside_interior_padding,
+    vmapped_strided_slice_of_a_cut_dimension,
     auto_split_of_a_cut_dimension_into_a_part_the_axes_cannot_cut, at_update_after_a_strided_one_on_a_constrained_value,
     range_update_moving_its_major_cut_axis_to_another_dimension, explicit_roll_with_a_piece_of_size_one_dimensions_only,
     jitted_read_of_a_clamped_dynamic_slice, batch_laid_out_over_an_axis_both_operands_contract_over,

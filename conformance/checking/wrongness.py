@@ -28,7 +28,7 @@ from conformance.model.padding import lax_pad_reference
 from conformance.model.program import LAYOUT_CHANGES
 from conformance.model.sharding_rules import shifted_ranges
 
-from .triggers import AT_UPDATES, STATIC_SLICES, Call, cuts_dim
+from .triggers import AT_UPDATES, STATIC_SLICES, Call, cuts_dim, jitted_prefix_slice_with_its_operands_shard_shape
 
 
 def _bits(x: np.ndarray) -> np.ndarray:
@@ -302,10 +302,52 @@ def values_of_the_sliced_operand(call, expected, got) -> bool:
     return _among(found[1][found[2]], pool.astype(found[1].dtype).reshape(-1))
 
 
+_SUMS = ("sum_int", "sum_float")
+
+
+def updated_outside_a_prefix_slice_beside_it_as_zeros(call, expected, got) -> bool:
+    """Every wrong element is what the steps from an .at[] update to the call (layout changes,
+    ``_UNARY`` steps, sums) compute when the update's elements outside a prefix slice of its operand
+    beside it (``jitted_prefix_slice_with_its_operands_shard_shape``) are 0: the update written
+    into the slice's gathered buffer, padded with zeros to the operand's shape."""
+    found = _arrays(expected, got)
+    if found is None or not isinstance(call, Call):
+        return False
+    chain, made = [], call
+    while made is not None and made.op not in AT_UPDATES:
+        if made.op not in tuple(_UNARY) + _SUMS + LAYOUT_CHANGES + ("layout change of a layout change",):
+            return False
+        chain.append(made)
+        made = made.producers[0] if made.producers else None
+    if made is None or not made.operands:
+        return False
+    x = np.asarray(made.operands[0])
+    for other in made.beside:
+        if not jitted_prefix_slice_with_its_operands_shard_shape(other):
+            continue
+        index = other.static["index"] if isinstance(other.static["index"], tuple) else (other.static["index"],)
+        inside = np.zeros(x.shape, dtype=bool)
+        inside[tuple(index) + (slice(None),) * (x.ndim - len(index))] = True
+        value = np.where(inside, _updated(made, x), np.zeros((), x.dtype))
+        with np.errstate(all="ignore"):
+            for step in chain[::-1]:
+                if step.op in _UNARY:
+                    value = _UNARY[step.op](value)
+                elif step.op in _SUMS:
+                    value = np.sum(value, axis=step.static.get("axis"), keepdims=step.static.get("keepdims", False),
+                                   dtype=value.dtype)
+        value = np.asarray(value)
+        if value.shape == found[1].shape and value.dtype == found[1].dtype and \
+                (_bits(value)[found[2]] == _bits(found[1])[found[2]]).all():
+            return True
+    return False
+
+
 WRONGNESS: Dict[str, Callable[[object, object, object], bool]] = {f.__name__: f for f in (
     values_of_the_expected_result, values_of_the_operands, zeros_or_values_of_the_operands, the_operand_in_place, zeros,
     multiplied_by_the_replica_count, replicated_where_cut_was_asked, cut_finer_than_asked,
     laid_out_as_an_earlier_change, updated_from_another_window, values_of_the_sliced_operand,
+    updated_outside_a_prefix_slice_beside_it_as_zeros,
 )}
 SHOWN_BY = {name: "layout" if name in ("replicated_where_cut_was_asked", "cut_finer_than_asked",
                                        "laid_out_as_an_earlier_change") else "values" for name in WRONGNESS}
