@@ -213,8 +213,9 @@ def step_call(program: Program, step: Step, way: str, producers: int = 4) -> Cal
     """A step as the known deviations' triggers read it, with the steps computing its operands
     (``producers``: how many steps back; theirs, and so on, to that depth: a trigger whose bug needs
     three steps reads them through layout changes) and, while that depth lasts, the program's other
-    steps reading its first operand (``beside``, without theirs); a layout change of a layout
-    change's result is the call "layout change of a layout change"."""
+    steps reading its first operand (``beside``) and those reading its result (``read_by``), without
+    theirs; a layout change of a layout change's result is the call "layout change of a layout
+    change"."""
     changed = layout_changed(program)
     op = "layout change of a layout change" if step.changes_layout and step.operands[0] in changed else step.op
     static = {"spec": step.spec} if step.changes_layout else step.kwargs  # (a layout change's target)
@@ -223,10 +224,12 @@ def step_call(program: Program, step: Step, way: str, producers: int = 4) -> Cal
                     for n in step.operands) if producers > 0 else ()
     beside = tuple(step_call(program, s, way, 0) for s in program.steps
                    if s is not step and step.operands and s.operands[:1] == step.operands[:1]) if producers > 0 else ()
+    read_by = tuple(step_call(program, s, way, 0) for s in program.steps if step.result in s.operands) \
+        if producers > 0 else ()
     return Call(op, tuple(program.value(n) for n in step.operands), static, program.mesh, program.axis_type,
                 tuple(spec_of(program, n, way) for n in step.operands),
                 None if way.startswith("(a)") else computed_into(program, step.result, way), way,
-                tuple(np.shape(program.value(step.result))), made_by, beside=beside)
+                tuple(np.shape(program.value(step.result))), made_by, beside=beside, read_by=read_by)
 
 
 def depends_on(program: Program, name: str) -> list:

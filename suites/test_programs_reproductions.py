@@ -192,6 +192,27 @@ def test_the_sum_of_a_scatter_returned_beside_a_prefix_slice_of_its_operand():
 
 
 @bridge.needs_devices(2, "to split over two devices")
+def test_a_value_returned_beside_a_constrained_prefix_slice_of_it():
+    """jit(lambda x: (lambda y: (constrain(y[0:1], P()), y))(-x), in_shardings=P('a'),
+    out_shardings=(P(), P())) of x uint32[2] over two devices returns ([0], -x): the value itself
+    comes back whole beside its one-element slice (found by a random program draw on 0.6.1, seed
+    435230726, on an (a=2, b=4) mesh)."""
+    mesh = bridge.first_devices_mesh(("a", 2))
+    x = np.arange(2, dtype=np.uint32)
+    source = ("jax.jit(lambda x: (lambda y: (jax.lax.with_sharding_constraint(y[0:1], NamedSharding(mesh, P())), y))(-x), "
+              "in_shardings=NamedSharding(mesh, P('a')), out_shardings=(NamedSharding(mesh, P()), NamedSharding(mesh, P())))")
+    case = scripted_case(f"{source}(x)", [f"y = {source}(x)", "print(y)"], meshes={"mesh": mesh},
+                         placed={"x": (x, ("a",))},
+                         outcomes={"jit": f"{source}(x)", "second result.shape": "y[1].shape", "second result": "y[1]"})
+    replicated, split = bridge.named_sharding(mesh, ()), bridge.named_sharding(mesh, ("a",))
+    f = jax.jit(lambda a: (lambda y: (jax.lax.with_sharding_constraint(y[0:1], replicated), y))(-a),
+                in_shardings=split, out_shardings=(replicated, replicated))
+    y = case.accepts("jit", lambda: f(jax.device_put(x, split)))
+    case.equal("second result.shape", y[1].shape, x.shape)
+    case.same_bits("second result", np.asarray(y[1]), -x)
+
+
+@bridge.needs_devices(2, "to split over two devices")
 def test_a_one_element_slice_of_a_split_vector_returned_beside_it():
     """jit(lambda x: (constrain(-x, P()), constrain(x[0:1], P()))) of x uint32[2] constrained P('a')
     over two devices returns (-x, x[0:1]) replicated: a slice smaller than the shard count, returned

@@ -836,3 +836,31 @@ def test_the_size_one_merge_trigger_holds_where_0_6_1_kept_the_spec():
     assert not holds(reshape((None, None, "b")))  # the merged dimensions unsharded
     assert not holds(reshape((None, "b"), kind="split", dims=(1,)))
     assert not holds(reshape((None, "b"), axis_type="Auto"))
+
+
+def test_the_prefix_slice_trigger_holds_where_the_slice_keeps_its_operands_shard_shape():
+    """Measured on 0.10.2 (a prefix slice returned replicated beside -x): wrong for x[0:1] of x[2]
+    over two devices, x[0:2] of x[3] and x[0:5] of x[6] over three, x[0:5] of x[8] over four; right
+    for x[0:2] of x[4] over two, x[0:3] of x[6] over three, x[1:5] of x[6] over three, x[0:5] of x[8]
+    over two; and a slice of a concatenate inside its first operand reads that operand."""
+    def sliced(n, ways, index, producers=()):
+        mesh = MeshModel(tuple(range(ways)), (ways,), ("a",))
+        return triggers.Call("slice", (np.arange(n),), {"index": (index,)}, mesh, "Auto", ((("a",),),), (),
+                             "(c) jit", producers=producers)
+    wrong = [(2, 2, slice(0, 1)), (3, 3, slice(0, 2)), (6, 3, slice(0, 5)), (8, 4, slice(0, 5))]
+    right = [(4, 2, slice(0, 2)), (6, 3, slice(0, 3)), (6, 3, slice(1, 5)), (8, 2, slice(0, 5))]
+    for n, ways, index in wrong:
+        assert triggers.jitted_prefix_slice_with_its_operands_shard_shape(sliced(n, ways, index)), (n, ways, index)
+    for n, ways, index in right:
+        assert not triggers.jitted_prefix_slice_with_its_operands_shard_shape(sliced(n, ways, index)), (n, ways, index)
+    assert not triggers.jitted_prefix_slice_with_its_operands_shard_shape(
+        replace(sliced(2, 2, slice(0, 1)), way="(a) eager")), "eager: no partitioned program"
+    two = MeshModel((0, 1), (2,), ("a",))
+    concat = triggers.Call("concatenate", (np.arange(2), np.arange(1)), {"axis": 0}, two, "Auto", ((("a",),), ()), (),
+                           "(c) jit")
+    whole = triggers.Call("slice", (np.arange(3),), {"index": (slice(-4, None),)}, two, "Auto", ((("a",),),), (),
+                          "(c) jit", producers=(concat,))
+    assert not triggers.jitted_prefix_slice_with_its_operands_shard_shape(sliced(3, 2, slice(0, 1))), "x[0:1] of x[3]"
+    assert triggers.jitted_prefix_slice_with_its_operands_shard_shape(sliced(3, 2, slice(0, 1), (whole,)))
+    assert not triggers.jitted_prefix_slice_with_its_operands_shard_shape(sliced(3, 2, slice(0, 3), (whole,))), \
+        "past the concatenate's first operand"

@@ -68,6 +68,14 @@ def scatter_summed(beside_index: slice) -> Call:
                 way=CONSTRAINED, shape=(), producers=(update,))
 
 
+def negation_sliced(index: slice) -> Call:
+    """y = -x of x uint32[2] P('a') over two devices, jitted, read by y[index] constrained P()."""
+    x = np.arange(2, dtype=np.uint32)
+    return replace(call("negative", (x,), mesh=TWO, in_specs=(("a",),), out_spec=()),
+                   read_by=(call("slice", (-x,), {"index": (index,)}, mesh=TWO, in_specs=(("a",),), out_spec=(),
+                                 shape=(1,)),))
+
+
 def auto(c: Call) -> Call:
     """``c`` on an Auto mesh."""
     return Call(c.op, c.operands, c.static, c.mesh, "Auto", c.in_specs, c.out_spec, c.way, c.result_shape, c.producers)
@@ -243,6 +251,8 @@ EXAMPLES: Dict[str, Pair] = {
     "scatter_beside_a_prefix_slice_with_its_operands_shard_shape": Pair(
         scatter_summed(slice(0, 2)), scatter_summed(slice(1, 3)), "the slice beside the update does not start at 0",
         (np.array(5, np.uint32), np.array(3, np.uint32))),  # (sum([1, 2, 2]), sum([1, 2, 0]))
+    "returned_beside_a_prefix_slice_of_it_with_its_shard_shape": Pair(
+        negation_sliced(slice(0, 1)), negation_sliced(slice(1, 2)), "the slice of the value does not start at 0"),
     "explicit_reshape_of_an_unsharded_operand_neither_one_split_nor_one_merge": Pair(
         explicit("reshape", (X22,), ((),), shape=(1, 4)),
         explicit("reshape", (X22,), ((),), shape=(4,)), "one merge"),
