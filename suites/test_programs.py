@@ -209,27 +209,42 @@ def traces_nothing(program: Program, step: Step) -> bool:
     return step.op == "reshape" and np.shape(result) == np.shape(operand)
 
 
-def step_call(program: Program, step: Step, way: str, producers: int = 4) -> Call:
+def step_call(program: Program, step: Step, way: str, producers: int = 4, neighbours: bool = True) -> Call:
     """A step as the known deviations' triggers read it, with the steps computing its operands
     (``producers``: how many steps back; theirs, and so on, to that depth: a trigger whose bug needs
-    three steps reads them through layout changes) and, while that depth lasts, the program's other
-    steps reading its first operand (``beside``) and those reading its result (``read_by``), without
-    theirs; a layout change of a layout change's result is the call "layout change of a layout
+    three steps reads them through layout changes) and, while that depth lasts and ``neighbours``,
+    the program's other steps reading its first operand (``beside``) and those reading its result
+    (``read_by``: ``readers``, each with its producers), without theirs; a layout change of a layout change's result is the call "layout change of a layout
     change"."""
     changed = layout_changed(program)
     op = "layout change of a layout change" if step.changes_layout and step.operands[0] in changed else step.op
     static = {"spec": step.spec} if step.changes_layout else step.kwargs  # (a layout change's target)
     by_result = {s.result: s for s in program.steps}
-    made_by = tuple(step_call(program, by_result[n], way, producers - 1) if n in by_result else None
+    made_by = tuple(step_call(program, by_result[n], way, producers - 1, neighbours) if n in by_result else None
                     for n in step.operands) if producers > 0 else ()
-    beside = tuple(step_call(program, s, way, 0) for s in program.steps
-                   if s is not step and step.operands and s.operands[:1] == step.operands[:1]) if producers > 0 else ()
-    read_by = tuple(step_call(program, s, way, 0) for s in program.steps if step.result in s.operands) \
-        if producers > 0 else ()
+    near = neighbours and producers > 0
+    beside = tuple(step_call(program, s, way, 0, False) for s in program.steps
+                   if s is not step and step.operands and s.operands[:1] == step.operands[:1]) if near else ()
+    read_by = tuple(step_call(program, s, way, 3, False) for s in readers(program, step.result)) if near else ()
     return Call(op, tuple(program.value(n) for n in step.operands), static, program.mesh, program.axis_type,
                 tuple(spec_of(program, n, way) for n in step.operands),
                 None if way.startswith("(a)") else computed_into(program, step.result, way), way,
                 tuple(np.shape(program.value(step.result))), made_by, beside=beside, read_by=read_by)
+
+
+def readers(program: Program, name: str) -> list:
+    """The steps reading the value ``name``, and those reading it through steps that keep it
+    (``triggers.keeps_its_value``: a layout change, a whole slice, an .at[].set of itself)."""
+    found, todo = [], [name]
+    while todo:
+        value = todo.pop()
+        for s in program.steps:
+            if value in s.operands and s not in found:
+                found.append(s)
+                if s.operands[0] == value and triggers.keeps_its_value(
+                        s.op, s.kwargs, np.shape(program.value(value)), np.shape(program.value(s.result))):
+                    todo.append(s.result)
+    return found
 
 
 def depends_on(program: Program, name: str) -> list:

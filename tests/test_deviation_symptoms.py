@@ -864,3 +864,13 @@ def test_the_prefix_slice_trigger_holds_where_the_slice_keeps_its_operands_shard
     assert triggers.jitted_prefix_slice_with_its_operands_shard_shape(sliced(3, 2, slice(0, 1), (whole,)))
     assert not triggers.jitted_prefix_slice_with_its_operands_shard_shape(sliced(3, 2, slice(0, 3), (whole,))), \
         "past the concatenate's first operand"
+    # through the steps XLA folds away (met on 0.6.1, seed 435230726): v0[0:3].set in place, a device_put
+    same = triggers.Call("at_set_shifted", (np.arange(3),), {"axis": 0, "shift": 0}, two, "Auto", ((("a",),),), (),
+                         "(c) jit", producers=(concat,))
+    assert triggers.jitted_prefix_slice_with_its_operands_shard_shape(sliced(3, 2, slice(0, 1), (same,)))
+    shifted = replace(same, static={"axis": 0, "shift": 1})
+    assert not triggers.jitted_prefix_slice_with_its_operands_shard_shape(sliced(3, 2, slice(0, 1), (shifted,))), \
+        "a shifted update is a value of its own"
+    put = triggers.Call("device_put", (np.arange(2),), {"spec": ()}, two, "Auto", ((("a",),),), (), "(b) jit")
+    assert triggers.jitted_prefix_slice_with_its_operands_shard_shape(
+        replace(sliced(2, 2, slice(0, 1), (put,)), in_specs=((),)))

@@ -855,3 +855,28 @@ def test_under_jit_on_an_auto_mesh_a_device_put_keeps_its_operands_layout():
     way = "(b) jit with in/out_shardings"
     assert suite.spec_of(program, "v1", way) == ("a", None) and suite.spec_of(program, "v1", "(a) eager") == ()
     assert triggers.partially_replicated_join(suite.step_call(program, program.steps[2], way))
+
+
+def test_a_step_call_names_the_steps_reading_its_value_through_steps_that_keep_it():
+    """``read_by`` of v2 = x0.at[0:2].set(x0[0:2]) (a value kept as it is) holds the device_put
+    reading it and the slice reading that, each with its producers; ``beside`` of an update names
+    the other steps reading its operand (0.6.1, seed 435230726's forms of the prefix-slice bug)."""
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    from conformance.model.program import Program
+    mesh = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
+    x0 = np.arange(2, dtype=np.uint32)
+    steps = (Step("v2", "at_set_shifted", ("x0",), (("axis", 0), ("shift", 0))),
+             Step("v3", "device_put", ("v2",), spec=()),
+             Step("v4", "negative", ("v3",)),
+             Step("v8", "slice", ("v3",), (("index", (slice(None, 1, 1),)),)),
+             Step("v9", "slice", ("x0",), (("index", (slice(1, 2, 1),)),)))
+    program = Program(mesh, "Auto", ("x0",), ((("a",),),), steps, ("v8", "v2"), ((), ()), (),
+                      (("x0", x0), ("v2", x0), ("v3", x0), ("v4", -x0), ("v8", x0[:1]), ("v9", x0[1:])))
+    call = suite.step_call(program, steps[0], "(b) jit with in/out_shardings")
+    assert [r.op for r in call.read_by] == ["device_put", "negative", "slice"]
+    assert [r.op for r in call.beside] == ["slice"]
+    assert call.read_by[2].producers[0].op == "device_put", "a reader comes with its producers"
+    assert triggers.returned_beside_a_prefix_slice_of_it_with_its_shard_shape(call)
+    assert not triggers.returned_beside_a_prefix_slice_of_it_with_its_shard_shape(
+        suite.step_call(program, steps[2], "(b) jit with in/out_shardings")), "v4 is read by nothing"

@@ -350,6 +350,12 @@ EXAMPLES: Dict[str, Pair] = {
         (SimpleNamespace(name="take_clip"), (np.array([[0, 1], [2, 1]], np.int32), a(0, 1)), {"axis": 0}, MESH,
          ((None, "a"), ()), False), "the indices are inside the axis",
         (np.array([0, 2], np.int32), np.array([0, 0], np.int32))),
+    "vmapped_clipped_take_over_a_cut_batch": Pair(
+        (SimpleNamespace(name="take_clip"), (np.array([[0, 1], [2, 1]], np.int32), a(-1, -1)), {"axis": 0}, MESH,
+         (("b",), ()), False),
+        (SimpleNamespace(name="take_clip"), (np.array([[0, 1], [2, 1]], np.int32), a(0, 1)), {"axis": 0}, MESH,
+         (("b",), ()), False), "the indices are inside the axis",
+        (np.array([0, 2], np.int32), np.array([0, 0], np.int32))),
     "vmapped_pad_starting_inside_interior_padding": Pair(
         (SimpleNamespace(name="lax_pad_negative"), 2, {"config": ((-1, 0, 1),)}, MESH, ((None, "a"), ()), False),
         (SimpleNamespace(name="lax_pad_negative"), 2, {"config": ((-2, 0, 1),)}, MESH, ((None, "a"), ()), False),

@@ -270,18 +270,28 @@ def jitted_prefix_slice_with_its_operands_shard_shape(call: Call) -> bool:
     return False
 
 
+def keeps_its_value(op: str, static: dict, operand_shape, result_shape) -> bool:
+    """Whether a program step returns its first operand's value as it is, a step XLA folds away: a
+    layout change, a static slice that keeps the whole operand, an .at[].set of the operand's own
+    elements in place (the catalogue's at_set_shifted with shift 0)."""
+    return (op in LAYOUT_CHANGES + ("layout change of a layout change",)
+            or (op in STATIC_SLICES and tuple(operand_shape) == tuple(result_shape))
+            or (op == "at_set_shifted" and static.get("shift") == 0))
+
+
 def _prefix_sources(call: Call, dim: int, stop: int):
     """``(size, mesh axes)`` of dimension ``dim`` of what a slice ending at ``stop`` reads: its
-    operand, and what XLA folds it into: through static slices that keep their operand whole, the
-    first operand of a concatenate along ``dim`` that holds the slice (met on 0.6.1, seed 435230726:
-    v0 = concatenate((x0, x1)) of x0 uint32[2] P('a'), v0[0:1] returned beside v0; measured on
-    0.10.2 over two devices: the HLO verifier refuses it, as it does x0[0:1] beside x0)."""
+    operand, and what XLA folds it into, through the steps that keep their operand's value
+    (``keeps_its_value``) and into the first operand of a concatenate along ``dim`` that holds the
+    slice (met on 0.6.1, seed 435230726: v0 = concatenate((x0, x1)) of x0 uint32[2] P('a'), v0[0:1]
+    returned beside v0, and slices of v0.at[0:3].set(v0[0:3]) or of a device_put of x0; measured on
+    0.10.2 over two devices: the HLO verifier refuses the first, as it does x0[0:1] beside x0)."""
     rank = len(np.shape(call.operands[0]))
     found = [(np.shape(call.operands[0])[dim], axes_of(call.in_specs[0], rank)[dim])]
     made, whole = (call.producers[0] if call.producers else None), np.shape(call.operands[0])
     while made is not None and made.operands and made.in_specs:
         first = np.shape(made.operands[0])
-        if made.op in STATIC_SLICES and first == whole:
+        if keeps_its_value(made.op, made.static, first, whole) and len(first) == rank:
             pass
         elif made.op == "concatenate" and len(first) == rank and made.static.get("axis", 0) % rank == dim \
                 and stop <= first[dim]:
@@ -301,6 +311,7 @@ def returned_beside_a_prefix_slice_of_it_with_its_shard_shape(call: Call) -> boo
     out_shardings P(), comes back as [0]; right where the slice is not constrained, or -x is
     computed twice; met on 0.6.1, seed 435230726, on an (a=2, b=4) mesh)."""
     return not call.eager and any(jitted_prefix_slice_with_its_operands_shard_shape(r) for r in call.read_by)
+    # (read_by: the steps reading the value, and those reading it through steps that keep it)
 
 
 def scatter_beside_a_prefix_slice_with_its_operands_shard_shape(call: Call) -> bool:
@@ -921,6 +932,20 @@ def vmapped_strided_slice_of_a_cut_dimension(example) -> bool:
                for d, s in enumerate(index))
 
 
+def vmapped_clipped_take_over_a_cut_batch(example) -> bool:
+    """A vmap example ``(op, batches, static, mesh, specs, jitted)`` of jnp.take(mode='clip') whose
+    batched operand is cut on its batch dimension, with an index, in some batch element, outside the
+    taken axis (the batched gather's clip lost in partitioning, as
+    vmapped_dynamic_slice_far_out_of_range_over_a_cut_batch's clamp is; met on 0.4.31: vmap over x
+    int32[2, 2] P('b') of take(x, -1, axis=0, mode='clip') gives 0 for the second element, numpy 2)."""
+    op, batches, static, mesh, specs = example[0], example[1], example[2], example[3], example[4]
+    if op.name != "take_clip":
+        return False
+    x, idx = np.asarray(batches[0]), np.asarray(batches[1])
+    n = x.shape[1 + static["axis"] % (x.ndim - 1)]
+    return bool(((idx < 0) | (idx >= n)).any()) and cuts_dim(mesh, specs[0], 0)
+
+
 def pad_starts_inside_interior_padding(config) -> bool:
     """Whether a lax.pad ``config`` (low, high, interior per dimension) has, on a dimension with
     interior padding, a negative low edge that starts the result on a padding element."""
@@ -1070,7 +1095,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     vmapped_body_with_psum_or_pmean, vmapped_partially_replicated_join, vmapped_operands_over_combined_axes,
     vmapped_dynamic_slice_far_out_of_range_over_a_cut_batch, vmapped_dynamic_slice_far_out_of_range_on_a_cut_dimension,
     explicit_merge_over_size_one_axes_only, vmapped_clipped_take_on_a_cut_axis, vmapped_pad_starting_inside_interior_padding,
-    vmapped_strided_slice_of_a_cut_dimension,
+    vmapped_strided_slice_of_a_cut_dimension, vmapped_clipped_take_over_a_cut_batch,
     auto_split_of_a_cut_dimension_into_a_part_the_axes_cannot_cut, at_update_after_a_strided_one_on_a_constrained_value,
     range_update_moving_its_major_cut_axis_to_another_dimension, explicit_roll_with_a_piece_of_size_one_dimensions_only,
     jitted_read_of_a_clamped_dynamic_slice, batch_laid_out_over_an_axis_both_operands_contract_over,
