@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from .odds import mostly
+from .reuse import reused
 
 BASE_DTYPES = ("bool", "int8", "int16", "int32", "uint8", "uint16", "uint32",
                "float16", "bfloat16", "float32", "complex64")
@@ -148,8 +149,23 @@ def varied(draw, ramp: st.SearchStrategy, elements: st.SearchStrategy, dtype, sh
     return x
 
 
+@reused
+def _arrays(dtype: np.dtype, shape: tuple, finite: bool, max_magnitude: Optional[float], subnormals: bool,
+            repeated: int) -> st.SearchStrategy:
+    return _arrays_uncached(dtype, shape, finite=finite, max_magnitude=max_magnitude, subnormals=subnormals,
+                            repeated=repeated)
+
+
 def arrays(dtype, shape, *, finite: bool = False, max_magnitude: Optional[float] = None,
            subnormals: bool = True, repeated: int = 8):
+    """Arrays of ``dtype`` and ``shape`` (``_arrays_uncached`` says which values), one strategy
+    object per distinct arguments (``reuse``)."""
+    return _arrays(np.dtype(dtype), tuple(int(n) for n in shape), bool(finite),
+                   None if max_magnitude is None else float(max_magnitude), bool(subnormals), int(repeated))
+
+
+def _arrays_uncached(dtype, shape, *, finite: bool = False, max_magnitude: Optional[float] = None,
+                     subnormals: bool = True, repeated: int = 8):
     """Arrays of ``dtype`` and ``shape`` with any values (NaN, inf, -0.0 and subnormals included)
     unless ``finite``; ``max_magnitude`` bounds floats; ``subnormals=False`` leaves out subnormal
     floats. Most vary from element to element (``varied``: a ramp over the dtype's integers, or
@@ -159,8 +175,8 @@ def arrays(dtype, shape, *, finite: bool = False, max_magnitude: Optional[float]
     elements itself."""
     dtype = np.dtype(dtype)
     if dtype == np.dtype(ml_dtypes.bfloat16):
-        return arrays(np.float32, shape, finite=finite, max_magnitude=max_magnitude, subnormals=subnormals,
-                      repeated=repeated).map(lambda a: a.astype(ml_dtypes.bfloat16))
+        return _arrays_uncached(np.float32, shape, finite=finite, max_magnitude=max_magnitude, subnormals=subnormals,
+                                repeated=repeated).map(lambda a: a.astype(ml_dtypes.bfloat16))
     elements = hnp.from_dtype(dtype)
     if dtype.kind in "fc" and (finite or max_magnitude is not None or not subnormals):
         width = dtype.itemsize * 8 // (2 if dtype.kind == "c" else 1)

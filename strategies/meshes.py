@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from conformance.model.layout import MeshModel
 
 from .odds import mostly
+from .reuse import reused
 
 # A small, fixed pool keeps the number of distinct meshes (and so of compiled programs) small.
 AXIS_NAME_POOL = ("a", "b", "x", "y")
@@ -38,6 +39,7 @@ def axis_names(n: int) -> st.SearchStrategy:
     return st.permutations(AXIS_NAME_POOL).map(lambda names: tuple(names[:n]))
 
 
+@reused
 @st.composite
 def meshes(draw, device_ids: Sequence[int], *, min_axes: int = 1, max_axes: int = 4,
            subsets: bool = True, reorder: bool = True) -> MeshModel:
@@ -77,6 +79,7 @@ def cutting_factorizations(n: int, sides: Tuple[int, ...], min_axes: int = 1,
     return tuple(sorted(found, key=lambda shape: (len(shape), first_cut(shape))))
 
 
+@reused
 @st.composite
 def cutting_meshes(draw, device_ids: Sequence[int], sides: Sequence[int], *, min_axes: int = 1,
                    max_axes: int = 4, subsets: bool = True, reorder: bool = True) -> MeshModel:

@@ -12,9 +12,11 @@ from hypothesis.extra import numpy as hnp
 from conformance.model.layout import Layout, MeshModel, Spec, spec_axes, spec_tiling
 
 from .meshes import meshes
+from .reuse import reused
 from .specs import partition_specs
 
 
+@reused
 @st.composite
 def shard_shapes(draw, rank: int, *, max_side: int = 3, zero_size: bool = True):
     """A per-shard shape of ``rank`` dims with sides 1..max_side; now and then (``zero_size``) one
@@ -41,6 +43,7 @@ def can_be_incongruent(mesh: MeshModel, spec: Spec, rank: int) -> bool:
     return any(t > 1 for t in spec_tiling(mesh, spec, rank))
 
 
+@reused
 @st.composite
 def incongruent_shapes(draw, mesh: MeshModel, spec: Spec, rank: int, *, max_side: int = 3):
     """Global shapes that ``spec`` does not divide: one or more tiled dimensions get a remainder."""
@@ -55,6 +58,7 @@ def incongruent_shapes(draw, mesh: MeshModel, spec: Spec, rank: int, *, max_side
     return tuple(shape)
 
 
+@reused
 @st.composite
 def with_cutting_axis(draw, mesh: MeshModel, spec: Spec, rank: int) -> Spec:
     """``spec`` with one mesh axis of size > 1, unused by it, added to one of its dimensions."""
@@ -70,6 +74,7 @@ def with_cutting_axis(draw, mesh: MeshModel, spec: Spec, rank: int) -> Spec:
     return tuple(entries)
 
 
+@reused
 @st.composite
 def layouts(draw, device_ids: Sequence[int], *, min_rank: int = 0, max_rank: int = 3,
             congruent: Optional[bool] = True, max_side: int = 3, zero_size: bool = True,

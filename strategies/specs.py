@@ -12,10 +12,12 @@ from hypothesis import strategies as st
 from conformance.model.layout import MeshModel, Spec, spec_axes
 
 from .odds import mostly
+from .reuse import reused
 
 UNKNOWN_AXIS_NAMES = ("z", "w", "unknown")
 
 
+@reused
 @st.composite
 def partition_specs(draw, mesh: MeshModel, rank: int) -> Spec:
     """A valid spec for ``mesh`` and an array of ``rank`` dimensions.
@@ -81,6 +83,7 @@ def _spec_of(draw, entries) -> Spec:
     return tuple(spec[:draw(st.integers(shortest, len(entries)))])
 
 
+@reused
 @st.composite
 def dividing_specs(draw, mesh: MeshModel, shape) -> Spec:
     """A valid spec for ``mesh`` that divides ``shape``: each dimension, visited in a drawn order,
@@ -106,6 +109,7 @@ def can_cut(mesh: MeshModel, shape) -> bool:
     return bool(cutting_axes(mesh, shape))
 
 
+@reused
 @st.composite
 def cutting_specs(draw, mesh: MeshModel, shape, *, prefer: Sequence[int] = (),
                   where_possible: bool = False) -> Spec:
@@ -137,6 +141,7 @@ def cutting_specs(draw, mesh: MeshModel, shape, *, prefer: Sequence[int] = (),
     return _spec_of(draw, entries)
 
 
+@reused
 @st.composite
 def sharding_specs(draw, mesh: MeshModel, shape, *, prefer: Sequence[int] = ()) -> Spec:
     """Mostly (3 in 4) a cutting spec (``cutting_specs``) where ``shape`` can be cut, else a

@@ -12,10 +12,12 @@ from conformance.model.spmd import DeviceSelection, arg_axes, tree_leaves
 
 from .arrays import arrays, dtype_of
 from .odds import mostly
+from .reuse import reused
 
 LEAF_DTYPES = ("int8", "int32", "float32")
 
 
+@reused
 @st.composite
 def device_counts(draw, n: int, *, min_size: int = 1) -> int:
     """How many of ``n`` devices to use, ``min_size`` or more: two or more but for 1 in 32 draws
@@ -25,6 +27,7 @@ def device_counts(draw, n: int, *, min_size: int = 1) -> int:
     return draw(st.sampled_from(tuple(range(n, low - 1, -1))))
 
 
+@reused
 @st.composite
 def device_selections(draw, device_ids: Sequence[int], *, min_size: int = 1) -> DeviceSelection:
     """All of ``device_ids`` (the local devices); or the first k (pmap's own choice); or
@@ -51,6 +54,7 @@ def device_orders(ids: Sequence[int]) -> Tuple[Tuple[int, ...], ...]:
     return tuple(dict.fromkeys(orders))
 
 
+@reused
 @st.composite
 def leaves(draw, size: int, axis: Optional[int], *, dtype=None, max_rank: int = 2):
     """An array leaf: for ``axis`` None of any rank 0..max_rank, else of rank > axis with
@@ -97,6 +101,7 @@ def argument_trees(draw, size: int):
     return tuple(args), in_axes
 
 
+@reused
 @st.composite
 def index_groups(draw, size: int):
     """None, or ``size`` devices split into equal groups (of a size dividing ``size``), members in
@@ -108,6 +113,7 @@ def index_groups(draw, size: int):
     return tuple(tuple(order[i:i + group_size]) for i in range(0, size, group_size))
 
 
+@reused
 @st.composite
 def permutations_pairs(draw, size: int):
     """A ppermute ``perm``: 1 to ``size`` (source, destination) pairs, each device at most once on
@@ -136,6 +142,7 @@ def stacked(values: Sequence[np.ndarray]) -> np.ndarray:
     return np.stack([np.asarray(v) for v in values])
 
 
+@reused
 @st.composite
 def collective_parameters(draw, name: str, size: int, max_rank: int = 2):
     """``(groups, params, shape)`` for a collective of ``name`` over ``size`` devices (as

@@ -23,6 +23,7 @@ from conformance.model.layout import MeshModel
 from conformance.model.spmd import DeviceSelection
 from strategies import mesh_shapes
 from strategies.manual import AllToAllExample, all_to_all_over_two_axes
+from strategies.reuse import reused
 from strategies.spmd import collective_parameters, device_counts, device_selections, sample_values
 
 pytestmark = pytest.mark.collectives
@@ -114,6 +115,7 @@ DTYPES.update(pmean=("int32", "float32"), psum_scatter=("int32", "float32"))
 DTYPES.update(axis_index=("int32",))  # (it reads no value: one operand type, one program per mesh and axis)
 
 
+@reused
 @st.composite
 def collective_examples(draw, name: str, size: int, max_rank: int = 2):
     """``(collective, dtype, value shape)``: a collective of ``name`` over ``size`` devices with
@@ -198,6 +200,7 @@ def shard_mapped(collective: Collective, mesh: MeshModel, axis: str, spec: tuple
     return jax.jit(compat.shard_map(body, bridge.jax_mesh(mesh), (spec,), spec, check=False))
 
 
+@reused
 @st.composite
 def shard_map_examples(draw, name: str):
     """A mesh of one or two axes over all devices (or a leading subset), the axis the collective

@@ -20,6 +20,7 @@ from hypothesis.extra import numpy as hnp
 
 from strategies.arrays import ramps, varied
 from strategies.odds import mostly
+from strategies.reuse import reused
 
 # Array sides, in shrinking order: small, and mostly products of 2 so that mesh axes divide them.
 SIDES = (2, 4, 1, 8, 6, 3)
@@ -43,6 +44,7 @@ def ranks(min_rank: int = 0, max_rank: int = 3) -> st.SearchStrategy:
     return st.sampled_from(positive * (127 // len(positive)) + (0,))
 
 
+@reused
 @st.composite
 def shapes(draw, min_rank: int = 0, max_rank: int = 3):
     """Shapes of ``min_rank``..``max_rank`` dimensions (rank 0 rare, see ``ranks``) with sides from
@@ -106,6 +108,7 @@ def inputs_from(build: Callable) -> st.SearchStrategy:
     return st.composite(build)()
 
 
+@reused
 @st.composite
 def broadcasting_to(draw, shape):
     """A shape that broadcasts to ``shape``: its trailing dimensions (mostly all of them), each
