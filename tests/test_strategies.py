@@ -237,3 +237,22 @@ def test_device_counts_are_in_range(n, min_size, data):
     """A device count is between ``min_size`` and ``n`` (when ``n`` allows ``min_size``)."""
     if n >= min_size:
         assert min_size <= data.draw(device_counts(n, min_size=min_size)) <= n
+
+
+def test_a_reused_factory_returns_one_strategy_per_distinct_arguments():
+    """``strategies.reuse.reused``: equal hashable arguments give the same object (Hypothesis then
+    validates it once), another value or type another one, an unhashable argument a fresh one; the
+    arrays strategy is one such factory."""
+    from strategies.reuse import reused
+    made = []
+
+    @reused
+    def factory(*sides, kind="any"):
+        made.append(sides)
+        return st.just(sides)
+    assert factory(1, 2) is factory(1, 2) and len(made) == 1
+    assert factory(1, 2, kind="other") is not factory(1, 2)
+    assert factory(1.0, 2) is not factory(1, 2), "typed: 1.0 is not 1"
+    assert factory([1, 2]) is not factory([1, 2]), "a list cannot be a key: made afresh"
+    assert arrays(np.int32, (2, 3)) is arrays("int32", [2, 3])
+    assert arrays(np.int32, (2, 3)) is not arrays(np.int32, (3, 2))
