@@ -37,12 +37,13 @@ def supported_dtype_names(x64: bool) -> tuple:
     return BASE_DTYPES + (X64_DTYPES if x64 else ())
 
 
+@reused
 def dtypes(names: Sequence[str]) -> st.SearchStrategy:
     """A numpy dtype from ``names`` (e.g. ``supported_dtype_names(x64)``); shrinks towards the
     first."""
     if not names:
         raise ValueError("dtypes() needs at least one dtype name")
-    return st.sampled_from([dtype_of(n) for n in names])
+    return st.sampled_from(tuple(dtype_of(n) for n in names))
 
 
 def tiny_of(dtype: np.dtype) -> float:
