@@ -874,3 +874,16 @@ def test_the_prefix_slice_trigger_holds_where_the_slice_keeps_its_operands_shard
     put = triggers.Call("device_put", (np.arange(2),), {"spec": ()}, two, "Auto", ((("a",),),), (), "(b) jit")
     assert triggers.jitted_prefix_slice_with_its_operands_shard_shape(
         replace(sliced(2, 2, slice(0, 1), (put,)), in_specs=((),)))
+
+
+def test_within_two_ulps_holds_for_a_rounding_difference_only():
+    """Hand-worked: -1.7149543 for -1.714954 (float32, two ulps apart: 0.8.1's normal draw) holds;
+    three ulps, a NaN, or an integer difference do not."""
+    from conformance.checking import wrongness
+    e = np.array([-0.12597287, -1.714954], np.float32)
+    assert wrongness.holds("within_two_ulps", [None], e, np.array([-0.12597287, -1.7149543], np.float32))
+    three = e.copy()
+    three[1] = np.nextafter(np.nextafter(np.nextafter(e[1], -np.inf), -np.inf), -np.inf)
+    assert not wrongness.holds("within_two_ulps", [None], e, three)
+    assert not wrongness.holds("within_two_ulps", [None], e, np.array([-0.12597287, np.nan], np.float32))
+    assert not wrongness.holds("within_two_ulps", [None], np.array([1, 2], np.int32), np.array([1, 3], np.int32))

@@ -413,6 +413,11 @@ EXAMPLES: Dict[str, Pair] = {
         SimpleNamespace(partitionable=False, mesh=MESH, out_spec=("a",), key_spec=()),
         SimpleNamespace(partitionable=True, mesh=MESH, out_spec=("a",), key_spec=()), "jax_threefry_partitionable is on",
         (a(5, 2**31 + 7, dtype=np.uint32), a(10, 14, dtype=np.uint32))),
+    "partitionable_normal_draw_into_a_cut_output": Pair(
+        SimpleNamespace(partitionable=True, sampler=SimpleNamespace(name="normal"), mesh=MESH, out_spec=("a",), key_spec=()),
+        SimpleNamespace(partitionable=True, sampler=SimpleNamespace(name="bits"), mesh=MESH, out_spec=("a",), key_spec=()),
+        "the draw is of bits",
+        (np.array([-0.12597287, -1.714954], np.float32), np.array([-0.12597287, -1.7149543], np.float32))),
     "constrained_dimension_dropping_an_axis_its_input_cuts_it_over": Pair(
         PartlyConstrained(MESH, "Auto", np.zeros((4, 4), np.int32), ("a",), (None, None), (1,)),
         PartlyConstrained(MESH, "Auto", np.zeros((4, 4), np.int32), ("a",), ("a", None), (1,)),

@@ -1135,6 +1135,19 @@ def non_partitionable_draw_into_a_partially_replicated_layout(example) -> bool:
 TRIGGERS["non_partitionable_draw_into_a_partially_replicated_layout"] = non_partitionable_draw_into_a_partially_replicated_layout
 
 
+def partitionable_normal_draw_into_a_cut_output(example) -> bool:
+    """A jax.random draw (as above) with jax_threefry_partitionable on, of normal values (the
+    catalogue's normal, and normal after fold_in), into an output cut over a mesh axis of size > 1
+    (XLA:CPU computes the normal transform of a shard otherwise than of the whole array; met on
+    0.8.1, seed 3442758830: jax.random.normal(key, (8,)) into P('a') over eight devices, one element
+    two ulps off; the bits are equal)."""
+    return (example.partitionable and example.sampler.name in ("normal", "fold_in")
+            and cuts(example.mesh, example.out_spec))
+
+
+TRIGGERS["partitionable_normal_draw_into_a_cut_output"] = partitionable_normal_draw_into_a_cut_output
+
+
 # --- UNCONSTRAINED constraints (issue 26) ---
 def constrained_dimension_dropping_an_axis_its_input_cuts_it_over(example) -> bool:
     """A constraint with UNCONSTRAINED dimensions (``strategies.contractions.PartlyConstrained``:

@@ -302,6 +302,23 @@ def values_of_the_sliced_operand(call, expected, got) -> bool:
     return _among(found[1][found[2]], pool.astype(found[1].dtype).reshape(-1))
 
 
+def within_two_ulps(call, expected, got) -> bool:
+    """Every wrong element is a finite float at most two units in the last place from the expected
+    one: a rounding difference, not a value computed otherwise."""
+    found = _arrays(expected, got)
+    if found is None or found[0].dtype.kind != "f":
+        return False
+    e, g = found[0][found[2]], found[1][found[2]]
+    near = np.isfinite(e) & np.isfinite(g)
+    for _ in range(2):
+        e_up, e_down = np.nextafter(e, np.inf), np.nextafter(e, -np.inf)
+        near_now = (g == e_up) | (g == e_down)
+        if near_now.all() and near.all():
+            return True
+        e = np.where(g > e, e_up, e_down)
+    return bool(near.all() and (g == e).all())
+
+
 _SUMS = ("sum_int", "sum_float")
 
 
@@ -347,7 +364,7 @@ WRONGNESS: Dict[str, Callable[[object, object, object], bool]] = {f.__name__: f 
     values_of_the_expected_result, values_of_the_operands, zeros_or_values_of_the_operands, the_operand_in_place, zeros,
     multiplied_by_the_replica_count, replicated_where_cut_was_asked, cut_finer_than_asked,
     laid_out_as_an_earlier_change, updated_from_another_window, values_of_the_sliced_operand,
-    updated_outside_a_prefix_slice_beside_it_as_zeros,
+    updated_outside_a_prefix_slice_beside_it_as_zeros, within_two_ulps,
 )}
 SHOWN_BY = {name: "layout" if name in ("replicated_where_cut_was_asked", "cut_finer_than_asked",
                                        "laid_out_as_an_earlier_change") else "values" for name in WRONGNESS}
