@@ -205,6 +205,10 @@ EXAMPLES: Dict[str, Pair] = {
         explicit("roll", (X4.reshape(1, 4),), (("b",),), {"shift": 1, "axis": 1}, mesh=SIZE_ONE),
         explicit("roll", (X4.reshape(1, 4),), (("b",),), {"shift": 2, "axis": 1}, mesh=SIZE_ONE),
         "both pieces have a dimension of size 2"),
+    "explicit_wrap_pad_with_a_piece_of_size_one_dimensions_only": Pair(
+        explicit("pad", (np.arange(2, dtype=np.int32),), (("b",),), {"widths": ((3, 3),), "mode": "wrap"}, mesh=SIZE_ONE),
+        explicit("pad", (np.arange(2, dtype=np.int32),), (("b",),), {"widths": ((2, 2),), "mode": "wrap"}, mesh=SIZE_ONE),
+        "the widths are whole copies of the operand"),
     "range_update_moving_its_major_cut_axis_to_another_dimension": Pair(
         call("at_set_shifted", (X22.repeat(2, 0),), {"shift": -1, "axis": 0}, mesh=MeshModel((0, 1, 2, 3), (2, 2), ("a", "b")),
              in_specs=((("a", "b"),),), out_spec=(None, "a")),

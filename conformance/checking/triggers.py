@@ -513,6 +513,25 @@ def explicit_roll_with_a_piece_of_size_one_dimensions_only(call: Call) -> bool:
     return i != 0 and others_size_one and 1 in (i, n - i)
 
 
+def explicit_wrap_pad_with_a_piece_of_size_one_dimensions_only(call: Call) -> bool:
+    """On an Explicit mesh, jnp.pad in mode 'wrap' of an operand that names a mesh axis, whose other
+    dimensions have size 1, padded along a dimension by a width that leaves a one-element piece
+    (width modulo the side is 1): the same size-1 slice typed P(None, ...) that
+    explicit_roll_with_a_piece_of_size_one_dimensions_only meets (met on 0.12.0.1, seed 3218358449,
+    and measured on 0.11.0-0.12.0.1: x = [0, 1] P('b') on an (a=8, b=1) mesh padded ((3, 3),)
+    raises)."""
+    if call.axis_type != "Explicit" or call.op != "pad" or call.static.get("mode") != "wrap" or not call.in_specs \
+            or not names_an_axis(call.in_specs[0]):
+        return False
+    shape = np.shape(call.operands[0])
+    widths = call.static.get("widths", ())
+    for d, (n, pair) in enumerate(zip(shape, widths)):
+        others_size_one = all(size == 1 for e, size in enumerate(shape) if e != d)
+        if n and others_size_one and any(w % n == 1 for w in pair):
+            return True
+    return False
+
+
 def explicit_sort_of_a_sharded_operand(call: Call) -> bool:
     """On an Explicit mesh, a sort or argsort of an operand sharded over any mesh axis."""
     return (call.axis_type == "Explicit" and call.op in ("sort", "argsort") and bool(call.in_specs)
@@ -1098,6 +1117,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     vmapped_strided_slice_of_a_cut_dimension, vmapped_clipped_take_over_a_cut_batch,
     auto_split_of_a_cut_dimension_into_a_part_the_axes_cannot_cut, at_update_after_a_strided_one_on_a_constrained_value,
     range_update_moving_its_major_cut_axis_to_another_dimension, explicit_roll_with_a_piece_of_size_one_dimensions_only,
+    explicit_wrap_pad_with_a_piece_of_size_one_dimensions_only,
     jitted_read_of_a_clamped_dynamic_slice, batch_laid_out_over_an_axis_both_operands_contract_over,
     jitted_edge_pad_of_two_dimensions_moving_a_cut_axis,
 )}
