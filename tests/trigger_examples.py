@@ -205,6 +205,14 @@ EXAMPLES: Dict[str, Pair] = {
         explicit("roll", (X4.reshape(1, 4),), (("b",),), {"shift": 1, "axis": 1}, mesh=SIZE_ONE),
         explicit("roll", (X4.reshape(1, 4),), (("b",),), {"shift": 2, "axis": 1}, mesh=SIZE_ONE),
         "both pieces have a dimension of size 2"),
+    "join_of_a_take_leaving_its_operand_cut_over_part_of_the_mesh": Pair(
+        call("concatenate", (X22, X22), {"axis": 0}, mesh=MeshModel(tuple(range(8)), (4, 2), ("a", "b")), in_specs=((), ()),
+             producers=(call("take", (np.zeros((2, 2, 4), np.uint32), np.int32(1)), {"axis": 2},
+                             mesh=MeshModel(tuple(range(8)), (4, 2), ("a", "b")), in_specs=(("b", None, "a"), ())),)),
+        call("concatenate", (X22, X22), {"axis": 0}, mesh=MeshModel(tuple(range(8)), (4, 2), ("a", "b")), in_specs=((), ()),
+             producers=(call("take", (np.zeros((2, 2, 4), np.uint32), np.int32(1)), {"axis": 2},
+                             mesh=MeshModel(tuple(range(8)), (4, 2), ("a", "b")), in_specs=(("b", "a", None), ())),)),
+        "the take's operand keeps both axes", (np.array([0, 1, 2, 3], np.int32), np.array([0, 4, 8, 12], np.int32))),
     "explicit_wrap_pad_with_a_piece_of_size_one_dimensions_only": Pair(
         explicit("pad", (np.arange(2, dtype=np.int32),), (("b",),), {"widths": ((3, 3),), "mode": "wrap"}, mesh=SIZE_ONE),
         explicit("pad", (np.arange(2, dtype=np.int32),), (("b",),), {"widths": ((2, 2),), "mode": "wrap"}, mesh=SIZE_ONE),

@@ -179,6 +179,26 @@ def partially_replicated_join(call: Call) -> bool:
     return any(partially_replicated(call.mesh, s) for s in specs)
 
 
+def join_of_a_take_leaving_its_operand_cut_over_part_of_the_mesh(call: Call) -> bool:
+    """Jitted, an operation built on concatenate of a jnp.take result whose operand, its taken
+    dimension left out, is cut over part of the mesh and replicated over the rest: XLA keeps the
+    take's result so laid out (partially replicated) where our model derives it replicated (met on
+    0.4.37, seed 2070635138: v = jnp.take(x, i, axis=2) of x uint32[2, 2, 4] P('b', None, 'a') on an
+    (a=4, b=2) mesh, jnp.concatenate((v, v)) into P() is 4 times numpy's; measured over the 34
+    releases: <0.5.0)."""
+    if call.op not in JOINS or call.eager:
+        return False
+    for made in call.producers:
+        if made is None or made.op not in ("take", "take_clip") or not made.in_specs or "axis" not in made.static:
+            continue
+        rank = np.ndim(made.operands[0])
+        axis = made.static["axis"] % rank
+        kept = tuple(axes for d, axes in enumerate(axes_of(made.in_specs[0], rank)) if d != axis)
+        if partially_replicated(call.mesh, kept):
+            return True
+    return False
+
+
 def join_of_differently_split_operands(call: Call) -> bool:
     """A concatenate or stack whose operands are split unlike each other or, jitted, unlike the
     output."""
@@ -1115,6 +1135,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     vmapped_dynamic_slice_far_out_of_range_over_a_cut_batch, vmapped_dynamic_slice_far_out_of_range_on_a_cut_dimension,
     explicit_merge_over_size_one_axes_only, vmapped_clipped_take_on_a_cut_axis, vmapped_pad_starting_inside_interior_padding,
     vmapped_strided_slice_of_a_cut_dimension, vmapped_clipped_take_over_a_cut_batch,
+    join_of_a_take_leaving_its_operand_cut_over_part_of_the_mesh,
     auto_split_of_a_cut_dimension_into_a_part_the_axes_cannot_cut, at_update_after_a_strided_one_on_a_constrained_value,
     range_update_moving_its_major_cut_axis_to_another_dimension, explicit_roll_with_a_piece_of_size_one_dimensions_only,
     explicit_wrap_pad_with_a_piece_of_size_one_dimensions_only,
