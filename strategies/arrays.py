@@ -150,34 +150,27 @@ def varied(draw, ramp: st.SearchStrategy, elements: st.SearchStrategy, dtype, sh
     return x
 
 
-@reused
-def _arrays(dtype: np.dtype, shape: tuple, finite: bool, max_magnitude: Optional[float], subnormals: bool,
-            repeated: int) -> st.SearchStrategy:
-    return _arrays_uncached(dtype, shape, finite=finite, max_magnitude=max_magnitude, subnormals=subnormals,
-                            repeated=repeated)
-
-
 def arrays(dtype, shape, *, finite: bool = False, max_magnitude: Optional[float] = None,
            subnormals: bool = True, repeated: int = 8):
-    """Arrays of ``dtype`` and ``shape`` (``_arrays_uncached`` says which values), one strategy
-    object per distinct arguments (``reuse``)."""
-    return _arrays(np.dtype(dtype), tuple(int(n) for n in shape), bool(finite),
-                   None if max_magnitude is None else float(max_magnitude), bool(subnormals), int(repeated))
-
-
-def _arrays_uncached(dtype, shape, *, finite: bool = False, max_magnitude: Optional[float] = None,
-                     subnormals: bool = True, repeated: int = 8):
     """Arrays of ``dtype`` and ``shape`` with any values (NaN, inf, -0.0 and subnormals included)
     unless ``finite``; ``max_magnitude`` bounds floats; ``subnormals=False`` leaves out subnormal
     floats. Most vary from element to element (``varied``: a ramp over the dtype's integers, or
     floats within the magnitude, 100 by default, with some drawn elements put in); 1 in
     ``repeated`` repeats one drawn element.
     bfloat16 arrays are float32 arrays rounded to bfloat16, since numpy cannot draw bfloat16
-    elements itself."""
-    dtype = np.dtype(dtype)
+    elements itself. One strategy object per distinct arguments (``reuse``)."""
+    return _arrays(np.dtype(dtype), tuple(int(n) for n in shape), finite=bool(finite),
+                   max_magnitude=None if max_magnitude is None else float(max_magnitude),
+                   subnormals=bool(subnormals), repeated=int(repeated))
+
+
+@reused
+def _arrays(dtype: np.dtype, shape: tuple, *, finite: bool, max_magnitude: Optional[float], subnormals: bool,
+            repeated: int) -> st.SearchStrategy:
+    """``arrays`` of arguments already normalized (hashable, of one type each)."""
     if dtype == np.dtype(ml_dtypes.bfloat16):
-        return _arrays_uncached(np.float32, shape, finite=finite, max_magnitude=max_magnitude, subnormals=subnormals,
-                                repeated=repeated).map(lambda a: a.astype(ml_dtypes.bfloat16))
+        return _arrays(np.dtype(np.float32), shape, finite=finite, max_magnitude=max_magnitude, subnormals=subnormals,
+                       repeated=repeated).map(lambda a: a.astype(ml_dtypes.bfloat16))
     elements = hnp.from_dtype(dtype)
     if dtype.kind in "fc" and (finite or max_magnitude is not None or not subnormals):
         width = dtype.itemsize * 8 // (2 if dtype.kind == "c" else 1)
@@ -186,6 +179,5 @@ def _arrays_uncached(dtype, shape, *, finite: bool = False, max_magnitude: Optio
                            allow_nan=not finite, allow_infinity=not finite and bound is None,
                            allow_subnormal=subnormals, width=width)
         elements = floats if dtype.kind == "f" else st.builds(complex, floats, floats)
-    shape = tuple(shape)
     ramp = ramps(dtype, shape, bound=max_magnitude if dtype.kind in "fc" else None, subnormals=subnormals)
     return varied(ramp, elements, dtype, shape, repeated=repeated)

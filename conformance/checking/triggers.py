@@ -329,9 +329,9 @@ def returned_beside_a_prefix_slice_of_it_with_its_shard_shape(call: Call) -> boo
     serves the value and its slice, and the value comes back with the slice's shape; measured on
     0.10.2 over two devices: y = -x of x uint32[2] P('a'), returned with constrain(y[0:1], P()), both
     out_shardings P(), comes back as [0]; right where the slice is not constrained, or -x is
-    computed twice; met on 0.6.1, seed 435230726, on an (a=2, b=4) mesh)."""
+    computed twice; met on 0.6.1, seed 435230726, on an (a=2, b=4) mesh). ``read_by`` holds the steps
+    reading the value, and those reading it through steps that keep it."""
     return not call.eager and any(jitted_prefix_slice_with_its_operands_shard_shape(r) for r in call.read_by)
-    # (read_by: the steps reading the value, and those reading it through steps that keep it)
 
 
 def scatter_beside_a_prefix_slice_with_its_operands_shard_shape(call: Call) -> bool:
@@ -948,13 +948,20 @@ def vmapped_clipped_take_on_a_cut_axis(example) -> bool:
     axis (the partitioned gather ignores the clip, as clipped_take_on_a_cut_axis's bug does unbatched;
     met on 0.4.35: vmap over x int32[2, 2] P(None, 'b') of take(x, -1, axis=0, mode='clip') gives 0
     for the second element, numpy 2)."""
-    op, batches, static, mesh, specs = example[0], example[1], example[2], example[3], example[4]
+    taken = _clipped_take_dimension(example)
+    return taken is not None and cuts_dim(example[3], example[4][0], taken)
+
+
+def _clipped_take_dimension(example):
+    """For a vmap example of jnp.take(mode='clip') (``(op, batches, static, mesh, specs, jitted)``)
+    with an index, in some batch element, outside the taken axis: the batched operand's taken
+    dimension (1 + axis); else None."""
+    op, batches, static = example[0], example[1], example[2]
     if op.name != "take_clip":
-        return False
+        return None
     x, idx = np.asarray(batches[0]), np.asarray(batches[1])
-    axis = static["axis"] % (x.ndim - 1)  # (of one example's operand; its batched dimension is 1 + axis)
-    n = x.shape[1 + axis]
-    return bool(((idx < 0) | (idx >= n)).any()) and cuts_dim(mesh, specs[0], 1 + axis)
+    taken = 1 + static["axis"] % (x.ndim - 1)  # (the axis of one example's operand, after the batch dimension)
+    return taken if ((idx < 0) | (idx >= x.shape[taken])).any() else None
 
 
 def vmapped_strided_slice_of_a_cut_dimension(example) -> bool:
@@ -977,12 +984,7 @@ def vmapped_clipped_take_over_a_cut_batch(example) -> bool:
     taken axis (the batched gather's clip lost in partitioning, as
     vmapped_dynamic_slice_far_out_of_range_over_a_cut_batch's clamp is; met on 0.4.31: vmap over x
     int32[2, 2] P('b') of take(x, -1, axis=0, mode='clip') gives 0 for the second element, numpy 2)."""
-    op, batches, static, mesh, specs = example[0], example[1], example[2], example[3], example[4]
-    if op.name != "take_clip":
-        return False
-    x, idx = np.asarray(batches[0]), np.asarray(batches[1])
-    n = x.shape[1 + static["axis"] % (x.ndim - 1)]
-    return bool(((idx < 0) | (idx >= n)).any()) and cuts_dim(mesh, specs[0], 0)
+    return _clipped_take_dimension(example) is not None and cuts_dim(example[3], example[4][0], 0)
 
 
 def pad_starts_inside_interior_padding(config) -> bool:
