@@ -555,6 +555,22 @@ def test_the_axis_moved_into_combined_axes_trigger_holds_for_the_greater_abort()
     assert not holds(("b",), (None, ("b", "y")), operands=(x,), shape=(6,))  # a reduction: nothing aligns
 
 
+def test_the_axis_moved_into_combined_axes_trigger_holds_for_the_arange_times_abort():
+    """jitted_axis_moved_into_combined_axes: the 0.12.0.1 CI finding of stop 53 (arange_times of x0
+    int32[3, 6, 2] P('b') on an Auto (a=2, b=3) mesh into P(None, ('b', 'a'))) holds, jitted either way,
+    and not eager; into P(None, ('a', 'b')) ('b' not first) it does not."""
+    mesh = MeshModel(tuple(range(6)), (2, 3), ("a", "b"))
+    x0 = np.zeros((3, 6, 2), np.int32)
+
+    def holds(out_spec, way):
+        return triggers.jitted_axis_moved_into_combined_axes(
+            triggers.Call("arange_times", (x0,), {}, mesh, "Auto", (("b",),), out_spec, way, (3, 6, 2)))
+    assert holds((None, ("b", "a")), "(b) jit with in/out_shardings")
+    assert holds((None, ("b", "a")), "(c) jit with sharding constraints")
+    assert not holds((None, ("b", "a")), "(a) eager")
+    assert not holds((None, ("a", "b")), "(b) jit with in/out_shardings")
+
+
 def test_accepted_refusals_are_counted_once_per_example_and_shown_on_the_run_page(monkeypatch, tmp_path):
     """A refusal accepted because the model says JAX rejects the call is counted per kind, once per
     example (as excused examples are), written in the run report (the schema takes it) and tabulated
