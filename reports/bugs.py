@@ -494,16 +494,18 @@ def in_effect(causes: Mapping[str, Cause], deviations: Sequence[Deviation], jax_
 
 
 def write_reports(folder: Path, causes: Mapping[str, Cause], deviations: Sequence[Deviation], jax_version: str,
-                  python: str = sys.executable) -> List[Tuple[Path, Found, Optional[Run]]]:
+                  python: str = sys.executable,
+                  runs: Optional[Mapping[str, Run]] = None) -> List[Tuple[Path, Found, Optional[Run]]]:
     """Run the script of every cause in effect on ``jax_version`` and write its report to
-    ``folder/<id>.md``; reports of other causes already in ``folder`` are removed."""
+    ``folder/<id>.md``; reports of other causes already in ``folder`` are removed. (``runs``: how
+    scripts already ran on that JAX, by cause id: those are not run again.)"""
     folder.mkdir(exist_ok=True)
     chosen = in_effect(causes, deviations, jax_version)
     env_info: Dict[int, str] = {}  # by the number of devices a script forces
     written = []
     for f in chosen:
         has_script = f.cause.script.is_file()
-        run = run_script(f.cause.script, python) if has_script else None
+        run = ((runs or {}).get(f.cause.id) or run_script(f.cause.script, python)) if has_script else None
         devices = forced_devices(f.cause.script) if has_script else DEFAULT_CPU_DEVICES  # (the suite's tests)
         if devices not in env_info:
             env_info[devices] = environment_info(python, devices)

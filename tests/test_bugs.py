@@ -6,12 +6,17 @@ it must show its bug (exit 1, or SIGABRT for a cause that aborts), every other m
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
+import json
+import os
 import re
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 
 import pytest
 from packaging.version import Version
@@ -19,7 +24,7 @@ from packaging.version import Version
 from conformance.runner.deviations import DEVIATIONS_FILE, Deviation, load_deviations
 from conformance.runner.devices import UsageError
 from conformance.runner.release_envs import script_environment
-from conformance.runner.run_folder import ROOT
+from conformance.runner.run_folder import ROOT, write_atomically
 from reports import bugs
 
 JAX = importlib.metadata.version("jax")
@@ -48,24 +53,98 @@ def test_the_readme_links_the_page_on_its_first_screen():
 
 
 @pytest.fixture(scope="module")
-def written(every, tmp_path_factory):
+def script_runs(every, tmp_path_factory):
+    """Every cause's script run once on the installed JAX, as a fresh interpreter runs it (under
+    MESH_RECORDER, which only notes its meshes): cause id -> (how it ended, the most devices a mesh
+    of it holds, 0 for none). Once per pytest run: the xdist workers of a run share the scripts out
+    (in the run's temporary folder) and read each other's runs."""
+    causes, _ = every
+    one_run = os.environ.get("PYTEST_XDIST_TESTRUNUID")  # (set in each worker of an xdist run)
+    folder = tmp_path_factory.getbasetemp().parent / f"bug-script-runs-{one_run}" if one_run else \
+        tmp_path_factory.mktemp("bug-script-runs")
+    folder.mkdir(exist_ok=True)
+    return shared_runs(folder, {c.id: c.script for c in causes.values() if c.script.is_file()})
+
+
+def shared_runs(folder, scripts, pause: float = 0.2):
+    """``recorded_run`` of each of ``scripts`` (cause id -> script), each run by whichever process
+    sharing ``folder`` claims it first (a claim file holding its pid; a claim whose process is gone
+    is taken again), its result kept there as JSON; returns them all once every one is kept."""
+    def kept(cause):
+        return folder / f"{cause}.json"
+
+    pending = dict(scripts)
+    while pending:
+        for cause, script in list(pending.items()):
+            if kept(cause).exists():
+                del pending[cause]
+                continue
+            claim = folder / f"{cause}.claim"
+            try:
+                with open(claim, "x") as mine:
+                    mine.write(str(os.getpid()))
+            except FileExistsError:
+                owner = claim.read_text()
+                if owner and not process_alive(int(owner)) and not kept(cause).exists():
+                    claim.unlink(missing_ok=True)  # its process died: claimed again on the next pass
+                continue
+            run, used = recorded_run(script, folder)
+            write_atomically(kept(cause), json.dumps([dataclasses.asdict(run), used]))
+            del pending[cause]
+        if pending:
+            time.sleep(pause)
+    runs = {cause: json.loads(kept(cause).read_text()) for cause in scripts}
+    return {cause: (bugs.Run(**run), used) for cause, (run, used) in runs.items()}
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def test_scripts_shared_by_two_processes_run_once_each_and_a_dead_claim_is_taken_again(tmp_path, monkeypatch):
+    """shared_runs: a script another live process claimed is waited for, not run again; one claimed
+    by a process that is gone is run here."""
+    ran = []
+    monkeypatch.setattr(sys.modules[__name__], "recorded_run",
+                        lambda script, folder: (ran.append(script) or bugs.Run(1, "out", "err"), 2))
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    (tmp_path / "b.claim").write_text(gone)
+    (tmp_path / "c.claim").write_text(str(os.getppid()))  # a live process, whose result lands later
+    later = threading.Timer(0.5, lambda: write_atomically(tmp_path / "c.json", json.dumps(
+        [dataclasses.asdict(bugs.Run(0, "", "")), 0])))
+    later.start()
+    runs = shared_runs(tmp_path, {"a": "a.py", "b": "b.py", "c": "c.py"}, pause=0.01)
+    later.join()
+    assert sorted(ran) == ["a.py", "b.py"]
+    assert runs == {"a": (bugs.Run(1, "out", "err"), 2), "b": (bugs.Run(1, "out", "err"), 2), "c": (bugs.Run(0, "", ""), 0)}
+
+
+@pytest.fixture(scope="module")
+def written(every, script_runs, tmp_path_factory):
     """The reports ``python -m reports bugs DIR`` writes on the installed JAX, with their runs."""
     causes, entries = every
-    return bugs.write_reports(tmp_path_factory.mktemp("bugs"), causes, entries, JAX)
+    return bugs.write_reports(tmp_path_factory.mktemp("bugs"), causes, entries, JAX,
+                              runs={cause: run for cause, (run, _) in script_runs.items()})
 
 
-def test_every_script_shows_its_bug_exactly_where_its_cause_is_in_effect(every, written):
+def test_every_script_shows_its_bug_exactly_where_its_cause_is_in_effect(every, script_runs):
     """Each script, run alone in a fresh interpreter, shows its bug (exit 1, or SIGABRT where the
     cause aborts) for the causes in effect on this JAX and, on a release the scripts are written
     for (bugs.SCRIPTS_FROM on), exits 0 for the others."""
     causes, entries = every
-    ran = {f.cause.id: run for _, f, run in written}
     judged_when_absent = Version(JAX) >= Version(bugs.SCRIPTS_FROM)
     wrong = []
     for f in bugs.found(causes, entries):
         if not f.cause.script.is_file() or (not f.in_effect_on(JAX) and not judged_when_absent):
             continue
-        run = ran.get(f.cause.id) or bugs.run_script(f.cause.script)
+        run, _ = script_runs[f.cause.id]
         if f.in_effect_on(JAX) != run.shows_the_bug(f.cause) or (not f.in_effect_on(JAX) and run.returncode != 0):
             wrong.append(f"{f.cause.script.name}: {run.status} on JAX {JAX}, where the cause is "
                          f"{'in effect' if f.in_effect_on(JAX) else 'not in effect'}\n{run.stdout[-800:]}{run.stderr[-800:]}")
@@ -125,14 +204,26 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 """
 
 
+def recorded_run(script, folder, timeout: float = 600):
+    """``script`` run on the installed JAX in a fresh interpreter (as bugs.run_script runs it, its
+    meshes recorded): (how it ended, the most devices any mesh of it holds, or any pmap of it is
+    given; 0: none)."""
+    record = folder / f"{script.stem}.meshes"
+    record.unlink(missing_ok=True)
+    try:
+        done = subprocess.run([sys.executable, "-c", MESH_RECORDER, str(script)], capture_output=True, text=True,
+                              timeout=timeout, env={**script_environment(), "MESHES_USED": str(record)},
+                              cwd=script.parent)
+        run = bugs.Run(done.returncode, done.stdout, done.stderr)
+    except subprocess.TimeoutExpired:
+        run = bugs.Run(124, "", f"timed out after {timeout:.0f} s")
+    return run, max((int(n) for n in record.read_text().split()), default=0) if record.exists() else 0
+
+
 def devices_its_meshes_use(script, folder) -> int:
     """The most devices any mesh of ``script`` holds, or any pmap of it is given, when it runs on
     the installed JAX (0: none)."""
-    record = folder / f"{script.stem}.meshes"
-    record.unlink(missing_ok=True)
-    subprocess.run([sys.executable, "-c", MESH_RECORDER, str(script)], capture_output=True, timeout=600,
-                   env={**script_environment(), "MESHES_USED": str(record)}, cwd=script.parent)
-    return max((int(n) for n in record.read_text().split()), default=0) if record.exists() else 0
+    return recorded_run(script, folder)[1]
 
 
 def test_the_devices_a_script_s_meshes_use_are_counted_as_it_runs(tmp_path):
@@ -146,13 +237,13 @@ def test_the_devices_a_script_s_meshes_use_are_counted_as_it_runs(tmp_path):
     assert devices_its_meshes_use(script, tmp_path) == 0
 
 
-def test_every_script_forces_no_more_devices_than_its_meshes_use(every, tmp_path):
+def test_every_script_forces_no_more_devices_than_its_meshes_use(every, script_runs):
     """A script forces exactly the devices its largest mesh holds, one where it builds no mesh."""
     causes, _ = every
     wrong = []
     for c in causes.values():
         if c.script.is_file():
-            used = max(devices_its_meshes_use(c.script, tmp_path), 1)
+            used = max(script_runs[c.id][1], 1)
             if bugs.forced_devices(c.script) != used:
                 wrong.append(f"{c.script.name} forces {bugs.forced_devices(c.script)} devices, but should force "
                              f"{used}, the most its meshes (or pmap's devices=) use")
