@@ -184,7 +184,7 @@ def test_typeof_in_a_body_names_the_varying_axes(example):
 
 
 @compat.requires("explicit_sharding")
-@settings(max_examples=3 * EXAMPLES)  # no compilation of its own beyond an identity: cheap
+@settings(max_examples=3 * EXAMPLES)  # traced and lowered, never compiled: cheap
 @given(example=traced_examples())
 @example(example=(MeshModel(tuple(DEVICES), (len(DEVICES),), ("a",)), np.zeros(len(DEVICES), np.float32), ("a",), ()))
 def test_typeof_on_explicit_axes_carries_the_spec(example):
@@ -196,16 +196,17 @@ def test_typeof_on_explicit_axes_carries_the_spec(example):
                 f"{spec_literal(spec)}",
                 ["y = jax.device_put(x, NamedSharding(mesh, " + spec_literal(spec) + "))", "seen = []"],
                        meshes={"mesh": mesh}, axis_type="Explicit", arrays={"x": x},
-                       in_context=["jax.jit(lambda y: seen.append(jax.typeof(y).sharding) or y)(y)", "print(seen[0])"],
+                       in_context=["jax.jit(lambda y: seen.append(jax.typeof(y).sharding) or y).lower(y)", "print(seen[0])"],
                        # (the blocks of the spec JAX typed x with, on our mesh)
-                       outcomes={"jit": "jax.jit(lambda y: seen.append(jax.typeof(y).sharding) or y)(y)",
+                       outcomes={"jit": "jax.jit(lambda y: seen.append(jax.typeof(y).sharding) or y).lower(y)",
                                  "jax.typeof(x).sharding mesh axes": "tuple(zip(seen[0].mesh.axis_names, seen[0].mesh.axis_sizes))",
                                  "blocks of jax.typeof(x).sharding's spec": "NamedSharding(mesh, seen[0].spec)"})
     sharding = bridge.named_sharding(mesh, spec, "Explicit")
     y = jax.device_put(x, sharding)
     seen = []
     with compat.mesh_context(bridge.jax_mesh(mesh, "Explicit"), "Explicit"):
-        case.accepts("jit", lambda: jax.jit(lambda y: seen.append(compat.feature("typeof")(y).sharding) or y)(y))
+        # (traced under jit as a call traces it, and lowered; not compiled: each example traces afresh)
+        case.accepts("jit", lambda: jax.jit(lambda y: seen.append(compat.feature("typeof")(y).sharding) or y).lower(y))
     got = seen[0]  # on an abstract mesh (names and sizes, no devices): read its spec over ours
     case.equal("jax.typeof(x).sharding mesh axes", tuple(zip(got.mesh.axis_names, got.mesh.axis_sizes)),
                tuple(zip(mesh.axis_names, mesh.shape)))
