@@ -214,7 +214,8 @@ def step_call(program: Program, step: Step, way: str, producers: int = 4, neighb
     (``producers``: how many steps back; theirs, and so on, to that depth: a trigger whose bug needs
     three steps reads them through layout changes) and, while that depth lasts and ``neighbours``,
     the program's other steps reading its first operand (``beside``) and those reading its result
-    (``read_by``: ``readers``, each with its producers), without theirs; a layout change of a layout change's result is the call "layout change of a layout
+    (``read_by``: ``readers``, each with its producers), without theirs (but a step XLA folds into its
+    operand gets the ``read_by`` of each step beside it); a layout change of a layout change's result is the call "layout change of a layout
     change"."""
     changed = layout_changed(program)
     op = "layout change of a layout change" if step.changes_layout and step.operands[0] in changed else step.op
@@ -223,8 +224,12 @@ def step_call(program: Program, step: Step, way: str, producers: int = 4, neighb
     made_by = tuple(step_call(program, by_result[n], way, producers - 1, neighbours) if n in by_result else None
                     for n in step.operands) if producers > 0 else ()
     near = neighbours and producers > 0
-    beside = tuple(step_call(program, s, way, 0, False) for s in program.steps
-                   if s is not step and step.operands and s.operands[:1] == step.operands[:1]) if near else ()
+    besides = [s for s in program.steps if s is not step and step.operands and s.operands[:1] == step.operands[:1]] if near else []
+    # of a step XLA folds into its operand, the steps reading each step beside it too
+    folded = bool(besides) and triggers.keeps_its_value(step.op, step.kwargs, np.shape(program.value(step.operands[0])),
+                                                        np.shape(program.value(step.result)))
+    beside = tuple(dataclasses.replace(step_call(program, s, way, 0, False), read_by=tuple(
+        step_call(program, r, way, 3, False) for r in readers(program, s.result)) if folded else ()) for s in besides)
     read_by = tuple(step_call(program, s, way, 3, False) for s in readers(program, step.result)) if near else ()
     return Call(op, tuple(program.value(n) for n in step.operands), static, program.mesh, program.axis_type,
                 tuple(spec_of(program, n, way) for n in step.operands),

@@ -880,3 +880,99 @@ def test_a_step_call_names_the_steps_reading_its_value_through_steps_that_keep_i
     assert triggers.returned_beside_a_prefix_slice_of_it_with_its_shard_shape(call)
     assert not triggers.returned_beside_a_prefix_slice_of_it_with_its_shard_shape(
         suite.step_call(program, steps[2], "(b) jit with in/out_shardings")), "v4 is read by nothing"
+
+
+def test_an_identity_update_beside_a_join_names_what_reads_the_join():
+    """The rerun of 0.6.1's seed 435230726 (v2 = x0.at[0:2].set(x0[0:2]) of x0 uint32[2] P('a') on an
+    (a=2, b=4) mesh, returned P() beside v7 = constrain(concatenate((x0, x1))[0:1], P())): the
+    update's ``beside`` join carries its readers, and
+    identity_update_returned_beside_a_prefix_slice_of_its_operand holds for v2 jitted, not eagerly;
+    neither does it for the negation read by nothing (v3), nor where the slice reads x1's element."""
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    from conformance.model.program import Program
+    mesh = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
+    x0, x1 = np.array([5, 7], np.uint32), np.array([9], np.uint32)
+    v0 = np.concatenate((x0, x1))
+
+    def program(index):
+        steps = (Step("v0", "concatenate", ("x0", "x1"), (("axis", 0),)),
+                 Step("v1", "negative", ("v0",)),
+                 Step("v2", "at_set_shifted", ("x0",), (("axis", 0), ("shift", 0))),
+                 Step("v3", "negative", ("v2",)),
+                 Step("v6", "slice", ("v0",), (("index", (index,)),)),
+                 Step("v7", "constraint", ("v6",), spec=()))
+        return Program(mesh, "Auto", ("x0", "x1"), ((("a",),), ()), steps, ("v7", "v2"), ((), ()), (),
+                       (("x0", x0), ("x1", x1), ("v0", v0), ("v1", -v0), ("v2", x0), ("v3", -x0),
+                        ("v6", v0[index]), ("v7", v0[index])))
+    found = program(slice(None, 1, 1))
+    holds = triggers.identity_update_returned_beside_a_prefix_slice_of_its_operand
+    call = suite.step_call(found, found.steps[2], "(b) jit with in/out_shardings")
+    assert [b.op for b in call.beside] == ["concatenate"] and [r.op for r in call.beside[0].read_by] == ["negative", "slice"]
+    assert holds(call)
+    assert holds(suite.step_call(found, found.steps[2], "(c) jit with sharding constraints"))
+    assert not holds(suite.step_call(found, found.steps[2], "(a) eager"))
+    assert not holds(suite.step_call(found, found.steps[3], "(b) jit with in/out_shardings"))
+    past = program(slice(2, 3, 1))
+    assert not holds(suite.step_call(past, past.steps[2], "(b) jit with in/out_shardings"))
+
+
+def test_a_shifted_update_beside_a_prefix_slice_of_its_operand_is_asked_as_a_scatter_beside_it():
+    """The rerun of 0.6.1's seed 435230726 once the identity-update form was excused (v2 =
+    x0.at[0:3].set(x0[1:4]) of x0 uint32[4] P('a') on an (a=4, b=2) mesh, returned P() beside v9 =
+    constrain(x0[:-1], P())): scatter_beside_a_prefix_slice_with_its_operands_shard_shape holds for v2
+    jitted, and not eagerly, nor where the slice is x0[1:] (not from its start)."""
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    from conformance.model.program import Program
+    mesh = MeshModel(tuple(range(8)), (4, 2), ("a", "b"))
+    x0 = np.array([5, 7, 9, 11], np.uint32)
+    update = np.concatenate((x0[1:4], x0[3:]))
+
+    def program(index):
+        steps = (Step("v2", "at_set_shifted", ("x0",), (("axis", 0), ("shift", 1))),
+                 Step("v8", "slice", ("x0",), (("index", (index,)),)),
+                 Step("v9", "constraint", ("v8",), spec=()))
+        return Program(mesh, "Auto", ("x0",), ((("a",),),), steps, ("v9", "v2"), ((), ()), (),
+                       (("x0", x0), ("v2", update), ("v8", x0[index]), ("v9", x0[index])))
+    holds = triggers.scatter_beside_a_prefix_slice_with_its_operands_shard_shape
+    found, not_from_the_start = program(slice(None, -1, 1)), program(slice(1, None, 1))
+    assert holds(suite.step_call(found, found.steps[0], "(b) jit with in/out_shardings"))
+    assert not holds(suite.step_call(found, found.steps[0], "(a) eager"))
+    assert not holds(suite.step_call(not_from_the_start, not_from_the_start.steps[0], "(b) jit with in/out_shardings"))
+
+
+def test_the_sum_of_a_negated_update_beside_a_prefix_slice_is_asked_in_way_b_too():
+    """The next reruns of 0.6.1's seed 435230726: v7 = sum(-device_put(x0.at[0:3].set(x0[1:4]), P())) of
+    x0 uint32[4] P('a') on an (a=4, b=2) mesh, beside x0[:-1], wrong in way (b): the scatter trigger
+    holds for v7 there and its wrongness (the update's last element read as 0: -27 for -38) too, and
+    for a min in its place (0 for -11)."""
+    import suites.test_programs as suite
+    from conformance.checking import triggers, wrongness
+    from conformance.model.program import Program
+    mesh = MeshModel(tuple(range(8)), (4, 2), ("a", "b"))
+    x0 = np.array([5, 7, 9, 11], np.uint32)
+    update = np.concatenate((x0[1:4], x0[3:]))
+    with np.errstate(over="ignore"):
+        steps = (Step("v2", "at_set_shifted", ("x0",), (("axis", 0), ("shift", 1))),
+                 Step("v3", "device_put", ("v2",), spec=()),
+                 Step("v4", "negative", ("v3",)),
+                 Step("v7", "sum_int", ("v4",), (("axis", None), ("keepdims", False))),
+                 Step("v8", "slice", ("x0",), (("index", (slice(None, -1, 1),)),)),
+                 Step("v9", "constraint", ("v8",), spec=()))
+        expected = np.asarray(np.sum(-update, dtype=np.uint32))
+        program = Program(mesh, "Auto", ("x0",), ((("a",),),), steps, ("v9", "v7"), ((), ()), (),
+                          (("x0", x0), ("v2", update), ("v3", update), ("v4", -update), ("v7", expected),
+                           ("v8", x0[:-1]), ("v9", x0[:-1])))
+        got = np.asarray(np.sum(-np.concatenate((update[:3], np.zeros(1, np.uint32))), dtype=np.uint32))
+    call = suite.step_call(program, steps[3], "(b) jit with in/out_shardings")
+    assert triggers.scatter_beside_a_prefix_slice_with_its_operands_shard_shape(call)
+    assert wrongness.updated_outside_a_prefix_slice_beside_it_as_zeros(call, expected, got)
+    assert not wrongness.updated_outside_a_prefix_slice_beside_it_as_zeros(call, expected, np.asarray(got + np.uint32(1)))
+    # the rerun after: a min in place of the sum, in way (c): 0 for -11 (the zero read for the update's last element)
+    minimum = dataclasses.replace(steps[3], op="min_int")
+    with np.errstate(over="ignore"):
+        program = dataclasses.replace(program, steps=steps[:3] + (minimum,) + steps[4:],
+                                      values=program.values[:4] + (("v7", np.asarray(np.min(-update))),) + program.values[5:])
+    call = suite.step_call(program, minimum, "(c) jit with sharding constraints")
+    assert wrongness.updated_outside_a_prefix_slice_beside_it_as_zeros(call, np.asarray(np.min(-update)), np.asarray(np.uint32(0)))

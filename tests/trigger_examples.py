@@ -76,6 +76,18 @@ def negation_sliced(index: slice) -> Call:
                                  shape=(1,)),))
 
 
+def identity_update_beside_a_join_sliced(index: slice) -> Call:
+    """x.at[0:2].set(x[0:2]) of x uint32[2] P('a') over two devices, jitted, beside v = concatenate((x,
+    z)) read by v[index] constrained P()."""
+    x, z = np.array([5, 7], np.uint32), np.array([9], np.uint32)
+    v = np.concatenate((x, z))
+    join = call("concatenate", (x, z), {"axis": 0}, mesh=TWO, in_specs=(("a",), ()), out_spec=(), shape=(3,))
+    sliced = call("slice", (v,), {"index": (index,)}, mesh=TWO, in_specs=((),), out_spec=(), shape=(1,),
+                  producers=(join,))
+    return replace(call("at_set_shifted", (x,), {"axis": 0, "shift": 0}, mesh=TWO, in_specs=(("a",),), out_spec=(),
+                        shape=(2,)), beside=(replace(join, read_by=(sliced,)),))
+
+
 def auto(c: Call) -> Call:
     """``c`` on an Auto mesh."""
     return Call(c.op, c.operands, c.static, c.mesh, "Auto", c.in_specs, c.out_spec, c.way, c.result_shape, c.producers)
@@ -265,6 +277,9 @@ EXAMPLES: Dict[str, Pair] = {
         (np.array(5, np.uint32), np.array(3, np.uint32))),  # (sum([1, 2, 2]), sum([1, 2, 0]))
     "returned_beside_a_prefix_slice_of_it_with_its_shard_shape": Pair(
         negation_sliced(slice(0, 1)), negation_sliced(slice(1, 2)), "the slice of the value does not start at 0"),
+    "identity_update_returned_beside_a_prefix_slice_of_its_operand": Pair(
+        identity_update_beside_a_join_sliced(slice(0, 1)), identity_update_beside_a_join_sliced(slice(2, 3)),
+        "the slice of the join reads past the update's operand"),
     "explicit_reshape_of_an_unsharded_operand_neither_one_split_nor_one_merge": Pair(
         explicit("reshape", (X22,), ((),), shape=(1, 4)),
         explicit("reshape", (X22,), ((),), shape=(4,)), "one merge"),
@@ -430,6 +445,11 @@ EXAMPLES: Dict[str, Pair] = {
         SimpleNamespace(partitionable=True, sampler=SimpleNamespace(name="bits"), mesh=MESH, out_spec=("a",), key_spec=()),
         "the draw is of bits",
         (np.array([-0.12597287, -1.714954], np.float32), np.array([-0.12597287, -1.7149543], np.float32))),
+    "normal_draws_of_cut_keys": Pair(
+        SimpleNamespace(batch=8, sampler=SimpleNamespace(name="fold_in"), mesh=MESH, key_spec=(("a",),), out_spec=()),
+        SimpleNamespace(batch=8, sampler=SimpleNamespace(name="fold_in"), mesh=MESH, key_spec=(), out_spec=()),
+        "the keys are replicated",
+        (np.array([-0.44097054, -1.1792438], np.float32), np.array([-0.44097054, -1.1792439], np.float32))),
     "constrained_dimension_dropping_an_axis_its_input_cuts_it_over": Pair(
         PartlyConstrained(MESH, "Auto", np.zeros((4, 4), np.int32), ("a",), (None, None), (1,)),
         PartlyConstrained(MESH, "Auto", np.zeros((4, 4), np.int32), ("a",), ("a", None), (1,)),

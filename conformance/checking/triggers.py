@@ -252,13 +252,17 @@ def zero_size_result_with_a_cut_layout(call: Call) -> bool:
     return (bool(call.in_specs) and cuts(call.mesh, call.in_specs[0])) or (not call.eager and cuts(call.mesh, call.out_spec))
 
 
+def index_parts(index) -> tuple:
+    """A static index (``x[index]``) as the tuple of its parts, one per leading dimension."""
+    return index if isinstance(index, tuple) else (index,)
+
+
 def strided_slice_of_a_cut_dimension(call: Call) -> bool:
     """Jitted x[index] whose index steps by more than one (or backwards) over a dimension of x that
     is cut."""
     if call.op != "strided_slice" or call.eager:
         return False
-    index = call.static["index"]
-    index = index if isinstance(index, tuple) else (index,)
+    index = index_parts(call.static["index"])
     return any(isinstance(s, slice) and s.step not in (None, 1) and cuts_dim(call.mesh, call.in_specs[0], d)
                for d, s in enumerate(index))
 
@@ -274,8 +278,7 @@ def jitted_prefix_slice_with_its_operands_shard_shape(call: Call) -> bool:
     right; found on 0.10.2, seed 2060031791, and on 0.6.1, seed 435230726)."""
     if call.op not in STATIC_SLICES or call.eager or not call.in_specs or not call.operands:
         return False
-    index = call.static.get("index", ())
-    index = index if isinstance(index, tuple) else (index,)
+    index = index_parts(call.static.get("index", ()))
     shape = np.shape(call.operands[0])
     for dim in range(len(shape)):
         part = index[dim] if dim < len(index) else slice(None)
@@ -332,6 +335,19 @@ def returned_beside_a_prefix_slice_of_it_with_its_shard_shape(call: Call) -> boo
     computed twice; met on 0.6.1, seed 435230726, on an (a=2, b=4) mesh). ``read_by`` holds the steps
     reading the value, and those reading it through steps that keep it."""
     return not call.eager and any(jitted_prefix_slice_with_its_operands_shard_shape(r) for r in call.read_by)
+
+
+def identity_update_returned_beside_a_prefix_slice_of_its_operand(call: Call) -> bool:
+    """Inside a program's jit, an .at[].set of an operand's own elements in place (``keeps_its_value``:
+    XLA folds it into the operand) while another step slices that operand, or a step reading it
+    slices a join leading with it, as ``jitted_prefix_slice_with_its_operands_shard_shape`` says (met
+    on 0.6.1, seed 435230726: x0.at[0:2].set(x0[0:2]) of x0 uint32[2] P('a') on an (a=2, b=4) mesh
+    returned beside constrain(concatenate((x0, x1))[0:1], P()) comes back as [x0[0]]; measured
+    >=0.5.1,<0.8.1). ``beside`` holds the steps reading the operand, each with its ``read_by``."""
+    if call.eager or call.op != "at_set_shifted" or not call.operands or not keeps_its_value(
+            call.op, call.static, np.shape(call.operands[0]), call.result_shape):
+        return False
+    return any(jitted_prefix_slice_with_its_operands_shard_shape(r) for other in call.beside for r in (other,) + other.read_by)
 
 
 def scatter_beside_a_prefix_slice_with_its_operands_shard_shape(call: Call) -> bool:
@@ -779,7 +795,7 @@ def strided_at_update_of_a_slice_of_a_partially_replicated_operand(call: Call) -
 
 
 def _strided(index) -> bool:
-    return any(isinstance(i, slice) and i.step not in (None, 1) for i in (index if isinstance(index, tuple) else (index,)))
+    return any(isinstance(i, slice) and i.step not in (None, 1) for i in index_parts(index))
 
 
 def at_update_after_a_strided_one_on_a_constrained_value(call: Call) -> bool:
@@ -973,7 +989,7 @@ def vmapped_strided_slice_of_a_cut_dimension(example) -> bool:
     op, _, static, mesh, specs, _ = example
     if op.name != "strided_slice":
         return False
-    index = static["index"] if isinstance(static["index"], tuple) else (static["index"],)
+    index = index_parts(static["index"])
     return any(isinstance(s, slice) and s.step not in (None, 1) and cuts_dim(mesh, specs[0], 1 + d)
                for d, s in enumerate(index))
 
@@ -1113,6 +1129,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     zero_size_result_with_a_cut_layout, zero_size_result_constrained, negative_edge_with_a_cut_output,
     strided_slice_of_a_cut_dimension, jitted_prefix_slice_with_its_operands_shard_shape,
     scatter_beside_a_prefix_slice_with_its_operands_shard_shape, returned_beside_a_prefix_slice_of_it_with_its_shard_shape,
+    identity_update_returned_beside_a_prefix_slice_of_its_operand,
     eager_pad_reshape_or_concatenate_of_a_cut_operand, jitted_take_along_a_cut_axis,
     jitted_take_along_over_combined_axes,
     explicit_batch_dimensions_split_differently,
@@ -1189,6 +1206,18 @@ def partitionable_normal_draw_into_a_cut_output(example) -> bool:
 
 
 TRIGGERS["partitionable_normal_draw_into_a_cut_output"] = partitionable_normal_draw_into_a_cut_output
+
+
+def normal_draws_of_cut_keys(example) -> bool:
+    """jax.random draws (as above) under vmap of a batch of keys whose spec cuts the batch over a
+    mesh axis of size > 1, of normal values (the catalogue's normal, and normal after fold_in): each
+    device transforms its keys' bits (met on 0.7.0, seed 2600034720: vmap of normal(fold_in(key, 7),
+    ()) over eight keys placed P('a') on eight devices, into P(), jax_threefry_partitionable off,
+    element 7 one ulp off)."""
+    return bool(example.batch) and example.sampler.name in ("normal", "fold_in") and cuts(example.mesh, example.key_spec)
+
+
+TRIGGERS["normal_draws_of_cut_keys"] = normal_draws_of_cut_keys
 
 
 # --- UNCONSTRAINED constraints (issue 26) ---

@@ -28,7 +28,8 @@ from conformance.model.padding import lax_pad_reference
 from conformance.model.program import LAYOUT_CHANGES
 from conformance.model.sharding_rules import shifted_ranges
 
-from .triggers import AT_UPDATES, STATIC_SLICES, Call, cuts_dim, jitted_prefix_slice_with_its_operands_shard_shape
+from .triggers import (AT_UPDATES, STATIC_SLICES, Call, cuts_dim, index_parts,
+                       jitted_prefix_slice_with_its_operands_shard_shape)
 
 
 def _bits(x: np.ndarray) -> np.ndarray:
@@ -315,12 +316,13 @@ def within_two_ulps(call, expected, got) -> bool:
     return bool((np.isfinite(e) & np.isfinite(g) & (low <= g) & (g <= high)).all())
 
 
-_SUMS = ("sum_int", "sum_float")
+# The catalogue's reductions a step may apply to an update's elements (its numpy function).
+_REDUCTIONS = {"sum_int": np.sum, "sum_float": np.sum, "max": np.max, "min_int": np.min}
 
 
 def updated_outside_a_prefix_slice_beside_it_as_zeros(call, expected, got) -> bool:
     """Every wrong element is what the steps from an .at[] update to the call (layout changes,
-    ``_UNARY`` steps, sums) compute when the update's elements outside a prefix slice of its operand
+    ``_UNARY`` steps, ``_REDUCTIONS``) compute when the update's elements outside a prefix slice of its operand
     beside it (``jitted_prefix_slice_with_its_operands_shard_shape``) are 0: the update written
     into the slice's gathered buffer, padded with zeros to the operand's shape."""
     found = _arrays(expected, got)
@@ -328,7 +330,7 @@ def updated_outside_a_prefix_slice_beside_it_as_zeros(call, expected, got) -> bo
         return False
     chain, made = [], call
     while made is not None and made.op not in AT_UPDATES:
-        if made.op not in tuple(_UNARY) + _SUMS + LAYOUT_CHANGES + ("layout change of a layout change",):
+        if made.op not in tuple(_UNARY) + tuple(_REDUCTIONS) + LAYOUT_CHANGES + ("layout change of a layout change",):
             return False
         chain.append(made)
         made = made.producers[0] if made.producers else None
@@ -338,7 +340,7 @@ def updated_outside_a_prefix_slice_beside_it_as_zeros(call, expected, got) -> bo
     for other in made.beside:
         if not jitted_prefix_slice_with_its_operands_shard_shape(other):
             continue
-        index = other.static["index"] if isinstance(other.static["index"], tuple) else (other.static["index"],)
+        index = index_parts(other.static["index"])
         inside = np.zeros(x.shape, dtype=bool)
         inside[tuple(index) + (slice(None),) * (x.ndim - len(index))] = True
         value = np.where(inside, _updated(made, x), np.zeros((), x.dtype))
@@ -346,9 +348,10 @@ def updated_outside_a_prefix_slice_beside_it_as_zeros(call, expected, got) -> bo
             for step in chain[::-1]:
                 if step.op in _UNARY:
                     value = _UNARY[step.op](value)
-                elif step.op in _SUMS:
-                    value = np.sum(value, axis=step.static.get("axis"), keepdims=step.static.get("keepdims", False),
-                                   dtype=value.dtype)
+                elif step.op in _REDUCTIONS:
+                    dtype = {"dtype": value.dtype} if _REDUCTIONS[step.op] is np.sum else {}
+                    value = _REDUCTIONS[step.op](value, axis=step.static.get("axis"),
+                                                 keepdims=step.static.get("keepdims", False), **dtype)
         value = np.asarray(value)
         if value.shape == found[1].shape and value.dtype == found[1].dtype and \
                 (_bits(value)[found[2]] == _bits(found[1])[found[2]]).all():
