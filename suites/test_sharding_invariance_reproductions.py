@@ -971,3 +971,17 @@ def test_shifted_update_constrained_into_a_layout_cutting_another_dimension_over
     x[:-1]), P(None, 'a'))) of x float32[4, 2] returns numpy's shifted copy [x0, x0, x1, x2]: the
     layouts asked by sharding constraints, as the catalogue's (c) way asks them."""
     check_shifted_update_constrained_into_a_layout_cutting_another_dimension_over_the_major_axis("set")
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+def test_a_slice_into_a_replicated_output_keeps_the_sign_of_a_zero():
+    """jit(lambda x: x[0:1], out_shardings=P()) of x = [-0.0, 1.0] split over two devices returns
+    [-0.0], as numpy's slice (found on 0.10.2 as (-v)[0:1] of v = [0.0, 1.0] beside -v)."""
+    mesh = bridge.first_devices_mesh(("a", 2))
+    x = np.array([-0.0, 1.0], np.float32)
+    call = "jax.jit(lambda x: x[0:1], out_shardings=NamedSharding(mesh, P()))(x)"
+    case = scripted_case(f"{call}, x P('a')", [f"print({call})"], meshes={"mesh": mesh}, placed={"x": (x, ("a",))},
+                         outcomes={"jit": call, "result": call})
+    f = jax.jit(lambda a: a[0:1], out_shardings=bridge.named_sharding(mesh, ()))
+    result = case.accepts("jit", lambda: f(jax.device_put(x, bridge.named_sharding(mesh, ("a",)))))
+    case.same_bits("result", np.asarray(result), x[0:1])
