@@ -182,8 +182,8 @@ def padded_operands(program: Program, step: Step, way: str) -> list:
 
 def layout_changed(program: Program) -> set:
     """The values a layout change made: each layout change's result, and that of a step whose JAX
-    function returns its operand itself when that operand is one (``traces_nothing``), so that a
-    layout change of it is a layout change of a layout change."""
+    function returns its operand itself, or that XLA removes, when that operand is one
+    (``traces_nothing``), so that a layout change of it is a layout change of a layout change."""
     changed = set()
     for s in program.steps:
         if s.changes_layout or (s.operands and s.operands[0] in changed and traces_nothing(program, s)):
@@ -199,10 +199,17 @@ def traces_nothing(program: Program, step: Step) -> bool:
     came out P('a')); and a reduction over no axes that keeps the dtype (``jnp.sum(v, axis=())``: JAX
     traces a reduce over no dimensions, which XLA's simplifier removes before partitioning; met on
     0.4.31, seed 2885603745: v4 = jnp.sum(v1, axis=()) of v1 constrained P(None, None, 'a'), returned
-    P() through a constraint, came out as v1)."""
+    P() through a constraint, came out as v1); and ``jnp.flip`` along axes all of size 1 (a reverse of
+    size-1 dimensions, which XLA's simplifier removes too; met on 0.4.30, seed 986912483, cache off:
+    v3 = jnp.flip(v2, axis=0) of v2 uint32[1, 2, 2, 2] constrained P(None, None, None, 'a'), returned
+    P() through a constraint, came out P(None, None, None, 'a'); measured <0.7.0 over the releases)."""
     operand, result = program.value(step.operands[0]), program.value(step.result)
     if step.op == "abs":
         return operand.dtype.kind in "ub"
+    if step.op == "flip":
+        axis = step.kwargs.get("axis")
+        axes = range(np.ndim(operand)) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
+        return all(np.shape(operand)[a] == 1 for a in axes)
     if step.op in BY_NAME and BY_NAME[step.op].family == "reduction":
         return step.kwargs.get("axis", None) == () and result.dtype == operand.dtype and \
             np.shape(result) == np.shape(operand)

@@ -666,6 +666,27 @@ def test_a_reshape_to_its_own_shape_of_a_layout_change_is_that_layout_change():
     assert holds(same) and not holds(other)
 
 
+def test_a_flip_along_size_one_axes_of_a_layout_change_is_that_layout_change():
+    """jnp.flip along axes all of size 1 is a reverse XLA removes: a layout change of it is a layout
+    change of a layout change (0.4.30, seed 986912483, cache off: v2 = constrain(-jnp.expand_dims(x0,
+    0), P(None, None, None, 'a')), v3 = jnp.flip(v2, axis=0) returned P() under (c), laid out as v2);
+    a flip along an axis of size 2 (or along every axis, one of size 2) is not."""
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    mesh = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
+
+    def program(axis):
+        return written_program(mesh, [(np.arange(8, dtype=np.uint32).reshape(1, 2, 2, 2), ())], [
+            Step("v0", "constraint", ("x0",), spec=(None, None, None, "a")),
+            Step("v1", "flip", ("v0",), static=(("axis", axis),))], [()])
+    size_one, size_two, every = program(0), program(1), program(None)
+    assert suite.layout_changed(size_one) == {"v0", "v1"}
+    assert suite.layout_changed(size_two) == {"v0"} and suite.layout_changed(every) == {"v0"}
+    way = "(c) jit with sharding constraints"
+    holds = lambda p: triggers.holds("second_layout_change_in_a_row", suite.jit_candidates(p, way, "v1"))  # noqa: E731
+    assert holds(size_one) and not holds(size_two)
+
+
 def test_an_update_on_an_auto_mesh_keeps_its_operands_layout_where_the_explicit_rule_rejects():
     """On an Auto mesh a shifted .at[].set of a value cut P('a') is laid out P('a') (XLA propagates
     the scatter's operand sharding), though our Explicit rule rejects the slice it reads (0.4.36,
