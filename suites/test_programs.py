@@ -41,6 +41,7 @@ from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, MeshModel
 from conformance.runner import environment, soak
 from conformance.model.program import Program, Step
+from conformance.model.sharding_rules import axes_argument
 from strategies.ops import BY_NAME
 import strategies.programs as strategies_programs
 from strategies.programs import programs
@@ -207,9 +208,7 @@ def traces_nothing(program: Program, step: Step) -> bool:
     if step.op == "abs":
         return operand.dtype.kind in "ub"
     if step.op == "flip":
-        axis = step.kwargs.get("axis")
-        axes = range(np.ndim(operand)) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
-        return all(np.shape(operand)[a] == 1 for a in axes)
+        return all(np.shape(operand)[a] == 1 for a in axes_argument(step.kwargs.get("axis"), np.ndim(operand)))
     if step.op in BY_NAME and BY_NAME[step.op].family == "reduction":
         return step.kwargs.get("axis", None) == () and result.dtype == operand.dtype and \
             np.shape(result) == np.shape(operand)

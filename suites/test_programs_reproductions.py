@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from conformance.checking.layouts import check_layout
-from conformance.checking.repro import check_in_a_subprocess, scripted_case
+from conformance.checking.repro import check_in_a_subprocess, scripted_case, spec_literal
 from conformance.jaxside import bridge
 from conformance.model.layout import Layout
 
@@ -191,25 +191,40 @@ def test_the_sum_of_a_scatter_returned_beside_a_prefix_slice_of_its_operand():
     case.same_bits("second result", np.asarray(y[1]), np.float32(19.0))
 
 
+def check_the_second_result_comes_back_whole(devices: int, body: str, inputs: dict, expected: np.ndarray) -> None:
+    """``f = jax.jit(<body>, in_shardings=<each input's spec>, out_shardings=(P(), P()))`` on a mesh
+    ('a',) of ``devices`` devices, called on ``inputs`` (name -> (value, spec)); ``body`` is a lambda
+    over the inputs that may call ``replicate`` (a sharding constraint onto P()): its second result has
+    ``expected``'s shape and bits."""
+    mesh = bridge.first_devices_mesh(("a", devices))
+    names = ", ".join(inputs)
+    in_specs = ", ".join(f"NamedSharding(mesh, {spec_literal(spec)})" for _, spec in inputs.values())
+    case = scripted_case(f"jax.jit({body}, in_shardings=({in_specs},), out_shardings=(P(), P()))({names}), "
+                         "replicate = a sharding constraint onto P()",
+                         ["replicate = lambda v: jax.lax.with_sharding_constraint(v, NamedSharding(mesh, P()))",
+                          f"f = jax.jit({body}, in_shardings=({in_specs},), "
+                          "out_shardings=(NamedSharding(mesh, P()), NamedSharding(mesh, P())))",
+                          f"y = f({names})", "print(y)"],
+                         meshes={"mesh": mesh}, placed=dict(inputs),
+                         outcomes={"jit": f"f({names})", "second result.shape": "y[1].shape", "second result": "y[1]"})
+    replicated = bridge.named_sharding(mesh, ())
+    shardings = tuple(bridge.named_sharding(mesh, spec) for _, spec in inputs.values())
+    replicate = lambda v: jax.lax.with_sharding_constraint(v, replicated)  # noqa: E731
+    f = jax.jit(bridge.function_of(f"lambda replicate: {body}")(replicate), in_shardings=shardings,
+                out_shardings=(replicated, replicated))
+    y = case.accepts("jit", lambda: f(*(jax.device_put(v, s) for (v, _), s in zip(inputs.values(), shardings))))
+    case.equal("second result.shape", y[1].shape, expected.shape)
+    case.same_bits("second result", np.asarray(y[1]), expected)
+
+
 @bridge.needs_devices(2, "to split over two devices")
 def test_a_value_returned_beside_a_constrained_prefix_slice_of_it():
     """jit(lambda x: (lambda y: (constrain(y[0:1], P()), y))(-x), in_shardings=P('a'),
     out_shardings=(P(), P())) of x uint32[2] over two devices returns ([0], -x): the value itself
     comes back whole beside its one-element slice (found by a random program draw on 0.6.1, seed
     435230726, on an (a=2, b=4) mesh)."""
-    mesh = bridge.first_devices_mesh(("a", 2))
     x = np.arange(2, dtype=np.uint32)
-    source = ("jax.jit(lambda x: (lambda y: (jax.lax.with_sharding_constraint(y[0:1], NamedSharding(mesh, P())), y))(-x), "
-              "in_shardings=NamedSharding(mesh, P('a')), out_shardings=(NamedSharding(mesh, P()), NamedSharding(mesh, P())))")
-    case = scripted_case(f"{source}(x)", [f"y = {source}(x)", "print(y)"], meshes={"mesh": mesh},
-                         placed={"x": (x, ("a",))},
-                         outcomes={"jit": f"{source}(x)", "second result.shape": "y[1].shape", "second result": "y[1]"})
-    replicated, split = bridge.named_sharding(mesh, ()), bridge.named_sharding(mesh, ("a",))
-    f = jax.jit(lambda a: (lambda y: (jax.lax.with_sharding_constraint(y[0:1], replicated), y))(-a),
-                in_shardings=split, out_shardings=(replicated, replicated))
-    y = case.accepts("jit", lambda: f(jax.device_put(x, split)))
-    case.equal("second result.shape", y[1].shape, x.shape)
-    case.same_bits("second result", np.asarray(y[1]), -x)
+    check_the_second_result_comes_back_whole(2, "lambda x: (lambda y: (replicate(y[0:1]), y))(-x)", {"x": (x, ("a",))}, -x)
 
 
 @bridge.needs_devices(4, "to split over four devices")
@@ -217,40 +232,18 @@ def test_a_shifted_update_returned_beside_a_prefix_slice_of_its_operand():
     """jit(lambda x: (constrain(x[:-1], P()), x.at[0:3].set(x[1:4])), in_shardings=P('a'),
     out_shardings=(P(), P())) of x uint32[4] over four devices returns (x[:3], the update) with the
     update whole (found by a random program draw on 0.6.1, seed 435230726, on an (a=4, b=2) mesh)."""
-    mesh = bridge.first_devices_mesh(("a", 4))
     x = np.array([5, 7, 9, 11], np.uint32)
-    source = ("jax.jit(lambda x: (jax.lax.with_sharding_constraint(x[:-1], NamedSharding(mesh, P())), x.at[0:3].set(x[1:4])), "
-              "in_shardings=NamedSharding(mesh, P('a')), out_shardings=(NamedSharding(mesh, P()), NamedSharding(mesh, P())))")
-    case = scripted_case(f"{source}(x)", [f"y = {source}(x)", "print(y)"], meshes={"mesh": mesh},
-                         placed={"x": (x, ("a",))},
-                         outcomes={"jit": f"{source}(x)", "second result.shape": "y[1].shape", "second result": "y[1]"})
-    replicated, split = bridge.named_sharding(mesh, ()), bridge.named_sharding(mesh, ("a",))
-    f = jax.jit(lambda a: (jax.lax.with_sharding_constraint(a[:-1], replicated), a.at[0:3].set(a[1:4])),
-                in_shardings=split, out_shardings=(replicated, replicated))
-    y = case.accepts("jit", lambda: f(jax.device_put(x, split)))
-    case.equal("second result.shape", y[1].shape, x.shape)
-    case.same_bits("second result", np.asarray(y[1]), np.concatenate((x[1:4], x[3:])))
+    check_the_second_result_comes_back_whole(4, "lambda x: (replicate(x[:-1]), x.at[0:3].set(x[1:4]))",
+                                             {"x": (x, ("a",))}, np.concatenate((x[1:4], x[3:])))
 
 
 def check_returned_beside_a_prefix_slice_of_a_join(second: str) -> None:
     """jit(lambda x, z: (constrain(jnp.concatenate((x, z))[0:1], P()), <second>), in_shardings=(P('a'),
     P()), out_shardings=(P(), P())) of x = [5, 7] uint32 over two devices and z = [9]: the second result
     (``second``: an expression of x equal to x) comes back whole, as x."""
-    mesh = bridge.first_devices_mesh(("a", 2))
     x, z = np.array([5, 7], np.uint32), np.array([9], np.uint32)
-    body = f"lambda x, z: (jax.lax.with_sharding_constraint(jnp.concatenate((x, z))[0:1], NamedSharding(mesh, P())), {second})"
-    source = (f"jax.jit({body}, in_shardings=(NamedSharding(mesh, P('a')), NamedSharding(mesh, P())), "
-              "out_shardings=(NamedSharding(mesh, P()), NamedSharding(mesh, P())))")
-    case = scripted_case(f"{source}(x, z)", [f"y = {source}(x, z)", "print(y)"], meshes={"mesh": mesh},
-                         placed={"x": (x, ("a",)), "z": (z, ())},
-                         outcomes={"jit": f"{source}(x, z)", "second result.shape": "y[1].shape", "second result": "y[1]"})
-    replicated, split = bridge.named_sharding(mesh, ()), bridge.named_sharding(mesh, ("a",))
-    part = bridge.function_of(f"lambda x: {second}")
-    f = jax.jit(lambda a, b: (jax.lax.with_sharding_constraint(jnp.concatenate((a, b))[0:1], replicated), part(a)),
-                in_shardings=(split, replicated), out_shardings=(replicated, replicated))
-    y = case.accepts("jit", lambda: f(jax.device_put(x, split), jax.device_put(z, replicated)))
-    case.equal("second result.shape", y[1].shape, x.shape)
-    case.same_bits("second result", np.asarray(y[1]), x)
+    check_the_second_result_comes_back_whole(2, f"lambda x, z: (replicate(jnp.concatenate((x, z))[0:1]), {second})",
+                                             {"x": (x, ("a",)), "z": (z, ())}, x)
 
 
 @bridge.needs_devices(2, "to split over two devices")

@@ -201,8 +201,8 @@ def _axis(axis: int, rank: int) -> int:
     return axis % rank if rank else 0
 
 
-def _axes(axis, rank: int) -> Tuple[int, ...]:
-    """A reduction's ``axis`` argument (None, an int or a tuple) as sorted non-negative axes."""
+def axes_argument(axis, rank: int) -> Tuple[int, ...]:
+    """An ``axis`` argument (None, an int or a tuple: a reduction's, a flip's) as sorted non-negative axes."""
     if axis is None:
         return tuple(range(rank))
     if isinstance(axis, int):
@@ -755,7 +755,7 @@ def _reduction(c: Call) -> Spec:
     if c.op in ARG_REDUCTIONS and axis is None:
         spec = c.reshape(shape, spec, (math.prod(shape),))
         return reduce(spec, (0,))
-    axes = _axes(axis, rank)
+    axes = axes_argument(axis, rank)
     if c.static.get("keepdims"):
         return tuple(None if i in axes else e for i, e in enumerate(spec))
     return reduce(spec, axes)
