@@ -445,6 +445,16 @@ EXAMPLES: Dict[str, Pair] = {
         SimpleNamespace(partitionable=True, sampler=SimpleNamespace(name="bits"), mesh=MESH, out_spec=("a",), key_spec=()),
         "the draw is of bits",
         (np.array([-0.12597287, -1.714954], np.float32), np.array([-0.12597287, -1.7149543], np.float32))),
+    "jitted_einsum_returning_its_batch_and_free_dimensions_over_swapped_axes": Pair(
+        call("einsum", (np.zeros((4, 2, 2), np.float32), np.zeros((4, 2, 4), np.float32)), {"subscripts": "bij,bjk->bik"},
+             mesh=MeshModel(tuple(range(8)), (1, 4, 1, 2), ("a", "b", "x", "y")),
+             in_specs=((("a", "b"), None, "y"), ("b", ("a", "x", "y"))), out_spec=(("a", "x", "y"), None, "b"), shape=(4, 2, 4)),
+        call("einsum", (np.zeros((4, 2, 2), np.float32), np.zeros((4, 2, 4), np.float32)), {"subscripts": "bij,bjk->bik"},
+             mesh=MeshModel(tuple(range(8)), (1, 4, 1, 2), ("a", "b", "x", "y")),
+             in_specs=((("a", "b"), None, "y"), ("b", ("a", "x", "y"))), out_spec=("b", None, ("a", "x", "y")), shape=(4, 2, 4)),
+        "the batch is returned over the axis that cut it",
+        {"zeros": (np.array([-32.0, 7.0], np.float32), np.array([0.0, 0.0], np.float32)),
+         "values_of_the_expected_result": (np.array([-32.0, 7.0], np.float32), np.array([7.0, -32.0], np.float32))}),
     "normal_draws_of_cut_keys": Pair(
         SimpleNamespace(batch=8, sampler=SimpleNamespace(name="fold_in"), mesh=MESH, key_spec=(("a",),), out_spec=()),
         SimpleNamespace(batch=8, sampler=SimpleNamespace(name="fold_in"), mesh=MESH, key_spec=(), out_spec=()),
