@@ -54,6 +54,24 @@ def test_strided_at_min_after_a_constraint_with_a_replicated_output():
     case.same_bits("result", np.asarray(y), expected)
 
 
+@bridge.needs_devices(2, "to split over two devices")
+def test_an_at_set_of_an_edge_pad_of_a_split_vector():
+    """jax.jit(lambda x: jnp.pad(x, (0, 2), mode='edge').at[0].set(7), out_shardings=P()) of x = [0, 1]
+    (uint32) split P('a') over two devices returns numpy's [7, 1, 1, 1] (found by a random program on
+    0.10.2 in CI, as .at[0:1].set(v[5:6]) of an edge pad of a vector split three ways)."""
+    mesh = bridge.first_devices_mesh(("a", 2))
+    x = np.arange(2, dtype=np.uint32)
+    source = ("jax.jit(lambda x: jnp.pad(x, (0, 2), mode='edge').at[0].set(7), "
+              "out_shardings=NamedSharding(mesh, P()))")
+    case = scripted_case(f"{source}(x on P('a'))", [f"y = {source}(x)", "print(np.asarray(y))"],
+                         meshes={"mesh": mesh}, placed={"x": (x, ("a",))}, outcomes={"result": "np.asarray(y)"})
+    f = jax.jit(lambda a: jnp.pad(a, (0, 2), mode="edge").at[0].set(7), out_shardings=bridge.named_sharding(mesh, ()))
+    y = f(jax.device_put(x, bridge.named_sharding(mesh, ("a",))))
+    expected = np.pad(x, (0, 2), mode="edge")
+    expected[0] = 7
+    case.same_bits("result", np.asarray(y), expected)
+
+
 @bridge.needs_devices(8, "for a (2, 4) mesh")
 def test_a_strided_at_max_of_a_slice_of_a_partially_replicated_operand():
     """jax.jit(lambda x: (lambda v: v.at[::2].max(v))(x[0:1]), in_shardings=P('a'), out_shardings=P())

@@ -333,6 +333,38 @@ def test_the_strided_at_update_trigger_needs_a_constraint_that_cuts_its_operand(
     assert not holds((), [abs_, Step("v1", "constraint", ("v0",), spec=("a",)), at_min("v1")])  # a size-1 axis
 
 
+def test_the_ci_finding_of_an_at_update_of_an_edge_pad_is_excused_by_the_join_trigger_alone(monkeypatch):
+    """CI's 0.10.2 finding on b9fec63 (an edge pad of x uint32[3] P('a') on an (a=3, b=2) mesh, then
+    .at[0:1].set(v[5:6]) of it, into P()): the jit ways are right or excused, and only by
+    jitted_at_update_of_a_join_along_its_cut_dimension's entry (the failure localized to the update);
+    that trigger does not hold with a negation between the pad and the update, eagerly, nor with the
+    window on the whole side (shift 0)."""
+    import hypothesis
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    monkeypatch.setattr(hypothesis, "event", lambda *a, **k: None)
+    mesh = MeshModel(tuple(range(6)), (3, 2), ("a", "b"))
+    pad = Step("v0", "pad", ("x0",), (("widths", ((0, 3),)), ("mode", "edge")))
+
+    def found(update, between=()):
+        return written_program(mesh, [(np.arange(3, dtype=np.uint32), ("a",))],
+                               [pad, Step("v1", "negative", ("v0",)), *between, update], [()])
+    program = found(Step("v2", "at_set_shifted", ("v0",), (("axis", 0), ("shift", 5))))
+    excuses = program_excuses()
+    suite.check_jitted(programs_.program_case(program), program, None, excuses)  # right, or excused
+    in_effect = {e.trigger for e in excuses.entries} & {"jitted_at_update_of_a_join_along_its_cut_dimension"}
+    assert {e.trigger for e in excuses.excused} == in_effect  # (wrong on every release before 0.12.0, right after)
+
+    def holds(program, way="(b) jit with in/out_shardings"):
+        return triggers.jitted_at_update_of_a_join_along_its_cut_dimension(
+            suite.step_call(program, program.steps[-1], way))
+    assert holds(program) and holds(program, "(c) jit with sharding constraints")
+    assert not holds(program, "(a) eager")
+    assert not holds(found(Step("v3", "at_set_shifted", ("v1",), (("axis", 0), ("shift", 5))),
+                           [Step("v1", "negative", ("v0",))]))  # a negation between
+    assert not holds(found(Step("v2", "at_set_shifted", ("v0",), (("axis", 0), ("shift", 0)))))  # the whole side
+
+
 def test_the_second_at_update_trigger_reads_the_chain_from_the_constraint_to_the_cut_output():
     """at_update_after_a_strided_one_on_a_constrained_value holds for the 0.4.35 finding (a constraint,
     a strided .at[].min, a device_put, an .at[].min into a cut output), also when the failure is

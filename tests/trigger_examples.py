@@ -308,6 +308,13 @@ EXAMPLES: Dict[str, Pair] = {
         call("at_min", (X4, X4[:2]), in_specs=(None, ()), way=CONSTRAINED, producers=(constraint((), ("a",)), None)),
         call("at_min", (X4, X4[:2]), in_specs=(None, ()), way=CONSTRAINED, producers=(constraint(("a",), ("a",)), None)),
         "the constraint keeps its operand's layout", (a(0, 1, 2, 0), a(0, 3, 2, 0))),
+    "jitted_at_update_of_a_join_along_its_cut_dimension": Pair(
+        call("at_set_shifted", (a(0, 1, 2, 2, 2, 2),), {"axis": 0, "shift": 5}, in_specs=(("a",),), out_spec=(),
+             producers=(call("pad", (a(0, 1, 2),), {"widths": ((0, 3),), "mode": "edge"}, in_specs=(("a",),)),)),
+        call("at_set_shifted", (a(0, 1, 2, 2, 2, 2),), {"axis": 0, "shift": 5}, in_specs=(("a",),), out_spec=(),
+             producers=(call("negative", (a(0, 1, 2, 2, 2, 2),), in_specs=(("a",),), producers=(
+                 call("pad", (a(0, 1, 2),), {"widths": ((0, 3),), "mode": "edge"}, in_specs=(("a",),)),)),)),
+        "a negation between the pad and the update", (a(2, 1, 2, 2, 2, 2), a(2, 1, 0, 2, 0, 2))),
     "strided_at_update_of_a_slice_of_a_partially_replicated_operand": Pair(
         call("at_max", (a(0), a(0)), {"index": slice(None, None, 2)}, in_specs=(None, None), way=JIT,
              producers=(call("negative", (a(0),), in_specs=(None,), producers=(

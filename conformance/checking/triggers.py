@@ -770,6 +770,49 @@ def strided_at_update(call: Call) -> bool:
     return cuts(call.mesh, target) and axes_of(before, 8) != axes_of(target, 8)
 
 
+def jitted_at_update_of_a_join_along_its_cut_dimension(call: Call) -> bool:
+    """Inside a jit, an .at[] update (``AT_UPDATES``) of the value a concatenate or jnp.pad has just
+    made, whose window is part of a dimension the join extends while that dimension is cut in the join's
+    first operand or in the update's output: XLA gathers the join whole, cuts it again for the update and
+    folds the two reads into one dynamic-slice with the wrong clamp (dynamic_slice_clamp; met on 0.10.2
+    in CI: .at[0:1].set(v[5:6]) of v = jnp.pad(x, ((0, 3),), mode='edge'), x uint32[3] P('a') on an
+    (a=3, b=2) mesh, into P(). Measured on 0.10.2 over 1-, 2- and 3-dimensional operands on 2, 3 and
+    4 devices: every pad mode and concatenate go wrong in that form on 1-dimensional operands and
+    on some others (x[2, 3] concatenated along its cut dimension 0, not x[2, 2] or x[4, 2]); stack
+    and roll never, nor with a negation or a constraint between the join and the update, nor with the
+    window on another dimension)."""
+    if call.eager or call.op not in AT_UPDATES or not call.producers or call.mesh is None:
+        return False
+    join = call.producers[0]
+    if join is None or join.op not in ("concatenate", "pad") or not join.in_specs:
+        return False
+    rank = np.ndim(call.operands[0])
+    if join.op == "concatenate":
+        extended = {join.static.get("axis", 0) % rank}
+    else:
+        extended = {d for d, widths in enumerate(join.static.get("widths", ())) if tuple(widths) != (0, 0)}
+    cut = {d for d in extended if cuts_dim(call.mesh, join.in_specs[0], d) or cuts_dim(call.mesh, call.out_spec, d)}
+    return bool(cut & _update_window_dimensions(call, rank))
+
+
+def _update_window_dimensions(call: Call, rank: int) -> set:
+    """The dimensions on which an .at[] update's window is less than the whole side: the shifted
+    updates' ``axis`` (unless ``shift`` is 0), the dimensions a static ``index`` narrows, and the
+    first for an index array (``at_add_indices``)."""
+    shape = np.shape(call.operands[0])
+    if call.op == "at_add_indices":
+        return {0}
+    if "axis" in call.static:
+        return {call.static["axis"] % rank} if call.static.get("shift", 0) != 0 else set()
+    narrowed = set()
+    for d, part in enumerate(index_parts(call.static.get("index", ()))):
+        if part is Ellipsis:
+            break
+        if not isinstance(part, slice) or range(shape[d])[part] != range(shape[d]):
+            narrowed.add(d)
+    return narrowed
+
+
 # The catalogue's static slices (x[index]: "slice" draws a step of 1, "strided_slice" any step).
 STATIC_SLICES = ("slice", "strided_slice")
 
@@ -1163,6 +1206,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     explicit_step_rejected_as_typed_before_a_device_put,
     explicit_flattening_over_a_size_one_axis,
     second_layout_change_in_a_row, strided_at_update, strided_at_update_of_a_slice_of_a_partially_replicated_operand,
+    jitted_at_update_of_a_join_along_its_cut_dimension,
     jitted_forward_shift_of_a_cumulative_value,
     jitted_stack_cutting_its_new_dimension_after_a_cut_one, jitted_take_of_operand_and_indices_cut_alike_into_another_axis,
     checked_body_with_pmax, transposed_jit_with_a_cut_output, pmap_axis_smaller_than_its_devices,
