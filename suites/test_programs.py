@@ -192,6 +192,25 @@ def layout_changed(program: Program) -> set:
     return changed
 
 
+def _takes_every_element_in_order(shape, index) -> bool:
+    return all(isinstance(part, slice) and range(n)[part] == range(n)
+               for part, n in zip(triggers.index_parts(index), shape))
+
+
+# The catalogue's steps that return their operand for these static arguments, whatever its values:
+# operation -> (operand's shape, static arguments) -> whether it does.
+IDENTITIES = {
+    "slice": lambda shape, kw: _takes_every_element_in_order(shape, kw["index"]),
+    "strided_slice": lambda shape, kw: _takes_every_element_in_order(shape, kw["index"]),
+    "transpose": lambda shape, kw: tuple(a % len(shape) for a in kw["axes"]) == tuple(range(len(shape))),
+    "swapaxes": lambda shape, kw: kw["a"] % len(shape) == kw["b"] % len(shape),
+    "broadcast_to": lambda shape, kw: tuple(kw["shape"]) == tuple(shape),
+    "pad": lambda shape, kw: all(tuple(w) == (0, 0) for w in kw["widths"]),
+    "roll": lambda shape, kw: kw["axis"] is not None and kw["shift"] % max(shape[kw["axis"]], 1) == 0,  # (flattened: kept)
+    "at_set_shifted": lambda shape, kw: kw["shift"] == 0,
+}
+
+
 def traces_nothing(program: Program, step: Step) -> bool:
     """A step whose JAX function returns its operand itself, tracing no operation: ``jnp.abs`` of an
     unsigned or bool value (met on 0.4.33, seed 3890113860, where the first of two layout changes in
@@ -203,10 +222,17 @@ def traces_nothing(program: Program, step: Step) -> bool:
     P() through a constraint, came out as v1); and ``jnp.flip`` along axes all of size 1 (a reverse of
     size-1 dimensions, which XLA's simplifier removes too; met on 0.4.30, seed 986912483, cache off:
     v3 = jnp.flip(v2, axis=0) of v2 uint32[1, 2, 2, 2] constrained P(None, None, None, 'a'), returned
-    P() through a constraint, came out P(None, None, None, 'a'); measured <0.7.0 over the releases)."""
+    P() through a constraint, came out P(None, None, None, 'a'); measured <0.7.0 over the releases); and
+    the steps whose static arguments make them return their operand (``IDENTITIES``: a static slice of
+    every element in order, which jnp's indexing returns as the operand, met on 0.6.2, seed 1852810764:
+    v4 = v3[::1] of v3 constrained P('a'), returned P() through a constraint, came out P('a'), its
+    script failing on <0.7.0 over the releases; then jnp.transpose(v4, (0, 1)) in its replay; the
+    others measured on 0.6.2 between two constraints, each ignoring the second, and none on 0.7.0)."""
     operand, result = program.value(step.operands[0]), program.value(step.result)
     if step.op == "abs":
         return operand.dtype.kind in "ub"
+    if step.op in IDENTITIES:
+        return IDENTITIES[step.op](np.shape(operand), step.kwargs)
     if step.op == "flip":
         return all(np.shape(operand)[a] == 1 for a in axes_argument(step.kwargs.get("axis"), np.ndim(operand)))
     if step.op in BY_NAME and BY_NAME[step.op].family == "reduction":

@@ -55,6 +55,48 @@ def test_strided_at_min_after_a_constraint_with_a_replicated_output():
 
 
 @bridge.needs_devices(2, "to split over two devices")
+def test_an_at_set_of_a_transposed_replicated_value_into_a_split_output():
+    """jax.jit(lambda x: with_sharding_constraint(x, P()).T.at[0].set(7), out_shardings=P('a')) of x
+    uint32[2, 4] (10, 20, ..., 80) split P('a') over two devices returns numpy's x.T with row 0 set to
+    7 (found by a random program on 0.6.2, the replay of seed 1852810764, as -(swapaxes(constrain(v,
+    P()), 0, -1).at[x5].add(x6)) into P('a'))."""
+    mesh = bridge.first_devices_mesh(("a", 2))
+    x = (10 * np.arange(1, 9, dtype=np.uint32)).reshape(2, 4)
+    source = ("jax.jit(lambda x: jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P())).T.at[0].set(7), "
+              "out_shardings=NamedSharding(mesh, P('a')))")
+    case = scripted_case(f"{source}(x on P('a'))", [f"y = {source}(x)", "print(np.asarray(y))"],
+                         meshes={"mesh": mesh}, placed={"x": (x, ("a",))}, outcomes={"result": "np.asarray(y)"})
+    f = jax.jit(lambda a: jax.lax.with_sharding_constraint(a, bridge.named_sharding(mesh, ())).T.at[0].set(7),
+                out_shardings=bridge.named_sharding(mesh, ("a",)))
+    y = f(jax.device_put(x, bridge.named_sharding(mesh, ("a",))))
+    expected = x.T.copy()
+    expected[0] = 7
+    case.same_bits("result", np.asarray(y), expected)
+
+
+@bridge.needs_devices(2, "to split over two devices")
+def test_an_at_add_of_one_row_after_a_constraint_cutting_a_replicated_value():
+    """jax.jit(lambda x: with_sharding_constraint(x, P('a')).at[jnp.array([0])].add(u), out_shardings=P())
+    of a replicated x uint32[4, 2] (10, 20, ..., 80) and u = [[1, 2]] on two devices returns numpy's
+    x with row 0 raised by u (found by a random program on 0.6.2, seed 1852810764's replay, as
+    .at[x5].add(x6) of a value constrained from P() to P('a'))."""
+    mesh = bridge.first_devices_mesh(("a", 2))
+    x = (10 * np.arange(1, 9, dtype=np.uint32)).reshape(4, 2)
+    u = np.array([[1, 2]], np.uint32)
+    source = ("jax.jit(lambda x, u: jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P('a')))"
+              ".at[jnp.array([0])].add(u), out_shardings=NamedSharding(mesh, P()))")
+    case = scripted_case(f"{source}(x on P(), u)", [f"y = {source}(x, u)", "print(np.asarray(y))"],
+                         meshes={"mesh": mesh}, placed={"x": (x, ())}, arrays={"u": u},
+                         outcomes={"result": "np.asarray(y)"})
+    f = jax.jit(lambda a, b: jax.lax.with_sharding_constraint(a, bridge.named_sharding(mesh, ("a",)))
+                .at[jnp.array([0])].add(b), out_shardings=bridge.named_sharding(mesh, ()))
+    y = f(jax.device_put(x, bridge.named_sharding(mesh, ())), u)
+    expected = x.copy()
+    expected[0] += u[0]
+    case.same_bits("result", np.asarray(y), expected)
+
+
+@bridge.needs_devices(2, "to split over two devices")
 def test_an_at_set_of_an_edge_pad_of_a_split_vector():
     """jax.jit(lambda x: jnp.pad(x, (0, 2), mode='edge').at[0].set(7), out_shardings=P()) of x = [0, 1]
     (uint32) split P('a') over two devices returns numpy's [7, 1, 1, 1] (found by a random program on

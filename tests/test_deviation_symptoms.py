@@ -118,7 +118,7 @@ upstream = "none found"
     ("format = 2\n" + ENTRY, "lacks symptom"),
     ("format = 2\n" + ENTRY + "symptom = { raises = 'ValueError' }\nstrict = false\n"
      "reproduced_by = 'suites/t.py::test_r'\n", "must name the trigger"),
-    ("format = 2\n" + ENTRY + "symptom = { raises = 'ValueError' }\ntrigger = 'strided_at_update'\n",
+    ("format = 2\n" + ENTRY + "symptom = { raises = 'ValueError' }\ntrigger = 'at_update_of_a_value_a_constraint_has_just_cut'\n",
      "takes no trigger"),
     ("format = 2\n" + ENTRY + "symptom = { raises = 'ValueError' }\nstrict = false\n"
      "reproduced_by = 'suites/t.py::test_r'\ntrigger = 'no_such_trigger'\n", "unknown trigger"),

@@ -258,7 +258,7 @@ def program_excuses():
 
 
 @pytest.mark.parametrize("index, later_trigger", [
-    (3, "strided_at_update"), (4, "moved_start_with_a_cut_operand_or_output")],
+    (3, "at_update_of_a_value_a_constraint_has_just_cut"), (4, "moved_start_with_a_cut_operand_or_output")],
     ids=["then-a-constraint-and-at-min", "then-dynamic-update-slice-at-minus-1"])
 def test_a_wrong_cumsum_is_not_excused_by_the_deviation_of_a_step_after_it(index, later_trigger, monkeypatch):
     """A cumsum that adds 1 under jit only (the fault cumsum-plus-one-under-jit), followed by a step
@@ -310,18 +310,19 @@ def test_a_step_wrong_only_inside_the_whole_program_is_asked_about_where_every_p
     assert any(c.op == "cumsum" and c.values is not None for c in calls), [c.op for c in calls]
 
 
-def test_the_strided_at_update_trigger_needs_a_constraint_that_cuts_its_operand():
-    """strided_at_update holds for a jitted .at[].min/.max whose operand a constraint has just cut
-    (from a replicated or an unknown layout), not for one with no constraint before it, a
-    constraint that keeps the layout, a replicated target, nor an eager step."""
+def test_the_constraint_cut_at_update_trigger_needs_a_constraint_that_cuts_its_operand():
+    """at_update_of_a_value_a_constraint_has_just_cut holds for a jitted .at[].min/.max or .at[idx].add
+    whose operand a constraint has just cut (from a replicated or an unknown layout), not for one with
+    no constraint before it, a constraint that keeps the layout, a replicated target, nor an eager
+    step."""
     import suites.test_programs as suite
     from conformance.checking import triggers
     mesh = MeshModel(tuple(range(8)), (1, 4, 2), ("a", "b", "x"))
     x, u = np.array([1, 0, 1, 1, 1, 1, 1, 1], np.uint32), np.zeros((1,), np.uint32)
 
     def holds(in_spec, steps, way="(b) jit with in/out_shardings"):
-        program = written_program(mesh, [(x, in_spec), (u, ())], steps, [()])
-        return triggers.strided_at_update(suite.step_call(program, program.steps[-1], way))
+        program = written_program(mesh, [(x, in_spec), (u, ()), (np.array([5], np.int32), ())], steps, [()])
+        return triggers.at_update_of_a_value_a_constraint_has_just_cut(suite.step_call(program, program.steps[-1], way))
     at_min = lambda operand: Step("v9", "at_min", (operand, "x1"), (("index", slice(-1, None, 2)),))  # noqa: E731
     abs_ = Step("v0", "abs", ("x0",))
     assert holds((), [abs_, Step("v1", "constraint", ("v0",), spec=("b",)), at_min("v1")])  # the reproduction
@@ -331,6 +332,9 @@ def test_the_strided_at_update_trigger_needs_a_constraint_that_cuts_its_operand(
     assert not holds(("b",), [Step("v1", "constraint", ("x0",), spec=("b",)), at_min("v1")])  # keeps the layout
     assert not holds((), [abs_, Step("v1", "constraint", ("v0",), spec=()), at_min("v1")])  # nothing cut
     assert not holds((), [abs_, Step("v1", "constraint", ("v0",), spec=("a",)), at_min("v1")])  # a size-1 axis
+    at_add = Step("v9", "at_add_indices", ("v1", "x2", "x1"))
+    assert holds((), [Step("v1", "constraint", ("x0",), spec=("b",)), at_add])  # the 0.6.2 replay's form
+    assert not holds(("b",), [Step("v1", "constraint", ("x0",), spec=("b",)), at_add])  # keeps the layout
 
 
 def test_the_ci_finding_of_an_at_update_of_an_edge_pad_is_excused_by_the_join_trigger_alone(monkeypatch):
@@ -717,6 +721,29 @@ def test_a_flip_along_size_one_axes_of_a_layout_change_is_that_layout_change():
     way = "(c) jit with sharding constraints"
     holds = lambda p: triggers.holds("second_layout_change_in_a_row", suite.jit_candidates(p, way, "v1"))  # noqa: E731
     assert holds(size_one) and not holds(size_two)
+
+
+@pytest.mark.parametrize("op, static, identity", [
+    ("slice", (("index", (slice(None, None, 1),)),), True), ("slice", (("index", (slice(0, 1, 1),)),), False),
+    ("strided_slice", (("index", (slice(None, None, -1),)),), False),
+    ("transpose", (("axes", (0, 1)),), True), ("transpose", (("axes", (1, 0)),), False),
+    ("swapaxes", (("a", 1), ("b", -1)), True), ("swapaxes", (("a", 0), ("b", 1)), False),
+    ("broadcast_to", (("shape", (2, 2)),), True), ("broadcast_to", (("shape", (1, 2, 2)),), False),
+    ("pad", (("widths", ((0, 0), (0, 0))), ("mode", "edge")), True),
+    ("pad", (("widths", ((0, 1), (0, 0))), ("mode", "constant")), False),
+    ("roll", (("shift", 4), ("axis", 1)), True), ("roll", (("shift", 1), ("axis", 1)), False),
+    ("roll", (("shift", 0), ("axis", None)), False),
+    ("at_set_shifted", (("axis", 0), ("shift", 0)), True), ("at_set_shifted", (("axis", 0), ("shift", 1)), False)])
+def test_a_step_whose_statics_return_its_operand_after_a_layout_change_is_that_layout_change(op, static, identity):
+    """A step whose static arguments make it return its operand (``IDENTITIES``: x[::1] met on 0.6.2,
+    seed 1852810764, then jnp.transpose(v, (0, 1)) in its replay; the others measured on 0.6.2 between
+    two constraints) is a layout change when it follows one, so that the way's output constraint is a
+    layout change of a layout change; with statics that move, drop or add an element it is not."""
+    import suites.test_programs as suite
+    mesh = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
+    program = written_program(mesh, [(np.arange(4, dtype=np.uint32).reshape(2, 2), ("a",))], [
+        Step("v0", "constraint", ("x0",), spec=("a",)), Step("v1", op, ("v0",), static=static)], [()])
+    assert suite.layout_changed(program) == ({"v0", "v1"} if identity else {"v0"})
 
 
 def test_an_update_on_an_auto_mesh_keeps_its_operands_layout_where_the_explicit_rule_rejects():

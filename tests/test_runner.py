@@ -113,7 +113,7 @@ def test_load_deviations(tmp_path):
     assert load_deviations(tmp_path / "absent.toml") == []
     loose = tmp_path / "loose.toml"
     loose.write_text('format = 2\n[[deviation]]\ntest = "t"\njax = ">=0.5"\nreason = "r"\nstrict = false\n'
-                     'reproduced_by = "suites/t.py::test_b"\ntrigger = "strided_at_update"\n' + symptom)
+                     'reproduced_by = "suites/t.py::test_b"\ntrigger = "at_update_of_a_value_a_constraint_has_just_cut"\n' + symptom)
     (entry,) = load_deviations(loose, tests_exist=False)
     assert not entry.strict and entry.reproduced_by == "suites/t.py::test_b"
 

@@ -304,7 +304,7 @@ EXAMPLES: Dict[str, Pair] = {
         call("layout change of a layout change", (), {"earlier": ((("a",), (4,)),)}, way=CONSTRAINED),
         call("constraint", (X4,), {"spec": ("a",)}, in_specs=((),), way=CONSTRAINED), "one layout change",
         (blocks(MESH, (), (4,)), blocks(MESH, ("a",), (4,)))),
-    "strided_at_update": Pair(
+    "at_update_of_a_value_a_constraint_has_just_cut": Pair(
         call("at_min", (X4, X4[:2]), in_specs=(None, ()), way=CONSTRAINED, producers=(constraint((), ("a",)), None)),
         call("at_min", (X4, X4[:2]), in_specs=(None, ()), way=CONSTRAINED, producers=(constraint(("a",), ("a",)), None)),
         "the constraint keeps its operand's layout", (a(0, 1, 2, 0), a(0, 3, 2, 0))),

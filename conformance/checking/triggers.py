@@ -756,12 +756,14 @@ def second_layout_change_in_a_row(call: Call) -> bool:
     return call.op == "layout change of a layout change"
 
 
-def strided_at_update(call: Call) -> bool:
-    """Inside a program's jit, an .at[].min or .at[].max update of a value that a sharding
-    constraint has just cut over an axis of size > 1 it was not cut over before (its operand's spec
-    differs: XLA folds the scatter's slices with the constraint's; a constraint that
-    keeps the layout shows nothing, measured on 0.10.2)."""
-    if call.op not in ("at_min", "at_max") or call.eager or not call.producers:
+def at_update_of_a_value_a_constraint_has_just_cut(call: Call) -> bool:
+    """Inside a program's jit, an .at[].min, .at[].max or .at[idx].add update of a value that a
+    sharding constraint has just cut over an axis of size > 1 it was not cut over before (its
+    operand's spec differs: XLA folds the scatter's slices with the constraint's; a constraint that
+    keeps the layout shows nothing, measured on 0.10.2; .at[idx].add met in the replay of 0.6.2's
+    seed 1852810764, and measured on 0.6.2 and 0.10.2: x uint32[8, 2] constrained from P() to P('a')
+    or P('b'), .at[[0]].add(u) or .at[[5]].add(u), is wrong, right on 0.12.0.1)."""
+    if call.op not in ("at_min", "at_max", "at_add_indices") or call.eager or not call.producers:
         return False
     made = call.producers[0]
     if made is None or made.op not in ("constraint", "layout change of a layout change"):
@@ -1205,7 +1207,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     layout_change_onto_combined_axes, jitted_axis_moved_into_combined_axes,
     explicit_step_rejected_as_typed_before_a_device_put,
     explicit_flattening_over_a_size_one_axis,
-    second_layout_change_in_a_row, strided_at_update, strided_at_update_of_a_slice_of_a_partially_replicated_operand,
+    second_layout_change_in_a_row, at_update_of_a_value_a_constraint_has_just_cut, strided_at_update_of_a_slice_of_a_partially_replicated_operand,
     jitted_at_update_of_a_join_along_its_cut_dimension,
     jitted_forward_shift_of_a_cumulative_value,
     jitted_stack_cutting_its_new_dimension_after_a_cut_one, jitted_take_of_operand_and_indices_cut_alike_into_another_axis,
