@@ -688,6 +688,20 @@ def test_each_wrongness_holds_for_its_bug_and_not_for_a_value_computed_wrongly()
     assert not wrongness.holds("updated_outside_a_prefix_slice_beside_it_as_zeros", [replace(summed, producers=(
         replace(summed.producers[0], producers=(replace(summed.producers[0].producers[0], producers=(later,)),)),))],
         minus(-5), minus(-3)), "a slice from 1 is not the bug's"
+    # an .at[idx].add of a transposed replicated value into a cut output, negated after (0.6.2, seed 1852810764's
+    # replay): the second device's first row holds the operand's old row 0, negated; not a row computed otherwise,
+    # nor the old row without the negation
+    v = np.array([[0, -6], [-1, -7], [-2, -8], [-3, -9]], np.int32)
+    added = triggers.Call("at_add_indices", (v, a(0), np.array([[0, 1]], np.int32)), {}, MESH, "Auto", ((), (), ()),
+                          None, "(b) jit")
+    after = triggers.Call("negative", (v,), {}, MESH, "Auto", ((),), ("a",), "(b) jit", producers=(added,))
+    right = np.array([[0, 5], [1, 7], [2, 8], [3, 9]], np.int32)
+    assert wrongness.holds("values_of_the_updates_operand_after_it", [after], right,
+                           np.array([[0, 5], [1, 7], [0, 6], [3, 9]], np.int32))
+    assert not wrongness.holds("values_of_the_updates_operand_after_it", [after], right,
+                               np.array([[0, 5], [1, 7], [0, 10], [3, 9]], np.int32))
+    assert not wrongness.holds("values_of_the_updates_operand_after_it", [after], right,
+                               np.array([[0, 5], [1, 7], [0, -6], [3, 9]], np.int32))
     # an edge pad over two dimensions joins twice: each join multiplies (found on 0.4.31: x int32[2, 1] P('a')
     # on an (a=2, b=4) mesh, padded ((0, 1), (0, 1)) into P(None, 'a'), gave 16 where 1); a pad over one
     # dimension, or in mode constant, joins once

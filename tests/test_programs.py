@@ -369,6 +369,37 @@ def test_the_ci_finding_of_an_at_update_of_an_edge_pad_is_excused_by_the_join_tr
     assert not holds(found(Step("v2", "at_set_shifted", ("v0",), (("axis", 0), ("shift", 0)))))  # the whole side
 
 
+def test_an_at_update_of_a_transposed_replicated_value_is_excused_by_its_trigger_alone(monkeypatch):
+    """The 0.6.2 replay's form, reduced (x0 uint32[2, 6] P('a') on an (a=2, b=4) mesh constrained to P(),
+    swapped, .at[[0]].add(u), negated into P('a')): the jit ways are right or excused, and only by
+    jitted_at_update_of_a_transposed_replicated_value_into_a_cut_output's entry; the trigger does not
+    hold into P(), with the constraint cutting, nor without the transpose."""
+    import hypothesis
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    monkeypatch.setattr(hypothesis, "event", lambda *a, **k: None)
+    mesh = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
+    name = "jitted_at_update_of_a_transposed_replicated_value_into_a_cut_output"
+
+    def written(out_spec=("a",), spec=(), moved=True):
+        steps = [Step("v0", "constraint", ("x0",), spec=spec),
+                 Step("v1", "swapaxes", ("v0",), (("a", 0), ("b", -1 if moved else 0))),
+                 Step("v2", "at_add_indices", ("v1", "x1", "x2")), Step("v3", "negative", ("v2",))]
+        return written_program(mesh, [(np.arange(12, dtype=np.uint32).reshape((2, 6) if moved else (6, 2)), ("a",)),
+                                      (np.zeros(1, np.int32), ()), (np.arange(2, dtype=np.uint32).reshape(1, -1), ())],
+                               steps, [out_spec])
+    program, excuses = written(), program_excuses()
+    suite.check_jitted(programs_.program_case(program), program, None, excuses)  # right, or excused
+    in_effect = {e.trigger for e in excuses.entries} & {name}
+    assert {e.trigger for e in excuses.excused} == in_effect  # (wrong on every release before 0.12.0, right after)
+
+    def holds(program):
+        way = "(b) jit with in/out_shardings"
+        return triggers.holds(name, [suite.step_call(program, s, way) for s in program.steps])
+    assert holds(program)
+    assert not holds(written(out_spec=())) and not holds(written(spec=("a",))) and not holds(written(moved=False))
+
+
 def test_the_second_at_update_trigger_reads_the_chain_from_the_constraint_to_the_cut_output():
     """at_update_after_a_strided_one_on_a_constrained_value holds for the 0.4.35 finding (a constraint,
     a strided .at[].min, a device_put, an .at[].min into a cut output), also when the failure is

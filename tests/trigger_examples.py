@@ -315,6 +315,16 @@ EXAMPLES: Dict[str, Pair] = {
              producers=(call("negative", (a(0, 1, 2, 2, 2, 2),), in_specs=(("a",),), producers=(
                  call("pad", (a(0, 1, 2),), {"widths": ((0, 3),), "mode": "edge"}, in_specs=(("a",),)),)),)),
         "a negation between the pad and the update", (a(2, 1, 2, 2, 2, 2), a(2, 1, 0, 2, 0, 2))),
+    "jitted_at_update_of_a_transposed_replicated_value_into_a_cut_output": Pair(
+        call("negative", (X44,), in_specs=((),), out_spec=("a",), producers=(
+            call("at_add_indices", (X44, a(0), X44[:1]), in_specs=((), (), ()), out_spec=None, producers=(
+                call("swapaxes", (X44,), {"a": 0, "b": -1}, in_specs=((),), producers=(
+                    constraint(("a",), ()),)), None, None)),)),
+        call("negative", (X44,), in_specs=((),), out_spec=("a",), producers=(
+            call("at_add_indices", (X44, a(0), X44[:1]), in_specs=((), (), ()), out_spec=None, producers=(
+                call("swapaxes", (X44,), {"a": 0, "b": -1}, in_specs=((),), producers=(
+                    constraint(("a",), ("a",)),)), None, None)),)),
+        "the constraint before the transpose cuts", (a(0, -1, -2, -3), a(0, -1, 0, -3))),
     "strided_at_update_of_a_slice_of_a_partially_replicated_operand": Pair(
         call("at_max", (a(0), a(0)), {"index": slice(None, None, 2)}, in_specs=(None, None), way=JIT,
              producers=(call("negative", (a(0),), in_specs=(None,), producers=(

@@ -815,6 +815,46 @@ def _update_window_dimensions(call: Call, rank: int) -> set:
     return narrowed
 
 
+def jitted_at_update_of_a_transposed_replicated_value_into_a_cut_output(call: Call) -> bool:
+    """Inside a jit, an .at[] update (``AT_UPDATES``) of a transpose (jnp.transpose or swapaxes that
+    moves a dimension) of a value a sharding constraint has just replicated, whose result lands, itself
+    or through ``UPDATE_PASSED_OVER`` steps, in an output that cuts: XLA cuts the transposed value again
+    for the update and folds the two reads into one dynamic-slice with the wrong clamp
+    (dynamic_slice_clamp; met on 0.6.2, the replay of seed 1852810764: -(jnp.swapaxes(constrain(v,
+    P()), 0, -1).at[x5].add(x6)) into P('a'). Measured on 0.10.2 over two devices: constraint to P(),
+    transpose, then .at[idx].add, .at[0].set, .at[0:1].min, .at[-1::2].max or a shifted set into P('a')
+    goes wrong, a shifted set by -2 into P(None, 'a') too; with no transpose, or the constraint after
+    it, or into P(), right)."""
+    if call.eager or call.mesh is None or not cuts(call.mesh, call.out_spec):
+        return False
+    update = call
+    while update is not None and update.op in UPDATE_PASSED_OVER and update.producers:
+        update = update.producers[0]
+    if update is None or update.op not in AT_UPDATES or not update.producers:
+        return False
+    moved = update.producers[0]
+    if moved is None or not _moves_a_dimension(moved) or not moved.producers:
+        return False
+    made = moved.producers[0]
+    return made is not None and made.op in ("constraint", "layout change of a layout change") and \
+        not cuts(call.mesh, made.static.get("spec"))
+
+
+# What an update's result may pass through on its way to that output (unary elementwise steps of the
+# catalogue and layout changes: each keeps the update's layout).
+UPDATE_PASSED_OVER = ("negative", "abs", "logical_not") + LAYOUT_CHANGES + ("layout change of a layout change",)
+
+
+def _moves_a_dimension(call: Call) -> bool:
+    """A jnp.transpose or swapaxes step that puts some dimension elsewhere."""
+    rank = np.ndim(call.operands[0]) if call.operands else 0
+    if call.op == "transpose":
+        return tuple(a % rank for a in call.static.get("axes", ())) != tuple(range(rank))
+    if call.op == "swapaxes":
+        return rank > 0 and call.static["a"] % rank != call.static["b"] % rank
+    return False
+
+
 # The catalogue's static slices (x[index]: "slice" draws a step of 1, "strided_slice" any step).
 STATIC_SLICES = ("slice", "strided_slice")
 
@@ -1208,7 +1248,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     explicit_step_rejected_as_typed_before_a_device_put,
     explicit_flattening_over_a_size_one_axis,
     second_layout_change_in_a_row, at_update_of_a_value_a_constraint_has_just_cut, strided_at_update_of_a_slice_of_a_partially_replicated_operand,
-    jitted_at_update_of_a_join_along_its_cut_dimension,
+    jitted_at_update_of_a_join_along_its_cut_dimension, jitted_at_update_of_a_transposed_replicated_value_into_a_cut_output,
     jitted_forward_shift_of_a_cumulative_value,
     jitted_stack_cutting_its_new_dimension_after_a_cut_one, jitted_take_of_operand_and_indices_cut_alike_into_another_axis,
     checked_body_with_pmax, transposed_jit_with_a_cut_output, pmap_axis_smaller_than_its_devices,

@@ -359,11 +359,35 @@ def updated_outside_a_prefix_slice_beside_it_as_zeros(call, expected, got) -> bo
     return False
 
 
+def values_of_the_updates_operand_after_it(call, expected, got) -> bool:
+    """Every wrong element holds a value of the operand of the .at[] update that made the call's
+    value (the call itself, or through ``_UNARY`` steps and layout changes, applied to that operand's
+    values too): elements of the operand left where the update was to write, or read from the wrong
+    positions, none computed."""
+    found = _arrays(expected, got)
+    if found is None or not isinstance(call, Call):
+        return False
+    steps, made = [], call
+    while made is not None and made.op not in AT_UPDATES:
+        if made.op in _UNARY:
+            steps.append(made.op)
+        elif made.op not in LAYOUT_CHANGES + ("layout change of a layout change",):
+            return False
+        made = made.producers[0] if made.producers else None
+    if made is None or not made.operands:
+        return False
+    pool = np.asarray(made.operands[0])
+    with np.errstate(all="ignore"):
+        for step in steps[::-1]:
+            pool = _UNARY[step](pool)
+    return _among(found[1][found[2]], np.asarray(pool).astype(found[1].dtype).reshape(-1))
+
+
 WRONGNESS: Dict[str, Callable[[object, object, object], bool]] = {f.__name__: f for f in (
     values_of_the_expected_result, values_of_the_operands, zeros_or_values_of_the_operands, the_operand_in_place, zeros,
     multiplied_by_the_replica_count, replicated_where_cut_was_asked, cut_finer_than_asked,
     laid_out_as_an_earlier_change, updated_from_another_window, values_of_the_sliced_operand,
-    updated_outside_a_prefix_slice_beside_it_as_zeros, within_two_ulps,
+    updated_outside_a_prefix_slice_beside_it_as_zeros, within_two_ulps, values_of_the_updates_operand_after_it,
 )}
 SHOWN_BY = {name: "layout" if name in ("replicated_where_cut_was_asked", "cut_finer_than_asked",
                                        "laid_out_as_an_earlier_change") else "values" for name in WRONGNESS}
