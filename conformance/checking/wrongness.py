@@ -294,13 +294,19 @@ def values_of_the_sliced_operand(call, expected, got) -> bool:
         elif made.op not in LAYOUT_CHANGES + ("layout change of a layout change",):
             break
         made = made.producers[0] if made.producers else None
-    if source is None or not source.operands:
+    return source is not None and _wrong_among_the_operand_after(found, source, between)
+
+
+def _wrong_among_the_operand_after(found, made: Call, steps) -> bool:
+    """Whether the wrong elements of ``found`` are among the values of ``made``'s first operand with
+    ``steps`` (``_UNARY`` names, from the call back towards ``made``) applied in order."""
+    if not made.operands:
         return False
-    pool = np.asarray(source.operands[0])
+    pool = np.asarray(made.operands[0])
     with np.errstate(all="ignore"):
-        for step in between[::-1]:
+        for step in steps[::-1]:
             pool = _UNARY[step](pool)
-    return _among(found[1][found[2]], pool.astype(found[1].dtype).reshape(-1))
+    return _among(found[1][found[2]], np.asarray(pool).astype(found[1].dtype).reshape(-1))
 
 
 def within_two_ulps(call, expected, got) -> bool:
@@ -374,13 +380,7 @@ def values_of_the_updates_operand_after_it(call, expected, got) -> bool:
         elif made.op not in LAYOUT_CHANGES + ("layout change of a layout change",):
             return False
         made = made.producers[0] if made.producers else None
-    if made is None or not made.operands:
-        return False
-    pool = np.asarray(made.operands[0])
-    with np.errstate(all="ignore"):
-        for step in steps[::-1]:
-            pool = _UNARY[step](pool)
-    return _among(found[1][found[2]], np.asarray(pool).astype(found[1].dtype).reshape(-1))
+    return made is not None and _wrong_among_the_operand_after(found, made, steps)
 
 
 WRONGNESS: Dict[str, Callable[[object, object, object], bool]] = {f.__name__: f for f in (
