@@ -51,6 +51,13 @@ def tiny_of(dtype: np.dtype) -> float:
     return float(ml_dtypes.finfo(dtype).tiny)
 
 
+def without_subnormals(x: np.ndarray) -> np.ndarray:
+    """``x`` (real floats) with its subnormal elements set to 0: what XLA on CPU makes of them as
+    operands (it flushes them to zero, where numpy computes with them)."""
+    x = np.asarray(x)
+    return np.where(np.abs(x) < tiny_of(x.dtype), np.zeros((), x.dtype), x).astype(x.dtype)
+
+
 def thue_morse(n: np.ndarray) -> np.ndarray:
     """The parity of the number of 1 bits of each (non-negative) ``n``: the Thue-Morse sequence,
     which has no three equal neighbours, nor any block three times in a row."""

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from conformance.model.spmd import DeviceSelection, arg_axes, tree_leaves
 
-from .arrays import arrays, dtype_of
+from .arrays import arrays, dtype_of, without_subnormals
 from .odds import mostly
 from .reuse import reused
 
@@ -136,6 +136,15 @@ def sample_values(dtype_name: str, shape, *, subnormals: bool = True) -> st.Sear
     (``arrays``'s ``repeated``)."""
     return arrays(dtype_of(dtype_name), tuple(shape), finite=True, max_magnitude=100.0,
                   subnormals=subnormals, repeated=32)
+
+
+def small_floats(shape, *, divisor: float = 50.0) -> st.SearchStrategy:
+    """float32 ``sample_values`` without subnormals, divided by ``divisor`` (magnitude <= 100 /
+    ``divisor``: derivatives and loops stay small), the quotients that fall below the smallest normal
+    set to 0, so that no operand is subnormal (met on 0.5.0, seed 2420009782: a custom vjp's
+    cotangent 4.3e-37 / 50 = 8.6e-39 gave XLA 0 where numpy's rule gave 1.2e-38)."""
+    return sample_values("float32", shape, subnormals=False).map(
+        lambda v: without_subnormals(v / np.float32(divisor)))
 
 
 def stacked(values: Sequence[np.ndarray]) -> np.ndarray:

@@ -26,7 +26,7 @@ from conformance.jaxside import bridge, compat
 from conformance.model import dtypes
 from conformance.model.layout import Layout, MeshModel, Spec
 from strategies import cutting_meshes, cutting_specs, dividing_specs, meshes
-from strategies.spmd import sample_values
+from strategies.spmd import small_floats
 
 pytestmark = pytest.mark.autodiff
 DEVICES = bridge.live_device_ids()
@@ -223,7 +223,7 @@ def jit_examples(draw) -> JitExample:
     shape = tuple(draw(st.lists(st.sampled_from((2, 4, 1, 8)), min_size=function.min_rank, max_size=2)))
     if function.name == "gram":
         shape = shape[:2]
-    values = lambda: sample_values("float32", shape, subnormals=False).map(lambda v: v / 50)  # noqa: E731
+    values = lambda: small_floats(shape)  # noqa: E731
     mesh = draw(meshes(DEVICES, max_axes=2))
     return JitExample(function, transform, mesh, draw(values()), draw(values()), draw(values()),
                       draw(dividing_specs(mesh, shape)), draw(dividing_specs(mesh, shape)),
@@ -372,7 +372,7 @@ def body_examples(draw):
     axis = draw(st.sampled_from(mesh.axis_names))
     n = mesh.axis_sizes[axis]
     shape = (n * n * draw(st.integers(1, 2)), draw(st.integers(1, 2)))
-    values = lambda shape: sample_values("float32", shape, subnormals=False).map(lambda v: v / 50)  # noqa: E731
+    values = lambda shape: small_floats(shape)  # noqa: E731
     out_shape = {"psum": (shape[0] // n, shape[1]), "pmean": (shape[0] // n, shape[1]),
                  "psum_scatter": (shape[0] // n, shape[1]), "all_gather": (shape[0] * n, shape[1])}.get(body.name, shape)
     return (body, transform, mesh, axis, draw(values(shape)), draw(values(shape)), draw(values(shape)),
@@ -449,7 +449,7 @@ def custom_rule_jit_examples(draw) -> JitExample:
     function = draw(st.sampled_from(CUSTOM_FUNCTIONS))
     transform = draw(st.sampled_from(function.transforms))
     shape = tuple(draw(st.lists(st.sampled_from((2, 4, 1, 8)), min_size=1, max_size=2)))
-    values = lambda: sample_values("float32", shape, subnormals=False).map(lambda v: v / 50)  # noqa: E731
+    values = lambda: small_floats(shape)  # noqa: E731
     mesh = draw(cutting_meshes(DEVICES, shape, max_axes=2))
     return JitExample(function, transform, mesh, draw(values()), draw(values()), draw(values()),
                       draw(cutting_specs(mesh, shape, where_possible=True)), draw(dividing_specs(mesh, shape)),
@@ -488,7 +488,7 @@ def custom_rule_body_examples(draw):
     n = mesh.axis_sizes[axis]
     shape = (n * draw(st.integers(1, 2)), draw(st.integers(1, 2)))
     out_shape = shape if body[1] else (shape[0] // n, shape[1])
-    values = lambda shape: sample_values("float32", shape, subnormals=False).map(lambda v: v / 50)  # noqa: E731
+    values = lambda shape: small_floats(shape)  # noqa: E731
     return (function, body, transform, mesh, axis, draw(values(shape)), draw(values(shape)), draw(values(shape)),
             draw(values(out_shape)))
 

@@ -37,7 +37,8 @@ from conformance.model import dtypes, remat
 from conformance.model.layout import Layout, Spec
 from conformance.model.sharding_rules import canonical_spec
 from strategies import cutting_meshes, dividing_specs, meshes, sharding_specs
-from strategies.spmd import sample_values
+from strategies.spmd import sample_values, small_floats
+from strategies.arrays import without_subnormals
 
 pytestmark = pytest.mark.control_flow
 DEVICES = bridge.live_device_ids()
@@ -106,7 +107,7 @@ def loop_examples(draw) -> LoopExample:
     values = lambda shape: sample_values(carried.dtype, shape, subnormals=False)  # noqa: E731
     c, xs = draw(values(shape)), draw(values((steps, *shape)))
     if carried.dtype == "float32":
-        c, xs = c / 50, xs / 50
+        c, xs = without_subnormals(c / np.float32(50)), without_subnormals(xs / np.float32(50))
     mesh = draw(meshes(DEVICES, max_axes=2))
     inner = draw(st.none() | dividing_specs(mesh, shape))
     return LoopExample(carried, mesh, c, xs, draw(dividing_specs(mesh, shape)), draw(dividing_specs(mesh, xs.shape)),
@@ -312,8 +313,8 @@ def branch_examples(draw, devices=DEVICES) -> BranchExample:
     shape = draw(st.sampled_from(BRANCH_SHAPES))
     mesh = draw(cutting_meshes(devices, (*shape, INDEX_SIZE), max_axes=2))
     k = draw(index_sums(branches, selector, INDEX_SIZE))
-    x = draw(sample_values("float32", shape, subnormals=False)) / 50
-    y = draw(sample_values("float32", shape, subnormals=False)) / 50
+    x = draw(small_floats(shape))
+    y = draw(small_floats(shape))
     x_spec = draw(sharding_specs(mesh, shape))
     y_spec = x_spec if axis_type == "Explicit" else draw(sharding_specs(mesh, shape))
     out_spec = None if axis_type == "Explicit" else draw(dividing_specs(mesh, shape))
@@ -522,7 +523,7 @@ def remat_examples(draw, devices=DEVICES) -> RematExample:
     policy = draw(st.sampled_from(POLICY_CHOICES))
     m, k, n = draw(st.sampled_from(REMAT_SIZES))
     mesh = draw(cutting_meshes(devices, (m, k, n), max_axes=2))
-    values = lambda shape: sample_values("float32", shape, subnormals=False).map(lambda a: a / 50)  # noqa: E731
+    values = lambda shape: small_floats(shape)  # noqa: E731
     x, w, v = draw(values((m, k))), draw(values((k, n))), draw(values((m, n)))
     specs = (draw(sharding_specs(mesh, x.shape, prefer=(1,))), draw(sharding_specs(mesh, w.shape, prefer=(0,))),
              draw(sharding_specs(mesh, v.shape)))
