@@ -69,8 +69,8 @@ def cut_axes(mesh: MeshModel, axes: Sequence[str]) -> Tuple[str, ...]:
 
 
 def cuts(mesh: MeshModel, spec: Optional[Spec]) -> bool:
-    """Whether ``spec`` puts an axis of size > 1 on a dimension."""
-    return any(cut_axes(mesh, axes) for axes in spec_axes(spec))
+    """Whether ``spec`` puts an axis of size > 1 on a dimension (None, no spec known, cuts nothing)."""
+    return any(cut_axes(mesh, axes) for axes in spec_axes(spec or ()))
 
 
 def cuts_dim(mesh: MeshModel, spec: Optional[Spec], dim: int) -> bool:
