@@ -192,18 +192,13 @@ def layout_changed(program: Program) -> set:
     return changed
 
 
-def _takes_every_element_in_order(shape, index) -> bool:
-    return all(isinstance(part, slice) and range(n)[part] == range(n)
-               for part, n in zip(triggers.index_parts(index), shape))
-
-
 # The catalogue's steps that return their operand for these static arguments, whatever its values:
 # operation -> (operand's shape, static arguments) -> whether it does.
 IDENTITIES = {
-    "slice": lambda shape, kw: _takes_every_element_in_order(shape, kw["index"]),
-    "strided_slice": lambda shape, kw: _takes_every_element_in_order(shape, kw["index"]),
-    "transpose": lambda shape, kw: tuple(a % len(shape) for a in kw["axes"]) == tuple(range(len(shape))),
-    "swapaxes": lambda shape, kw: kw["a"] % len(shape) == kw["b"] % len(shape),
+    "slice": lambda shape, kw: not triggers.narrowed_dimensions(shape, kw["index"]),
+    "strided_slice": lambda shape, kw: not triggers.narrowed_dimensions(shape, kw["index"]),
+    "transpose": lambda shape, kw: not triggers.moves_a_dimension("transpose", kw, len(shape)),
+    "swapaxes": lambda shape, kw: not triggers.moves_a_dimension("swapaxes", kw, len(shape)),
     "broadcast_to": lambda shape, kw: tuple(kw["shape"]) == tuple(shape),
     "pad": lambda shape, kw: all(tuple(w) == (0, 0) for w in kw["widths"]),
     "roll": lambda shape, kw: kw["axis"] is not None and kw["shift"] % max(shape[kw["axis"]], 1) == 0,  # (flattened: kept)

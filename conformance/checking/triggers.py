@@ -801,13 +801,18 @@ def _update_window_dimensions(call: Call, rank: int) -> set:
     """The dimensions on which an .at[] update's window is less than the whole side: the shifted
     updates' ``axis`` (unless ``shift`` is 0), the dimensions a static ``index`` narrows, and the
     first for an index array (``at_add_indices``)."""
-    shape = np.shape(call.operands[0])
     if call.op == "at_add_indices":
         return {0}
     if "axis" in call.static:
         return {call.static["axis"] % rank} if call.static.get("shift", 0) != 0 else set()
+    return narrowed_dimensions(np.shape(call.operands[0]), call.static.get("index", ()))
+
+
+def narrowed_dimensions(shape, index) -> set:
+    """The dimensions of an operand of ``shape`` that a static ``index`` does not take whole and in
+    order (an integer, a shorter, strided or reversed slice; up to an Ellipsis)."""
     narrowed = set()
-    for d, part in enumerate(index_parts(call.static.get("index", ()))):
+    for d, part in enumerate(index_parts(index)):
         if part is Ellipsis:
             break
         if not isinstance(part, slice) or range(shape[d])[part] != range(shape[d]):
@@ -833,7 +838,8 @@ def jitted_at_update_of_a_transposed_replicated_value_into_a_cut_output(call: Ca
     if update is None or update.op not in AT_UPDATES or not update.producers:
         return False
     moved = update.producers[0]
-    if moved is None or not _moves_a_dimension(moved) or not moved.producers:
+    if moved is None or not moved.operands or not moved.producers or \
+            not moves_a_dimension(moved.op, moved.static, np.ndim(moved.operands[0])):
         return False
     made = moved.producers[0]
     return made is not None and made.op in ("constraint", "layout change of a layout change") and \
@@ -845,13 +851,13 @@ def jitted_at_update_of_a_transposed_replicated_value_into_a_cut_output(call: Ca
 UPDATE_PASSED_OVER = ("negative", "abs", "logical_not") + LAYOUT_CHANGES + ("layout change of a layout change",)
 
 
-def _moves_a_dimension(call: Call) -> bool:
-    """A jnp.transpose or swapaxes step that puts some dimension elsewhere."""
-    rank = np.ndim(call.operands[0]) if call.operands else 0
-    if call.op == "transpose":
-        return tuple(a % rank for a in call.static.get("axes", ())) != tuple(range(rank))
-    if call.op == "swapaxes":
-        return rank > 0 and call.static["a"] % rank != call.static["b"] % rank
+def moves_a_dimension(op: str, static: dict, rank: int) -> bool:
+    """Whether ``op`` (jnp.transpose or swapaxes; False for any other) with ``static`` puts some
+    dimension of a rank-``rank`` operand elsewhere."""
+    if op == "transpose":
+        return tuple(a % rank for a in static.get("axes", ())) != tuple(range(rank))
+    if op == "swapaxes":
+        return rank > 0 and static["a"] % rank != static["b"] % rank
     return False
 
 

@@ -225,8 +225,15 @@ def _window_steps(call: Call):
     """``(the dynamic_slice, the unary steps from it to the call, in order)`` for a call whose
     first operand a lax.dynamic_slice made through layout changes and ``_UNARY`` steps; else
     ``(None, None)``."""
-    steps, made = [], call.producers[0] if call.producers else None
-    while made is not None and made.op != "dynamic_slice":
+    return _unary_steps_back_to(call.producers[0] if call.producers else None, ("dynamic_slice",))
+
+
+def _unary_steps_back_to(made, targets):
+    """``(the first step of ``targets`` reached from ``made`` back through layout changes and
+    ``_UNARY`` steps, those unary steps in the order they run)``; ``(None, None)`` where another
+    step, or an input, comes first."""
+    steps = []
+    while made is not None and made.op not in targets:
         if made.op in _UNARY:
             steps.append(made.op)
         elif made.op not in LAYOUT_CHANGES + ("layout change of a layout change",):
@@ -294,17 +301,17 @@ def values_of_the_sliced_operand(call, expected, got) -> bool:
         elif made.op not in LAYOUT_CHANGES + ("layout change of a layout change",):
             break
         made = made.producers[0] if made.producers else None
-    return source is not None and _wrong_among_the_operand_after(found, source, between)
+    return source is not None and _wrong_among_the_operand_after(found, source, between[::-1])
 
 
 def _wrong_among_the_operand_after(found, made: Call, steps) -> bool:
     """Whether the wrong elements of ``found`` are among the values of ``made``'s first operand with
-    ``steps`` (``_UNARY`` names, from the call back towards ``made``) applied in order."""
+    ``steps`` (``_UNARY`` names, in the order they run after ``made``) applied."""
     if not made.operands:
         return False
     pool = np.asarray(made.operands[0])
     with np.errstate(all="ignore"):
-        for step in steps[::-1]:
+        for step in steps:
             pool = _UNARY[step](pool)
     return _among(found[1][found[2]], np.asarray(pool).astype(found[1].dtype).reshape(-1))
 
@@ -373,13 +380,7 @@ def values_of_the_updates_operand_after_it(call, expected, got) -> bool:
     found = _arrays(expected, got)
     if found is None or not isinstance(call, Call):
         return False
-    steps, made = [], call
-    while made is not None and made.op not in AT_UPDATES:
-        if made.op in _UNARY:
-            steps.append(made.op)
-        elif made.op not in LAYOUT_CHANGES + ("layout change of a layout change",):
-            return False
-        made = made.producers[0] if made.producers else None
+    made, steps = _unary_steps_back_to(call, AT_UPDATES)
     return made is not None and _wrong_among_the_operand_after(found, made, steps)
 
 
