@@ -239,14 +239,14 @@ def jit_case(example: JitExample) -> Case:
         f"x, w = jax.device_put(x0, {s(example.x_spec)}), jax.device_put(w0, {s(example.w_spec)})",
         "tx, tw, ct = extra, extra, extra",
         f"sharded = {transform_source(example.transform, 'g')}",
-        f"unsharded = (lambda x, w: {transform_source(example.transform, 'f')})(jnp.asarray(x0), jnp.asarray(w0))",
+        f"unsharded = jax.jit(lambda x, w: {transform_source(example.transform, 'f')})(jnp.asarray(x0), jnp.asarray(w0))",
         "print(sharded, unsharded, sep='\\n')",
         "print([getattr(leaf, 'sharding', None) for leaf in jax.tree_util.tree_leaves(sharded)])",
     ], meshes={"mesh": example.mesh}, arrays={"x0": example.x, "w0": example.w, "extra": example.extra})
     transform = example.transform
     grads = "sharded" if transform in ("grad", "jvp") else "sharded[1]"  # what the layout checks judge, as the property
     outcomes = {transform: transform_source(transform, "g"),
-                f"{transform} unsharded": f"(lambda x, w: {transform_source(transform, 'f')})(jnp.asarray(x0), jnp.asarray(w0))",
+                f"{transform} unsharded": f"jax.jit(lambda x, w: {transform_source(transform, 'f')})(jnp.asarray(x0), jnp.asarray(w0))",
                 **tree_outcomes(transform, "sharded", LEAVES[transform]),
                 f"{transform} first result": f"{grads}[0]", f"{transform} second result": f"{grads}[1]"}
     outcomes.update(tree_outcomes(oracle_check(example.function, transform), "unsharded", LEAVES[transform]))  # (the oracle)
@@ -284,14 +284,14 @@ def derivative_of(example: JitExample) -> Callable:
 
 
 def check_unsharded_derivatives(case: Case, example: JitExample, reference):
-    """The oracle: the transform of the unsharded function runs (jitted, on one device, where the
-    rule is custom: fewer compilations) and is within the float32 run's rounding-error bound of
+    """The oracle: the transform of the unsharded function runs (jitted on one device: one program,
+    where eagerly each of its operations is one) and is within the float32 run's rounding-error bound of
     numpy's (``reference``, Bounded: the analytic derivative, or the custom rule); its result, which
     no known deviation excuses."""
     derivative = derivative_of(example)
     f = function_of(example.function.source)
     with case.oracle():
-        unsharded_run = jax.jit(derivative(f)) if example.function.custom else derivative(f)
+        unsharded_run = jax.jit(derivative(f))
         unsharded = case.accepts(f"{example.transform} unsharded",
                                  lambda: unsharded_run(jnp.asarray(example.x), jnp.asarray(example.w)))
         leaves = bounded_leaves(reference)
@@ -389,7 +389,7 @@ def test_derivatives_through_collectives_in_shard_map(example):
     in_spec = ((axis,),)
     out_spec = tuple((axis,) if e == "A" else e for e in body.out_spec)
     setup, call = shard_map_lines(f"functools.partial({body.body}, a={axis!r}, n={n})", (in_spec, in_spec), out_spec)
-    global_run = f"(lambda x, w: {transform_source(transform, 'f')})(jnp.asarray(x), jnp.asarray(w))"
+    global_run = f"jax.jit(lambda x, w: {transform_source(transform, 'f')})(jnp.asarray(x), jnp.asarray(w))"
     code = script(["import functools", *setup, f"g = jax.jit({call})", f"f = functools.partial({body.global_source}, n={n})",
                    "tx, tw = t, t",
                    f"sharded = {transform_source(transform, 'g')}",
@@ -409,7 +409,7 @@ def test_derivatives_through_collectives_in_shard_map(example):
     sharded = case.accepts(transform, lambda: derivative(g)(x, w))
     with case.oracle():
         unsharded = case.accepts(f"{transform} of the global function",
-                                 lambda: derivative(f)(jnp.asarray(x), jnp.asarray(w)))
+                                 lambda: jax.jit(derivative(f))(jnp.asarray(x), jnp.asarray(w)))
     compare_trees(case, transform, sharded, unsharded, model_dtype(x, w), **TOLERANCE)
 
 
@@ -522,7 +522,7 @@ def test_custom_rules_inside_shard_map(example):
     setup, call = shard_map_lines(f"functools.partial({body_source}, a={axis!r}, n={n})", (in_spec, in_spec), out_spec)
     put = lambda name: f"jax.device_put({name}, NamedSharding(mesh, {spec_literal(in_spec)}))"  # noqa: E731
     placed = f"{put('x')}, {put('w')}"
-    global_run = f"(lambda x, w: {transform_source(transform, 'f')})(jnp.asarray(x), jnp.asarray(w))"
+    global_run = f"jax.jit(lambda x, w: {transform_source(transform, 'f')})(jnp.asarray(x), jnp.asarray(w))"
     sharded_run = f"(lambda x, w: {transform_source(transform, 'g')})({placed})"
     code = script(["import functools", *function.definitions.splitlines(), *setup, f"g = jax.jit({call})",
                    f"f = functools.partial({global_source}, n={n})", "tx, tw = t, t",

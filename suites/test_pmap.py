@@ -1,6 +1,7 @@
 """pmap: what each device receives (in_axes), how results are stacked (out_axes), static
 arguments, tracing, and the errors for sizes that do not fit, against conformance/model/spmd.py."""
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -149,64 +150,114 @@ def test_out_axes_none_rejects_a_value_that_differs_across_devices():
                  lambda: jax.pmap(lambda a: a, out_axes=None)(x), (ValueError,))
 
 
-@given(selection=device_selections(DEVICES), statics=st.lists(st.integers(-3, 3), min_size=1, max_size=4))
-@settings(max_examples=FRESH_COMPILE_EXAMPLES)
-def test_static_broadcasted_argnums(selection, statics):
-    """A static argument reaches every device as the Python value; each distinct value is traced
-    once, and equal values reuse the trace."""
-    x = np.arange(selection.size * 2, dtype=np.int32).reshape(selection.size, 2)
-    traces = []
+@dataclass
+class Traced:
+    """A pmapped function shared by a property's examples over one device selection, and every
+    value its body has been traced with, in order."""
 
+    f: object
+    traces: list
+
+
+@pytest.fixture
+def traced_functions():
+    """A property's store of ``Traced`` functions, one per device selection and kind, shared by its
+    examples (so that an example that meets a signature an earlier one traced asks for no program
+    again) and fresh for each property run (after the runner may have let JAX's caches go)."""
+    return {}
+
+
+def traced_function(store: dict, key, body_of) -> Traced:
+    """``store``'s ``Traced`` for ``key``, made by pmapping ``body_of(traces)`` the first time."""
+    if key not in store:
+        traces = []
+        store[key] = Traced(bridge.pmapped(body_of(traces), key[0], **dict(key[2:])), traces)
+    return store[key]
+
+
+def scaling_body(traces):
     def scale(a, k):
         traces.append(k)
         return a * k
+    return scale
 
-    f = bridge.pmapped(scale, selection, static_broadcasted_argnums=1)
-    case = scripted_case(f"pmap(scale, static_broadcasted_argnums=1) called with k in {statics}",
+
+@given(selection=device_selections(DEVICES), statics=st.lists(st.integers(-3, 3), min_size=1, max_size=4))
+@settings(max_examples=FRESH_COMPILE_EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_static_broadcasted_argnums(selection, statics, traced_functions):
+    """A static argument reaches every device as the Python value; each distinct value is traced
+    once, and equal values reuse the trace (the property's examples share one function per device
+    selection, so a value an earlier example traced is not traced again)."""
+    x = np.arange(selection.size * 2, dtype=np.int32).reshape(selection.size, 2)
+    traced = traced_function(traced_functions, (selection, "scale", ("static_broadcasted_argnums", 1)), scaling_body)
+    earlier = list(dict.fromkeys(traced.traces))
+    before = len(traced.traces)
+    case = scripted_case(f"pmap(scale, static_broadcasted_argnums=1) called with k in {statics}"
+                         + (f", after calls with k in {earlier}" if earlier else ""),
                          ["traces = []",
                           "def scale(a, k):",
                           "    traces.append(k)",
                           "    return a * k",
                           f"f = jax.pmap(scale, static_broadcasted_argnums=1{selection.code})",
+                          f"for k in {earlier}:  # the calls of the examples before",
+                          "    f(x, k)",
+                          "before = len(traces)",
                           f"print([f(x, k) for k in {statics}])"], arrays={"x": x},
                          outcomes={"pmap": f"[f(x, k) for k in {statics}]",
                                    **{f"f(x, {k})": f"np.asarray(f(x, {k}))" for k in statics},
-                                   "traces (static values seen)": "sorted(traces)"})
+                                   "traces (static values seen first here)": "sorted(traces[before:])"})
     for k in statics:
-        case.same_bits(f"f(x, {k})", np.asarray(case.accepts("pmap", lambda: f(x, k))),
+        case.same_bits(f"f(x, {k})", np.asarray(case.accepts("pmap", lambda: traced.f(x, k))),
                        x * np.int32(k))
-    case.equal("traces (static values seen)", sorted(traces), sorted(set(statics)))
+    case.equal("traces (static values seen first here)", sorted(traced.traces[before:]),
+               sorted(set(statics) - set(earlier)))
 
 
 SIGNATURES = [((1,), "int32"), ((1, 2), "int32"), ((1,), "float32"), ((1, 2), "float32")]
 
 
+def doubling_body(traces):
+    def body(a):
+        traces.append((a.shape, a.dtype.name))
+        return a * 2
+    return body
+
+
 @given(selection=device_selections(DEVICES), calls=st.lists(st.integers(0, len(SIGNATURES) - 1),
                                                      min_size=1, max_size=6))
-@settings(max_examples=FRESH_COMPILE_EXAMPLES)
-def test_traced_once_per_input_signature(selection, calls):
+@settings(max_examples=FRESH_COMPILE_EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_traced_once_per_input_signature(selection, calls, traced_functions):
     """The pmapped function is traced once per distinct input shape and dtype (as the seed's
-    print statement shows), however often it is called."""
-    traces = []
-
-    def body(a):
-        traces.append(a.shape)
-        return a * 2
-
-    f = bridge.pmapped(body, selection)
+    print statement shows), however often it is called (the property's examples share one function
+    per device selection, so a signature an earlier example traced is not traced again)."""
+    traced = traced_function(traced_functions, (selection, "double"), doubling_body)
+    earlier = [s for s in range(len(SIGNATURES)) if signature_traced(traced.traces, SIGNATURES[s])]
+    before = len(traced.traces)
     inputs = []
     for i in calls:
         shape, dtype = SIGNATURES[i]
         inputs.append(np.ones((selection.size,) + shape[1:], dtype_of(dtype)))
-        f(inputs[-1])
-    case = scripted_case(f"pmap(body) called on signatures {[SIGNATURES[i] for i in calls]}",
+        traced.f(inputs[-1])
+    shapes = lambda ids: ", ".join(f"(({selection.size},) + {SIGNATURES[i][0][1:]}, np.{SIGNATURES[i][1]})" for i in ids)  # noqa: E731
+    case = scripted_case(f"pmap(body) called on signatures {[SIGNATURES[i] for i in calls]}"
+                         + (f", after calls on {[SIGNATURES[i] for i in earlier]}" if earlier else ""),
                          ["traces = []",
                           f"f = jax.pmap(lambda a: traces.append(a.shape) or a * 2{selection.code})",
-                          "for shape, dtype in [" + ", ".join(f"({a.shape}, np.{a.dtype.name})" for a in inputs) + "]:",
+                          f"for shape, dtype in [{shapes(earlier)}]:  # the calls of the examples before",
                           "    f(np.ones(shape, dtype))",
-                          "print(len(traces))"],
-                         outcomes={"number of traces": "len(traces)"})
-    case.equal("number of traces", len(traces), len(set(calls)))
+                          "before = len(traces)",
+                          f"for shape, dtype in [{shapes(calls)}]:",
+                          "    f(np.ones(shape, dtype))",
+                          "print(len(traces) - before)"],
+                         outcomes={"number of traces (signatures seen first here)": "len(traces) - before"})
+    case.equal("number of traces (signatures seen first here)", len(traced.traces) - before,
+               len(set(calls) - set(earlier)))
+
+
+def signature_traced(traces, signature) -> bool:
+    """Whether ``traces`` (per-device shapes and dtypes) hold ``signature``'s."""
+    shape, dtype = signature
+    return any(t[0] == shape[1:] and t[1] == dtype for t in traces)
 
 
 @bridge.needs_devices(2, "(on one device pmap's message names neither size from JAX 0.8.0, which JAX's own "
@@ -250,15 +301,20 @@ class DevicesGiven:
 
 
 def check_devices_given(example: DevicesGiven) -> None:
-    ids = DEVICES[:example.given]
-    devices = [bridge.devices_by_id()[i] for i in ids]
+    ids = tuple(DEVICES[:example.given])
     x = np.zeros((example.axis_size, 2), np.float32)
     call = (f"jax.pmap(lambda a: a, devices=[devices[i] for i in {list(ids)}])"
             f"(np.zeros(({example.axis_size}, 2), np.float32))")
     case = scripted_case(f"jax.pmap(lambda a: a, devices=<{example.given} devices>)(np.zeros(({example.axis_size}, 2)))",
                          outcomes={"pmap with devices= of another count": call})
-    case.rejects("pmap with devices= of another count",
-                 lambda: jax.pmap(lambda a: a, devices=devices)(x), (ValueError,))
+    case.rejects("pmap with devices= of another count", lambda: identity_over(ids)(x), (ValueError,))
+
+
+@functools.lru_cache(maxsize=None)
+def identity_over(ids: tuple):
+    """``jax.pmap(lambda a: a, devices=<ids>)``, one function per device tuple, so that examples
+    asking again for a refusal they met meet JAX's caches."""
+    return jax.pmap(lambda a: a, devices=[bridge.devices_by_id()[i] for i in ids])
 
 
 @bridge.needs_devices(2, "to pass fewer devices than the axis size")
