@@ -11,6 +11,7 @@ from conformance.checking.layouts import check_layout
 from conformance.checking.repro import check_in_a_subprocess, scripted_case, spec_literal
 from conformance.jaxside import bridge
 from conformance.model.layout import Layout
+from suites.test_sharding_invariance_reproductions import explicit_accepts, explicit_only
 
 pytestmark = pytest.mark.programs
 
@@ -335,3 +336,36 @@ def test_a_one_element_slice_of_a_split_vector_returned_beside_it():
     case.same_bits("second result", np.asarray(y[1]), x[0:1])
     for name, got, expected in (("first", y[0], -x), ("second", y[1], x[0:1])):
         check_layout(case, got, Layout(mesh, (), expected.shape), expected, what=f"{name} result")
+
+
+@explicit_only
+@bridge.needs_devices(2, "to split over two devices")
+def test_an_edge_pad_of_a_split_vector_put_replicated_inside_a_jit():
+    """On an Explicit mesh, jax.jit(lambda v: jnp.pad(jax.device_put(v, P()), ((1, 0),), mode='edge'),
+    out_shardings=P()) of x = [0, 1] (uint32) split P('a') over two devices returns numpy's [0, 0, 1]
+    replicated (found by a random program on 0.12.0.1 in CI: an edge pad of a device_put of a vector
+    split one element per device on an (a=2, b=4) mesh)."""
+    mesh = bridge.first_devices_mesh(("a", 2))
+    x = np.arange(2, dtype=np.uint32)
+    explicit_accepts("an edge pad of a split vector put replicated, jitted", mesh, {"x": (x, ("a",))},
+                     "jax.jit(lambda v: jnp.pad(jax.device_put(v, NamedSharding(mesh, P())), ((1, 0),), mode='edge'), "
+                     "out_shardings=NamedSharding(mesh, P()))(x)", np.pad(x, ((1, 0),), mode="edge"), ())
+
+
+@bridge.needs_devices(4, "for a (2, 2) mesh")
+def test_a_tril_of_a_shifted_update_of_columns_cut_over_two_axes_into_rows_cut_over_the_major_one():
+    """jax.jit(lambda x: jnp.tril(x.at[:, 1:].set(x[:, :3]), -2), out_shardings=P('a')) of x uint32[2, 4]
+    P(None, ('a', 'b')) on a (b=2, a=2) mesh returns numpy's value (found by a random program on 0.12.0.1,
+    replaying CI's seed 2676004163: the same update of x[2, 4, 8] P(None, None, ('a', 'b')) on a (b=2, y=1,
+    a=4) mesh, a tril and a device_put, into P(None, 'a', 'y'))."""
+    mesh = bridge.first_devices_mesh(("b", 2), ("a", 2))
+    x = np.arange(8, dtype=np.uint32).reshape(2, 4)
+    source = "jax.jit(lambda x: jnp.tril(x.at[:, 1:].set(x[:, :3]), -2), out_shardings=NamedSharding(mesh, P('a')))"
+    case = scripted_case(f"{source}(x on P(None, ('a', 'b')))", [f"y = {source}(x)", "print(np.asarray(y))"],
+                         meshes={"mesh": mesh}, placed={"x": (x, (None, ("a", "b")))},
+                         outcomes={"jit": f"{source}(x)", "result": "np.asarray(y)"})
+    f = jax.jit(lambda a: jnp.tril(a.at[:, 1:].set(a[:, :3]), -2), out_shardings=bridge.named_sharding(mesh, ("a",)))
+    y = case.accepts("jit", lambda: f(jax.device_put(x, bridge.named_sharding(mesh, (None, ("a", "b"))))))
+    expected = x.copy()
+    expected[:, 1:] = x[:, :3]
+    case.same_bits("result", np.asarray(y), np.tril(expected, -2))

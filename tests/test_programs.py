@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 import conformance.checking.programs as programs_
 from conformance.checking.case import ConformanceFailure
 from conformance.checking.isolation import run_isolated
+from conformance.jaxside import compat
 from conformance.model.layout import MeshModel
 from conformance.runner import soak
 from conformance.model.program import Step
@@ -367,6 +368,71 @@ def test_the_ci_finding_of_an_at_update_of_an_edge_pad_is_excused_by_the_join_tr
     assert not holds(found(Step("v3", "at_set_shifted", ("v1",), (("axis", 0), ("shift", 5))),
                            [Step("v1", "negative", ("v0",))]))  # a negation between
     assert not holds(found(Step("v2", "at_set_shifted", ("v0",), (("axis", 0), ("shift", 0)))))  # the whole side
+
+
+@compat.requires("explicit_sharding")
+def test_the_ci_finding_of_an_edge_pad_of_a_device_put_is_excused_by_its_trigger_alone(monkeypatch):
+    """CI's 0.12.0.1 finding, reduced (x0 uint32[2] P('a') on an Explicit (a=2, b=4) mesh, v1 = -x0 put
+    replicated by a device_put, padded ((1, 0),) in edge mode, into P()): the jit ways are right or
+    excused, and only by explicit_jitted_pad_reading_a_prefix_of_a_device_put's entry (the failure
+    localized to the pad; on 0.6.0-0.8.1 explicit_device_put_inside_jit's, whose bug raises first); that trigger does not hold eagerly, on the high edge, with a constraint in
+    place of the device_put, nor for x0 uint32[4] (two elements per shard)."""
+    import hypothesis
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    monkeypatch.setattr(hypothesis, "event", lambda *a, **k: None)
+    mesh = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
+
+    def found(n=2, widths=((1, 0),), move="device_put"):
+        return written_program(mesh, [(np.arange(n, dtype=np.uint32), ("a",))], [
+            Step("v0", "negative", ("x0",)), Step("v1", move, ("v0",), spec=()),
+            Step("v2", "pad", ("v1",), (("widths", widths), ("mode", "edge")))], [()], axis_type="Explicit")
+    program = found()
+    excuses = program_excuses()
+    suite.check_jitted(programs_.program_case(program), program, None, excuses)  # right, or excused
+    # (0.6.0-0.8.1: the device_put's typing bug raises first, its own entry's)
+    assert {e.trigger for e in excuses.excused} <= {"explicit_jitted_pad_reading_a_prefix_of_a_device_put",
+                                                    "explicit_device_put_inside_jit"}
+
+    def holds(program, way="(b) jit with in/out_shardings"):
+        return triggers.explicit_jitted_pad_reading_a_prefix_of_a_device_put(
+            suite.step_call(program, program.steps[-1], way))
+    assert holds(program) and holds(program, "(c) jit with sharding constraints")
+    assert not holds(program, "(a) eager")
+    assert not holds(found(widths=((0, 1),)))  # the high edge
+    assert not holds(found(move="constraint"))  # a reshard, not a device_put
+    assert not holds(found(n=4))  # two elements per shard
+
+
+def test_a_tril_of_a_range_update_moving_its_major_cut_axis_is_excused_by_its_trigger_alone(monkeypatch):
+    """The 0.12.0.1 replay of CI's seed 2676004163, reduced (x0 uint32[2, 4] P(None, ('a', 'b')) on a (b=2,
+    a=2) mesh, x0.at[:, 1:].set(x0[:, :3]), a tril, into P('a')): the jit ways are right or excused, and
+    only by jitted_read_of_a_range_update_moving_its_major_cut_axis's entry; the trigger holds for the
+    step computing the output through a device_put after the tril, and does not hold into P(None, 'a'),
+    for an operand cut over one axis, nor eagerly."""
+    import hypothesis
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    monkeypatch.setattr(hypothesis, "event", lambda *a, **k: None)
+    mesh = MeshModel((0, 1, 2, 3), (2, 2), ("b", "a"))
+
+    def found(out_spec=("a",), in_spec=(None, ("a", "b")), after=()):
+        return written_program(mesh, [(np.arange(8, dtype=np.uint32).reshape(2, 4), in_spec)], [
+            Step("v0", "at_set_shifted", ("x0",), (("axis", 1), ("shift", -1))),
+            Step("v1", "tril", ("v0",), (("k", -2),)), *after], [out_spec])
+    program = found()
+    excuses = program_excuses()
+    suite.check_jitted(programs_.program_case(program), program, None, excuses)  # right, or excused
+    assert {e.trigger for e in excuses.excused} <= {"jitted_read_of_a_range_update_moving_its_major_cut_axis"}
+
+    def holds(program, way="(b) jit with in/out_shardings"):
+        return triggers.jitted_read_of_a_range_update_moving_its_major_cut_axis(
+            suite.step_call(program, program.steps[-1], way))
+    assert holds(program) and holds(program, "(c) jit with sharding constraints")
+    assert holds(found(after=[Step("v2", "device_put", ("v1",), spec=("b",))]))  # the finding's last step
+    assert not holds(program, "(a) eager")
+    assert not holds(found(out_spec=(None, "a")))  # the update's own dimension
+    assert not holds(found(in_spec=(None, "a")))  # one axis
 
 
 def test_an_at_update_of_a_transposed_replicated_value_is_excused_by_its_trigger_alone(monkeypatch):

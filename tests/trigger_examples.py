@@ -88,6 +88,26 @@ def identity_update_beside_a_join_sliced(index: slice) -> Call:
                         shape=(2,)), beside=(replace(join, read_by=(sliced,)),))
 
 
+def tril_of_a_shifted_update(out_spec) -> Call:
+    """jnp.tril(x.at[:, 1:].set(x[:, :3]), -2) of x uint32[2, 4] P(None, ('a', 'b')) on a (2, 2) mesh,
+    jitted into ``out_spec``."""
+    x = np.arange(8, dtype=np.uint32).reshape(2, 4)
+    update = call("at_set_shifted", (x,), {"axis": 1, "shift": -1}, mesh=SQUARE, in_specs=((None, ("a", "b")),),
+                  out_spec=(None, ("a", "b")), shape=(2, 4))
+    return call("tril", (x,), {"k": -2}, mesh=SQUARE, in_specs=((None, ("a", "b")),), out_spec=out_spec, shape=(2, 4),
+                producers=(update,))
+
+
+def explicit_put_padded(widths) -> Call:
+    """jnp.pad(jax.device_put(x, P()), widths, mode='edge') of x uint32[2] P('a') over two devices, jitted
+    on an Explicit mesh, into P()."""
+    x = np.arange(2, dtype=np.uint32)
+    put = call("device_put", (x,), {"spec": ()}, mesh=TWO, axis_type="Explicit", in_specs=(("a",),), out_spec=None,
+               shape=(2,))
+    return call("pad", (x,), {"widths": widths, "mode": "edge"}, mesh=TWO, axis_type="Explicit", in_specs=((),),
+                out_spec=(), shape=(2 + sum(widths[0]),), producers=(put,))
+
+
 def auto(c: Call) -> Call:
     """``c`` on an Auto mesh."""
     return Call(c.op, c.operands, c.static, c.mesh, "Auto", c.in_specs, c.out_spec, c.way, c.result_shape, c.producers)
@@ -272,6 +292,11 @@ EXAMPLES: Dict[str, Pair] = {
              out_spec=(), way=CONSTRAINED, shape=(5,)),
         call("slice", (np.arange(6, dtype=np.int32),), {"index": (slice(0, 3),)}, mesh=THREE, in_specs=(("a",),),
              out_spec=(), way=CONSTRAINED, shape=(3,)), "the slice's shards are shorter than its operand's"),
+    "jitted_read_of_a_range_update_moving_its_major_cut_axis": Pair(
+        tril_of_a_shifted_update(("a",)), tril_of_a_shifted_update((None, "a")),
+        "the output cuts the update's own dimension over the major axis"),
+    "explicit_jitted_pad_reading_a_prefix_of_a_device_put": Pair(
+        explicit_put_padded(((1, 0),)), explicit_put_padded(((0, 1),)), "the edge pad fills its high edge only"),
     "scatter_beside_a_prefix_slice_with_its_operands_shard_shape": Pair(
         scatter_summed(slice(0, 2)), scatter_summed(slice(1, 3)), "the slice beside the update does not start at 0",
         (np.array(5, np.uint32), np.array(3, np.uint32))),  # (sum([1, 2, 2]), sum([1, 2, 0]))

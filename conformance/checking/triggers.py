@@ -24,7 +24,7 @@ Each trigger is a one-sentence rule: a ``TRIGGERS`` entry ``name -> (rule, predi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, Optional, Sequence, Tuple
 from types import SimpleNamespace
 
@@ -294,6 +294,51 @@ def jitted_prefix_slice_with_its_operands_shard_shape(call: Call) -> bool:
     return False
 
 
+def pad_prefix_reads(mode: str, low: int, high: int, n: int) -> Tuple[int, ...]:
+    """The lengths ``m`` (0 < m < n) of the prefixes [0:m] of a dimension of ``n`` that jnp.pad reads to
+    fill that dimension's edges (``low``, ``high``) in ``mode``: an edge pad's low edge reads x[0:1], a
+    symmetric pad's x[0:low]; a wrap pad's high edge reads x[0:high], a reflect pad's x[n - 1 - high:n - 1],
+    a prefix where high is n - 1 (widths wider than the dimension, which jnp.pad fills in rounds, are
+    not read here)."""
+    reads = []
+    if low > 0 and mode == "edge":
+        reads.append(1)
+    if 0 < low < n and mode == "symmetric":
+        reads.append(low)
+    if 0 < high < n and mode == "wrap":
+        reads.append(high)
+    if high > 0 and high == n - 1 and mode == "reflect":
+        reads.append(n - 1)
+    return tuple(m for m in reads if 0 < m < n)
+
+
+def explicit_jitted_pad_reading_a_prefix_of_a_device_put(call: Call) -> bool:
+    """Jitted on an Explicit mesh, a jnp.pad whose mode reads a prefix of the leading dimension to fill
+    an edge (``pad_prefix_reads``) of what a device_put inside the jit has just put on a layout that
+    does not cut that dimension, while the device_put's operand cuts it ``k`` ways into shards as long
+    as the prefix's (ceil(m / k) == ceil(n / k)): JAX lowers the device_put as a constraint on the
+    prefix slice, which then joins the operand in its old layout, and XLA's SPMD partitioner gives the
+    slice the operand's shard shape (spmd_prefix_slice_with_its_operands_shard_shape, as
+    ``jitted_prefix_slice_with_its_operands_shard_shape``). Met on 0.12.0.1 in CI: the edge pad
+    ((1, 0),) of jax.device_put(v, P()), v uint32[2] P('a') on an (a=2, b=4) mesh, into P(). Measured
+    on 0.10.2 over 2, 4 and 8 devices: the edge pad's low edge goes wrong where n == k (x[2] over two,
+    x[4] over four, x[8] over eight; not x[4] over two, x[8] over four), symmetric (x[4] over four,
+    low 2 or 3), wrap (x[4] over four, high 2), reflect (x[4] over two or four, high 3) likewise;
+    edge's high edge, maximum, mean, linear_ramp and constant, an Auto mesh, a reshard instead of
+    the device_put, and a cut second dimension (x[3, 2] P(None, 'a') padded on it) are right)."""
+    if call.eager or call.op != "pad" or call.axis_type != "Explicit" or not call.producers or call.mesh is None:
+        return False
+    put = call.producers[0]
+    shape = np.shape(call.operands[0]) if call.operands else ()
+    if put is None or put.op != "device_put" or not put.in_specs or not shape or cuts_dim(call.mesh, call.in_specs[0], 0):
+        return False
+    low, high = np.broadcast_to(np.asarray(call.static.get("widths", 0), dtype=np.int64), (len(shape), 2))[0]
+    k = int(np.prod([call.mesh.axis_sizes[a] for a in cut_axes(call.mesh, axes_of(put.in_specs[0], len(shape))[0])]))
+    n = shape[0]
+    return k > 1 and any(-(-m // k) == -(-n // k)
+                         for m in pad_prefix_reads(call.static.get("mode", "constant"), int(low), int(high), n))
+
+
 def keeps_its_value(op: str, static: dict, operand_shape, result_shape) -> bool:
     """Whether a program step returns its first operand's value as it is, a step XLA folds away: a
     layout change, a static slice that keeps the whole operand, an .at[].set of the operand's own
@@ -518,6 +563,31 @@ def range_update_moving_its_major_cut_axis_to_another_dimension(call: Call) -> b
         return False
     out = axes_of(call.out_spec, rank)
     return any(cut_axes(call.mesh, out[d])[:1] == cut_in[:1] for d in range(rank) if d != axis)
+
+
+def jitted_read_of_a_range_update_moving_its_major_cut_axis(call: Call) -> bool:
+    """Jitted, a step of the update's rank reading (as its first operand, directly or through up to
+    three such steps: a layout change, an elementwise step, a tril) what an .at[] update of a static
+    range has made, as ``range_update_moving_its_major_cut_axis_to_another_dimension`` says of the
+    update with the step's output layout in place of its own (where the jit lays the program's
+    result out, the partitioner lays the steps before it out alike): the partitioner leaves the
+    update's shards in its operand's shape and the step reads them in the moved layout's
+    (shardy_update_moving_the_major_cut_axis). Met on 0.12.0.1 replaying CI's seed 2676004163:
+    x.at[:, :, 1:].set(x[:, :, :7]) of x uint32[2, 4, 8] P(None, None, ('a', 'b')) on a (b=2, y=1, a=4)
+    mesh, a jnp.tril of it and a device_put, into P(None, 'a', 'y'). Measured on 0.10.2 over a (b=2,
+    a=2) mesh, x.at[:, 1:].set(x[:, :3]) of x uint32[2, 4] P(None, ('a', 'b')) read into P('a'): tril,
+    triu, a negation and a where fail XLA's HLO verifier, a cumsum along 1 aborts the process; into
+    P(None, 'a') or P('b') every one is right."""
+    if call.eager or not call.producers or not call.operands or call.out_spec is None:
+        return False
+    rank = len(call.result_shape or ())
+    made, depth = call.producers[0], 0
+    while made is not None and made.operands and depth < 4 and np.ndim(made.operands[0]) == rank \
+            and len(made.result_shape or np.shape(made.operands[0])) == rank:
+        if made.op in RANGE_UPDATES:
+            return range_update_moving_its_major_cut_axis_to_another_dimension(replace(made, out_spec=call.out_spec))
+        made, depth = (made.producers[0] if made.producers else None), depth + 1
+    return False
 
 
 def explicit_static_slice_of_a_cut_operand(call: Call) -> bool:
@@ -1235,6 +1305,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     clipped_take_on_a_cut_axis, interior_padding_with_a_cut_output, zero_size_result_with_out_shardings,
     zero_size_result_with_a_cut_layout, zero_size_result_constrained, negative_edge_with_a_cut_output,
     strided_slice_of_a_cut_dimension, jitted_prefix_slice_with_its_operands_shard_shape,
+    explicit_jitted_pad_reading_a_prefix_of_a_device_put,
     scatter_beside_a_prefix_slice_with_its_operands_shard_shape, returned_beside_a_prefix_slice_of_it_with_its_shard_shape,
     identity_update_returned_beside_a_prefix_slice_of_its_operand,
     eager_pad_reshape_or_concatenate_of_a_cut_operand, jitted_take_along_a_cut_axis,
@@ -1264,7 +1335,8 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     vmapped_strided_slice_of_a_cut_dimension, vmapped_clipped_take_over_a_cut_batch,
     join_of_a_take_leaving_its_operand_cut_over_part_of_the_mesh,
     auto_split_of_a_cut_dimension_into_a_part_the_axes_cannot_cut, at_update_after_a_strided_one_on_a_constrained_value,
-    range_update_moving_its_major_cut_axis_to_another_dimension, explicit_roll_with_a_piece_of_size_one_dimensions_only,
+    range_update_moving_its_major_cut_axis_to_another_dimension, jitted_read_of_a_range_update_moving_its_major_cut_axis,
+    explicit_roll_with_a_piece_of_size_one_dimensions_only,
     explicit_wrap_pad_with_a_piece_of_size_one_dimensions_only,
     jitted_read_of_a_clamped_dynamic_slice, batch_laid_out_over_an_axis_both_operands_contract_over,
     jitted_edge_pad_of_two_dimensions_moving_a_cut_axis,
