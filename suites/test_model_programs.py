@@ -34,6 +34,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jax import lax
 
+import suites.test_programs_reproductions as programs_reproductions
+from conformance.checking import triggers
 from conformance.checking.layouts import check_layout
 from conformance.checking.repro import describe_mesh, scripted_case, shard_map_lines
 from conformance.checking import running_error as rounding
@@ -414,23 +416,26 @@ IS_SPEC_SOURCE = ("lambda x: isinstance(x, tuple) and all(e is None or isinstanc
                   "(isinstance(e, tuple) and all(isinstance(a, str) for a in e)) for e in x)")
 
 
-def run_sharded_and_unsharded(case, layout, program, args, arg_specs, out_specs, float32_args, excused=None):
+def run_sharded_and_unsharded(case, layout, program, args, arg_specs, out_specs, float32_args, excused=None,
+                              sharded: bool = True):
     """``program`` of ``args`` jitted with the layout's in/out shardings on its mesh (inside the mesh
     context on Explicit axes), and the same ``program`` of the one-device placement of
     ``float32_args`` on one device (the float32 program's: the oracle of every dtype's run).
     ``excused``: the context the sharded run runs in (``excuses.way``); where it excuses the
-    sharded run's failure, the sharded result is None (the one-device run is still made)."""
+    sharded run's failure, the sharded result is None (the one-device run is still made), as it is
+    with ``sharded=False`` (the sharded run not made)."""
     axis_type = layout.axis_type
     sharding = lambda spec: bridge.named_sharding(layout.mesh, tuple(spec), axis_type)  # noqa: E731
     in_shardings = jax.tree_util.tree_map(sharding, arg_specs, is_leaf=is_spec)
     out_shardings = jax.tree_util.tree_map(sharding, out_specs, is_leaf=is_spec)
     result = None
-    with compat.mesh_context(bridge.jax_mesh(layout.mesh, axis_type), axis_type):
-        placed = case.accepts("device_put of the inputs", lambda: jax.tree_util.tree_map(
-            jax.device_put, args, in_shardings))
-        f = jax.jit(program(placement(layout)), in_shardings=in_shardings, out_shardings=out_shardings)
-        with excused if excused is not None else contextlib.nullcontext():
-            result = case.accepts("jitted with shardings", lambda: jax.block_until_ready(f(*placed)))
+    if sharded:
+        with compat.mesh_context(bridge.jax_mesh(layout.mesh, axis_type), axis_type):
+            placed = case.accepts("device_put of the inputs", lambda: jax.tree_util.tree_map(
+                jax.device_put, args, in_shardings))
+            f = jax.jit(program(placement(layout)), in_shardings=in_shardings, out_shardings=out_shardings)
+            with excused if excused is not None else contextlib.nullcontext():
+                result = case.accepts("jitted with shardings", lambda: jax.block_until_ready(f(*placed)))
     with case.oracle():
         unsharded = case.accepts("unsharded", lambda: jax.jit(program(placement(None)))(*float32_args))
     return result, unsharded
@@ -504,13 +509,23 @@ def _lines_for(layout, call, arrays):
     return lines + call
 
 
+# On CPU, XLA 0.7.1-0.8.0 cannot run a dot of bfloat16 operands summing in float32 (the strict entry of
+# BFLOAT16_DOT): split over the devices, the devices whose dot fails leave the others waiting at the next
+# all-reduce, and XLA:CPU aborts the process after 40 s (met on 0.8.0 in the sixth matrix pass, seed
+# 908260154: a bfloat16 block, tensor-parallel over ('b', 'a') on an Explicit (2, 4) mesh; its script alone
+# aborted in 1 run of 3 and raised the entry's error in the others). Where that entry is in effect, a
+# bfloat16 block's sharded run is not made (counted under it in the run report); the one-device run is.
+BFLOAT16_DOT = programs_reproductions.test_a_bfloat16_einsum_summing_in_float32_runs
+
+
 @settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])  # (excuses: see test_sharding_invariance)
 @given(example=model_examples())
-def test_transformer_block_under_parallel_layouts(example, excuses):
+def test_transformer_block_under_parallel_layouts(example, excuses, known_deviations):
     """A transformer block's loss and logits, jitted with a drawn parallelism layout's shardings,
     are within the rounding-error bound of the one-device run (which is within its bound of
     numpy's), and the logits are laid out as the layout says."""
     layout, dtype = example.layout, example.dtype
+    aborts = known_deviations.covers(BFLOAT16_DOT) if triggers.bfloat16_operands_summed_in_float32(example) else None
     rng = np.random.default_rng(example.seed)
     params = block_params(rng)
     ids = rng.integers(0, SIZES["vocab"], size=(SIZES["batch"], SIZES["seq"])).astype(np.int32)
@@ -543,7 +558,9 @@ def test_transformer_block_under_parallel_layouts(example, excuses):
     args = (cast(params, dtype), ids, labels)
     result, unsharded = run_sharded_and_unsharded(
         case, layout, lambda place: block_program(place, example.causal), args, arg_specs, out_specs,
-        (params, ids, labels), excuses.way([example], mesh_kind=layout.axis_type, example=example))
+        (params, ids, labels), excuses.way([example], mesh_kind=layout.axis_type, example=example), sharded=aborts is None)
+    if aborts is not None:
+        excuses.count(aborts, example, "sharded run not made (XLA:CPU may abort the process at a collective)")
     reference, low = bounded_references(functools.partial(np_transformer_block, example.causal),
                                         (params, ids, labels), dtype)
     compare(case, f"transformer_block[{dtype}]", layout, result, unsharded, reference, out_specs, ("loss", "logits"),
