@@ -133,19 +133,28 @@ def test_a_strided_at_max_of_a_slice_of_a_partially_replicated_operand():
     case.same_bits("result", np.asarray(y), np.maximum(x[0:1], x[0:1]))
 
 
+def jitted_in_a_subprocess_lines(mesh_shape, axis_names: str, x: str, jitted: str, in_spec: str, expected: str) -> list:
+    """Script lines for a fresh interpreter: a mesh of the first devices shaped ``mesh_shape`` with
+    ``axis_names``, ``x`` (an expression) put on ``in_spec``, the ``jitted`` function's result of it,
+    and whether it equals ``expected`` (an expression of x), printed as "True # should be True"."""
+    ids = list(bridge.live_device_ids()[:int(np.prod(mesh_shape))])
+    return [f"mesh = Mesh(np.array([devices[i] for i in {ids}]).reshape({mesh_shape}), {axis_names})",
+            f"x = {x}",
+            f"f = {jitted}",
+            f"y = np.asarray(f(jax.device_put(x, NamedSharding(mesh, {in_spec}))))",
+            f"print(y.tolist() == ({expected}).tolist(), '# should be True')"]
+
+
 @bridge.needs_devices(6, "for a (3, 2) mesh")
 def test_constraint_onto_two_combined_axes_after_a_split_input(run_isolated):
     """jit(lambda a: with_sharding_constraint(-a, P(None, ('b', 'x'))), in_shardings=P('b'),
     out_shardings=P()) of a uint32[6, 6] on a (3, 2) mesh ('b', 'x') returns -a; run in a subprocess
     because XLA's SPMD partitioner aborts the process on it (found by a random program on 0.12.0.1
     in the second release matrix pass: the worker died)."""
-    ids = list(bridge.live_device_ids()[:6])
-    lines = [f"mesh = Mesh(np.array([devices[i] for i in {ids}]).reshape((3, 2)), ('b', 'x'))",
-             "x = np.arange(36, dtype=np.uint32).reshape(6, 6)",
-             "f = jax.jit(lambda a: lax.with_sharding_constraint(-a, NamedSharding(mesh, P(None, ('b', 'x')))),",
-             "            in_shardings=NamedSharding(mesh, P('b')), out_shardings=NamedSharding(mesh, P()))",
-             "y = np.asarray(f(jax.device_put(x, NamedSharding(mesh, P('b')))))",
-             "print(y.tolist() == (-x).tolist(), '# should be True')"]
+    lines = jitted_in_a_subprocess_lines(
+        (3, 2), "('b', 'x')", "np.arange(36, dtype=np.uint32).reshape(6, 6)",
+        "jax.jit(lambda a: lax.with_sharding_constraint(-a, NamedSharding(mesh, P(None, ('b', 'x')))), "
+        "in_shardings=NamedSharding(mesh, P('b')), out_shardings=NamedSharding(mesh, P()))", "P('b')", "-x")
     check_in_a_subprocess("jit(constraint onto ('b', 'x') of a value split over 'b', replicated output)", lines,
                      run_isolated, printed="True # should be True", what="result equals -x")
 
@@ -369,3 +378,17 @@ def test_a_tril_of_a_shifted_update_of_columns_cut_over_two_axes_into_rows_cut_o
     expected = x.copy()
     expected[:, 1:] = x[:, :3]
     case.same_bits("result", np.asarray(y), np.tril(expected, -2))
+
+
+@bridge.needs_devices(4, "for a (2, 2) mesh")
+def test_a_cumsum_of_a_shifted_update_of_columns_cut_over_two_axes_into_rows_cut_over_the_major_one(run_isolated):
+    """jax.jit(lambda x: jnp.cumsum(x.at[:, 1:].set(x[:, :3]), axis=1), out_shardings=P('a')) of x
+    uint32[2, 4] P(None, ('a', 'b')) on a (b=2, a=2) mesh returns numpy's value; run in a subprocess
+    because XLA's SPMD partitioner aborts the process on it (met reducing the tril form of the 0.12.0.1
+    replay of CI's seed 2676004163: the same update read by a cumsum)."""
+    lines = jitted_in_a_subprocess_lines(
+        (2, 2), "('b', 'a')", "np.arange(8, dtype=np.uint32).reshape(2, 4)",
+        "jax.jit(lambda a: jnp.cumsum(a.at[:, 1:].set(a[:, :3]), axis=1), out_shardings=NamedSharding(mesh, P('a')))",
+        "P(None, ('a', 'b'))", "np.cumsum(np.concatenate([x[:, :1], x[:, :3]], axis=1), axis=1, dtype=np.uint32)")
+    check_in_a_subprocess("jit(cumsum of x.at[:, 1:].set(x[:, :3]), x over (None, ('a', 'b')), into P('a'))", lines,
+                          run_isolated, printed="True # should be True", what="result equals numpy's")

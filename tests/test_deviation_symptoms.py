@@ -661,6 +661,8 @@ def test_each_wrongness_holds_for_its_bug_and_not_for_a_value_computed_wrongly()
         ("the_operand_in_place", call(a(0, 1), np.int32(0)), a(1, 0), a(0, 1), a(1, 5)),
         ("multiplied_by_the_replica_count", call(), a(1, 2, 3, 4), a(2, 4, 6, 8), a(2, 4, 6, 9)),
         ("multiplied_by_the_replica_count", call(), a(1, 2, 3, 4), a(2, 4, 9, 12), a(2, 4, 9, 13)),  # blocks held 2, 3 times
+        ("multiplied_by_the_replica_count", call(), np.array([-0.0, 0.125], np.float32), np.array([0.0, 0.5], np.float32),
+         np.array([0.0, 0.25 + 2 ** -20], np.float32)),  # a replica sum from +0.0 (0.4.36): -0.0 comes back +0.0
         ("zeros", call(), a(2, 3), a(0, 0), a(0, 1)),
         ("zeros_or_values_of_the_operands", call(a(1, 2, 3, 4), a(10, 20, 30, 40)), a(1, 10, 2, 20, 3, 30, 4, 40),
          a(1, 10, 3, 30, 3, 0, 4, 0), a(1, 10, 3, 30, 3, 5, 4, 0)),  # a stack on 0.4.30: rows read from elsewhere, zeros

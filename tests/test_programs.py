@@ -435,6 +435,28 @@ def test_a_tril_of_a_range_update_moving_its_major_cut_axis_is_excused_by_its_tr
     assert not holds(found(in_spec=(None, "a")))  # one axis
 
 
+@pytest.mark.parametrize("reader", [("tril", (("k", -2),)), ("cumsum", (("axis", 1),))], ids=["tril", "cumsum"])
+def test_a_read_of_a_range_update_moving_its_major_cut_axis_runs_isolated_and_is_excused_alone(reader, monkeypatch):
+    """Where MOVED_UPDATE_ABORT's entry is in effect, the program of the tril finding (and its cumsum
+    form, on which XLA aborts the process) runs its jit ways in a subprocess, where they are right or
+    excused, and only by jitted_read_of_a_range_update_moving_its_major_cut_axis's entries."""
+    import hypothesis
+    import suites.test_programs as suite
+    monkeypatch.setattr(hypothesis, "event", lambda *a, **k: None)
+    mesh = MeshModel((0, 1, 2, 3), (2, 2), ("b", "a"))
+    program = written_program(mesh, [(np.arange(8, dtype=np.uint32).reshape(2, 4), (None, ("a", "b")))], [
+        Step("v0", "at_set_shifted", ("x0",), (("axis", 1), ("shift", -1))), Step("v1", reader[0], ("v0",), reader[1])], [("a",)])
+
+    class InEffect:
+        def covers(self, test):
+            return "in effect" if test is suite.MOVED_UPDATE_ABORT else None
+    assert suite.isolated_ways(program, InEffect()) == programs_.ISOLATED_WAYS
+    excuses = program_excuses()
+    suite.check_isolated(programs_.program_case(program), program, programs_.ISOLATED_WAYS, None, excuses,
+                         lambda lines: run_isolated(lines))  # right, or excused
+    assert {e.trigger for e in excuses.excused} <= {"jitted_read_of_a_range_update_moving_its_major_cut_axis"}
+
+
 def test_an_at_update_of_a_transposed_replicated_value_is_excused_by_its_trigger_alone(monkeypatch):
     """The 0.6.2 replay's form, reduced (x0 uint32[2, 6] P('a') on an (a=2, b=4) mesh constrained to P(),
     swapped, .at[[0]].add(u), negated into P('a')): the jit ways are right or excused, and only by
