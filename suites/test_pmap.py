@@ -1,7 +1,6 @@
 """pmap: what each device receives (in_axes), how results are stacked (out_axes), static
 arguments, tracing, and the errors for sizes that do not fit, against conformance/model/spmd.py."""
 
-import functools
 import re
 from dataclasses import dataclass
 
@@ -307,14 +306,8 @@ def check_devices_given(example: DevicesGiven) -> None:
             f"(np.zeros(({example.axis_size}, 2), np.float32))")
     case = scripted_case(f"jax.pmap(lambda a: a, devices=<{example.given} devices>)(np.zeros(({example.axis_size}, 2)))",
                          outcomes={"pmap with devices= of another count": call})
-    case.rejects("pmap with devices= of another count", lambda: identity_over(ids)(x), (ValueError,))
-
-
-@functools.lru_cache(maxsize=None)
-def identity_over(ids: tuple):
-    """``jax.pmap(lambda a: a, devices=<ids>)``, one function per device tuple, so that examples
-    asking again for a refusal they met meet JAX's caches."""
-    return jax.pmap(lambda a: a, devices=[bridge.devices_by_id()[i] for i in ids])
+    case.rejects("pmap with devices= of another count",
+                 lambda: jax.pmap(lambda a: a, devices=[bridge.devices_by_id()[i] for i in ids])(x), (ValueError,))
 
 
 @bridge.needs_devices(2, "to pass fewer devices than the axis size")
@@ -328,6 +321,25 @@ def test_devices_must_match_the_mapped_axis(data, excuses):
     example = DevicesGiven(m, size)
     with excuses.way([example]):
         check_devices_given(example)
+
+
+@bridge.needs_devices(2, "to pass two devices")
+def test_a_pmapped_function_that_refused_a_call_runs_a_later_valid_one():
+    """f = jax.pmap(lambda a: a, devices=<two devices>) refuses f(np.zeros((3, 2))) with ValueError,
+    then f(np.zeros((2, 2))) returns its argument: a refusal leaves the function usable (found when
+    the devices= property shared one pmapped function between its examples, on 0.8.0-0.8.2 in the
+    seventh matrix pass: a later call raised StoreException 'Store empty')."""
+    ids = list(DEVICES[:2])
+    call = f"f = jax.pmap(lambda a: a, devices=[devices[i] for i in {ids}])"
+    case = scripted_case(f"{call}; f(np.zeros((3, 2))) refused, then f(np.zeros((2, 2)))",
+                         [call, "try:", "    f(np.zeros((3, 2), np.float32))", "except ValueError as e:",
+                          "    print('refused:', e)", "print(f(np.arange(4, dtype=np.float32).reshape(2, 2)))"],
+                         outcomes={"the refused call": "f(np.zeros((3, 2), np.float32))",
+                                   "the valid call after it": "np.asarray(f(np.arange(4, dtype=np.float32).reshape(2, 2)))"})
+    f = jax.pmap(lambda a: a, devices=[bridge.devices_by_id()[i] for i in ids])
+    case.rejects("the refused call", lambda: f(np.zeros((3, 2), np.float32)), (ValueError,))
+    x = np.arange(4, dtype=np.float32).reshape(2, 2)
+    case.same_bits("the valid call after it", np.asarray(case.accepts("the valid call after it", lambda: f(x))), x)
 
 
 @bridge.needs_devices(2, "to pass more devices than the axis size")

@@ -457,6 +457,37 @@ def test_a_read_of_a_range_update_moving_its_major_cut_axis_runs_isolated_and_is
     assert {e.trigger for e in excuses.excused} <= {"jitted_read_of_a_range_update_moving_its_major_cut_axis"}
 
 
+def test_a_take_read_through_negations_into_another_axis_is_excused_by_its_trigger_alone(monkeypatch):
+    """The seventh matrix pass's 0.9.0 finding (seed 3530976916: jnp.take(x0, x1, axis=1, mode='clip') of
+    x0 uint32[2, 4] and x1 int32[4] both P('b') on an (a=4, b=2) mesh, negated three times into P(None,
+    'a')): the jit ways are right or excused, and only by
+    jitted_take_of_operand_and_indices_cut_alike_into_another_axis's entry, which holds for the last
+    negation (the step the failure is localized to) and not into P(None, 'b') or eagerly."""
+    import hypothesis
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    monkeypatch.setattr(hypothesis, "event", lambda *a, **k: None)
+    mesh = MeshModel(tuple(range(8)), (4, 2), ("a", "b"))
+
+    def found(out_spec=(None, "a")):
+        return written_program(mesh, [(np.arange(8, dtype=np.uint32).reshape(2, 4), ("b",)),
+                                      (np.array([3, 0, 1, 2], np.int32), ("b",))], [
+            Step("v0", "take_clip", ("x0", "x1"), (("axis", 1),)),
+            Step("v1", "negative", ("v0",)), Step("v2", "negative", ("v1",)), Step("v3", "negative", ("v2",))],
+            [out_spec])
+    program = found()
+    excuses = program_excuses()
+    suite.check_jitted(programs_.program_case(program), program, None, excuses)  # right, or excused
+    assert {e.trigger for e in excuses.excused} <= {"jitted_take_of_operand_and_indices_cut_alike_into_another_axis"}
+
+    def holds(program, way="(b) jit with in/out_shardings"):
+        return triggers.jitted_take_of_operand_and_indices_cut_alike_into_another_axis(
+            suite.step_call(program, program.steps[-1], way))
+    assert holds(program) and holds(program, "(c) jit with sharding constraints")
+    assert not holds(program, "(a) eager")
+    assert not holds(found((None, "b")))
+
+
 def test_an_at_update_of_a_transposed_replicated_value_is_excused_by_its_trigger_alone(monkeypatch):
     """The 0.6.2 replay's form, reduced (x0 uint32[2, 6] P('a') on an (a=2, b=4) mesh constrained to P(),
     swapped, .at[[0]].add(u), negated into P('a')): the jit ways are right or excused, and only by

@@ -578,16 +578,30 @@ def jitted_read_of_a_range_update_moving_its_major_cut_axis(call: Call) -> bool:
     a=2) mesh, x.at[:, 1:].set(x[:, :3]) of x uint32[2, 4] P(None, ('a', 'b')) read into P('a'): tril,
     triu, a negation and a where fail XLA's HLO verifier, a cumsum along 1 aborts the process; into
     P(None, 'a') or P('b') every one is right."""
-    if call.eager or not call.producers or not call.operands or call.out_spec is None:
+    if call.eager or call.out_spec is None:
         return False
+    update = made_through_same_rank_steps(call, RANGE_UPDATES, first=False)
+    return update is not None and range_update_moving_its_major_cut_axis_to_another_dimension(
+        replace(update, out_spec=call.out_spec))
+
+
+def made_through_same_rank_steps(call: Call, ops: Sequence[str], *, first: bool = True, depth: int = 4):
+    """The step of ``ops`` that made ``call``'s first operand, directly or through up to ``depth`` - 1
+    steps of the result's rank reading their first operand (a layout change, an elementwise step, a
+    tril; ``first``: ``call`` itself too), as the step with ``call``'s result layout would read it: where
+    the jit lays the program's result out, XLA's partitioner lays the steps before it out alike; None
+    where there is none."""
     rank = len(call.result_shape or ())
-    made, depth = call.producers[0], 0
-    while made is not None and made.operands and depth < 4 and np.ndim(made.operands[0]) == rank \
-            and len(made.result_shape or np.shape(made.operands[0])) == rank:
-        if made.op in RANGE_UPDATES:
-            return range_update_moving_its_major_cut_axis_to_another_dimension(replace(made, out_spec=call.out_spec))
-        made, depth = (made.producers[0] if made.producers else None), depth + 1
-    return False
+    made = call if first else (call.producers[0] if call.producers else None)
+    for _ in range(depth):
+        if made is None or not made.operands or np.ndim(made.operands[0]) != rank and made.op not in ops:
+            return None
+        if made.op in ops:
+            return made
+        if len(made.result_shape or np.shape(made.operands[0])) != rank:
+            return None
+        made = made.producers[0] if made.producers else None
+    return None
 
 
 def explicit_static_slice_of_a_cut_operand(call: Call) -> bool:
@@ -1023,8 +1037,16 @@ def jitted_take_of_operand_and_indices_cut_alike_into_another_axis(call: Call) -
     0.10.2: x int32[2, 2] and i int32[4] cut over b of size 2 into P(None, 'a') with a of size 4;
     the same with a of size 2 compiles; met on 0.4.35, seed 1428177788, as x[i] of x float32[1, 4]
     P(None, 'a') and i int32[4] P('a') into P('b') on an (a=2, b=4) mesh, which 0.10.2 and
-    0.12.0.1 reject alike)."""
-    if call.op not in ("take", "index_array") or call.eager or len(call.operands) < 2 or len(call.in_specs) < 2:
+    0.12.0.1 reject alike; on 0.9.0 in the seventh matrix pass, seed 3530976916, a take with
+    mode='clip' read through three negations into the program's P(None, 'a'): a step reading the take
+    through steps of its rank holds it, with its own result layout)."""
+    if call.eager or call.out_spec is None:
+        return False
+    gather = made_through_same_rank_steps(call, ("take", "take_clip", "index_array"))
+    if gather is None or gather is not call:  # (read through later steps, into their result's layout)
+        return gather is not None and jitted_take_of_operand_and_indices_cut_alike_into_another_axis(
+            replace(gather, out_spec=call.out_spec, result_shape=call.result_shape))
+    if len(call.operands) < 2 or len(call.in_specs) < 2:
         return False
     x, idx = call.operands[0], np.asarray(call.operands[1])
     if call.op == "index_array" and idx.ndim == 0:  # (a 0-d index: a dynamic_slice, no gather)
