@@ -3,6 +3,7 @@ drawn program is well typed with numpy's values right, a failure's script runs o
 soak keeps every distinct failure, a crashed round included."""
 
 import dataclasses
+import functools
 import subprocess
 from pathlib import Path
 
@@ -370,6 +371,22 @@ def test_the_ci_finding_of_an_at_update_of_an_edge_pad_is_excused_by_the_join_tr
     assert not holds(found(Step("v2", "at_set_shifted", ("v0",), (("axis", 0), ("shift", 0)))))  # the whole side
 
 
+def excusing_triggers(program) -> set:
+    """The triggers of the entries that excuse ``program``'s jit ways, run in this process under every
+    random entry of the programs' property (``program_excuses``); a failure none excuses raises."""
+    import suites.test_programs as suite
+    excuses = program_excuses()
+    suite.check_jitted(programs_.program_case(program), program, None, excuses)  # right, or excused
+    return {e.trigger for e in excuses.excused}
+
+
+def last_step_holds(trigger: str, program, way: str = "(b) jit with in/out_shardings") -> bool:
+    """Whether ``trigger`` holds for ``program``'s last step run ``way``."""
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    return getattr(triggers, trigger)(suite.step_call(program, program.steps[-1], way))
+
+
 @compat.requires("explicit_sharding")
 def test_the_ci_finding_of_an_edge_pad_of_a_device_put_is_excused_by_its_trigger_alone(monkeypatch):
     """CI's 0.12.0.1 finding, reduced (x0 uint32[2] P('a') on an Explicit (a=2, b=4) mesh, v1 = -x0 put
@@ -378,8 +395,6 @@ def test_the_ci_finding_of_an_edge_pad_of_a_device_put_is_excused_by_its_trigger
     localized to the pad; on 0.6.0-0.8.1 explicit_device_put_inside_jit's, whose bug raises first); that trigger does not hold eagerly, on the high edge, with a constraint in
     place of the device_put, nor for x0 uint32[4] (two elements per shard)."""
     import hypothesis
-    import suites.test_programs as suite
-    from conformance.checking import triggers
     monkeypatch.setattr(hypothesis, "event", lambda *a, **k: None)
     mesh = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
 
@@ -388,15 +403,10 @@ def test_the_ci_finding_of_an_edge_pad_of_a_device_put_is_excused_by_its_trigger
             Step("v0", "negative", ("x0",)), Step("v1", move, ("v0",), spec=()),
             Step("v2", "pad", ("v1",), (("widths", widths), ("mode", "edge")))], [()], axis_type="Explicit")
     program = found()
-    excuses = program_excuses()
-    suite.check_jitted(programs_.program_case(program), program, None, excuses)  # right, or excused
     # (0.6.0-0.8.1: the device_put's typing bug raises first, its own entry's)
-    assert {e.trigger for e in excuses.excused} <= {"explicit_jitted_pad_reading_a_prefix_of_a_device_put",
-                                                    "explicit_device_put_inside_jit"}
-
-    def holds(program, way="(b) jit with in/out_shardings"):
-        return triggers.explicit_jitted_pad_reading_a_prefix_of_a_device_put(
-            suite.step_call(program, program.steps[-1], way))
+    assert excusing_triggers(program) <= {"explicit_jitted_pad_reading_a_prefix_of_a_device_put",
+                                          "explicit_device_put_inside_jit"}
+    holds = functools.partial(last_step_holds, "explicit_jitted_pad_reading_a_prefix_of_a_device_put")
     assert holds(program) and holds(program, "(c) jit with sharding constraints")
     assert not holds(program, "(a) eager")
     assert not holds(found(widths=((0, 1),)))  # the high edge
@@ -411,8 +421,6 @@ def test_a_tril_of_a_range_update_moving_its_major_cut_axis_is_excused_by_its_tr
     step computing the output through a device_put after the tril, and does not hold into P(None, 'a'),
     for an operand cut over one axis, nor eagerly."""
     import hypothesis
-    import suites.test_programs as suite
-    from conformance.checking import triggers
     monkeypatch.setattr(hypothesis, "event", lambda *a, **k: None)
     mesh = MeshModel((0, 1, 2, 3), (2, 2), ("b", "a"))
 
@@ -421,13 +429,8 @@ def test_a_tril_of_a_range_update_moving_its_major_cut_axis_is_excused_by_its_tr
             Step("v0", "at_set_shifted", ("x0",), (("axis", 1), ("shift", -1))),
             Step("v1", "tril", ("v0",), (("k", -2),)), *after], [out_spec])
     program = found()
-    excuses = program_excuses()
-    suite.check_jitted(programs_.program_case(program), program, None, excuses)  # right, or excused
-    assert {e.trigger for e in excuses.excused} <= {"jitted_read_of_a_range_update_moving_its_major_cut_axis"}
-
-    def holds(program, way="(b) jit with in/out_shardings"):
-        return triggers.jitted_read_of_a_range_update_moving_its_major_cut_axis(
-            suite.step_call(program, program.steps[-1], way))
+    assert excusing_triggers(program) <= {"jitted_read_of_a_range_update_moving_its_major_cut_axis"}
+    holds = functools.partial(last_step_holds, "jitted_read_of_a_range_update_moving_its_major_cut_axis")
     assert holds(program) and holds(program, "(c) jit with sharding constraints")
     assert holds(found(after=[Step("v2", "device_put", ("v1",), spec=("b",))]))  # the finding's last step
     assert not holds(program, "(a) eager")
@@ -464,8 +467,6 @@ def test_a_take_read_through_negations_into_another_axis_is_excused_by_its_trigg
     jitted_take_of_operand_and_indices_cut_alike_into_another_axis's entry, which holds for the last
     negation (the step the failure is localized to) and not into P(None, 'b') or eagerly."""
     import hypothesis
-    import suites.test_programs as suite
-    from conformance.checking import triggers
     monkeypatch.setattr(hypothesis, "event", lambda *a, **k: None)
     mesh = MeshModel(tuple(range(8)), (4, 2), ("a", "b"))
 
@@ -476,13 +477,8 @@ def test_a_take_read_through_negations_into_another_axis_is_excused_by_its_trigg
             Step("v1", "negative", ("v0",)), Step("v2", "negative", ("v1",)), Step("v3", "negative", ("v2",))],
             [out_spec])
     program = found()
-    excuses = program_excuses()
-    suite.check_jitted(programs_.program_case(program), program, None, excuses)  # right, or excused
-    assert {e.trigger for e in excuses.excused} <= {"jitted_take_of_operand_and_indices_cut_alike_into_another_axis"}
-
-    def holds(program, way="(b) jit with in/out_shardings"):
-        return triggers.jitted_take_of_operand_and_indices_cut_alike_into_another_axis(
-            suite.step_call(program, program.steps[-1], way))
+    assert excusing_triggers(program) <= {"jitted_take_of_operand_and_indices_cut_alike_into_another_axis"}
+    holds = functools.partial(last_step_holds, "jitted_take_of_operand_and_indices_cut_alike_into_another_axis")
     assert holds(program) and holds(program, "(c) jit with sharding constraints")
     assert not holds(program, "(a) eager")
     assert not holds(found((None, "b")))
