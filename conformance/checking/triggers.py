@@ -68,6 +68,17 @@ def cut_axes(mesh: MeshModel, axes: Sequence[str]) -> Tuple[str, ...]:
     return tuple(a for a in axes if mesh.axis_sizes[a] > 1)
 
 
+def cut_ways(mesh: MeshModel, axes: Sequence[str]) -> int:
+    """Into how many shards ``axes`` (one dimension's mesh axes) cut it."""
+    return int(np.prod([mesh.axis_sizes[a] for a in cut_axes(mesh, axes)]))
+
+
+def shards_as_long(m: int, n: int, ways: int) -> bool:
+    """Whether a prefix of ``m`` of a dimension of ``n`` cut ``ways`` ways has shards as long as the
+    whole dimension's (ceil(m / ways) == ceil(n / ways))."""
+    return -(-m // ways) == -(-n // ways)
+
+
 def cuts(mesh: MeshModel, spec: Optional[Spec]) -> bool:
     """Whether ``spec`` puts an axis of size > 1 on a dimension (None, no spec known, cuts nothing)."""
     return any(cut_axes(mesh, axes) for axes in spec_axes(spec or ()))
@@ -288,8 +299,8 @@ def jitted_prefix_slice_with_its_operands_shard_shape(call: Call) -> bool:
         start, stop, step = part.indices(shape[dim])
         m = len(range(start, stop, step))
         for n, axes in _prefix_sources(call, dim, stop):
-            ways = int(np.prod([call.mesh.axis_sizes[a] for a in cut_axes(call.mesh, axes)]))
-            if ways > 1 and step == 1 and start == 0 and 0 < m < n and -(-m // ways) == -(-n // ways):
+            ways = cut_ways(call.mesh, axes)
+            if ways > 1 and step == 1 and start == 0 and 0 < m < n and shards_as_long(m, n, ways):
                 return True
     return False
 
@@ -333,9 +344,8 @@ def explicit_jitted_pad_reading_a_prefix_of_a_device_put(call: Call) -> bool:
     if put is None or put.op != "device_put" or not put.in_specs or not shape or cuts_dim(call.mesh, call.in_specs[0], 0):
         return False
     low, high = np.broadcast_to(np.asarray(call.static.get("widths", 0), dtype=np.int64), (len(shape), 2))[0]
-    k = int(np.prod([call.mesh.axis_sizes[a] for a in cut_axes(call.mesh, axes_of(put.in_specs[0], len(shape))[0])]))
-    n = shape[0]
-    return k > 1 and any(-(-m // k) == -(-n // k)
+    k, n = cut_ways(call.mesh, axes_of(put.in_specs[0], len(shape))[0]), shape[0]
+    return k > 1 and any(shards_as_long(m, n, k)
                          for m in pad_prefix_reads(call.static.get("mode", "constant"), int(low), int(high), n))
 
 
@@ -1043,9 +1053,9 @@ def jitted_take_of_operand_and_indices_cut_alike_into_another_axis(call: Call) -
     if call.eager or call.out_spec is None:
         return False
     gather = made_through_same_rank_steps(call, ("take", "take_clip", "index_array"))
-    if gather is None or gather is not call:  # (read through later steps, into their result's layout)
-        return gather is not None and jitted_take_of_operand_and_indices_cut_alike_into_another_axis(
-            replace(gather, out_spec=call.out_spec, result_shape=call.result_shape))
+    if gather is None:
+        return False
+    call = replace(gather, out_spec=call.out_spec)  # (read through later steps: into their result's layout)
     if len(call.operands) < 2 or len(call.in_specs) < 2:
         return False
     x, idx = call.operands[0], np.asarray(call.operands[1])
