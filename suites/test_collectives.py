@@ -217,9 +217,10 @@ def shard_map_examples(draw, name: str):
 @given(data=st.data())
 def test_collective_under_shard_map(name, data):
     """Each collective under shard_map, over either axis of a 1-d or 2-d mesh, gives each device
-    the model's value for its group, and agrees with pmap on 1-d meshes. (The global input holds
-    one value per device, stacked along the mesh axes; the output holds each device's result in
-    its place.)"""
+    the model's value for its group. (The global input holds one value per device, stacked along the
+    mesh axes; the output holds each device's result in its place. It is the model that
+    test_collective_under_pmap holds pmap to, so pmap and shard_map agree wherever both pass: running
+    pmap here too asked for ~90 programs more per run, and checked nothing the model does not.)"""
     mesh, axis, collective, dtype, shape = data.draw(shard_map_examples(name), label="example")
     other = [a for a in mesh.axis_names if a != axis]
     # One value per device: indexed by the other axis (if any), then by the collective's axis.
@@ -234,14 +235,11 @@ def test_collective_under_shard_map(name, data):
     flat_values = np.stack([per_device[f] for f in range(mesh.size)])
     spec = (tuple(mesh.axis_names),)
     setup, mapped = shard_map_lines(f"lambda b: {collective.source('b[0]', axis)}[None]", (spec,), spec, check=False)
-    by_pmap_call = (f"jax.pmap(lambda x: {collective.source('x', 'i')}, axis_name='i'"
-                    f"{DeviceSelection(mesh.device_ids, True).code})(x)")
     case = scripted_case(f"shard_map(lambda b: {collective.describe(repr(axis))}, mesh {mesh.shape} "
                          f"{mesh.axis_names}, in/out spec P({spec[0]!r}))",
                          [*setup, f"f = jax.jit({mapped})", "print(f(x))"],
                          meshes={"mesh": mesh}, arrays={"x": flat_values},
-                         outcomes={"shard_map": "f(x)", f"shard_map({collective.name}) result": "np.asarray(f(x))",
-                                   f"pmap({collective.name}) vs shard_map": f"np.asarray({by_pmap_call})"})
+                         outcomes={"shard_map": "f(x)", f"shard_map({collective.name}) result": "np.asarray(f(x))"})
     f = shard_mapped(collective, mesh, axis, spec)
     got = np.asarray(case.accepts("shard_map", lambda: f(flat_values)))
     expected = [None] * mesh.size
@@ -249,9 +247,6 @@ def test_collective_under_shard_map(name, data):
         for d, r in zip(group, collective.model([per_device[d] for d in group])):
             expected[d] = r
     compare(case, f"shard_map({collective.name}) result", got, np.stack(expected), collective)
-    if len(mesh.shape) == 1:
-        by_pmap = pmapped_collective(collective, DeviceSelection(mesh.device_ids, True))(flat_values)
-        compare(case, f"pmap({collective.name}) vs shard_map", np.asarray(by_pmap), got, collective)
 
 
 NESTED_AXES = [("i", "j"), ("j",), ("i",)]

@@ -296,6 +296,7 @@ def depends_on(program: Program, name: str) -> list:
 # the update fail its HLO verifier from 0.7.0): where this reproduction is a known deviation, a program
 # with such a step runs its jit ways in a subprocess.
 MOVED_UPDATE_ABORT = reproductions.test_a_cumsum_of_a_shifted_update_of_columns_cut_over_two_axes_into_rows_cut_over_the_major_one
+JOIN_HANG = reproductions.test_a_concatenate_of_a_dynamic_slice_laid_out_replicated_with_itself
 
 
 def isolated_ways(program: Program, known_deviations) -> tuple:
@@ -303,7 +304,9 @@ def isolated_ways(program: Program, known_deviations) -> tuple:
     XLA aborts the process on its shape: all three for a layout change onto combined mesh axes
     (eagerly too), the two jit ways for a join or a step that moves an operand's axis into combined
     axes of another dimension, and for a step reading a range update that the jit moves the major
-    axis of (a cumsum of it aborts: MOVED_UPDATE_ABORT); none elsewhere."""
+    axis of (a cumsum of it aborts: MOVED_UPDATE_ABORT), and for a join of a dynamic slice with itself
+    laid out replicated (it never returns: JOIN_HANG; the subprocess's faulthandler ends it); none
+    elsewhere."""
     combines = any(triggers.layout_change_onto_combined_axes(step_call(program, step, "(b)")) for step in program.steps)
     if combines and known_deviations.covers(
             reproductions.test_constraint_onto_two_combined_axes_after_a_split_input) is not None:
@@ -313,6 +316,9 @@ def isolated_ways(program: Program, known_deviations) -> tuple:
         return programs_.ISOLATED_WAYS
     if any(triggers.jitted_read_of_a_range_update_moving_its_major_cut_axis(step_call(program, step, way))
            for step in program.steps for way in JIT_WAYS) and known_deviations.covers(MOVED_UPDATE_ABORT) is not None:
+        return programs_.ISOLATED_WAYS
+    if any(triggers.jitted_concatenate_of_a_replicated_dynamic_slice_with_itself(step_call(program, step, way))
+           for step in program.steps for way in JIT_WAYS) and known_deviations.covers(JOIN_HANG) is not None:
         return programs_.ISOLATED_WAYS
     return ()
 

@@ -1202,3 +1202,40 @@ def test_the_sum_of_a_negated_update_beside_a_prefix_slice_is_asked_in_way_b_too
                                       values=program.values[:4] + (("v7", np.asarray(np.min(-update))),) + program.values[5:])
     call = suite.step_call(program, minimum, "(c) jit with sharding constraints")
     assert wrongness.updated_outside_a_prefix_slice_beside_it_as_zeros(call, np.asarray(np.min(-update)), np.asarray(np.uint32(0)))
+
+
+class _Covering:
+    """Known deviations in effect that cover exactly ``tests``."""
+
+    def __init__(self, *tests):
+        self.tests = tests
+
+    def covers(self, test):
+        return object() if test in self.tests else None
+
+
+def test_a_join_of_a_dynamic_slice_with_itself_laid_out_replicated_runs_its_jit_ways_apart():
+    """The seventh matrix pass's 0.11.0 finding (seed 160039396), reduced (v0 = lax.dynamic_slice(x0,
+    (x1,), (5,)) of x0 uint32[8] on a (y=1, b=2, x=3) mesh, v1 = v0 constrained to P('y'), i.e.
+    replicated, and jnp.concatenate((v1, v0)) into P(('b', 'y'))): where its reproduction is a known
+    deviation the jit ways run in a subprocess (the program never returns: its faulthandler ends it),
+    not here; its trigger holds for the join in both jit ways, not eagerly, and not with the
+    constraint cutting over 'x' nor with two different slices (the ways then run here)."""
+    import suites.test_programs as suite
+    mesh = MeshModel(tuple(range(6)), (1, 2, 3), ("y", "b", "x"))
+
+    def found(spec=("y",), second="v0"):
+        return written_program(mesh, [(np.arange(8, dtype=np.uint32), ()), (np.int32(1), ()), (np.int32(2), ())], [
+            Step("v0", "dynamic_slice", ("x0", "x1"), (("sizes", (5,)),)),
+            Step("w0", "dynamic_slice", ("x0", "x2"), (("sizes", (5,)),)),
+            Step("v1", "constraint", ("v0",), spec=spec),
+            Step("v2", "concatenate", ("v1", second), (("axis", 0),))], [(("b", "y"),)])
+    hang = _Covering(suite.JOIN_HANG)
+    program = found()
+    assert suite.isolated_ways(program, hang) == programs_.ISOLATED_WAYS
+    assert suite.isolated_ways(program, _Covering()) == ()
+    holds = functools.partial(last_step_holds, "jitted_concatenate_of_a_replicated_dynamic_slice_with_itself")
+    assert holds(program) and holds(program, "(c) jit with sharding constraints")
+    assert not holds(program, "(a) eager")
+    assert not holds(found(("x",))) and suite.isolated_ways(found(("x",)), hang) == ()
+    assert not holds(found(second="w0"))

@@ -98,6 +98,18 @@ def tril_of_a_shifted_update(out_spec) -> Call:
                 producers=(update,))
 
 
+def join_of_a_slice_with_itself(constraint_spec) -> Call:
+    """jnp.concatenate((wsc(v, constraint_spec), v)) of v = lax.dynamic_slice(x, (1,), (5,)), x uint32[8],
+    on a (2, 2) mesh, jitted into P('a')."""
+    x = np.arange(8, dtype=np.uint32)
+    sliced = call("dynamic_slice", (x, np.int32(1)), {"sizes": (5,)}, mesh=SQUARE, in_specs=((), ()), out_spec=None,
+                  shape=(5,))
+    constrained = call("constraint", (x[1:6],), {"spec": constraint_spec}, mesh=SQUARE, in_specs=(None,),
+                       out_spec=constraint_spec, shape=(5,), producers=(sliced,))
+    return call("concatenate", (x[1:6], x[1:6]), {"axis": 0}, mesh=SQUARE, in_specs=(constraint_spec, None),
+                out_spec=("a",), shape=(10,), producers=(constrained, sliced))
+
+
 def explicit_put_padded(widths) -> Call:
     """jnp.pad(jax.device_put(x, P()), widths, mode='edge') of x uint32[2] P('a') over two devices, jitted
     on an Explicit mesh, into P()."""
@@ -295,6 +307,9 @@ EXAMPLES: Dict[str, Pair] = {
     "jitted_read_of_a_range_update_moving_its_major_cut_axis": Pair(
         tril_of_a_shifted_update(("a",)), tril_of_a_shifted_update((None, "a")),
         "the output cuts the update's own dimension over the major axis"),
+    "jitted_concatenate_of_a_replicated_dynamic_slice_with_itself": Pair(
+        join_of_a_slice_with_itself(()), join_of_a_slice_with_itself(("b",)), "the constraint cuts the slice over 'b'",
+        (a(1, 2, 3, 4, 5, 1, 2, 3, 4, 5), a(2, 4, 6, 8, 10, 2, 4, 6, 8, 10))),
     "explicit_jitted_pad_reading_a_prefix_of_a_device_put": Pair(
         explicit_put_padded(((1, 0),)), explicit_put_padded(((0, 1),)), "the edge pad fills its high edge only"),
     "scatter_beside_a_prefix_slice_with_its_operands_shard_shape": Pair(

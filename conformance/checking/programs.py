@@ -28,7 +28,7 @@ from conformance.model.program import Program, Step
 from . import verdict as verdicts
 from .case import Case
 from .repro import (array_literal, context_indent, describe_mesh, dtype_literal, in_a_child_lines, mesh_literal,
-                    script, sharding_literal, spec_literal)
+                    script, sharding_literal, spec_literal, TIMEOUT_LINE)
 
 
 EXCEPTION_LINE = re.compile(r"^(?P<name>[A-Za-z_][\w.]*(Error|Exception)): ?(?P<message>.*)$")
@@ -220,6 +220,12 @@ def program_case(program: Program) -> Case:
 
 
 ISOLATED_WAYS = ("(b)", "(c)")  # what runs in a fresh interpreter by default: the two jit ways
+# A program run in a fresh interpreter that has not ended this long after its start never will (one
+# that XLA compiles into kernels that spin: dynamic_slice_join_never_returns): Python's faulthandler
+# then prints where it waits, "Timeout (0:01:00)!" first (TIMEOUT_LINE), and ends it with status 1. A program of
+# the property takes a few seconds there.
+WATCHDOG_S = 60
+WATCHDOG_LINE = f"import faulthandler; faulthandler.dump_traceback_later({WATCHDOG_S}, exit=True)"
 
 
 def isolated_lines(program: Program, ways: Sequence[str] = ISOLATED_WAYS) -> List[str]:
@@ -228,7 +234,8 @@ def isolated_lines(program: Program, ways: Sequence[str] = ISOLATED_WAYS) -> Lis
     value they check, keyed by the way and the output's index (for "(a)", every step's result by
     name): ``<mode> <key> <its bytes as hex>``, ``<mode> <key> indices <JSON {device id: [[start,
     stop] per dimension]} of its addressable shards>`` and ``<mode> <key> differing <JSON list of
-    the devices whose shard's bytes differ from the value's block>``."""
+    the devices whose shard's bytes differ from the value's block>``; ``WATCHDOG_LINE`` first, so a
+    program that never returns ends the interpreter."""
     run = (["outs = {}"] + (["outs['(a)'] = dict(program_values(*placed()))"] if "(a)" in ways else []) + [
         "outs['(b)'] = dict(enumerate(jax.jit(program, in_shardings=in_shardings, out_shardings=out_shardings, "
         f"donate_argnums={program.donated!r})(*placed())))",
@@ -247,7 +254,7 @@ def isolated_lines(program: Program, ways: Sequence[str] = ISOLATED_WAYS) -> Lis
     ])
     if program.axis_type != "Auto":
         run = [f"with {compat.MESH_CONTEXT_SOURCE}(mesh):"] + ["    " + line for line in run]
-    return (["import json", f"mesh = {mesh_literal(program.mesh, program.axis_type)}"]
+    return ([WATCHDOG_LINE, "import json", f"mesh = {mesh_literal(program.mesh, program.axis_type)}"]
             + [f"{n} = {array_literal(x)}" for n, x in zip(program.inputs, program.arrays)]
             + [line for line in run_lines(program) if not line.startswith("print(")] + run)
 
@@ -342,7 +349,7 @@ def check_jitted_in_subprocess(case: Case, program: Program, run_isolated: Calla
         if outcome is not None:
             return outcome
     lines = result.stderr.strip().splitlines()
-    checks = [line.strip() for line in lines if "Check failed" in line][:1]
+    checks = [line.strip() for line in lines if "Check failed" in line or TIMEOUT_LINE.match(line.strip())][:1]
     tail = " | ".join(checks + lines[-3:])
     status = f"exit status of {label} in a subprocess (negative: killed by a signal; {tail})"
     case = isolated_case(case, program, ways, status)

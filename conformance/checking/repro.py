@@ -7,6 +7,7 @@ the call, inside the mesh context where Explicit axes need one.
 
 from __future__ import annotations
 
+import re
 from typing import Iterable, Optional, Sequence
 
 import numpy as np
@@ -136,17 +137,27 @@ def in_a_child_lines(lines: Sequence[str]) -> list:
             "print(done.stdout, done.stderr[-2000:])"]
 
 
-def check_in_a_subprocess(call: str, lines: Sequence[str], run_isolated, *, printed: str, what: str = "result") -> None:
+# The first line Python's faulthandler prints when a script that armed it (``dump_traceback_later(s,
+# exit=True)``, for a program that may never return) has run that long: it then ends with status 1.
+TIMEOUT_LINE = re.compile(r"^Timeout \(\d+:\d\d:\d\d\)!$")
+
+
+def check_in_a_subprocess(call: str, lines: Sequence[str], run_isolated, *, printed: str, what: str = "result",
+                          shows: str = "mismatch") -> None:
     """The script ``lines`` (after the repro preamble), run in a fresh interpreter by
     ``run_isolated`` (for a case XLA may abort the process on), exits 0 and prints ``printed`` last
     (checked as ``what``). The reproduction, as the property, runs them in a fresh interpreter,
-    whose exit status and last printed line its verdict judges."""
-    status = "exit status of the subprocess (negative: killed by a signal)"
+    whose exit status and last printed line its verdict judges; where the script's faulthandler
+    ended it (a program that never returns), the status check's name says so (``TIMEOUT_LINE``);
+    ``shows``: what a wrong last line shows (``Case.equal``'s, for known-deviation symptoms: "values"
+    where it says whether the values are numpy's)."""
+    result = run_isolated(lines)
+    hung = [line.strip() for line in result.stderr.splitlines() if TIMEOUT_LINE.match(line.strip())]
+    status = f"exit status of the subprocess (negative: killed by a signal{''.join('; ' + h for h in hung[:1])})"
     case = scripted_case(call, in_a_child_lines(lines), outcomes={status: "done.returncode",
                                                      what: "done.stdout.strip().splitlines()[-1]"})
-    result = run_isolated(lines)
     case.equal(status, result.returncode, 0)
-    case.equal(what, result.stdout.strip().splitlines()[-1], printed)
+    case.equal(what, result.stdout.strip().splitlines()[-1], printed, shows=shows)
 
 
 def shard_map_lines(body: str, in_specs, out_spec, *, check: bool = True, manual_axes=None):

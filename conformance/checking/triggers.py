@@ -1072,6 +1072,49 @@ def jitted_take_of_operand_and_indices_cut_alike_into_another_axis(call: Call) -
                for d in range(axis, axis + idx.ndim) for a in cut_axes(call.mesh, out[d]))
 
 
+def _through_layout_changes(call: Optional[Call]) -> Optional[Call]:
+    """The step that made ``call``'s value, past any layout changes of it."""
+    while call is not None and call.op in LAYOUT_CHANGES + ("layout change of a layout change",):
+        call = call.producers[0] if call.producers else None
+    return call
+
+
+def _value_key(call: Call) -> tuple:
+    """What decides a step's value: its operation, static arguments and operands (two steps alike
+    compute one value, which XLA's simplifier makes one)."""
+    return (call.op, repr(sorted(call.static.items())), tuple(call.result_shape or ()),
+            tuple((np.asarray(x).dtype.str, np.shape(x), np.asarray(x).tobytes()) for x in call.operands))
+
+
+def jitted_concatenate_of_a_replicated_dynamic_slice_with_itself(call: Call) -> bool:
+    """Jitted, a jnp.concatenate whose operands are all one lax.dynamic_slice's value, one of them
+    laid out replicated (a constraint to P(), or to size-1 axes only), into an output that cuts the
+    joined dimension over some mesh axis and leaves another of two or more devices unused: the
+    program never returns, its kernels spinning (dynamic_slice_join_never_returns, from 0.7.2;
+    before 0.5 the partially replicated join's doubling). Measured on 0.10.2 over a (b=2, x=2) mesh:
+    concatenate((wsc(ds, P()), ds)) of ds = lax.dynamic_slice(x, (i,), (5,)), x uint32[8], into
+    P('b') or P('x') hangs; into P('b') over (b=2) or (y=1, b=2) meshes, with a constraint to P('x'),
+    a static slice, a jnp.take or a negation in place of the dynamic_slice, with two different
+    slices, or with a step between the join and the output, it returns numpy's value; a (5, 2) slice
+    joined along dimension 1 hangs, along dimension 0 it does not (the trigger holds for both). Met
+    on 0.11.0 in the seventh matrix pass, seed 160039396: the (b) way of a program hung for over ten
+    minutes."""
+    if call.eager or call.op != "concatenate" or len(call.operands) < 2 or call.mesh is None:
+        return False
+    made = [_through_layout_changes(p) for p in call.producers]
+    if len(made) != len(call.operands) or any(m is None or m.op != "dynamic_slice" for m in made):
+        return False
+    if len({_value_key(m) for m in made}) != 1:
+        return False
+    changes = LAYOUT_CHANGES + ("layout change of a layout change",)
+    if not any(p is not None and p.op in changes and s is not None and not cuts(call.mesh, s)
+               for p, s in zip(call.producers, call.in_specs)):  # (one laid out replicated)
+        return False
+    rank = len(call.result_shape or np.shape(call.operands[0]))
+    return cuts_dim(call.mesh, call.out_spec, call.static.get("axis", 0) % max(rank, 1)) and \
+        partially_replicated(call.mesh, call.out_spec)
+
+
 # --- the other random properties' triggers ----------------------------------------------------
 def pmap_axis_smaller_than_its_devices(example) -> bool:
     """A pmap ``devices=`` example (suites/test_pmap.py's ``DevicesGiven``: ``given``, ``axis_size``)
@@ -1360,6 +1403,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     jitted_at_update_of_a_join_along_its_cut_dimension, jitted_at_update_of_a_transposed_replicated_value_into_a_cut_output,
     jitted_forward_shift_of_a_cumulative_value,
     jitted_stack_cutting_its_new_dimension_after_a_cut_one, jitted_take_of_operand_and_indices_cut_alike_into_another_axis,
+    jitted_concatenate_of_a_replicated_dynamic_slice_with_itself,
     checked_body_with_pmax, transposed_jit_with_a_cut_output, pmap_axis_smaller_than_its_devices,
     vmapped_body_with_psum_or_pmean, vmapped_partially_replicated_join, vmapped_operands_over_combined_axes,
     vmapped_dynamic_slice_far_out_of_range_over_a_cut_batch, vmapped_dynamic_slice_far_out_of_range_on_a_cut_dimension,
