@@ -9,6 +9,7 @@ the maps cover every property.
 """
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -20,27 +21,46 @@ from conformance.runner.areas import AREAS
 from tests.faults.killmap import MAPS, USAGE_ERROR, multiprocess_args, suite_selection
 
 ROOT = Path(__file__).resolve().parents[1]
-QUICK = {  # one fault per area, each with what its failure message must say
-    "swap-index-map": "devices_indices_map differs from the model",
-    "device-put-replicates": "but should hold",
-    "device-put-accepts-indivisible": "but should raise ValueError",
-    "visualize-shifted-labels": "picture (rows of device-id sets)=",
-    "ppermute-inverse": "pmap(ppermute) result",
+# The quick subset: one fault per area, each with the property of its areas that shows it first (as
+# -x over the areas met it on 0.10.2, or a killer in its kill map) and what its failure message must
+# say. By default (--faults quick) each runs that property alone; under --faults all, its areas.
+QUICK = {
+    "swap-index-map": ("suites/test_congruence.py::test_device_put_accepts_exactly_congruent",
+                       "devices_indices_map differs from the model"),
+    "device-put-replicates": ("suites/test_congruence.py::test_device_put_accepts_exactly_congruent", "but should hold"),
+    "device-put-accepts-indivisible": ("suites/test_congruence.py::test_device_put_accepts_exactly_congruent",
+                                       "but should raise ValueError"),
+    "visualize-shifted-labels": ("suites/test_visualize.py::test_picture_is_the_models_block_grid",
+                                 "picture (rows of device-id sets)="),
+    "ppermute-inverse": ("suites/test_collectives.py::test_collective_under_pmap[ppermute]", "pmap(ppermute) result"),
     # (the drawn example decides whether a shape or the values show it, and on which leaf: about one
     # seed in ten fails on another leaf's shape or on values, so the message is matched up to there)
-    "pmap-ignores-out-axes": "pmap result",
-    "create-device-mesh-repeats": "distinct devices of",
-    "constraint-ignored": "result sharding devices_indices_map differs from the model",
-    "shard-map-skips-the-replication-check": "but should raise ValueError",
-    "reverse-mode-moves-cotangents": "devices_indices_map differs from the model",
-    "vmap-ignores-spmd-axis-name": "spmd_axis_name result",
-    "jit-ignores-donate-argnums": "donated input is_deleted()=False",
-    "compiled-call-reshards-arguments": "but should raise ValueError",
-    "inspect-array-sharding-reports-a-split": "inspect_array_sharding",
-    "constraint-after-a-constraint-dropped": "sharding devices_indices_map differs from the model",
+    "pmap-ignores-out-axes": ("suites/test_pmap.py::test_out_axes_none_returns_the_replicated_value", "pmap result"),
+    "create-device-mesh-repeats": ("suites/test_named_sharding.py::test_tutorial_mesh_holds_each_device_once",
+                                   "distinct devices of"),
+    "constraint-ignored": ("suites/test_sharding_invariance.py::test_sharding_never_changes_values[abs]",
+                           "result sharding devices_indices_map differs from the model"),
+    "shard-map-skips-the-replication-check": (
+        "suites/test_shard_map_bodies.py::test_out_specs_must_cover_the_axes_a_body_varies_over", "but should raise ValueError"),
+    "reverse-mode-moves-cotangents": ("suites/test_autodiff.py::test_custom_rules_inside_shard_map",
+                                      "devices_indices_map differs from the model"),
+    "vmap-ignores-spmd-axis-name": ("suites/test_vmap.py::test_spmd_axis_name_shards_the_batch_of_a_constraint",
+                                    "spmd_axis_name result"),
+    "jit-ignores-donate-argnums": (
+        "suites/test_control_flow.py::test_donated_sharded_input_is_deleted_and_nothing_else_changes",
+        "donated input is_deleted()=False"),
+    "compiled-call-reshards-arguments": ("suites/test_aot.py::test_compiled_function_shardings_and_calls",
+                                         "but should raise ValueError"),
+    "inspect-array-sharding-reports-a-split": (
+        "suites/test_traced_inspection.py::test_inspect_array_sharding_in_a_checked_body", "inspect_array_sharding"),
+    "constraint-after-a-constraint-dropped": ("suites/test_programs.py::test_generated_programs_agree_with_the_unsharded_run",
+                                              "sharding devices_indices_map differs from the model"),
     # excuses as narrow as their bugs: a plain regression under an entry, a rejection on Explicit meshes
-    "dynamic-slice-plus-one": "not a known deviation: it failed with wrong values",
-    "abs-asserts-on-explicit": "(a) eager raised AssertionError: , but should be accepted",
+    "dynamic-slice-plus-one": (
+        "suites/test_sharding_invariance_reproductions.py::test_explicit_dynamic_slice_of_a_cut_operand_clamps_its_start_once",
+        "not a known deviation: it failed with wrong values"),
+    "abs-asserts-on-explicit": ("suites/test_sharding_invariance.py::test_sharding_never_changes_values[abs]",
+                                "(a) eager raised AssertionError: , but should be accepted"),
 }
 
 
@@ -65,23 +85,37 @@ def fault_params():
 
 
 @pytest.mark.parametrize("fault", list(fault_params()))
-def test_planted_fault_is_caught_by_its_suites(fault):
+def test_planted_fault_is_caught_by_its_suites(fault, pytestconfig):
     """Under the fault its target suites fail (exit status 1), with a readable message and a
-    reproduction script; a fault whose API this JAX lacks skips, saying so."""
+    reproduction script; a fault whose API this JAX lacks skips, saying so (a quick one, by default,
+    runs only the property of its areas that QUICK names)."""
     targets = FAULTS[fault].suites
     if "multiprocess" in targets:
         if not compat.MULTIPROCESS_CPU:
             pytest.skip(compat.MULTIPROCESS_CPU_REASON)
     seeded = [f"--hypothesis-seed={EXPLICIT_ONLY_SEED[fault]}"] if fault in EXPLICIT_ONLY_SEED else []
-    result = run_suites(suite_selection(targets), fault,
+    alone = fault in QUICK and pytestconfig.getoption("--faults") == "quick"
+    result = run_suites([QUICK[fault][0]] if alone else suite_selection(targets), fault,
                         [*multiprocess_args(targets), "--devices", "4"] if "multiprocess" in targets else seeded)
     if result.returncode == USAGE_ERROR and "cannot be planted on this JAX" in result.stderr:
         pytest.skip(result.stderr.strip().splitlines()[-1])
     assert result.returncode == 1, f"{fault} was not caught by {targets}:\n{result.stdout[-3000:]}"
     failed = [line for line in result.stdout.splitlines() if line.startswith("FAILED suites/")]
     assert failed, f"{fault}: the run failed, but no property of suites/ did:\n{result.stdout[-3000:]}"
-    assert QUICK.get(fault, "") in result.stdout, f"{fault}: its finding should say {QUICK.get(fault)!r}"
+    says = QUICK.get(fault, ("", ""))[1]
+    assert says in result.stdout, f"{fault}: its finding should say {says!r}"
     assert "Reproduce without Hypothesis:" in result.stdout or "multiprocess" in targets
+
+
+def test_each_quick_fault_names_a_property_of_its_areas():
+    """A quick fault's property (what it runs alone by default) exists in a suite file of one of the
+    fault's target areas, and the message it must show is stated."""
+    for fault, (prop, says) in QUICK.items():
+        path, _, name = prop.partition("::")
+        text = (ROOT / path).read_text()
+        assert says and f"def {name.split('[')[0]}(" in text, fault
+        marks = next(line for line in text.splitlines() if line.startswith("pytestmark = "))
+        assert any(re.search(rf"pytest\.mark\.{area}\b", marks) for area in FAULTS[fault].suites), (fault, path)
 
 
 def test_catalogue_entries_are_described():
