@@ -252,6 +252,16 @@ def test_a_step_the_model_rejects_as_typed_before_a_device_put_is_a_candidate_un
 PROGRAMS_PROPERTY = "suites/test_programs.py::test_generated_programs_agree_with_the_unsharded_run"
 
 
+class _Covering:
+    """Known deviations in effect that cover exactly ``tests``."""
+
+    def __init__(self, *tests):
+        self.tests = tests
+
+    def covers(self, test):
+        return object() if test in self.tests else None
+
+
 def program_excuses():
     """Every random entry of the programs' property in suites/known_deviations.toml, as if each were
     in effect on this JAX (so that the test reads the same on every release)."""
@@ -449,11 +459,7 @@ def test_a_read_of_a_range_update_moving_its_major_cut_axis_runs_isolated_and_is
     mesh = MeshModel((0, 1, 2, 3), (2, 2), ("b", "a"))
     program = written_program(mesh, [(np.arange(8, dtype=np.uint32).reshape(2, 4), (None, ("a", "b")))], [
         Step("v0", "at_set_shifted", ("x0",), (("axis", 1), ("shift", -1))), Step("v1", reader[0], ("v0",), reader[1])], [("a",)])
-
-    class InEffect:
-        def covers(self, test):
-            return "in effect" if test is suite.MOVED_UPDATE_ABORT else None
-    assert suite.isolated_ways(program, InEffect()) == programs_.ISOLATED_WAYS
+    assert suite.isolated_ways(program, _Covering(suite.MOVED_UPDATE_ABORT)) == programs_.ISOLATED_WAYS
     excuses = program_excuses()
     suite.check_isolated(programs_.program_case(program), program, programs_.ISOLATED_WAYS, None, excuses,
                          lambda lines: run_isolated(lines))  # right, or excused
@@ -1202,16 +1208,6 @@ def test_the_sum_of_a_negated_update_beside_a_prefix_slice_is_asked_in_way_b_too
                                       values=program.values[:4] + (("v7", np.asarray(np.min(-update))),) + program.values[5:])
     call = suite.step_call(program, minimum, "(c) jit with sharding constraints")
     assert wrongness.updated_outside_a_prefix_slice_beside_it_as_zeros(call, np.asarray(np.min(-update)), np.asarray(np.uint32(0)))
-
-
-class _Covering:
-    """Known deviations in effect that cover exactly ``tests``."""
-
-    def __init__(self, *tests):
-        self.tests = tests
-
-    def covers(self, test):
-        return object() if test in self.tests else None
 
 
 def test_a_join_of_a_dynamic_slice_with_itself_laid_out_replicated_runs_its_jit_ways_apart():

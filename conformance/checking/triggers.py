@@ -165,7 +165,8 @@ def jitted_read_of_a_clamped_dynamic_slice(call: Call) -> bool:
 
 # What XLA moves a slice through (a layout change: an annotation; a unary elementwise operation of
 # the catalogue, family "elementwise": the simplifier slices its operand instead).
-PASSED_OVER = LAYOUT_CHANGES + ("layout change of a layout change", "negative", "abs", "sin", "exp", "logical_not")
+ANY_LAYOUT_CHANGE = LAYOUT_CHANGES + ("layout change of a layout change",)  # (how step_call names one of another's result)
+PASSED_OVER = ANY_LAYOUT_CHANGE + ("negative", "abs", "sin", "exp", "logical_not")
 
 
 def moved_start_with_a_cut_operand_or_output(call: Call) -> bool:
@@ -353,7 +354,7 @@ def keeps_its_value(op: str, static: dict, operand_shape, result_shape) -> bool:
     """Whether a program step returns its first operand's value as it is, a step XLA folds away: a
     layout change, a static slice that keeps the whole operand, an .at[].set of the operand's own
     elements in place (the catalogue's at_set_shifted with shift 0)."""
-    return (op in LAYOUT_CHANGES + ("layout change of a layout change",)
+    return (op in ANY_LAYOUT_CHANGE
             or (op in STATIC_SLICES and tuple(operand_shape) == tuple(result_shape))
             or (op == "at_set_shifted" and static.get("shift") == 0))
 
@@ -942,7 +943,7 @@ def jitted_at_update_of_a_transposed_replicated_value_into_a_cut_output(call: Ca
 
 # What an update's result may pass through on its way to that output (unary elementwise steps of the
 # catalogue and layout changes: each keeps the update's layout).
-UPDATE_PASSED_OVER = ("negative", "abs", "logical_not") + LAYOUT_CHANGES + ("layout change of a layout change",)
+UPDATE_PASSED_OVER = ("negative", "abs", "logical_not") + ANY_LAYOUT_CHANGE
 
 
 def moves_a_dimension(op: str, static: dict, rank: int) -> bool:
@@ -994,7 +995,7 @@ def at_update_after_a_strided_one_on_a_constrained_value(call: Call) -> bool:
     into the cut output (the step a program's failure is localized to when such a change ends it)."""
     if call.eager or not call.producers or not cuts(call.mesh, call.out_spec):
         return False
-    if call.op in LAYOUT_CHANGES + ("layout change of a layout change",):  # (a layout change into the cut output:
+    if call.op in ANY_LAYOUT_CHANGE:  # (a layout change into the cut output:
         call = call.producers[0]                                            # its operand is the update; met on 0.4.35)
     if call is None or call.op not in ("at_min", "at_max") or not call.producers:
         return False
@@ -1074,7 +1075,7 @@ def jitted_take_of_operand_and_indices_cut_alike_into_another_axis(call: Call) -
 
 def _through_layout_changes(call: Optional[Call]) -> Optional[Call]:
     """The step that made ``call``'s value, past any layout changes of it."""
-    while call is not None and call.op in LAYOUT_CHANGES + ("layout change of a layout change",):
+    while call is not None and call.op in ANY_LAYOUT_CHANGE:
         call = call.producers[0] if call.producers else None
     return call
 
@@ -1106,8 +1107,7 @@ def jitted_concatenate_of_a_replicated_dynamic_slice_with_itself(call: Call) -> 
         return False
     if len({_value_key(m) for m in made}) != 1:
         return False
-    changes = LAYOUT_CHANGES + ("layout change of a layout change",)
-    if not any(p is not None and p.op in changes and s is not None and not cuts(call.mesh, s)
+    if not any(p is not None and p.op in ANY_LAYOUT_CHANGE and s is not None and not cuts(call.mesh, s)
                for p, s in zip(call.producers, call.in_specs)):  # (one laid out replicated)
         return False
     rank = len(call.result_shape or np.shape(call.operands[0]))
