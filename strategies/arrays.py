@@ -151,10 +151,15 @@ def varied(draw, ramp: st.SearchStrategy, elements: st.SearchStrategy, dtype, sh
         x = np.full(shape, draw(elements), dtype=dtype)
     if size:
         flat = x.reshape(-1)
-        overlaid = st.lists(st.tuples(st.integers(0, size - 1), elements), max_size=min(size, 4))
-        for position, value in draw(overlaid):
+        for position, value in draw(_overlays(size, elements)):
             flat[position] = value
     return x
+
+
+@reused
+def _overlays(size: int, elements: st.SearchStrategy) -> st.SearchStrategy:
+    """Up to 4 (position, element) pairs to put into a flat array of ``size`` elements."""
+    return st.lists(st.tuples(st.integers(0, size - 1), elements), max_size=min(size, 4))
 
 
 def arrays(dtype, shape, *, finite: bool = False, max_magnitude: Optional[float] = None,

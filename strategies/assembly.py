@@ -23,6 +23,7 @@ from conformance.model.layout import Layout, MeshModel, block_slices, spec_axes
 
 from .meshes import axis_names, mesh_shapes
 from .odds import mostly
+from .reuse import permuted, sampled_from
 from .shapes import congruent_shapes
 from .specs import partition_specs
 from .spmd import device_orders
@@ -41,7 +42,7 @@ def permuted_meshes(draw, device_ids: Sequence[int], *, max_axes: int = 3) -> Me
     count = len(ids) if len(ids) <= 2 or draw(st.booleans()) else draw(st.integers(2, len(ids) - 1))
     orders = device_orders(ids[:count])
     permuted = orders[1:] and draw(mostly())
-    order = draw(st.sampled_from(orders[1:])) if permuted else orders[0]
+    order = draw(sampled_from(orders[1:])) if permuted else orders[0]
     shape = draw(mesh_shapes(count, max_axes=max_axes))
     return MeshModel(tuple(order), shape, draw(axis_names(len(shape))))
 
@@ -68,8 +69,8 @@ def assembly_examples(draw, device_ids: Sequence[int], *, max_rank: int = 2):
     cut = mesh.size > 1 and draw(mostly())
     spec = draw(partition_specs(mesh, rank).filter(lambda s: cuts(mesh, s) or not cut))
     shape = draw(congruent_shapes(mesh, spec, rank, max_side=2, zero_size=False))
-    x = distinct_values(shape, draw(st.sampled_from(("int32", "float32"))), draw(st.integers(0, 99)))
-    order = tuple(draw(st.permutations(mesh.device_ids)))
+    x = distinct_values(shape, draw(sampled_from(("int32", "float32"))), draw(st.integers(0, 99)))
+    order = tuple(draw(permuted(mesh.device_ids)))
     return Layout(mesh, spec, shape), x, order
 
 
@@ -98,14 +99,14 @@ def wrong_pieces(draw, device_ids: Sequence[int]):
     or given a shard shape one longer in a drawn dimension."""
     layout, x, order = draw(assembly_examples(device_ids))
     pieces = list(pieces_of(layout, x, order))
-    kind = draw(st.sampled_from(wrong_piece_kinds(layout, device_ids)))
+    kind = draw(sampled_from(wrong_piece_kinds(layout, device_ids)))
     at = draw(st.integers(0, len(pieces) - 1))
     victim, data = pieces[at]
     if kind == "device-outside-the-sharding":
         outside = sorted(set(device_ids) - set(layout.mesh.device_ids))
-        pieces[at] = (draw(st.sampled_from(outside)), data)
+        pieces[at] = (draw(sampled_from(outside)), data)
     elif kind == "two-pieces-on-one-device":
-        other = draw(st.sampled_from([d for d, _ in pieces if d != victim]))
+        other = draw(sampled_from([d for d, _ in pieces if d != victim]))
         pieces[at] = (other, data)
     else:
         dim = draw(st.integers(0, data.ndim - 1))
@@ -121,7 +122,7 @@ def per_process_trees(draw):
     leaves of rank 0 to 2 (sides 1 to 3), int32 or float32, and a seed. Shrinks towards one int32
     scalar."""
     leaves = draw(st.lists(st.tuples(hnp.array_shapes(min_dims=0, max_dims=2, min_side=1, max_side=3),
-                                     st.sampled_from(("int32", "float32"))), min_size=1, max_size=3))
+                                     sampled_from(("int32", "float32"))), min_size=1, max_size=3))
     return {"leaves": [{"shape": list(shape), "dtype": dtype} for shape, dtype in leaves],
             "seed": draw(st.integers(0, 99))}
 
@@ -131,7 +132,7 @@ def broadcast_sources(draw, process_count: int):
     """broadcast_one_to_all's source: None (the default, process 0) in 1 of 4 draws, else a process
     index for is_source=: process 0 in 1 of 4, another process in 2 of 4 (so that a process other
     than 0 is often the source). Shrinks towards None."""
-    kind = draw(st.sampled_from(("default", "process 0", "another", "another")))
+    kind = draw(sampled_from(("default", "process 0", "another", "another")))
     if kind == "default":
         return None
     return 0 if kind == "process 0" or process_count == 1 else draw(st.integers(1, process_count - 1))

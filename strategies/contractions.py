@@ -22,6 +22,7 @@ from conformance.model.layout import MeshModel, Spec, spec_axes
 from .arrays import ramps, varied
 from .meshes import cutting_meshes
 from .odds import mostly
+from .reuse import permuted, sampled_from
 from .specs import sharding_specs
 
 Shape = Tuple[int, ...]
@@ -75,10 +76,10 @@ def partly_constrained(draw, device_ids: Sequence[int], axis_types: Sequence[str
     from the constraint). Shrinks towards a (4, 4) array, its first dimension unconstrained and its
     second cut, on all the devices in order."""
     rank = draw(st.integers(2, 3))
-    shape = tuple(draw(st.sampled_from(SIDES)) for _ in range(rank))
-    axis_type = draw(st.sampled_from(tuple(axis_types)))
+    shape = tuple(draw(sampled_from(SIDES)) for _ in range(rank))
+    axis_type = draw(sampled_from(tuple(axis_types)))
     count = draw(st.integers(1, rank - 1)) if draw(mostly(8)) else rank
-    unconstrained = tuple(sorted(draw(st.permutations(range(rank)))[:count]))
+    unconstrained = tuple(sorted(draw(permuted(range(rank)))[:count]))
     constrained = [d for d in range(rank) if d not in unconstrained]
     mesh = draw(cutting_meshes(device_ids, [shape[d] for d in constrained] or shape, max_axes=2))
     asked = iter(full_spec(draw(sharding_specs(mesh, tuple(shape[d] for d in constrained))), len(constrained)))
@@ -122,10 +123,10 @@ def reshapes(draw, device_ids: Sequence[int], axis_types: Sequence[str] = ("Auto
     or the split dimension (``sharding_specs`` preferring them), the output spec mostly cutting a
     dimension the reshape makes. Shrinks towards a small merge or split (such as (4,) -> (2, 2)), its
     merged or split dimension cut, on all the devices in order."""
-    axis_type = draw(st.sampled_from(tuple(axis_types)))
-    if draw(st.sampled_from(("merge", "split"))) == "merge":
+    axis_type = draw(sampled_from(tuple(axis_types)))
+    if draw(sampled_from(("merge", "split"))) == "merge":
         rank = draw(st.integers(2, 3))
-        shape = tuple(draw(st.sampled_from(SIDES)) for _ in range(rank))
+        shape = tuple(draw(sampled_from(SIDES)) for _ in range(rank))
         width = draw(st.integers(2, rank))
         first = draw(st.integers(0, rank - width))
         dims = tuple(range(first, first + width))
@@ -133,9 +134,9 @@ def reshapes(draw, device_ids: Sequence[int], axis_types: Sequence[str] = ("Auto
         kind, new_dims = "merge", (first,)
     else:
         rank = draw(st.integers(1, 2))
-        shape = tuple(draw(st.sampled_from((8, 4, 2))) for _ in range(rank))
+        shape = tuple(draw(sampled_from((8, 4, 2))) for _ in range(rank))
         dim = draw(st.integers(0, rank - 1))
-        parts = draw(st.sampled_from(SPLITS[shape[dim]]))
+        parts = draw(sampled_from(SPLITS[shape[dim]]))
         dims = (dim,)
         new_shape = shape[:dim] + parts + shape[dim + 1:]
         kind, new_dims = "split", tuple(range(dim, dim + len(parts)))
@@ -221,16 +222,16 @@ def contractions(draw, device_ids: Sequence[int], axis_types: Sequence[str] = ("
     contracting or batch dimensions (``sharding_specs`` preferring them), the output spec as
     ``sharding_specs`` draws it. Shrinks towards ``dot_general`` of x[k] and y[k], k cut, on all the
     devices in order."""
-    spelling = draw(st.sampled_from(("dot_general", "einsum")))
-    axis_type = draw(st.sampled_from(tuple(axis_types)))
+    spelling = draw(sampled_from(("dot_general", "einsum")))
+    axis_type = draw(sampled_from(tuple(axis_types)))
     batch = "b"[:draw(st.integers(0, 1))]
     contracted = "kl"[:draw(st.integers(1, 2))]
-    lhs = "".join(draw(st.permutations(batch + contracted + "m"[:draw(st.integers(0, 1))])))
-    rhs = "".join(draw(st.permutations(batch + contracted + "n"[:draw(st.integers(0, 1))])))
-    side = {c: draw(st.sampled_from(SIDES)) for c in sorted(set(lhs + rhs))}
+    lhs = "".join(draw(permuted(batch + contracted + "m"[:draw(st.integers(0, 1))])))
+    rhs = "".join(draw(permuted(batch + contracted + "n"[:draw(st.integers(0, 1))])))
+    side = {c: draw(sampled_from(SIDES)) for c in sorted(set(lhs + rhs))}
     out = dot_general_out(lhs, rhs)
     if spelling == "einsum":
-        out = "".join(draw(st.permutations(out)))
+        out = "".join(draw(permuted(out)))
     x_shape, y_shape = tuple(side[c] for c in lhs), tuple(side[c] for c in rhs)
     mesh = draw(cutting_meshes(device_ids, x_shape + y_shape, max_axes=2))
     focus = lambda term, other: [d for d, c in enumerate(term) if c in other]  # noqa: E731 - shared letters

@@ -14,6 +14,7 @@ from conformance.model.layout import MeshModel, Spec, spec_axes
 
 from .meshes import axis_names, factorizations
 from .odds import mostly
+from .reuse import permuted, sampled_from
 from .specs import cutting_specs, sharding_specs
 
 
@@ -31,9 +32,9 @@ def multi_axis_meshes(draw, device_ids: Sequence[int], *, max_axes: int = 3) -> 
     ids = tuple(device_ids)
     wide = _shapes_with_two_cutting_axes(len(ids), max_axes)
     use_wide = draw(mostly(16)) and bool(wide)
-    shape = draw(st.sampled_from(wide if use_wide else factorizations(len(ids), 2, max_axes)))
+    shape = draw(sampled_from(wide if use_wide else factorizations(len(ids), 2, max_axes)))
     if len(ids) > 1 and draw(st.booleans()):
-        ids = tuple(draw(st.permutations(ids)))
+        ids = tuple(draw(permuted(ids)))
     return MeshModel(ids, shape, draw(axis_names(len(shape))))
 
 
@@ -66,13 +67,13 @@ def all_to_all_over_two_axes(draw, device_ids: Sequence[int]) -> AllToAllExample
     mesh = draw(multi_axis_meshes(device_ids))
     cutting = [a for a in mesh.axis_names if mesh.axis_sizes[a] > 1]
     first_pool = cutting if len(cutting) >= 2 else list(mesh.axis_names)
-    first = draw(st.sampled_from(first_pool))
+    first = draw(sampled_from(first_pool))
     rest = [a for a in first_pool if a != first] or [a for a in mesh.axis_names if a != first]
-    over = (first, draw(st.sampled_from(rest)))
+    over = (first, draw(sampled_from(rest)))
     g = mesh.axis_sizes[over[0]] * mesh.axis_sizes[over[1]]
     rank = 2 if draw(mostly(4)) else 1
     split = draw(st.integers(0, rank - 1))
-    concat = draw(st.sampled_from([d for d in range(rank) if d != split])) if rank > 1 and draw(mostly(3)) else split
+    concat = draw(sampled_from([d for d in range(rank) if d != split])) if rank > 1 and draw(mostly(3)) else split
     tiled = draw(st.booleans())
     shape = [draw(st.integers(1, 2)) for _ in range(rank)]
     shape[split] = g * (draw(st.integers(1, 2)) if tiled else 1)
@@ -88,12 +89,12 @@ def laid_out_inputs(draw, device_ids: Sequence[int], *, max_axes: int = 3) -> Tu
     and a spec for it, mostly cutting (``sharding_specs``). Shrinks towards one axis and a spec that
     splits the first dimension over it."""
     ids = tuple(device_ids)
-    shape_of_mesh = draw(st.sampled_from(factorizations(len(ids), 1, max_axes)))
+    shape_of_mesh = draw(sampled_from(factorizations(len(ids), 1, max_axes)))
     if len(ids) > 1 and draw(st.booleans()):
-        ids = tuple(draw(st.permutations(ids)))
+        ids = tuple(draw(permuted(ids)))
     mesh = MeshModel(ids, shape_of_mesh, draw(axis_names(len(shape_of_mesh))))
     rank = draw(st.integers(1, 2))
-    shape = tuple(len(ids) * draw(st.integers(1, 2)) if d == 0 else draw(st.sampled_from((1, 2, len(ids))))
+    shape = tuple(len(ids) * draw(st.integers(1, 2)) if d == 0 else draw(sampled_from((1, 2, len(ids))))
                   for d in range(rank))
     return mesh, shape, draw(sharding_specs(mesh, shape))
 
@@ -107,13 +108,13 @@ def inputs_varying_over_an_axis(draw, device_ids: Sequence[int]) -> Tuple[MeshMo
     ids = tuple(device_ids)
     if len(ids) < 2:
         raise ValueError("inputs_varying_over_an_axis() needs two devices or more")
-    shape_of_mesh = draw(st.sampled_from(tuple(s for s in factorizations(len(ids), 1, 3) if max(s) > 1)))
+    shape_of_mesh = draw(sampled_from(tuple(s for s in factorizations(len(ids), 1, 3) if max(s) > 1)))
     if draw(st.booleans()):
-        ids = tuple(draw(st.permutations(ids)))
+        ids = tuple(draw(permuted(ids)))
     mesh = MeshModel(ids, shape_of_mesh, draw(axis_names(len(shape_of_mesh))))
     rank = draw(st.integers(1, 2))
-    shape = tuple(len(ids) * draw(st.integers(1, 2)) if d == 0 else draw(st.sampled_from((1, 2, len(ids))))
+    shape = tuple(len(ids) * draw(st.integers(1, 2)) if d == 0 else draw(sampled_from((1, 2, len(ids))))
                   for d in range(rank))
     spec = draw(cutting_specs(mesh, shape))
     named = [a for axes in spec_axes(spec) for a in axes if mesh.axis_sizes[a] > 1]
-    return mesh, shape, spec, draw(st.sampled_from(named))
+    return mesh, shape, spec, draw(sampled_from(named))

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from conformance.model.layout import MeshModel
 
 from .odds import mostly
-from .reuse import reused
+from .reuse import permuted, reused, sampled_from
 
 # A small, fixed pool keeps the number of distinct meshes (and so of compiled programs) small.
 AXIS_NAME_POOL = ("a", "b", "x", "y")
@@ -31,12 +31,13 @@ def factorizations(n: int, min_axes: int = 1, max_axes: int = 4) -> Tuple[Tuple[
 
 def mesh_shapes(n_devices: int, *, min_axes: int = 1, max_axes: int = 4) -> st.SearchStrategy:
     """Mesh shapes with ``n_devices`` devices; shrinks towards one axis holding all of them."""
-    return st.sampled_from(factorizations(n_devices, min_axes, max_axes))
+    return sampled_from(factorizations(n_devices, min_axes, max_axes))
 
 
+@reused
 def axis_names(n: int) -> st.SearchStrategy:
     """``n`` distinct axis names from the pool, in any order; shrinks towards ('a', 'b', ...)."""
-    return st.permutations(AXIS_NAME_POOL).map(lambda names: tuple(names[:n]))
+    return permuted(AXIS_NAME_POOL).map(lambda names: tuple(names[:n]))
 
 
 @reused
@@ -58,7 +59,7 @@ def meshes(draw, device_ids: Sequence[int], *, min_axes: int = 1, max_axes: int 
     if subsets and len(ids) > 1 and draw(st.booleans()):
         chosen = chosen[:draw(st.integers(1, len(ids) - 1))]
     if reorder and len(chosen) > 1 and draw(st.booleans()):
-        chosen = draw(st.permutations(chosen))
+        chosen = draw(permuted(chosen))
     shape = draw(mesh_shapes(len(chosen), min_axes=min_axes, max_axes=max_axes))
     return MeshModel(tuple(chosen), shape, draw(axis_names(len(shape))))
 
@@ -108,10 +109,10 @@ def cutting_meshes(draw, device_ids: Sequence[int], sides: Sequence[int], *, min
     smaller = [k for k in (fitting if fit else counts) if k < len(ids)]
     subset = draw(st.booleans()) if subsets and len(ids) > 1 else False
     if smaller and (subset or (fit and fitting[0] < len(ids))):
-        chosen = chosen[:draw(st.sampled_from(smaller))]
+        chosen = chosen[:draw(sampled_from(tuple(smaller)))]
     if reorder and len(chosen) > 1 and draw(st.booleans()):
-        chosen = draw(st.permutations(chosen))
+        chosen = draw(permuted(chosen))
     shapes = (cutting_factorizations(len(chosen), sides, min_axes, max_axes) if fit
               else factorizations(len(chosen), min_axes, max_axes))
-    shape = draw(st.sampled_from(shapes))
+    shape = draw(sampled_from(shapes))
     return MeshModel(tuple(chosen), shape, draw(axis_names(len(shape))))

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from .reuse import reused
 
+
+@reused
 def mostly(times: int = 4) -> st.SearchStrategy:
     """True ``times - 1`` times in ``times``, else False; shrinks towards True.
 

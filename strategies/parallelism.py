@@ -32,6 +32,7 @@ from conformance.model.layout import MeshModel, Spec, SpecEntry
 
 from .meshes import axis_names, factorizations
 from .odds import mostly
+from .reuse import permuted, sampled_from
 
 ROLES = ("data", "fsdp", "tensor", "sequence")
 AXIS_TYPES = ("Auto", "Explicit")
@@ -214,18 +215,18 @@ def parallel_layouts(draw, device_ids: Sequence[int], *, roles: Sequence[str] = 
     shapes = factorizations(len(ids), 1, max_axes)
     cutting = tuple(s for s in shapes if all(n > 1 for n in s))
     use_cutting = draw(mostly(8)) and bool(cutting)
-    shape = draw(st.sampled_from(cutting if use_cutting else shapes))
+    shape = draw(sampled_from(cutting if use_cutting else shapes))
     if len(ids) > 1 and not draw(mostly(8)):
-        ids = tuple(draw(st.permutations(ids)))
+        ids = tuple(draw(permuted(ids)))
     names = draw(axis_names(len(shape)))
     mesh = MeshModel(ids, shape, names)
     assigned: Dict[str, Tuple[str, ...]] = {r: () for r in ROLES}
     for name in names:
         if draw(mostly(16)):
-            role = draw(st.sampled_from(roles))
+            role = draw(sampled_from(roles))
             assigned[role] = assigned[role] + (name,)
-    axis_type = draw(st.sampled_from(tuple(axis_types)))
-    fsdp_dim = draw(st.sampled_from(tuple(fsdp_dims)))
+    axis_type = draw(sampled_from(tuple(axis_types)))
+    fsdp_dim = draw(sampled_from(tuple(fsdp_dims)))
     return ParallelLayout(mesh, axis_type, fsdp_dim=fsdp_dim, **assigned)
 
 

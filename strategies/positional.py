@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from conformance.model.positional import Operation, PositionalChain, PositionalModel, apply_operations
 
 from .meshes import factorizations
+from .reuse import permuted, sampled_from
 
 
 @st.composite
@@ -19,7 +20,7 @@ def operation(draw, model: PositionalModel, *, max_rank: int = 3) -> Operation:
     either way while the rank stays >= 1."""
     rank = len(model.shape)
     if draw(st.booleans()):
-        return ("reshape", draw(st.sampled_from(factorizations(len(model.cells), 1, max_rank))))
+        return ("reshape", draw(sampled_from(factorizations(len(model.cells), 1, max_rank))))
     axis = draw(st.one_of(st.none(), st.integers(-rank, rank - 1)))
     keepdims = rank < 2 or axis is None or draw(st.booleans())
     return ("replicate", axis, keepdims)
@@ -37,8 +38,8 @@ def positional_chains(draw, device_ids: Sequence[int], *, max_ops: int = 3) -> P
     if len(ids) > 1 and draw(st.booleans()):
         ids = ids[:draw(st.integers(1, len(ids) - 1))]
     if len(ids) > 1 and draw(st.booleans()):
-        ids = draw(st.permutations(ids))
-    initial = draw(st.sampled_from(factorizations(len(ids), 1, 3)))
+        ids = draw(permuted(ids))
+    initial = draw(sampled_from(factorizations(len(ids), 1, 3)))
     model = PositionalModel.of(ids).reshape(*initial)
     ops = []
     for _ in range(draw(st.integers(0, max_ops))):

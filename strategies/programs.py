@@ -33,6 +33,7 @@ from conformance.model.program import LAYOUT_CHANGES, Program, Step
 from strategies.meshes import cutting_meshes
 from strategies.ops import BY_NAME
 from strategies.specs import dividing_specs, sharding_specs
+from strategies.reuse import sampled_from
 
 VALUES = "uint32"  # the dtype programs compute in (indices and starts are int32 inputs)
 INT, BOOL = np.dtype(VALUES), np.dtype(np.bool_)
@@ -69,7 +70,7 @@ class Builder:
     def pick(self, accept: Callable[[np.ndarray], bool], make: Callable[[], str]) -> str:
         """A value ``accept`` takes (the latest first), or a new input from ``make()``."""
         found = self.latest_first(accept)
-        choice = self.draw(st.sampled_from(found + [None])) if found else None
+        choice = self.draw(sampled_from(found + [None])) if found else None
         return choice if choice is not None else make()
 
 
@@ -148,7 +149,7 @@ def joining(*, stack: bool) -> Feed:
         def new() -> str:
             piece = list(shape)
             if not stack:
-                piece[axis] = b.draw(st.sampled_from(i.SIDES))
+                piece[axis] = b.draw(sampled_from(i.SIDES))
             return b.new_input(VALUES, piece)
         others = [b.pick(fits, new) for _ in range(b.draw(st.integers(1, 2)))]
         return (x, *others), {"axis": axis}
@@ -158,7 +159,7 @@ def joining(*, stack: bool) -> Feed:
 def squeezable() -> Feed:
     def build(b: Builder, x: str):
         ones = [d for d, n in enumerate(b.values[x].shape) if n == 1]
-        return (x,), {"axis": tuple(b.draw(st.lists(st.sampled_from(ones), min_size=1, unique=True)))}
+        return (x,), {"axis": tuple(b.draw(st.lists(sampled_from(ones), min_size=1, unique=True)))}
     return _requiring(Feed(INT, build, min_rank=1), lambda x: 1 in x.shape)
 
 
@@ -196,7 +197,7 @@ def fancy_index(shape, axis):
 def along_axis_index(shape, axis):
     def make(draw):
         idx_shape = list(shape)
-        idx_shape[axis] = draw(st.sampled_from(i.SIDES))
+        idx_shape[axis] = draw(sampled_from(i.SIDES))
         return draw(i.hnp.arrays(np.int32, tuple(idx_shape), elements=st.integers(0, shape[axis] - 1)))
     return i.drawn(make)
 
@@ -205,7 +206,7 @@ def scatter_add() -> Feed:
     """``x``, indices into its first dimension (repeats add up) and updates: new inputs."""
     def build(b: Builder, x: str):
         shape = b.values[x].shape
-        count = b.draw(st.sampled_from(i.SIDES))
+        count = b.draw(sampled_from(i.SIDES))
         idx = b.add_input(b.draw(i.hnp.arrays(np.int32, (count,), elements=st.integers(0, shape[0] - 1))))
         return (x, idx, b.new_input(VALUES, (count,) + shape[1:])), {}
     return Feed(INT, build, min_rank=1)
@@ -263,7 +264,7 @@ def contraction() -> Feed:
 
         def fits(y):
             return y.dtype == INT and y.ndim in (1, 2) and y.shape[0] == k
-        shape = b.draw(st.sampled_from([(k,), (k, b.draw(st.sampled_from(i.SIDES)))]))
+        shape = b.draw(sampled_from([(k,), (k, b.draw(sampled_from(i.SIDES)))]))
         return (x, b.pick(fits, lambda: b.new_input(VALUES, shape))), {}
     return Feed(INT, build, min_rank=1, max_rank=3)
 
@@ -371,7 +372,7 @@ def programs(draw, device_ids: Sequence[int], *, axis_types: Sequence[str] = ("A
     usable = {name: FEEDS[name] for name in (entries or FEEDS)}
     shape = draw(i.shapes(0, 3))
     mesh = draw(cutting_meshes(device_ids, shape, max_axes=3))
-    axis_type = draw(st.sampled_from(tuple(axis_types)))
+    axis_type = draw(sampled_from(tuple(axis_types)))
     b = Builder(draw, mesh)
     b.new_input(VALUES, shape, cut=True)
     steps: List[Step] = []
@@ -379,13 +380,13 @@ def programs(draw, device_ids: Sequence[int], *, axis_types: Sequence[str] = ("A
         choices = [(name, feed) for name, feed in usable.items() if b.latest_first(feed.takes)]
         if not choices:
             break
-        name, feed = draw(st.sampled_from(choices))
-        x = draw(st.sampled_from(b.latest_first(feed.takes)))
+        name, feed = draw(sampled_from(choices))
+        x = draw(sampled_from(b.latest_first(feed.takes)))
         operands, static = feed.build(b, x)
         result = f"v{len(steps)}"
         b.values[result] = evaluate(name, [b.values[o] for o in operands], static, x64=x64)
         steps.append(Step(result, name, tuple(operands), tuple(sorted(static.items())), source=BY_NAME[name].source))
-        change = draw(st.sampled_from((None,) + LAYOUT_CHANGES))
+        change = draw(sampled_from((None,) + LAYOUT_CHANGES))
         if change is not None:
             spec = draw(dividing_specs(mesh, b.values[result].shape))
             moved = f"v{len(steps)}"
@@ -395,7 +396,7 @@ def programs(draw, device_ids: Sequence[int], *, axis_types: Sequence[str] = ("A
     outputs = [computed[-1]]
     earlier = computed[:-1]
     if earlier and draw(st.booleans()):
-        outputs.append(draw(st.sampled_from(earlier)))
+        outputs.append(draw(sampled_from(earlier)))
     out_specs = tuple(draw(dividing_specs(mesh, b.values[o].shape)) for o in outputs)
     donated = tuple(sorted(draw(st.lists(st.integers(0, len(b.inputs) - 1), unique=True, max_size=2))))
     return Program(mesh, axis_type, tuple(b.inputs), tuple(b.in_specs), tuple(steps), tuple(outputs),

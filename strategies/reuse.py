@@ -12,6 +12,8 @@ from __future__ import annotations
 import functools
 from typing import Callable, TypeVar
 
+from hypothesis import strategies as st
+
 F = TypeVar("F", bound=Callable)
 
 
@@ -29,3 +31,29 @@ def reused(factory: F) -> F:
             return factory(*args, **kwargs)
         return cached(*args, **kwargs)
     return strategy  # type: ignore[return-value]
+
+
+# Hypothesis' own factories that it does not cache itself (it caches integers, booleans, tuples,
+# lists and a few more), one object per distinct tuple of options, told apart by their values'
+# types too (lru_cache's ``typed`` looks at the tuple only: (0, 1) would meet (False, True)).
+@reused
+def _sampled(options: tuple, types: tuple) -> st.SearchStrategy:
+    return st.sampled_from(options)
+
+
+@reused
+def _permutations(values: tuple, types: tuple) -> st.SearchStrategy:
+    return st.permutations(values)
+
+
+def sampled_from(options) -> st.SearchStrategy:
+    """``st.sampled_from(options)``, the same object for the same options (made a tuple)."""
+    options = tuple(options)
+    return _sampled(options, tuple(map(type, options)))
+
+
+def permuted(values) -> st.SearchStrategy:
+    """``st.permutations(values)`` (a list, as Hypothesis draws it), the same object for the same
+    values (made a tuple)."""
+    values = tuple(values)
+    return _permutations(values, tuple(map(type, values)))

@@ -12,7 +12,7 @@ from hypothesis.extra import numpy as hnp
 from conformance.model.layout import Layout, MeshModel, Spec, spec_axes, spec_tiling
 
 from .meshes import meshes
-from .reuse import reused
+from .reuse import reused, sampled_from
 from .specs import partition_specs
 
 
@@ -21,10 +21,15 @@ from .specs import partition_specs
 def shard_shapes(draw, rank: int, *, max_side: int = 3, zero_size: bool = True):
     """A per-shard shape of ``rank`` dims with sides 1..max_side; now and then (``zero_size``) one
     side is 0."""
-    shape = list(draw(hnp.array_shapes(min_dims=rank, max_dims=rank, min_side=1, max_side=max_side)))
+    shape = list(draw(_array_shapes(rank, max_side)))
     if zero_size and rank and draw(st.integers(0, 7)) == 7:
         shape[draw(st.integers(0, rank - 1))] = 0
     return tuple(shape)
+
+
+@reused
+def _array_shapes(rank: int, max_side: int) -> st.SearchStrategy:
+    return hnp.array_shapes(min_dims=rank, max_dims=rank, min_side=1, max_side=max_side)
 
 
 def tiled(block: Sequence[int], tiling: Sequence[int]):
@@ -34,7 +39,11 @@ def tiled(block: Sequence[int], tiling: Sequence[int]):
 def congruent_shapes(mesh: MeshModel, spec: Spec, rank: int, *, max_side: int = 3,
                      zero_size: bool = True) -> st.SearchStrategy:
     """Global shapes that ``spec`` divides on ``mesh``: a shard shape times the tiling."""
-    tiling = spec_tiling(mesh, spec, rank)
+    return _tiled_shapes(tuple(spec_tiling(mesh, spec, rank)), rank, max_side, zero_size)
+
+
+@reused
+def _tiled_shapes(tiling: tuple, rank: int, max_side: int, zero_size: bool) -> st.SearchStrategy:
     return shard_shapes(rank, max_side=max_side, zero_size=zero_size).map(lambda b: tiled(b, tiling))
 
 
@@ -52,7 +61,7 @@ def incongruent_shapes(draw, mesh: MeshModel, spec: Spec, rank: int, *, max_side
     if not tiled_dims:
         raise ValueError(f"spec {spec} cuts no dimension on mesh {mesh.shape}: every shape divides")
     shape = list(tiled(draw(shard_shapes(rank, max_side=max_side, zero_size=False)), tiling))
-    broken = draw(st.lists(st.sampled_from(tiled_dims), min_size=1, unique=True))
+    broken = draw(st.lists(sampled_from(tuple(tiled_dims)), min_size=1, unique=True))
     for dim in broken:
         shape[dim] = shape[dim] - tiling[dim] + draw(st.integers(1, tiling[dim] - 1))
     return tuple(shape)
@@ -66,7 +75,7 @@ def with_cutting_axis(draw, mesh: MeshModel, spec: Spec, rank: int) -> Spec:
     cutting = [name for name, size in mesh.axis_sizes.items() if size > 1 and name not in used]
     if not cutting or rank == 0:
         raise ValueError(f"no unused axis of {mesh.axis_sizes} can cut a rank-{rank} array")
-    name = draw(st.sampled_from(cutting))
+    name = draw(sampled_from(tuple(cutting)))
     dim = draw(st.integers(0, rank - 1))
     entries = list(spec) + [None] * (dim + 1 - len(spec))
     axes = spec_axes(entries)[dim]
@@ -88,7 +97,8 @@ def layouts(draw, device_ids: Sequence[int], *, min_rank: int = 0, max_rank: int
       more devices);
     * ``None`` draws either, an incongruent one only where the spec cuts some dimension.
     """
-    mesh = draw(meshes(device_ids, **mesh_kwargs).filter(lambda m: congruent is not False or m.size > 1))
+    mesh = draw(meshes(device_ids, **mesh_kwargs) if congruent is not False
+                else _meshes_of_several_devices(tuple(device_ids), tuple(sorted(mesh_kwargs.items()))))
     rank = draw(st.integers(max(min_rank, 1) if congruent is False else min_rank, max_rank))
     spec = draw(partition_specs(mesh, rank))
     if congruent is False and not can_be_incongruent(mesh, spec, rank):
@@ -100,6 +110,11 @@ def layouts(draw, device_ids: Sequence[int], *, min_rank: int = 0, max_rank: int
     else:
         shape = draw(incongruent_shapes(mesh, spec, rank, max_side=max_side))
     return Layout(mesh, spec, shape)
+
+
+@reused
+def _meshes_of_several_devices(device_ids: tuple, mesh_kwargs: tuple) -> st.SearchStrategy:
+    return meshes(device_ids, **dict(mesh_kwargs)).filter(lambda m: m.size > 1)
 
 
 @st.composite

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from conformance.model.layout import MeshModel, Spec, spec_axes
 
 from .odds import mostly
-from .reuse import reused
+from .reuse import permuted, reused, sampled_from
 
 UNKNOWN_AXIS_NAMES = ("z", "w", "unknown")
 
@@ -28,7 +28,7 @@ def partition_specs(draw, mesh: MeshModel, rank: int) -> Spec:
     """
     entries = [[] for _ in range(rank)]
     if rank:
-        order = draw(st.permutations(mesh.axis_names))
+        order = draw(permuted(mesh.axis_names))
         for name in order[:draw(st.integers(0, len(order)))]:
             entries[draw(st.integers(0, rank - 1))].append(name)
     spec = []
@@ -60,7 +60,7 @@ def _dividing_entries(draw, mesh: MeshModel, shape, entries, unused) -> list:
     entries = list(entries)
     if not shape:
         draw(st.booleans())  # what a dimension would take: rank 0 is no shorter than rank 1
-    for dim in draw(st.permutations(range(len(shape)))):
+    for dim in draw(permuted(range(len(shape)))):
         left = shape[dim] // math.prod(mesh.axis_sizes[n] for n in entries[dim])
         while True:
             fitting = [n for n in unused if left % mesh.axis_sizes[n] == 0]
@@ -160,7 +160,7 @@ def invalid_partition_specs(draw, mesh: MeshModel, rank: int):
     """``(spec, kind)``: a spec that names an axis the mesh lacks, uses a mesh axis twice, or has
     more entries than ``rank``. Unknown and repeated axes need ``rank >= 1``."""
     kinds = INVALID_KINDS if rank else ("too-long",)
-    kind = draw(st.sampled_from(kinds))
+    kind = draw(sampled_from(tuple(kinds)))
     spec = list(draw(partition_specs(mesh, rank)))
     spec += [None] * (rank - len(spec))
     if kind == "too-long":
@@ -171,9 +171,9 @@ def invalid_partition_specs(draw, mesh: MeshModel, rank: int):
         spec[dim] = axes + (name,) if axes else name
 
     if kind == "unknown-axis":
-        add(draw(st.integers(0, rank - 1)), draw(st.sampled_from(UNKNOWN_AXIS_NAMES)))
+        add(draw(st.integers(0, rank - 1)), draw(sampled_from(UNKNOWN_AXIS_NAMES)))
     else:
-        name = draw(st.sampled_from(mesh.axis_names))
+        name = draw(sampled_from(tuple(mesh.axis_names)))
         used = [i for i, axes in enumerate(spec_axes(spec)) if name in axes]
         for dim in ([] if used else [draw(st.integers(0, rank - 1))]) + [draw(st.integers(0, rank - 1))]:
             add(dim, name)

@@ -12,7 +12,7 @@ from conformance.model.spmd import DeviceSelection, arg_axes, tree_leaves
 
 from .arrays import arrays, dtype_of, without_subnormals
 from .odds import mostly
-from .reuse import reused
+from .reuse import permuted, reused, sampled_from
 
 LEAF_DTYPES = ("int8", "int32", "float32")
 
@@ -24,7 +24,7 @@ def device_counts(draw, n: int, *, min_size: int = 1) -> int:
     (on one device no value can be confused with another device's). Shrinks towards ``n``."""
     several = draw(mostly(32)) and n >= 2
     low = max(min_size, 2) if several else min_size
-    return draw(st.sampled_from(tuple(range(n, low - 1, -1))))
+    return draw(sampled_from(tuple(range(n, low - 1, -1))))
 
 
 @reused
@@ -34,13 +34,13 @@ def device_selections(draw, device_ids: Sequence[int], *, min_size: int = 1) -> 
     (``devices=``) the first k of one of ``device_orders``; k from ``device_counts``. Shrinks
     towards all devices, implicitly."""
     ids = tuple(device_ids)
-    kind = draw(st.sampled_from(["all", "first", "explicit"]))
+    kind = draw(sampled_from(["all", "first", "explicit"]))
     if kind == "all" or len(ids) <= min_size:
         return DeviceSelection(tuple(ids), False)
     k = draw(device_counts(len(ids), min_size=min_size))
     if kind == "first":
         return DeviceSelection(tuple(ids[:k]), False)
-    return DeviceSelection(tuple(draw(st.sampled_from(device_orders(ids)))[:k]), True)
+    return DeviceSelection(tuple(draw(sampled_from(device_orders(ids)))[:k]), True)
 
 
 def device_orders(ids: Sequence[int]) -> Tuple[Tuple[int, ...], ...]:
@@ -64,7 +64,7 @@ def leaves(draw, size: int, axis: Optional[int], *, dtype=None, max_rank: int = 
     shape = [draw(st.integers(1, 3)) for _ in range(rank)]
     if axis is not None:
         shape[axis] = size
-    dtype = dtype or dtype_of(draw(st.sampled_from(LEAF_DTYPES)))
+    dtype = dtype or dtype_of(draw(sampled_from(LEAF_DTYPES)))
     return draw(arrays(dtype, tuple(shape), finite=True, max_magnitude=1e3, repeated=16))
 
 
@@ -76,14 +76,14 @@ def argument_trees(draw, size: int):
     When every leaf is mapped along axis 0, in_axes may be the plain int 0."""
     args, axes = [], []
     for _ in range(draw(st.integers(1, 3))):
-        kind = draw(st.sampled_from(["leaf", "tuple", "list", "dict"]))
+        kind = draw(sampled_from(["leaf", "tuple", "list", "dict"]))
         if kind == "leaf" or draw(st.booleans()):
-            axis = draw(st.sampled_from([None, 0, 1]))
+            axis = draw(sampled_from([None, 0, 1]))
             count = 1 if kind == "leaf" else 2
             parts = [draw(leaves(size, axis)) for _ in range(count)]
             prefix = axis
         else:
-            part_axes = [draw(st.sampled_from([None, 0, 1])) for _ in range(2)]
+            part_axes = [draw(sampled_from([None, 0, 1])) for _ in range(2)]
             parts = [draw(leaves(size, a)) for a in part_axes]
             prefix = {"tuple": tuple, "list": list}.get(kind, lambda p: dict(zip("ab", p)))(part_axes)
         args.append(parts[0] if kind == "leaf" else
@@ -108,8 +108,8 @@ def index_groups(draw, size: int):
     any order."""
     if draw(st.booleans()):
         return None
-    group_size = draw(st.sampled_from([d for d in range(1, size + 1) if size % d == 0]))
-    order = draw(st.permutations(range(size)))
+    group_size = draw(sampled_from([d for d in range(1, size + 1) if size % d == 0]))
+    order = draw(permuted(range(size)))
     return tuple(tuple(order[i:i + group_size]) for i in range(0, size, group_size))
 
 
@@ -119,8 +119,8 @@ def permutations_pairs(draw, size: int):
     """A ppermute ``perm``: 1 to ``size`` (source, destination) pairs, each device at most once on
     either side; partial (some devices receive nothing) or full. (The empty perm, which crashed
     JAX 0.4.30, is a separate test run in a subprocess.)"""
-    sources = draw(st.permutations(range(size)))
-    targets = draw(st.permutations(range(size)))
+    sources = draw(permuted(range(size)))
+    targets = draw(permuted(range(size)))
     count = draw(st.integers(1, size))
     return tuple((int(s), int(t)) for s, t in zip(sources[:count], targets[:count]))
 
@@ -186,7 +186,7 @@ def collective_parameters(draw, name: str, size: int, max_rank: int = 2):
         if name == "psum_scatter":
             params = {"dim": dim, "tiled": tiled}
         else:
-            concat = draw(st.sampled_from([d for d in range(rank) if d != dim])) if rank > 1 and draw(mostly(3)) else dim
+            concat = draw(sampled_from([d for d in range(rank) if d != dim])) if rank > 1 and draw(mostly(3)) else dim
             if concat != dim and draw(mostly(4)):
                 shape[concat] = g * (draw(st.integers(1, 2)) if tiled else 1)
             params = {"split": dim, "concat": concat, "tiled": tiled}

@@ -199,8 +199,28 @@ def test_a_red_release_keeps_pytest_output_beside_its_report(tmp_path, monkeypat
                                        stderr="F external/xla/xla/service/x.cc:1] Check failed: planted\n")
     monkeypatch.setattr(envs, "ROOT", tmp_path)
     monkeypatch.setattr(envs, "python_of", lambda r: "python")
-    monkeypatch.setattr(envs, "run_pytest", lambda args, python=None: done)
+    monkeypatch.setattr(envs, "run_pytest", lambda args, python=None, env=None: done)
     line = envs.run_suites(rel.Release("0.4.35", "0.4.35", "3.11"), ["-n", "2"])
     log = tmp_path / "reports" / "runs" / "jax-0.4.35" / "pytest.log"
     assert line.startswith("RED (exit 1)") and line.endswith("(output: reports/runs/jax-0.4.35/pytest.log)"), line
     assert "node down" in log.read_text() and "Check failed: planted" in log.read_text()
+
+
+def test_each_release_of_the_matrix_has_its_own_fresh_example_database(tmp_path, monkeypatch):
+    """The release matrix runs each release with a Hypothesis database of its own, emptied first,
+    so that a failing example saved on one release (or by an earlier matrix) is not replayed on
+    another, and every finding replays from its run's seed."""
+    import subprocess
+    asked = []
+    monkeypatch.setattr(envs, "ROOT", tmp_path)
+    monkeypatch.setattr(envs, "python_of", lambda r: "python")
+    monkeypatch.setattr(envs, "run_pytest", lambda args, python=None, env=None: asked.append(env) or
+                        subprocess.CompletedProcess([], 0, stdout="", stderr=""))
+    for version in ("0.4.35", "0.5.0"):
+        stale = tmp_path / "reports" / "runs" / f"jax-{version}" / "hypothesis" / "examples" / "old"
+        stale.mkdir(parents=True)
+        envs.run_suites(rel.Release(version, version, "3.11"), [])
+        assert not stale.exists(), "got the last matrix's examples kept, but should be emptied"
+    homes = [env[envs.HYPOTHESIS_HOME] for env in asked]
+    assert homes == [str(tmp_path / "reports" / "runs" / f"jax-{v}" / "hypothesis") for v in ("0.4.35", "0.5.0")], \
+        f"got example databases {homes}, but should be one per release, beside its report"

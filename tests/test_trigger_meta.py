@@ -184,3 +184,19 @@ def test_the_meta_test_fails_for_an_excuse_broadened(broadened, trigger, monkeyp
 if __name__ == "__main__":
     import sys
     sys.stdout.write(examples.table(table_rows()))
+
+
+@pytest.mark.parametrize("shape, widths, mode, slices", [
+    ((6,), ((1, 1),), "symmetric", [(1,), (1,)]),  # a one-element mirror on each side
+    ((2,), ((5, 0),), "symmetric", [(2,), (2,), (1,)]),  # chunks of at most the side: 2 + 2 + 1
+    ((2,), ((3, 3),), "wrap", [(1,), (1,)]),  # a whole copy each side, then one element
+    ((2,), ((2, 4),), "wrap", []),  # whole copies only: no slice
+    ((1, 3), ((1, 0), (0, 1)), "wrap", [(2, 1)]),  # a whole copy of the row, then a column spanning both rows
+    ((0, 2), ((1, 1), (1, 0)), "symmetric", [(0, 1)]),  # an empty dimension is not padded
+    ((3,), ((1, 1),), "constant", []),  # lax.pad: nothing concatenated
+])
+def test_pad_slices_follows_jnp_pad(shape, widths, mode, slices):
+    """pad_slices lists the slices jnp.pad concatenates, worked by hand from JAX's _pad_wrap and
+    _pad_symmetric_or_reflect."""
+    got = triggers.pad_slices(shape, widths, mode)
+    assert got == slices, f"got {got}, but should be {slices} [pad_slices({shape}, {widths}, {mode!r})]"

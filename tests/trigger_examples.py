@@ -257,10 +257,10 @@ EXAMPLES: Dict[str, Pair] = {
              producers=(call("take", (np.zeros((2, 2, 4), np.uint32), np.int32(1)), {"axis": 2},
                              mesh=MeshModel(tuple(range(8)), (4, 2), ("a", "b")), in_specs=(("b", "a", None), ())),)),
         "the take's operand keeps both axes", (np.array([0, 1, 2, 3], np.int32), np.array([0, 4, 8, 12], np.int32))),
-    "explicit_wrap_pad_with_a_piece_of_size_one_dimensions_only": Pair(
-        explicit("pad", (np.arange(2, dtype=np.int32),), (("b",),), {"widths": ((3, 3),), "mode": "wrap"}, mesh=SIZE_ONE),
-        explicit("pad", (np.arange(2, dtype=np.int32),), (("b",),), {"widths": ((2, 2),), "mode": "wrap"}, mesh=SIZE_ONE),
-        "the widths are whole copies of the operand"),
+    "explicit_pad_with_a_piece_of_size_one_dimensions_only": Pair(
+        explicit("pad", (np.arange(6, dtype=np.int32),), (("b",),), {"widths": ((1, 1),), "mode": "symmetric"}, mesh=SIZE_ONE),
+        explicit("pad", (np.arange(6, dtype=np.int32),), (("b",),), {"widths": ((2, 2),), "mode": "symmetric"}, mesh=SIZE_ONE),
+        "the mirrored pieces have two elements"),
     "range_update_moving_its_major_cut_axis_to_another_dimension": Pair(
         call("at_set_shifted", (X22.repeat(2, 0),), {"shift": -1, "axis": 0}, mesh=MeshModel((0, 1, 2, 3), (2, 2), ("a", "b")),
              in_specs=((("a", "b"),),), out_spec=(None, "a")),

@@ -25,7 +25,7 @@ Each trigger is a one-sentence rule: a ``TRIGGERS`` entry ``name -> (rule, predi
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable, Dict, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from types import SimpleNamespace
 
 import numpy as np
@@ -645,23 +645,37 @@ def explicit_roll_with_a_piece_of_size_one_dimensions_only(call: Call) -> bool:
     return i != 0 and others_size_one and 1 in (i, n - i)
 
 
-def explicit_wrap_pad_with_a_piece_of_size_one_dimensions_only(call: Call) -> bool:
-    """On an Explicit mesh, jnp.pad in mode 'wrap' of an operand that names a mesh axis, whose other
-    dimensions have size 1, padded along a dimension by a width that leaves a one-element piece
-    (width modulo the side is 1): the same size-1 slice typed P(None, ...) that
-    explicit_roll_with_a_piece_of_size_one_dimensions_only meets (met on 0.12.0.1, seed 3218358449,
-    and measured on 0.11.0-0.12.0.1: x = [0, 1] P('b') on an (a=8, b=1) mesh padded ((3, 3),)
-    raises)."""
-    if call.axis_type != "Explicit" or call.op != "pad" or call.static.get("mode") != "wrap" or not call.in_specs \
-            or not names_an_axis(call.in_specs[0]):
+def pad_slices(shape: Sequence[int], widths, mode: str) -> List[Tuple[int, ...]]:
+    """The shapes of the slices jnp.pad concatenates onto its operand in mode "wrap" or
+    "symmetric", as JAX's _pad_wrap and _pad_symmetric_or_reflect take them: dimension by dimension,
+    each slice spanning the array as padded so far (earlier dimensions grown) and one piece of the
+    width along the padded one; wrap slices off the widths' remainders, symmetric mirrors chunks of
+    at most the dimension's size."""
+    current, slices = list(shape), []
+    for i, (lo, hi) in enumerate(widths):
+        n = shape[i]
+        if n == 0 or (lo, hi) == (0, 0):
+            continue
+        pieces = [w % n for w in (lo, hi)] if mode == "wrap" else \
+            [min(n, w - done) for w in (lo, hi) for done in range(0, w, n)] if mode == "symmetric" else []
+        slices += [tuple(current[:i]) + (piece,) + tuple(current[i + 1:]) for piece in pieces if piece]
+        current[i] += lo + hi
+    return slices
+
+
+def explicit_pad_with_a_piece_of_size_one_dimensions_only(call: Call) -> bool:
+    """On an Explicit mesh, jnp.pad in mode "wrap" or "symmetric" of an operand that names a mesh
+    axis, where a slice it concatenates (``pad_slices``) has only size-1 dimensions: the same size-1
+    slice typed P(None, ...) that explicit_roll_with_a_piece_of_size_one_dimensions_only meets (met
+    on 0.12.0.1 as x = [0, 1] P('b') on an (a=8, b=1) mesh padded ((3, 3),) in mode "wrap", seed
+    3218358449; on 0.11.2 as x int32[6] P(('x', 'y')), both of size 1, padded ((1, 1),) in mode
+    "symmetric", seed 3000927418; measured on 0.11.2: a one-element piece of [6] or [1, 6] raises in
+    either mode, pieces of 2, 3 or 5 and a piece (2, 1) of [2, 6] are right)."""
+    if call.axis_type != "Explicit" or call.op != "pad" or not call.in_specs or not names_an_axis(call.in_specs[0]):
         return False
     shape = np.shape(call.operands[0])
-    widths = call.static.get("widths", ())
-    for d, (n, pair) in enumerate(zip(shape, widths)):
-        others_size_one = all(size == 1 for e, size in enumerate(shape) if e != d)
-        if n and others_size_one and any(w % n == 1 for w in pair):
-            return True
-    return False
+    return any(all(size == 1 for size in piece)
+               for piece in pad_slices(shape, call.static.get("widths", ()), call.static.get("mode")))
 
 
 def explicit_sort_of_a_sharded_operand(call: Call) -> bool:
@@ -1413,7 +1427,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     auto_split_of_a_cut_dimension_into_a_part_the_axes_cannot_cut, at_update_after_a_strided_one_on_a_constrained_value,
     range_update_moving_its_major_cut_axis_to_another_dimension, jitted_read_of_a_range_update_moving_its_major_cut_axis,
     explicit_roll_with_a_piece_of_size_one_dimensions_only,
-    explicit_wrap_pad_with_a_piece_of_size_one_dimensions_only,
+    explicit_pad_with_a_piece_of_size_one_dimensions_only,
     jitted_read_of_a_clamped_dynamic_slice, batch_laid_out_over_an_axis_both_operands_contract_over,
     jitted_edge_pad_of_two_dimensions_moving_a_cut_axis,
 )}

@@ -227,13 +227,25 @@ def bisect_deviations(chosen: Sequence[Release], deviations_file: Path, timeout:
                              "by_release": measured[test]} for test in tests}}
 
 
+HYPOTHESIS_HOME = "HYPOTHESIS_STORAGE_DIRECTORY"  # where Hypothesis keeps its example database
+
+
 def run_suites(r: Release, pytest_args: Sequence[str]) -> str:
     """``pytest suites/`` on release ``r`` into its tox run folder: "green"/"RED", the outcome
     counts and the wall time. pytest's output is kept beside the report (``pytest.log``): a
-    crashed worker's last words (an XLA check's message) are in it and nowhere else."""
+    crashed worker's last words (an XLA check's message) are in it and nowhere else.
+
+    Each release's run has its own Hypothesis example database, emptied first (``hypothesis/``
+    beside the report): one shared by the releases replays on each the examples that failed on
+    another, so a finding could not be replayed from its run's seed (a wrong value met on 0.11.1 in
+    the release matrix, 2026-12-05, did not recur from the seed alone); the failing examples a run
+    saves stay there."""
     folder = ROOT / "reports" / "runs" / r.env
+    examples = folder / "hypothesis"
+    shutil.rmtree(examples, ignore_errors=True)
     started = time.monotonic()
-    done = run_pytest(["suites/", "--report-dir", str(folder), *pytest_args], python=str(python_of(r)))
+    done = run_pytest(["suites/", "--report-dir", str(folder), *pytest_args], python=str(python_of(r)),
+                      env={HYPOTHESIS_HOME: str(examples)})
     wall = time.monotonic() - started
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "pytest.log").write_text(done.stdout + ("\n--- stderr ---\n" + done.stderr if done.stderr else ""))

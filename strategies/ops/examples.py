@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from conformance.model.layout import MeshModel, Spec
 from strategies.meshes import cutting_meshes
 from strategies.odds import mostly
+from strategies.reuse import sampled_from
 from strategies.specs import can_cut, cutting_axes, cutting_specs, dividing_specs, pick
 
 from .op import Op
@@ -83,7 +84,7 @@ def catalogue_examples(draw, op: Op, device_ids: Sequence[int], axis_types: Sequ
     focus = focus_dims(op, operands, static) + ((),)
     focus_sides = [shape[d] for shape, dims in zip(shapes, focus) for d in dims if shape[d] > 1]
     mesh = draw(cutting_meshes(device_ids, focus_sides or [side for shape in shapes for side in shape]))
-    axis_type = draw(st.sampled_from(tuple(axis_types)))
+    axis_type = draw(sampled_from(tuple(axis_types)))
     cuttable = [k for k, shape in enumerate(shapes) if can_cut(mesh, shape)]
     focused = [k for k in cuttable if set(cutting_axes(mesh, shapes[k])) & set(focus[k])]
     take_focused = draw(mostly())  # drawn either way, as are the choices below (see specs.pick)

@@ -20,13 +20,13 @@ from hypothesis.extra import numpy as hnp
 
 from strategies.arrays import ramps, varied
 from strategies.odds import mostly
-from strategies.reuse import reused
+from strategies.reuse import permuted, reused, sampled_from
 
 # Array sides, in shrinking order: small, and mostly products of 2 so that mesh axes divide them.
 SIDES = (2, 4, 1, 8, 6, 3)
 # How often ``shapes`` draws each: 1, which no mesh axis cuts, 1 in 61; the others 12 in 61 each.
 SIDE_DRAWS = SIDES + tuple(side for side in SIDES if side != 1) * 11
-SIDE = st.sampled_from(SIDE_DRAWS)
+SIDE = sampled_from(SIDE_DRAWS)
 
 Statics = Callable[[tuple], st.SearchStrategy]  # shape -> strategy of the static keyword arguments
 
@@ -40,8 +40,8 @@ def ranks(min_rank: int = 0, max_rank: int = 3) -> st.SearchStrategy:
     if not positive:
         return st.just(0)
     if min_rank > 0:
-        return st.sampled_from(positive)
-    return st.sampled_from(positive * (127 // len(positive)) + (0,))
+        return sampled_from(positive)
+    return sampled_from(positive * (127 // len(positive)) + (0,))
 
 
 @reused
@@ -58,7 +58,7 @@ def shapes(draw, min_rank: int = 0, max_rank: int = 3):
 def sides_of(rank: st.SearchStrategy) -> st.SearchStrategy:
     """Shapes of a rank ``rank`` draws, with sides from ``SIDES`` (where rank 0 is as likely as
     ``rank`` makes it: index arrays, added leading dimensions)."""
-    return rank.flatmap(lambda n: st.tuples(*[st.sampled_from(SIDES)] * n))
+    return rank.flatmap(lambda n: st.tuples(*[sampled_from(SIDES)] * n))
 
 
 def values(dtype: str, shape, kind: str = "any") -> st.SearchStrategy:
@@ -186,8 +186,8 @@ def permutation_statics(shape):
     is another valid call with another result."""
     rank = len(shape)
     if rank < 3:
-        return st.fixed_dictionaries({"axes": st.permutations(range(rank)).map(tuple)})
-    telling, any_order = st.sampled_from(not_own_inverse(rank)), st.permutations(range(rank)).map(tuple)
+        return st.fixed_dictionaries({"axes": permuted(range(rank)).map(tuple)})
+    telling, any_order = sampled_from(not_own_inverse(rank)), permuted(range(rank)).map(tuple)
     return st.fixed_dictionaries({"axes": mostly(4).flatmap(lambda tells: telling if tells else any_order)})
 
 
@@ -200,7 +200,7 @@ def two_axes_statics(shape):
         a = draw(one_axis(rank))
         if rank > 1 and draw(mostly(4)):
             others = [b for b in range(-rank, rank) if b % rank != a % rank]
-            return {"a": a, "b": draw(st.sampled_from(others))}
+            return {"a": a, "b": draw(sampled_from(others))}
         return {"a": a, "b": draw(one_axis(rank))}
     return drawn(build)
 
@@ -229,7 +229,7 @@ def reshape_statics(shape):
     """``shape``: as many elements as ``shape``, its prime factors shuffled and regrouped into 1..4
     dimensions (size-1 dimensions included)."""
     def build(draw):
-        factors = draw(st.permutations(prime_factors(math.prod(shape))))
+        factors = draw(permuted(prime_factors(math.prod(shape))))
         rank = draw(st.integers(1, 4))
         cuts = sorted(draw(st.lists(st.integers(0, len(factors)), min_size=rank - 1, max_size=rank - 1)))
         bounds = [0, *cuts, len(factors)]
@@ -256,7 +256,7 @@ def pad_statics(shape):
     symmetric."""
     def build(draw):
         widths = tuple((draw(st.integers(0, 3)), draw(st.integers(0, 3))) for _ in shape)
-        return {"widths": widths, "mode": draw(st.sampled_from(("constant", "edge", "wrap", "symmetric")))}
+        return {"widths": widths, "mode": draw(sampled_from(("constant", "edge", "wrap", "symmetric")))}
     return drawn(build)
 
 
@@ -286,7 +286,7 @@ def slices(n: int, *, steps=(1,), reach: int = 0) -> st.SearchStrategy:
     """``slice(start, stop, step)`` over a side ``n``: bounds in ``-n - reach .. n + reach`` or
     None, a step from ``steps``."""
     bound = st.one_of(st.none(), st.integers(-n - reach, n + reach))
-    return st.builds(slice, bound, bound, st.sampled_from(steps))
+    return st.builds(slice, bound, bound, sampled_from(steps))
 
 
 def out_of_range(s: slice, n: int) -> bool:
@@ -369,7 +369,7 @@ def scatter_add_inputs():
     """``x``, indices into its first dimension (repeated ones add up) and the updates."""
     def build(draw):
         shape = draw(shapes(1, 3))
-        idx = draw(hnp.arrays(np.int32, (draw(st.sampled_from(SIDES)),),
+        idx = draw(hnp.arrays(np.int32, (draw(sampled_from(SIDES)),),
                               elements=st.integers(0, shape[0] - 1)))
         u = draw(values("int32", idx.shape + shape[1:]))
         return (draw(values("int32", shape)), idx, u), {}
@@ -404,7 +404,7 @@ def take_along_axis_inputs():
         shape = draw(shapes(1, 3))
         axis = draw(st.integers(0, len(shape) - 1))
         idx_shape = list(shape)
-        idx_shape[axis] = draw(st.sampled_from(SIDES))
+        idx_shape[axis] = draw(sampled_from(SIDES))
         idx = draw(hnp.arrays(np.int32, tuple(idx_shape), elements=st.integers(0, shape[axis] - 1)))
         return (draw(values("int32", shape)), idx), {"axis": axis}
     return inputs_from(build)
@@ -418,7 +418,7 @@ def concatenate_inputs():
         operands = []
         for _ in range(draw(st.integers(2, 3))):
             piece = list(shape)
-            piece[axis] = draw(st.sampled_from(SIDES))
+            piece[axis] = draw(sampled_from(SIDES))
             operands.append(draw(values("int32", tuple(piece))))
         return tuple(operands), {"axis": axis}
     return inputs_from(build)
@@ -442,7 +442,7 @@ def squeeze_inputs():
         for _ in range(draw(st.integers(1, 2))):
             shape.insert(draw(st.integers(0, len(shape))), 1)
         ones = [i for i, n in enumerate(shape) if n == 1]
-        axis = tuple(draw(st.lists(st.sampled_from(ones), min_size=1, unique=True)))
+        axis = tuple(draw(st.lists(sampled_from(ones), min_size=1, unique=True)))
         return (draw(values("int32", tuple(shape))),), {"axis": axis}
     return inputs_from(build)
 
@@ -486,9 +486,9 @@ EINSUM_SUBSCRIPTS = {
 def einsum_inputs():
     """``subscripts`` from ``EINSUM_SUBSCRIPTS`` and operands whose sides agree letter by letter."""
     def build(draw):
-        subscripts = draw(st.sampled_from(sorted(EINSUM_SUBSCRIPTS)))
+        subscripts = draw(sampled_from(sorted(EINSUM_SUBSCRIPTS)))
         letters = sorted(set("".join(EINSUM_SUBSCRIPTS[subscripts])))
-        side = {letter: draw(st.sampled_from(SIDES)) for letter in letters}
+        side = {letter: draw(sampled_from(SIDES)) for letter in letters}
         operands = tuple(draw(values("float32", tuple(side[c] for c in term), "small"))
                          for term in EINSUM_SUBSCRIPTS[subscripts])
         return operands, {"subscripts": subscripts}
@@ -503,10 +503,10 @@ def matmul_inputs(dtype: str, kind: str):
         m, k, n = (draw(SIDE) for _ in range(3))
         batch = draw(shapes(0, 1))
         if not draw(mostly(3)):
-            shape = draw(st.sampled_from([(), batch]))
+            shape = draw(sampled_from([(), batch]))
             return (draw(values(dtype, shape + (m, k), kind)), draw(values(dtype, shape + (k, m), kind))), {}
-        x_shape = draw(st.sampled_from([(k,), (m, k), batch + (m, k)]))
-        y_shape = draw(st.sampled_from([(k,), (k, n), batch + (k, n)]))
+        x_shape = draw(sampled_from([(k,), (m, k), batch + (m, k)]))
+        y_shape = draw(sampled_from([(k,), (k, n), batch + (k, n)]))
         return (draw(values(dtype, x_shape, kind)), draw(values(dtype, y_shape, kind))), {}
     return inputs_from(build)
 
