@@ -399,7 +399,7 @@ def test_a_concatenate_of_a_dynamic_slice_laid_out_replicated_with_itself(run_is
     """jax.jit(lambda x, i: jnp.concatenate((wsc(v, P()), v)) for v = lax.dynamic_slice(x, (i,), (5,)),
     out_shardings=P('b')) of x = arange(8) (uint32) and i = 1 on a (b=2, x=2) mesh returns [1..5, 1..5];
     run in a subprocess because the program may never return (its kernels spin: the subprocess arms
-    Python's faulthandler for 3 s once the program is compiled, which runs in microseconds; found by a random program on 0.11.0 in
+    Python's faulthandler for 1 s once the program is compiled, which runs in microseconds; found by a random program on 0.11.0 in
     the seventh matrix pass, its (b) way hung)."""
     ids = list(bridge.live_device_ids()[:4])
     lines = [f"mesh = Mesh(np.array([devices[i] for i in {ids}]).reshape((2, 2)), ('b', 'x'))",
@@ -408,7 +408,7 @@ def test_a_concatenate_of_a_dynamic_slice_laid_out_replicated_with_itself(run_is
              "    return jnp.concatenate((lax.with_sharding_constraint(v, NamedSharding(mesh, P())), v))",
              "x, i = np.arange(8, dtype=np.uint32), np.int32(1)",
              "compiled = jax.jit(f, out_shardings=NamedSharding(mesh, P('b'))).lower(x, i).compile()",
-             "import faulthandler; faulthandler.dump_traceback_later(3, exit=True)  # (it never returns: ended)",
+             "import faulthandler; faulthandler.dump_traceback_later(1, exit=True)  # (it never returns: ended)",
              "y = np.asarray(compiled(x, i))",
              "print(y.tolist() == np.concatenate([x[1:6], x[1:6]]).tolist(), '# should be True')"]
     check_in_a_subprocess("jit(concatenate((wsc(dynamic_slice(x, (i,), (5,)), P()), the same slice)), into P('b') "

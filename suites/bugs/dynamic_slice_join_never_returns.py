@@ -24,8 +24,8 @@ expected = np.concatenate([x[1:6], x[1:6]])
 compiled = jax.jit(f, out_shardings=NamedSharding(mesh, P("b"))).lower(x, i).compile()
 print("expected:", expected.tolist(), flush=True)
 # A 10-element program runs in microseconds; while the bug is there it never returns, and Python's
-# faulthandler prints where it waits and exits with status 1 after 3 s.
-faulthandler.dump_traceback_later(3, exit=True)
+# faulthandler prints where it waits and exits with status 1 after 1 s.
+faulthandler.dump_traceback_later(1, exit=True)
 got = np.asarray(compiled(x, i))
 faulthandler.cancel_dump_traceback_later()
 print("got:     ", got.tolist())
