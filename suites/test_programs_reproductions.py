@@ -133,6 +133,23 @@ def test_a_strided_at_max_of_a_slice_of_a_partially_replicated_operand():
     case.same_bits("result", np.asarray(y), np.maximum(x[0:1], x[0:1]))
 
 
+@bridge.needs_devices(2, "to split over two devices")
+def test_a_strided_at_min_of_a_split_row_by_itself():
+    """jax.jit(lambda x: x.at[::2].min(x), in_shardings=P(None, 'a'), out_shardings=P()) of x = [[0, 1]]
+    (uint32) split over two devices returns numpy's x: the min of each element with itself (found by a
+    random program on 0.4.33, seed 582396028, on a (2, 4) mesh)."""
+    mesh = bridge.first_devices_mesh(("a", 2))
+    x = np.arange(2, dtype=np.uint32).reshape(1, 2)
+    source = ("jax.jit(lambda x: x.at[::2].min(x), in_shardings=NamedSharding(mesh, P(None, 'a')), "
+              "out_shardings=NamedSharding(mesh, P()))")
+    case = scripted_case(f"{source}(x)", [f"y = {source}(x)", "print(np.asarray(y))"], meshes={"mesh": mesh},
+                         arrays={"x": x}, outcomes={"result": "np.asarray(y)"})
+    f = jax.jit(lambda a: a.at[::2].min(a), in_shardings=bridge.named_sharding(mesh, (None, "a")),
+                out_shardings=bridge.named_sharding(mesh, ()))
+    y = f(jax.device_put(x, bridge.named_sharding(mesh, (None, "a"))))
+    case.same_bits("result", np.asarray(y), np.minimum(x, x))
+
+
 def jitted_in_a_subprocess_lines(mesh_shape, axis_names: str, x: str, jitted: str, in_spec: str, expected: str) -> list:
     """Script lines for a fresh interpreter: a mesh of the first devices shaped ``mesh_shape`` with
     ``axis_names``, ``x`` (an expression) put on ``in_spec``, the ``jitted`` function's result of it,

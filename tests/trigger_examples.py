@@ -140,6 +140,7 @@ def blocks(mesh, spec, shape) -> dict:
 
 
 TWO = MeshModel((0, 1), (2,), ("a",))
+ROW = np.arange(2, dtype=np.int32).reshape(1, 2)  # one value read twice by a step (x.at[::2].min(x)): one object
 THREE = MeshModel((0, 1, 2), (3,), ("a",))
 SQUARE = MeshModel((0, 1, 2, 3), (2, 2), ("a", "b"))
 CUBE = MeshModel(tuple(range(8)), (2, 2, 2), ("a", "b", "x"))
@@ -373,6 +374,11 @@ EXAMPLES: Dict[str, Pair] = {
              producers=(call("negative", (a(0),), in_specs=(None,), producers=(
                  call("slice", (a(0, 1),), {"index": (slice(None, 1, 1),)}, in_specs=((("a", "b"),),)),)), None)),
         "the sliced operand is cut over every axis", (a(0), a(-1))),
+    "strided_at_update_of_a_cut_operand_by_itself": Pair(
+        call("at_min", (ROW, ROW), {"index": slice(None, None, 2)}, mesh=TWO, in_specs=((None, "a"), (None, "a")), way=JIT),
+        call("at_min", (ROW, ROW.copy()), {"index": slice(None, None, 2)}, mesh=TWO, in_specs=((None, "a"), (None, "a")),
+             way=JIT),
+        "the update is another value, equal to the operand", (np.array([[0, 1]], np.int32), np.array([[0, 0]], np.int32))),
     "at_update_after_a_strided_one_on_a_constrained_value": Pair(
         call("at_min", (X4, X4[:1]), {"index": slice(0, 1, 2)}, in_specs=(None, ()), out_spec=("a",), way=JIT,
              producers=(call("at_min", (X4, X4[:2]), {"index": slice(None, None, 2)}, in_specs=(None, ()), way=JIT,

@@ -995,6 +995,19 @@ def strided_at_update_of_a_slice_of_a_partially_replicated_operand(call: Call) -
     return False
 
 
+def strided_at_update_of_a_cut_operand_by_itself(call: Call) -> bool:
+    """Inside a jit, a strided .at[].min or .at[].max whose update is its operand itself (one value,
+    read twice: x.at[::2].min(x), the strided dimension of size 1), of an operand cut over a mesh
+    axis of size > 1 (measured on 0.4.33: x = [[0, 1]] cut P(None, 'a') over two devices, into P() or
+    P(None, 'a'), gives [[0, 0]]; .at[::2].add(x) drops the second update; right with an update
+    that is another value, x + 1 or a second input cut alike, and with .at[0:1]; met on 0.4.33,
+    seed 582396028, on a (2, 4) mesh)."""
+    if call.op not in ("at_min", "at_max") or call.eager or len(call.operands) < 2 or call.mesh is None or \
+            not _strided(call.static.get("index")):
+        return False
+    return call.operands[1] is call.operands[0] and cuts(call.mesh, call.in_specs[0] if call.in_specs else None)
+
+
 def _strided(index) -> bool:
     return any(isinstance(i, slice) and i.step not in (None, 1) for i in index_parts(index))
 
@@ -1414,6 +1427,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     explicit_step_rejected_as_typed_before_a_device_put,
     explicit_flattening_over_a_size_one_axis,
     second_layout_change_in_a_row, at_update_of_a_value_a_constraint_has_just_cut, strided_at_update_of_a_slice_of_a_partially_replicated_operand,
+    strided_at_update_of_a_cut_operand_by_itself,
     jitted_at_update_of_a_join_along_its_cut_dimension, jitted_at_update_of_a_transposed_replicated_value_into_a_cut_output,
     jitted_forward_shift_of_a_cumulative_value,
     jitted_stack_cutting_its_new_dimension_after_a_cut_one, jitted_take_of_operand_and_indices_cut_alike_into_another_axis,
