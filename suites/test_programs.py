@@ -504,10 +504,14 @@ def carried_back(program: Program, step: Step, way: str) -> list:
 
 def dependent_candidates(program: Program, way: str) -> list:
     """What a failure of the jit ways run in a fresh interpreter is asked about (the prefixes are not
-    rerun in this process, which XLA may abort on the program's shape): every step, and an output
-    that is a layout change's result."""
+    rerun in this process, which XLA may abort on the program's shape): every step; the steps whose
+    results a layout change or an elementwise step computes into its layout (``laid_out_as_asked``,
+    as a located step's are in this process: met on 0.11.2, seed 1305825535, a clamped dynamic_slice
+    of a value constrained P(), constrained onto ('a', 'b') after it); and an output that is a layout
+    change's result."""
     changed = layout_changed(program)
-    return candidate_calls(program, way, program.steps, bool(changed & set(program.outputs)))
+    laid_out = [c for s in program.steps for c in laid_out_as_asked(program, s, way)]
+    return candidate_calls(program, way, program.steps, bool(changed & set(program.outputs)), laid_out)
 
 
 def first_wrong_step(program: Program, way: str, output: str = "", raised: bool = False):
