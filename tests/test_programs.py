@@ -1252,3 +1252,20 @@ def test_a_raised_failure_is_localized_to_the_first_step_whose_prefix_raises(mon
     assert suite.first_wrong_step(program, way)[0] is first
     del shown[second.result]
     assert suite.first_wrong_step(program, way, raised=True)[0] is first
+
+
+def test_a_program_run_in_a_subprocess_asks_about_steps_as_a_later_layout_change_computes_them():
+    """The candidates of a program whose jit ways run in a subprocess include each step a layout
+    change computes into its target (met on 0.11.2, seed 1305825535: a clamped dynamic_slice of a
+    value constrained P(), then constrained onto ('a', 'b')), as the located step's do in process."""
+    import suites.test_programs as suite
+    mesh = MeshModel(tuple(range(8)), (2, 2, 2), ("a", "b", "x"))
+    program = written_program(mesh, [(np.arange(16, dtype=np.uint32).reshape(2, 8), ("a",)), (np.int32(0), ()),
+                                     (np.int32(-1), ())], [
+        Step("v0", "negative", ("x0",)),
+        Step("v1", "constraint", ("v0",), spec=()),
+        Step("v2", "dynamic_slice", ("v1", "x1", "x2"), (("sizes", (1, 4)),)),
+        Step("v3", "constraint", ("v2",), spec=(None, ("a", "b")))], [()])
+    calls = suite.dependent_candidates(program, "(b) jit with in/out_shardings")
+    sliced = [c.out_spec for c in calls if c.op == "dynamic_slice"]
+    assert (None, ("a", "b")) in sliced, f"got the dynamic_slice asked about as laid out {sliced}, but should be also as the constraint after it lays it out"
