@@ -40,6 +40,7 @@ from random import Random
 from typing import Callable, Dict, List, Sequence
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, Phase, find, given, seed, settings
 from hypothesis import strategies as st
 
@@ -458,21 +459,35 @@ class SimpleAllToAll:
     tiled = property(lambda self: self.params["tiled"])
 
 
-@functools.lru_cache(maxsize=None)
+def catalogue_table_rows() -> List[Row]:
+    """The catalogue's pooled rows, the worst entry's chance of a run with no cut, the worst entry's
+    share, then each entry's."""
+    per_op = catalogue_rows()
+    return per_op[:4] + [run_without_a_cut_row()] + [
+        Row("catalogue, per entry: cut (later examples of a run)", min(r.measured for r in per_op[4:]), 0.90,
+            count=len(per_op) - 4, note="the worst entry; each is listed below")] + per_op[4:]
+
+
+# The table's parts, each measured by a test of its own (so that xdist workers share the drawing).
+GROUPS: Dict[str, Callable[[], List[Row]]] = {
+    "catalogue": catalogue_table_rows, "programs": program_rows, "arrays": array_rows,
+    "collectives": collective_rows, "arguments": argument_rows}
+
+
 def all_rows() -> tuple:
     started = time.monotonic()
-    per_op = catalogue_rows()
-    rows = per_op[:4] + [run_without_a_cut_row()] + program_rows() + array_rows() + collective_rows() + argument_rows()
-    rows += [Row("catalogue, per entry: cut (later examples of a run)", min(r.measured for r in per_op[4:]), 0.90,
-                 count=len(per_op) - 4, note="the worst entry; each is listed below")] + per_op[4:]
+    rows = [row for rows_of in GROUPS.values() for row in rows_of()]
     return tuple(rows), time.monotonic() - started
 
 
-def test_every_statistic_holds_its_floor():
-    """Every share in the table is on the right side of its floor (the table is printed)."""
-    rows, seconds = all_rows()
+@pytest.mark.parametrize("group", GROUPS)
+def test_every_statistic_holds_its_floor(group):
+    """Every share in the table is on the right side of its floor (each part of the table is
+    printed)."""
+    started = time.monotonic()
+    rows = GROUPS[group]()
     text = table(rows)
-    print(f"\n{text}\n(measured in {seconds:.0f} s)")
+    print(f"\n{text}\n(measured in {time.monotonic() - started:.0f} s)")
     failing = [r.name.strip() for r in rows if not r.held]
     assert not failing, f"below their floors: {failing}\n{text}"
 
