@@ -16,9 +16,9 @@ report; and ``bench`` to time fresh runs (at several device counts) as ratios to
 
 The reference workload (``reports.reference``: 240 small distinct sharded programs compiled and run
 once each, in this interpreter, uncached) runs first in the same sitting, and again after the runs;
-each run's wall time is printed as a ratio to the mean of the two, which is what budgets state. A run's seed is the one given after --, else
-one bench draws and passes to every run, so that the warm run asks for the programs the cold one
-compiled.
+each run's wall time is printed as a ratio to the mean of the two, which is what budgets state. A
+run's seed is the one given after --, else one bench draws and passes to every run, so that the warm
+run asks for the programs the cold one compiled.
 
 The platform is decided as the harness decides it (``--backend`` among the pytest arguments, else
 ``$JAX_PLATFORMS``, else cpu), without importing JAX. While a run goes, bench reads the report the

@@ -41,8 +41,8 @@ def permuted_meshes(draw, device_ids: Sequence[int], *, max_axes: int = 3) -> Me
     ids = tuple(device_ids)
     count = len(ids) if len(ids) <= 2 or draw(st.booleans()) else draw(st.integers(2, len(ids) - 1))
     orders = device_orders(ids[:count])
-    permuted = orders[1:] and draw(mostly())
-    order = draw(sampled_from(orders[1:])) if permuted else orders[0]
+    reordered = orders[1:] and draw(mostly())
+    order = draw(sampled_from(orders[1:])) if reordered else orders[0]
     shape = draw(mesh_shapes(count, max_axes=max_axes))
     return MeshModel(tuple(order), shape, draw(axis_names(len(shape))))
 

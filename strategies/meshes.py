@@ -109,7 +109,7 @@ def cutting_meshes(draw, device_ids: Sequence[int], sides: Sequence[int], *, min
     smaller = [k for k in (fitting if fit else counts) if k < len(ids)]
     subset = draw(st.booleans()) if subsets and len(ids) > 1 else False
     if smaller and (subset or (fit and fitting[0] < len(ids))):
-        chosen = chosen[:draw(sampled_from(tuple(smaller)))]
+        chosen = chosen[:draw(sampled_from(smaller))]
     if reorder and len(chosen) > 1 and draw(st.booleans()):
         chosen = draw(permuted(chosen))
     shapes = (cutting_factorizations(len(chosen), sides, min_axes, max_axes) if fit

@@ -61,7 +61,7 @@ def incongruent_shapes(draw, mesh: MeshModel, spec: Spec, rank: int, *, max_side
     if not tiled_dims:
         raise ValueError(f"spec {spec} cuts no dimension on mesh {mesh.shape}: every shape divides")
     shape = list(tiled(draw(shard_shapes(rank, max_side=max_side, zero_size=False)), tiling))
-    broken = draw(st.lists(sampled_from(tuple(tiled_dims)), min_size=1, unique=True))
+    broken = draw(st.lists(sampled_from(tiled_dims), min_size=1, unique=True))
     for dim in broken:
         shape[dim] = shape[dim] - tiling[dim] + draw(st.integers(1, tiling[dim] - 1))
     return tuple(shape)
@@ -75,7 +75,7 @@ def with_cutting_axis(draw, mesh: MeshModel, spec: Spec, rank: int) -> Spec:
     cutting = [name for name, size in mesh.axis_sizes.items() if size > 1 and name not in used]
     if not cutting or rank == 0:
         raise ValueError(f"no unused axis of {mesh.axis_sizes} can cut a rank-{rank} array")
-    name = draw(sampled_from(tuple(cutting)))
+    name = draw(sampled_from(cutting))
     dim = draw(st.integers(0, rank - 1))
     entries = list(spec) + [None] * (dim + 1 - len(spec))
     axes = spec_axes(entries)[dim]

@@ -160,7 +160,7 @@ def invalid_partition_specs(draw, mesh: MeshModel, rank: int):
     """``(spec, kind)``: a spec that names an axis the mesh lacks, uses a mesh axis twice, or has
     more entries than ``rank``. Unknown and repeated axes need ``rank >= 1``."""
     kinds = INVALID_KINDS if rank else ("too-long",)
-    kind = draw(sampled_from(tuple(kinds)))
+    kind = draw(sampled_from(kinds))
     spec = list(draw(partition_specs(mesh, rank)))
     spec += [None] * (rank - len(spec))
     if kind == "too-long":
@@ -173,7 +173,7 @@ def invalid_partition_specs(draw, mesh: MeshModel, rank: int):
     if kind == "unknown-axis":
         add(draw(st.integers(0, rank - 1)), draw(sampled_from(UNKNOWN_AXIS_NAMES)))
     else:
-        name = draw(sampled_from(tuple(mesh.axis_names)))
+        name = draw(sampled_from(mesh.axis_names))
         used = [i for i, axes in enumerate(spec_axes(spec)) if name in axes]
         for dim in ([] if used else [draw(st.integers(0, rank - 1))]) + [draw(st.integers(0, rank - 1))]:
             add(dim, name)

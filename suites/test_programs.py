@@ -529,7 +529,8 @@ def first_wrong_step(program: Program, way: str, output: str = "", raised: bool 
         wrong = prefix_goes_wrong(program, way, step, computed_into(program, step.result, way))
         if wrong is not None and (not raised or wrong[0].startswith(RAISES)):
             return (step,) + wrong
-        first = first or (None if wrong is None else (step,) + wrong)
+        if wrong is not None and first is None:
+            first = (step,) + wrong
     return first
 
 
