@@ -1269,3 +1269,29 @@ def test_a_program_run_in_a_subprocess_asks_about_steps_as_a_later_layout_change
     calls = suite.dependent_candidates(program, "(b) jit with in/out_shardings")
     sliced = [c.out_spec for c in calls if c.op == "dynamic_slice"]
     assert (None, ("a", "b")) in sliced, f"got the dynamic_slice asked about as laid out {sliced}, but should be also as the constraint after it lays it out"
+
+
+def test_an_explicit_refusal_is_asked_about_the_step_whose_prefix_raises(monkeypatch):
+    """Whether our model expects an Explicit mesh's refusal of a jit way is asked about the first step
+    whose prefix raises, not an earlier one whose prefix returns a wrong value: the refusal is
+    accepted when the model rejects that step, and fails when it rejects none."""
+    import suites.test_programs as suite
+    program, way = suite.written_examples()[3], "(b) jit with in/out_shardings"
+    first, second = program.steps[0], program.steps[1]
+    shown = {first.result: ("its value differs from numpy's", (np.zeros(1), np.ones(1))),
+             second.result: (suite.RAISES + "ShardingTypeError", None)}
+    monkeypatch.setattr(suite, "prefix_goes_wrong", lambda program, way, step, spec, inside=None: shown.get(step.result))
+    rejected = {second.op}
+    monkeypatch.setattr(suite, "expected_rejection", lambda call: "it says so" if call.op in rejected else None)
+
+    class Refused(Exception):
+        pass
+
+    def refused():
+        raise Refused("refused")
+    monkeypatch.setattr(compat, "SHARDING_TYPE_ERRORS", (Refused,))
+    calls = lambda failure: suite.refusal_candidates(program, way, failure)  # noqa: E731
+    assert suite.classified(calls, "Explicit", refused)[1].startswith("rejected with")
+    rejected.clear()
+    with pytest.raises(Refused):
+        suite.classified(calls, "Explicit", refused)

@@ -81,6 +81,10 @@ def start_backend(plan: devices.DevicePlan, x64: bool, jax_was_imported: bool) -
         jax.config.update("jax_platforms", plan.platforms)
         if plan.forced is not None:
             compat.set_cpu_device_count(plan.forced)
+    if jax_was_imported and os.environ.get("JAX_TRACEBACK_FILTERING") == "off":
+        # (a symptom naming the function that raised needs JAX's own frames: met with a plugin that
+        # imported JAX first, where three strict reproductions were raised "in apply_primitive")
+        jax.config.update("jax_traceback_filtering", "off")
     if x64:
         jax.config.update("jax_enable_x64", True)
     try:
