@@ -151,13 +151,20 @@ def stacked(values: Sequence[np.ndarray]) -> np.ndarray:
     return np.stack([np.asarray(v) for v in values])
 
 
+# The collectives that act on each element alone: one value shape per rank, since a program is
+# compiled per shape and the shape tells them nothing the groups and devices do not
+ELEMENTWISE_COLLECTIVES = ("psum", "pmean", "pmax", "pmin", "ppermute")
+ELEMENTWISE_VALUE_SHAPES = ((), (3,), (2, 3))
+
+
 @reused
 @st.composite
 def collective_parameters(draw, name: str, size: int, max_rank: int = 2):
     """``(groups, params, shape)`` for a collective of ``name`` over ``size`` devices (as
     suites/test_collectives.py takes them): axis_index_groups (``index_groups``; none for ppermute
     and axis_index), its parameters, and a per-device value shape of rank 0..``max_rank``, sides 1..3,
-    that they fit (built, not filtered):
+    that they fit (built, not filtered); for the elementwise ones, one shape per rank
+    (``ELEMENTWISE_VALUE_SHAPES``):
 
     * all_gather: ``axis`` and ``tiled``;
     * psum_scatter: ``dim`` (its side the group size, times 1 or 2 when tiled) and ``tiled``;
@@ -171,6 +178,9 @@ def collective_parameters(draw, name: str, size: int, max_rank: int = 2):
         return None, {}, ()
     groups = draw(index_groups(size)) if name != "ppermute" else None
     g = group_size(groups, size)
+    if name in ELEMENTWISE_COLLECTIVES:
+        return groups, ({"perm": draw(permutations_pairs(size))} if name == "ppermute" else {}), draw(
+            sampled_from(ELEMENTWISE_VALUE_SHAPES[:max_rank + 1]))
     rank = draw(st.integers(0, max_rank))
     shape = [draw(st.integers(1, 3)) for _ in range(rank)]
     params = {}

@@ -284,22 +284,24 @@ def derivative_of(example: JitExample) -> Callable:
 
 
 def check_unsharded_derivatives(case: Case, example: JitExample, reference):
-    """The oracle: the transform of the unsharded function runs (eagerly, as the fault
-    unsharded-gradient-halved that shows this oracle can fail plants it; jitted on one device where the
-    rule is custom: fewer compilations) and is within the float32 run's rounding-error bound of
-    numpy's (``reference``, Bounded: the analytic derivative, or the custom rule); its result, which
-    no known deviation excuses."""
+    """The oracle: the transform of the unsharded function runs, jitted on one device (one
+    compilation: eagerly, each operation of the function and its derivative asks for its own), and
+    is within the float32 run's rounding-error bound of numpy's (``reference``, Bounded: the
+    analytic derivative, or the custom rule); where the jitted run raises or is not, the eager run
+    is judged; its result, which no known deviation excuses."""
     derivative = derivative_of(example)
     f = function_of(example.function.source)
+    leaves = bounded_leaves(reference)
+    expected, atol = [rounding.value_of(leaf) for leaf in leaves], [rounding.reference_atol(leaf) for leaf in leaves]
+    check = oracle_check(example.function, example.transform)
+    x, w = jnp.asarray(example.x), jnp.asarray(example.w)
+
+    def judge(run):
+        unsharded = case.accepts(f"{example.transform} unsharded", lambda: run(x, w))
+        compare_trees(case, check, unsharded, expected, model_dtype(example.x, example.w), bounds=atol)
+        return unsharded
     with case.oracle():
-        unsharded_run = jax.jit(derivative(f)) if example.function.custom else derivative(f)
-        unsharded = case.accepts(f"{example.transform} unsharded",
-                                 lambda: unsharded_run(jnp.asarray(example.x), jnp.asarray(example.w)))
-        leaves = bounded_leaves(reference)
-        expected, atol = [rounding.value_of(leaf) for leaf in leaves], [rounding.reference_atol(leaf) for leaf in leaves]
-        compare_trees(case, oracle_check(example.function, example.transform), unsharded, expected,
-                      model_dtype(example.x, example.w), bounds=atol)
-    return unsharded
+        return case.jitted_first(judge, jax.jit(derivative(f)), derivative(f))
 
 
 def check_sharded_derivatives(case: Case, example: JitExample, unsharded, reference) -> None:

@@ -1,6 +1,7 @@
 """pmap: what each device receives (in_axes), how results are stacked (out_axes), static
 arguments, tracing, and the errors for sizes that do not fit, against conformance/model/spmd.py."""
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -16,7 +17,7 @@ from conformance.checking.repro import scripted_case, tree_literal
 from conformance.jaxside import bridge, compat
 from conformance.model import spmd
 from conformance.model.layout import MeshModel
-from strategies import arrays, dtype_of
+from strategies import arrays, dtype_of, reuse
 from strategies.spmd import argument_trees, device_selections
 
 pytestmark = pytest.mark.pmap
@@ -299,6 +300,25 @@ class DevicesGiven:
     axis_size: int
 
 
+# Each (devices given, axis size) pair once: a release that maps the axis anyway (a known deviation)
+# compiles a program per pair, and a filtered draw met pairs again (22 programs asked for twice on 0.10.2)
+MISMATCHED_COUNTS = tuple(DevicesGiven(m, size) for m in range(1, len(DEVICES) + 1)
+                          for size in range(1, len(DEVICES) + 1) if m != size)
+
+
+@functools.lru_cache(maxsize=None)
+def identity_for_axis(size: int):
+    """The devices= properties' function for an axis of ``size``, given more devices than that: one
+    per size, since a release that accepts such a call (the known deviation pmap_devices_axis_size)
+    compiles the same program whatever the number given (20 programs asked for twice on 0.10.2
+    with one function per example). An axis larger than the devices given is refused before
+    compiling, each call with a function of its own: a refusal leaves a shared function's store
+    empty on 0.8.0-0.9.0 (pmap_store_left_empty_by_a_refusal)."""
+    def identity(a):
+        return a
+    return identity
+
+
 def check_devices_given(example: DevicesGiven) -> None:
     ids = tuple(DEVICES[:example.given])
     x = np.zeros((example.axis_size, 2), np.float32)
@@ -307,7 +327,8 @@ def check_devices_given(example: DevicesGiven) -> None:
     case = scripted_case(f"jax.pmap(lambda a: a, devices=<{example.given} devices>)(np.zeros(({example.axis_size}, 2)))",
                          outcomes={"pmap with devices= of another count": call})
     case.rejects("pmap with devices= of another count",
-                 lambda: jax.pmap(lambda a: a, devices=[bridge.devices_by_id()[i] for i in ids])(x), (ValueError,))
+                 lambda: jax.pmap(identity_for_axis(example.axis_size) if example.given > example.axis_size else (lambda a: a),
+                                  devices=[bridge.devices_by_id()[i] for i in ids])(x), (ValueError,))
 
 
 @bridge.needs_devices(2, "to pass fewer devices than the axis size")
@@ -316,9 +337,7 @@ def check_devices_given(example: DevicesGiven) -> None:
 def test_devices_must_match_the_mapped_axis(data, excuses):
     """With devices=[...], a mapped axis whose size is not the number of devices given raises
     ValueError."""
-    m = data.draw(st.integers(1, len(DEVICES)), label="devices given")
-    size = data.draw(st.integers(1, len(DEVICES)).filter(lambda s: s != m), label="axis size")
-    example = DevicesGiven(m, size)
+    example = data.draw(reuse.sampled_from(MISMATCHED_COUNTS), label="devices given, axis size")
     with excuses.way([example]):
         check_devices_given(example)
 

@@ -325,3 +325,28 @@ def test_a_verdict_audit_records_what_each_check_would_script(tmp_path, monkeypa
     assert [(r["check"], r["kind"]) for r in records] == [
         ("one", "scripted"), ("three", "no verdict"), ("two", "failed"), ("four", "no script")]
     assert run_script(records[0]["script"]).returncode == 0 and run_script(records[2]["script"]).returncode == 1
+
+
+def test_jitted_first_judges_the_eager_run_only_where_the_jitted_one_fails():
+    """Case.jitted_first: the jitted run's result where its checks pass (the eager run not made);
+    the eager run's where they fail or it raises; the eager run's failure where both fail."""
+    case, made = Case("f(x)"), []
+
+    def judge(fn):
+        value = fn()
+        case.equal("value", value, 2)
+        return value
+
+    def run(name, value):
+        def fn():
+            made.append(name)
+            if isinstance(value, Exception):
+                raise value
+            return value
+        return fn
+    assert case.jitted_first(judge, run("jit", 2), run("eager", 2)) == 2 and made == ["jit"]
+    made.clear()
+    assert case.jitted_first(judge, run("jit", 3), run("eager", 2)) == 2 and made == ["jit", "eager"]
+    assert case.jitted_first(judge, run("jit", RuntimeError("no")), run("eager", 2)) == 2
+    with pytest.raises(ConformanceFailure, match="value=3, but should be 2"):
+        case.jitted_first(judge, run("jit", 4), run("eager", 3))

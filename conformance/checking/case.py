@@ -24,7 +24,7 @@ import json
 import os
 import re
 import sys
-from typing import Callable, Dict, Optional, Sequence, Tuple, Type
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Type
 
 import numpy as np
 
@@ -216,6 +216,16 @@ class Case:
             raise tag_oracle(OracleInsideAnExcuse(
                 f"check {what!r} is named as the oracle's (the unsharded run) and ran inside an excuse context "
                 f"(excuses.way), but should run outside every excuse context, under case.oracle() [{self.call}]"))
+
+    def jitted_first(self, judge: Callable[[Callable], Any], jitted: Callable, eager: Callable):
+        """``judge(jitted)``: an unsharded run's checks (inside ``oracle()``) on the function jitted
+        on one device, one compilation where running it eagerly asks for one per operation; where
+        they fail or raise, ``judge(eager)``, whose failure is the oracle's. What a property's
+        unsharded run gives either way is what numpy's reference allows."""
+        try:
+            return judge(jitted)
+        except Exception:  # noqa: BLE001 - the eager run, judged, says what is wrong (an audit saw this check fail)
+            return judge(eager)
 
     def verdict(self, what: str, lines: Callable[[str], Sequence[str]], exact: bool = False) -> str:
         """The script's verdict lines for check ``what`` (``lines(expression)``), or "" where the

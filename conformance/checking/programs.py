@@ -107,12 +107,16 @@ def program_function(program: Program, *, unsharded: bool = False) -> Callable:
     return scope["program"]
 
 
+def prefix(program: Program, last: Step) -> Program:
+    """The program's steps up to ``last`` (in order, ``last`` included), returning ``last``'s value."""
+    return dataclasses.replace(program, steps=program.steps[:program.steps.index(last) + 1], outputs=(last.result,))
+
+
 def prefix_function(program: Program, last: Step) -> Callable:
-    """The program's steps up to ``last`` (in order, ``last`` included) as a function of the
-    program's inputs that returns ``(last's value,)``: what a jit way runs to tell whether that
-    step's value is already wrong (built from the same lines as the program's script)."""
-    steps = program.steps[:program.steps.index(last) + 1]
-    return program_function(dataclasses.replace(program, steps=steps, outputs=(last.result,)))
+    """``prefix(program, last)`` as a function of the program's inputs that returns ``(last's
+    value,)``: what a jit way runs to tell whether that step's value is already wrong (built from
+    the same lines as the program's script)."""
+    return program_function(prefix(program, last))
 
 
 def revealing_function(program: Program) -> Callable:

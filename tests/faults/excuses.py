@@ -99,13 +99,20 @@ def on_one_device(x) -> bool:
 
 @fault("unsharded-gradient-halved",
        "jax.grad and jax.value_and_grad halve the gradient where every argument is on one device (unsharded), "
-       "never where one is sharded or traced", suites=("autodiff",))
+       "eagerly or traced by a jax.jit (without shardings) called on one device; never where one is sharded",
+       suites=("autodiff",))
 def unsharded_gradient_halved():
     """A wrong oracle: the sharded gradient is then twice the unsharded one, as an autodiff entry
     whose symptom is values multiplied by the replica count reads it; the unsharded gradient against
-    numpy's analytic one must fail the property all the same."""
+    numpy's analytic one must fail the property all the same (the oracle runs jitted on one device,
+    eagerly where that disagrees with numpy)."""
     jax = jax_module()
     halved = lambda tree: jax.tree_util.tree_map(lambda g: g / 2, tree)  # noqa: E731
+    tracing_on_one_device = []  # one entry per jax.jit call on one device now tracing
+
+    def unsharded(args) -> bool:
+        leaves = jax.tree_util.tree_leaves(args)
+        return all(on_one_device(x) for x in leaves) or bool(tracing_on_one_device) and all(map(traced, leaves))
 
     def on_unsharded_arguments(wrong):
         def reverse_mode(original):
@@ -114,10 +121,27 @@ def unsharded_gradient_halved():
 
                 def run(*a, **k):
                     result = inner(*a, **k)
-                    return wrong(result) if all(on_one_device(x) for x in jax.tree_util.tree_leaves(a)) else result
+                    return wrong(result) if unsharded(a) else result
                 return run
             return transform
         return reverse_mode
 
+    def marking_calls_on_one_device(original):
+        def jit(fun, *args, **kwargs):
+            jitted = original(fun, *args, **kwargs)
+            if args or kwargs:  # (shardings or other options: not the oracle's plain jit)
+                return jitted
+
+            def call(*a, **k):
+                on_one = all(on_one_device(x) for x in jax.tree_util.tree_leaves(a))
+                tracing_on_one_device.extend([True] * on_one)
+                try:
+                    return jitted(*a, **k)
+                finally:
+                    del tracing_on_one_device[len(tracing_on_one_device) - on_one:]
+            return call
+        return jit
+
+    wrap(jax, "jit", marking_calls_on_one_device)
     wrap(jax, "grad", on_unsharded_arguments(halved))
     wrap(jax, "value_and_grad", on_unsharded_arguments(lambda out: (out[0], halved(out[1]))))
