@@ -906,6 +906,20 @@ def test_contraction_returning_its_batch_and_free_dimensions_over_swapped_axes()
               ("b", "a"), np.einsum("bkm,kb->bm", x, y))
 
 
+@bridge.needs_devices(8, "for a (4, 2) mesh")
+def test_contraction_with_its_batch_returned_over_an_axis_cutting_other_contracted_dimensions():
+    """jit(lambda x, y: lax.dot_general(x, y, (((1, 2), (1, 2)), ((0,), (0,)))), out_shardings=P('a'))
+    of x int32[4, 4, 4] P('b', None, 'a') and y int32[4, 4, 4] P('b', 'a') on a (4, 2) mesh returns
+    numpy's einsum('bkl,bkl->b', x, y): the batch dimension, cut over 'b' in the operands, is
+    returned over 'a', which cuts l in x and k in y (found on 0.4.30 by
+    test_contraction_over_sharded_dimensions, seed 349853846)."""
+    x = np.arange(64, dtype=np.int32).reshape(4, 4, 4) % 7
+    y = np.arange(64, dtype=np.int32).reshape(4, 4, 4) % 5
+    auto_case("batch over an axis cutting other contracted dimensions", bridge.first_devices_mesh(("a", 4), ("b", 2)),
+              {"x": (x, ("b", None, "a")), "y": (y, ("b", "a"))},
+              "lax.dot_general(x, y, (((1, 2), (1, 2)), ((0,), (0,))))", ("a",), np.einsum("bkl,bkl->b", x, y))
+
+
 @bridge.needs_devices(4, "for a (2, 2) mesh")
 def test_shifted_update_into_a_layout_cutting_another_dimension_over_the_major_axis():
     """jit(lambda x: x.at[1:].set(x[:-1])) of x float32[4, 2] cut over ('a', 'b') on dimension 0,

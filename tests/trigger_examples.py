@@ -489,6 +489,13 @@ EXAMPLES: Dict[str, Pair] = {
                                                                       np.zeros((2, 4), np.int32)])),
          "values_of_the_expected_result": (np.einsum("bkm,kb->bm", X444, X44),
                                            np.roll(np.einsum("bkm,kb->bm", X444, X44), 1, axis=0))}),
+    "batch_returned_over_an_axis_cutting_other_contracted_dimensions": Pair(
+        Contraction(MESH, "Auto", "dot_general", X444, X444, "bkl", "bkl", "b", ("a", None, "b"), ("a", "b"), ("b",)),
+        Contraction(MESH, "Auto", "dot_general", X444, X444, "bkl", "bkl", "b", ("a", None, "b"), ("a", None, "b"),
+                    ("b",)),
+        "both operands cut the same contracted dimension",
+        {"zeros": (np.einsum("bkl,bkl->b", X444, X444),
+                   np.concatenate([np.einsum("bkl,bkl->b", X444, X444)[:2], np.zeros(2, np.int32)]))}),
     "explicit_merge_over_size_one_axes_only": Pair(
         Reshape(SIZE_ONE, "Explicit", np.arange(8, dtype=np.int32).reshape(2, 2, 2), (4, 2), "merge", (0, 1), (0,),
                 (None, "b"), ()),

@@ -1384,6 +1384,36 @@ def batch_and_free_dimension_returned_over_swapped_axes(example) -> bool:
     return False
 
 
+def batch_returned_over_an_axis_cutting_other_contracted_dimensions(example) -> bool:
+    """A contraction example (``strategies.contractions.Contraction``) on an Auto mesh, jitted with
+    out_shardings that cut a batch dimension of the result over a mesh axis that cuts a contracted
+    dimension of each operand, not the same one, where both operands cut that batch dimension over
+    another axis of another size: XLA's SPMD partitioner, with GSPMD and Shardy alike, returns zeros
+    in part of the result. Measured on 0.10.2: 'bkl,bkl->b' of x P('b', None, 'a') and y P('b', 'a')
+    into P('a') is wrong on a (4, 2) mesh and right on a (2, 2) one; right with y P('b', None, 'a')
+    (the same contracted dimension: batch_laid_out_over_an_axis_both_operands_contract_over, before
+    0.7.0), with the batch uncut in the operands, or returned P('b') or P()."""
+    if example.axis_type != "Auto":
+        return False
+    mesh = example.mesh
+    lhs, rhs = axes_of(example.lhs_spec, len(example.lhs)), axes_of(example.rhs_spec, len(example.rhs))
+    out = axes_of(example.out_spec, len(example.out))
+    contracted = [k for k in example.lhs if k in example.rhs and k not in example.out]
+
+    def contracted_cut_by(axis, letters, axes) -> set:
+        return {k for k in contracted if axis in cut_axes(mesh, axes[letters.index(k)])}
+    for i, batch in enumerate(example.out):
+        if batch not in example.lhs or batch not in example.rhs:
+            continue
+        batch_axes = set(cut_axes(mesh, lhs[example.lhs.index(batch)])) & set(cut_axes(mesh, rhs[example.rhs.index(batch)]))
+        for axis in cut_axes(mesh, out[i]):
+            in_lhs, in_rhs = contracted_cut_by(axis, example.lhs, lhs), contracted_cut_by(axis, example.rhs, rhs)
+            if in_lhs and in_rhs and in_lhs != in_rhs and any(
+                    b != axis and mesh.axis_sizes[b] != mesh.axis_sizes[axis] for b in batch_axes):
+                return True
+    return False
+
+
 def jitted_einsum_returning_its_batch_and_free_dimensions_over_swapped_axes(call: Call) -> bool:
     """Jitted, the catalogue's einsum of two operands as ``batch_and_free_dimension_returned_over_swapped_axes``
     says of a contraction (met on 0.10.2 in CI, seed 3834413467: 'bij,bjk->bik' of x0 float32[4, 2, 2]
@@ -1400,6 +1430,7 @@ def jitted_einsum_returning_its_batch_and_free_dimensions_over_swapped_axes(call
 
 TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     batch_and_free_dimension_returned_over_swapped_axes,
+    batch_returned_over_an_axis_cutting_other_contracted_dimensions,
     jitted_einsum_returning_its_batch_and_free_dimensions_over_swapped_axes, jitted_take_along_into_combined_axes_out_of_mesh_order,
     take_along_a_cut_operand_over_two_mesh_axes,
     clamped_start_with_a_cut_output, moved_start_with_a_cut_operand_or_output, partially_replicated_join,
