@@ -707,17 +707,6 @@ def check_values(case: Case, array, expected: np.ndarray, what: str, layout=None
         check_layout(case, array, layout, x=expected, what=what)
 
 
-def unsharded_values_agree(program: Program) -> bool:
-    """Whether the whole program jitted on one device (one compilation, where running it step by step
-    eagerly asks for a program per operation) gives numpy's value at every step; False where it
-    raises or differs anywhere, which the eager run then judges step by step."""
-    try:
-        values = unsharded_program(program)(*map(jax.device_put, program.arrays))
-        return all(bit_identical(np.asarray(v), program.value(s.result)) for v, s in zip(values, program.steps))
-    except Exception:  # noqa: BLE001 - the eager run step by step says what went wrong
-        return False
-
-
 UNSHARDED_PROGRAMS: dict = {}  # the unsharded program's text -> it jitted, returning every step's value
 
 
@@ -733,26 +722,31 @@ def unsharded_program(program: Program):
     return UNSHARDED_PROGRAMS[key]
 
 
-def bit_identical(got: np.ndarray, expected: np.ndarray) -> bool:
-    """``case.same_bits``'s rule as a predicate: the same dtype and shape, and the same bytes."""
-    expected = np.asarray(expected)
-    return got.dtype == expected.dtype and got.shape == expected.shape and got.tobytes() == expected.tobytes()
-
-
 def check_unsharded(case: Case, program: Program, jitted_first: bool = True) -> None:
     """(0) Each step on one device equals numpy's value: the oracle the sharded runs meet (tagged:
-    no known deviation excuses its failure). The program jitted on one device is asked first
-    (``jitted_first``; not where the program runs its jit ways in a subprocess: XLA may abort or
-    spin on it); where it does not agree everywhere, each step runs eagerly and is judged."""
-    if jitted_first and unsharded_values_agree(program):
-        return
-    with case.oracle():
+    no known deviation excuses its failure). The program jitted on one device is judged first
+    (``Case.jitted_first``: one compilation, where step by step each operation asks for its own;
+    not where the program runs its jit ways in a subprocess: XLA may abort or spin on it); where it
+    raises or differs anywhere, each step runs eagerly and is judged."""
+    described = {s.result: f"(0) unsharded {s.result} = {programs_.expression(s)}" for s in program.steps}
+
+    def jitted():
+        values = case.accepts("(0) unsharded program jitted on one device",
+                              lambda: unsharded_program(program)(*map(jax.device_put, program.arrays)))
+        for step, value in zip(program.steps, values):
+            case.same_bits(f"{described[step.result]} vs numpy", np.asarray(value), program.value(step.result))
+
+    def step_by_step():
         env = {n: jax.device_put(x) for n, x in zip(program.inputs, program.arrays)}
         for step in program.steps:
             fn = programs_.step_function(program, step, unsharded=True)
-            what = f"(0) unsharded {step.result} = {programs_.expression(step)}"
-            env[step.result] = case.accepts(what, lambda: fn(env))
-            case.same_bits(f"{what} vs numpy", np.asarray(env[step.result]), program.value(step.result))
+            env[step.result] = case.accepts(described[step.result], lambda: fn(env))
+            case.same_bits(f"{described[step.result]} vs numpy", np.asarray(env[step.result]), program.value(step.result))
+    with case.oracle():
+        if jitted_first:
+            case.jitted_first(lambda run: run(), jitted, step_by_step)
+        else:
+            step_by_step()
 
 
 def check_eager(case: Case, program: Program, excuses) -> None:

@@ -207,6 +207,7 @@ def program_outcomes(program: Program) -> dict:
     for k, name in enumerate(program.outputs):
         for way in calls:
             outcomes[f"{way} output {name}"] = outcomes[f"np.asarray of {way} output {name}"] = f"{calls[way]}[{k}]"
+    outcomes["(0) unsharded program jitted on one device"] = f"jax.jit(unsharded)(*(jnp.asarray(x) for x in ({names})))"
     for s in program.steps:
         step = f"{s.result} = {expression(s)}"
         outcomes[f"(a) eager {step}"] = eager = f"value_of(program_values(*placed()), {s.result!r})"

@@ -108,11 +108,11 @@ def unsharded_gradient_halved():
     eagerly where that disagrees with numpy)."""
     jax = jax_module()
     halved = lambda tree: jax.tree_util.tree_map(lambda g: g / 2, tree)  # noqa: E731
-    tracing_on_one_device = []  # one entry per jax.jit call on one device now tracing
+    calls_on_one_device = [0]  # how many jax.jit calls on one device are running (tracing) now
 
     def unsharded(args) -> bool:
         leaves = jax.tree_util.tree_leaves(args)
-        return all(on_one_device(x) for x in leaves) or bool(tracing_on_one_device) and all(map(traced, leaves))
+        return all(on_one_device(x) for x in leaves) or calls_on_one_device[0] > 0 and all(map(traced, leaves))
 
     def on_unsharded_arguments(wrong):
         def reverse_mode(original):
@@ -133,12 +133,12 @@ def unsharded_gradient_halved():
                 return jitted
 
             def call(*a, **k):
-                on_one = all(on_one_device(x) for x in jax.tree_util.tree_leaves(a))
-                tracing_on_one_device.extend([True] * on_one)
+                on_one = int(all(on_one_device(x) for x in jax.tree_util.tree_leaves(a)))
+                calls_on_one_device[0] += on_one
                 try:
                     return jitted(*a, **k)
                 finally:
-                    del tracing_on_one_device[len(tracing_on_one_device) - on_one:]
+                    calls_on_one_device[0] -= on_one
             return call
         return jit
 
