@@ -298,6 +298,9 @@ def depends_on(program: Program, name: str) -> list:
 # with such a step runs its jit ways in a subprocess.
 MOVED_UPDATE_ABORT = reproductions.test_a_cumsum_of_a_shifted_update_of_columns_cut_over_two_axes_into_rows_cut_over_the_major_one
 JOIN_HANG = reproductions.test_a_concatenate_of_a_dynamic_slice_laid_out_replicated_with_itself
+# It aborts on a scan of an operand sliced beside it to a prefix as long per shard (from 0.10.1; such
+# a scan reads the slice's buffer from 0.5.1).
+SCAN_BESIDE_A_PREFIX_SLICE = reproductions.test_a_cumsum_returned_beside_a_prefix_slice_of_its_operand
 
 
 def isolated_ways(program: Program, known_deviations) -> tuple:
@@ -306,7 +309,8 @@ def isolated_ways(program: Program, known_deviations) -> tuple:
     (eagerly too), the two jit ways for a join or a step that moves an operand's axis into combined
     axes of another dimension, and for a step reading a range update that the jit moves the major
     axis of (a cumsum of it aborts: MOVED_UPDATE_ABORT), and for a join of a dynamic slice with itself
-    laid out replicated (it never returns: JOIN_HANG; the subprocess's faulthandler ends it); none
+    laid out replicated (it never returns: JOIN_HANG; the subprocess's faulthandler ends it), and for a
+    scan beside a prefix slice of its operand as long per shard (SCAN_BESIDE_A_PREFIX_SLICE); none
     elsewhere."""
     combines = any(triggers.layout_change_onto_combined_axes(step_call(program, step, "(b)")) for step in program.steps)
     if combines and known_deviations.covers(
@@ -320,6 +324,9 @@ def isolated_ways(program: Program, known_deviations) -> tuple:
         return programs_.ISOLATED_WAYS
     if any(triggers.jitted_concatenate_of_a_replicated_dynamic_slice_with_itself(step_call(program, step, way))
            for step in program.steps for way in JIT_WAYS) and known_deviations.covers(JOIN_HANG) is not None:
+        return programs_.ISOLATED_WAYS
+    if any(triggers.jitted_scan_beside_a_prefix_slice_with_its_operands_shard_shape(step_call(program, step, way))
+           for step in program.steps for way in JIT_WAYS) and known_deviations.covers(SCAN_BESIDE_A_PREFIX_SLICE) is not None:
         return programs_.ISOLATED_WAYS
     return ()
 

@@ -247,11 +247,11 @@ def test_a_second_at_min_after_a_strided_one_on_a_constrained_value():
     case.same_bits("result", np.asarray(f(x, u, w)), expected)
 
 
-def two_results_of_a_split_vector(first: str, second: str, x: np.ndarray):
+def two_results_of_a_split_vector(first: str, second: str, x: np.ndarray, devices: int = 2):
     """``(case, mesh, y)``: y = jit(lambda x: (constrain(<first>, P()), constrain(<second>, P()))) of
-    ``x`` constrained P('a') over two devices (``first`` and ``second``: expressions of x), with the
-    case that names the call and its checks "first result" and "second result"."""
-    mesh = bridge.first_devices_mesh(("a", 2))
+    ``x`` constrained P('a') over two devices (or ``devices``; ``first`` and ``second``: expressions
+    of x), with the case that names the call and its checks "first result" and "second result"."""
+    mesh = bridge.first_devices_mesh(("a", devices))
     source = (f"jax.jit(lambda x: (lambda x: (c({first}, NamedSharding(mesh, P())), c({second}, NamedSharding(mesh, P()))))"
               "(c(x, NamedSharding(mesh, P('a')))))")
     case = scripted_case(f"{source}(x on P('a')), c = jax.lax.with_sharding_constraint",
@@ -276,6 +276,38 @@ def test_the_sum_of_a_scatter_returned_beside_a_prefix_slice_of_its_operand():
     case, _, y = two_results_of_a_split_vector("x[0:3]", "jnp.sum(x.at[0:2].set(7.0))", x)
     case.same_bits("first result", np.asarray(y[0]), x[0:3])
     case.same_bits("second result", np.asarray(y[1]), np.float32(19.0))
+
+
+@bridge.needs_devices(4, "to split over four devices")
+def test_a_cumsum_returned_beside_a_longer_prefix_slice_of_its_operand():
+    """jit(lambda x: (constrain(x[0:2], P()), constrain(jnp.cumsum(x), P()))) of x = [3, 10, 6, 2]
+    (uint32) constrained P('a') over four devices returns ([3, 10], [3, 13, 19, 21]): the values
+    form of a scan beside a prefix slice of its operand as long per shard, one that does not abort (the
+    tenth matrix pass's 0.10.1 finding, seed 2686075859, aborted with a slice of one shard:
+    test_a_cumsum_returned_beside_a_prefix_slice_of_its_operand)."""
+    x = np.array([3, 10, 6, 2], dtype=np.uint32)
+    case, _, y = two_results_of_a_split_vector("x[0:2]", "jnp.cumsum(x)", x, devices=4)
+    case.same_bits("first result", np.asarray(y[0]), x[0:2])
+    case.same_bits("second result", np.asarray(y[1]), np.cumsum(x, dtype=np.uint32))
+
+
+@bridge.needs_devices(4, "to split over four devices")
+def test_a_cumsum_jitted_into_out_shardings_beside_a_longer_prefix_slice_of_its_operand():
+    """jax.jit(lambda x: (constrain(x[0:2], P()), jnp.cumsum(x)), in_shardings=P('a'), out_shardings=(P(),
+    P())) of x = [3, 10, 6, 2] (uint32) over four devices returns ([3, 10], [3, 13, 19, 21]): the same
+    scan and slice as test_a_cumsum_returned_beside_a_longer_prefix_slice_of_its_operand with the
+    cumsum laid out by out_shardings, not a constraint (the property's way (b)), where XLA compiles it."""
+    mesh = bridge.first_devices_mesh(("a", 4))
+    x = np.array([3, 10, 6, 2], dtype=np.uint32)
+    source = ("jax.jit(lambda x: (jax.lax.with_sharding_constraint(x[0:2], NamedSharding(mesh, P())), jnp.cumsum(x)), "
+              "in_shardings=NamedSharding(mesh, P('a')), out_shardings=(NamedSharding(mesh, P()), NamedSharding(mesh, P())))")
+    case = scripted_case(f"{source}(x on P('a'))", [f"y = {source}(x)", "print(y)"], meshes={"mesh": mesh},
+                         placed={"x": (x, ("a",))}, outcomes={"jit": f"{source}(x)", "second result": "y[1]"})
+    replicated, split = bridge.named_sharding(mesh, ()), bridge.named_sharding(mesh, ("a",))
+    f = jax.jit(lambda a: (jax.lax.with_sharding_constraint(a[0:2], replicated), jnp.cumsum(a)), in_shardings=split,
+                out_shardings=(replicated, replicated))
+    y = case.accepts("jit", lambda: f(jax.device_put(x, split)))
+    case.same_bits("second result", np.asarray(y[1]), np.cumsum(x, dtype=np.uint32))
 
 
 def check_the_second_result_comes_back_whole(devices: int, body: str, inputs: dict, expected: np.ndarray) -> None:
@@ -409,6 +441,25 @@ def test_a_cumsum_of_a_shifted_update_of_columns_cut_over_two_axes_into_rows_cut
         "P(None, ('a', 'b'))", "np.cumsum(np.concatenate([x[:, :1], x[:, :3]], axis=1), axis=1, dtype=np.uint32)")
     check_in_a_subprocess("jit(cumsum of x.at[:, 1:].set(x[:, :3]), x over (None, ('a', 'b')), into P('a'))", lines,
                           run_isolated, printed="True # should be True", what="result equals numpy's")
+
+
+@bridge.needs_devices(4, "for a mesh of four")
+def test_a_cumsum_returned_beside_a_prefix_slice_of_its_operand(run_isolated):
+    """jax.jit(lambda x: (constrain(x[:1], P()), jnp.cumsum(x)), out_shardings=(P(), P())) of x =
+    arange(4) (uint32) put on P('a') over four devices returns ([0], [0, 1, 3, 6]); run in a
+    subprocess because XLA's SPMD partitioner aborts the process on it (found by a random program on
+    0.10.1 in the tenth release matrix pass, seed 2686075859: the slice's absolute value returned
+    beside the cumsum, on an (a=4, b=2) mesh)."""
+    ids = list(bridge.live_device_ids()[:4])
+    lines = [f"mesh = Mesh(np.array([devices[i] for i in {ids}]), ('a',))",
+             "replicated = NamedSharding(mesh, P())",
+             "f = jax.jit(lambda x: (lax.with_sharding_constraint(x[:1], replicated), jnp.cumsum(x)), "
+             "out_shardings=(replicated, replicated))",
+             "y = f(jax.device_put(np.arange(4, dtype=np.uint32), NamedSharding(mesh, P('a'))))",
+             "print([np.asarray(v).tolist() for v in y] == [[0], [0, 1, 3, 6]], '# should be True')"]
+    check_in_a_subprocess("jit((constrain(x[:1], P()), cumsum(x))) of x = arange(4) over P('a') on four devices",
+                          lines, run_isolated, printed="True # should be True", what="result equals numpy's",
+                          shows="values")
 
 
 @bridge.needs_devices(4, "for a (2, 2) mesh")

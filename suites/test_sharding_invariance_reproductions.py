@@ -133,11 +133,13 @@ def explicit_accepts(title: str, mesh: MeshModel, arrays: dict, expression: str,
 ASKS_FOR_AN_OUT_SHARDING = re.compile(r"sharding[=`]")
 
 
-def explicit_refuses(title: str, mesh: MeshModel, arrays: dict, expression: str, feature: Optional[str] = None) -> None:
+def explicit_refuses(title: str, mesh: MeshModel, arrays: dict, expression: str, feature: Optional[str] = None,
+                     refusal: re.Pattern = ASKS_FOR_AN_OUT_SHARDING) -> None:
     """On an Explicit mesh over ``mesh`` (inside its mesh context), with ``arrays`` = {name: (value,
     spec)} committed, ``expression`` raises a ShardingTypeError whose message asks for an output
-    sharding: the refusal JAX's docs state (for a release without the compat ``feature``, where
-    one is named; any other exception, and any value returned, is a failure)."""
+    sharding (or matches ``refusal``): the refusal JAX's docs state (for a release without the
+    compat ``feature``, where one is named; any other exception, and any value returned, is a
+    failure)."""
     why = f"compat.{feature} is False: " if feature else ""
     case = scripted_case(f"{title}: {expression} ({why}JAX's docs state a refusal)",
                          meshes={"mesh": mesh}, axis_type="Explicit", placed=arrays,
@@ -145,20 +147,23 @@ def explicit_refuses(title: str, mesh: MeshModel, arrays: dict, expression: str,
     jmesh, namespace = explicit_namespace(mesh, arrays)
     with compat.mesh_context(jmesh, "Explicit"):
         error = case.rejects(expression, lambda: eval(expression, namespace), compat.SHARDING_TYPE_ERRORS)
-    if not ASKS_FOR_AN_OUT_SHARDING.search(str(error)):
+    if not refusal.search(str(error)):
         case.fail(f"{expression} raised {type(error).__name__}: {' '.join(str(error).split())[:300]}, but the "
-                  f"documented refusal asks for an out_sharding [{case.call}]", check=expression,
+                  f"documented refusal {'asks for an out_sharding' if refusal is ASKS_FOR_AN_OUT_SHARDING else 'says ' + repr(refusal.pattern)} [{case.call}]", check=expression,
                   shows="raised", raised=type(error).__name__, raised_message=str(error))
 
 
 def explicit_accepts_since(feature: str, title: str, mesh: MeshModel, arrays: dict, expression: str, expected,
-                           spec: Optional[Spec] = None) -> None:
-    """``explicit_accepts`` where the installed JAX has the stated rule change ``compat.<feature>``;
-    before it, ``explicit_refuses``: the refusal JAX's docs stated."""
+                           spec: Optional[Spec] = None, refusal: re.Pattern = ASKS_FOR_AN_OUT_SHARDING) -> None:
+    """``explicit_accepts`` where the installed JAX has the rule change ``compat.<feature>``;
+    before it, ``explicit_refuses`` (with ``refusal``): the refusal JAX's docs stated."""
     if getattr(compat, feature):
         explicit_accepts(title, mesh, arrays, expression, expected, spec)
     else:
-        explicit_refuses(title, mesh, arrays, expression, feature)
+        explicit_refuses(title, mesh, arrays, expression, feature, refusal)
+
+
+MISSING_SCATTER_RULE = re.compile(r"^sharding rule for scatter(-add)? is not implemented")
 
 
 @bridge.needs_devices(2, "to shard over two devices")
@@ -446,6 +451,50 @@ def test_explicit_jit_of_a_strided_slice_is_well_typed():
     explicit_accepts_since("EXPLICIT_INDEXING_INFERS_SHARDING", "jit of a strided slice",
                            bridge.first_devices_mesh(("a", 2)), {"x": (x, ("a",))}, "jax.jit(lambda a: a[::2])(x)",
                            x[::2])
+
+
+@bridge.needs_devices(8, "for an Explicit (a=2, b=4) mesh")
+@explicit_only
+def test_explicit_take_of_a_sharded_operand_along_another_dimension():
+    """jnp.take(x, [0, 2], axis=0) of x uint32[4, 8] sharded P(None, 'b') on an Explicit (a=2, b=4)
+    mesh returns rows 0 and 2 typed P(None, 'b'): the gather rule keeps the sharding of a dimension
+    it takes whole. Before JAX had a gather rule (compat.EXPLICIT_GATHER_HAS_A_SHARDING_RULE, 0.7.0)
+    it is refused with a ShardingTypeError asking for an out_sharding, the doc's "missing sharding
+    rules ... `gather`" (met on 0.6.1 in the tenth matrix pass, seed 3018875404, where the model
+    refused more than the release: every slice of a sharded operand)."""
+    x = np.arange(32, dtype=np.uint32).reshape(4, 8)
+    explicit_accepts_since("EXPLICIT_GATHER_HAS_A_SHARDING_RULE", "take of rows of a column-sharded matrix",
+                           bridge.first_devices_mesh(("a", 2), ("b", 4)), {"x": (x, (None, "b"))},
+                           "jnp.take(x, np.array([0, 2]), axis=0)", x[[0, 2]], spec=(None, "b"))
+
+
+@bridge.needs_devices(8, "for an Explicit (a=2, b=4) mesh")
+@explicit_only
+def test_explicit_jit_of_a_shifted_set_of_a_sharded_operand_along_another_dimension():
+    """jax.jit(lambda x: x.at[0:3].set(x[1:4])) of x uint32[4, 8] sharded P(None, 'b') on an Explicit
+    (a=2, b=4) mesh returns x's rows shifted up by one, typed P(None, 'b'). Before JAX had a scatter
+    rule (compat.EXPLICIT_SCATTER_HAS_A_SHARDING_RULE, 0.6.1) it is refused, the doc's "missing
+    sharding rules ... `scatter`"."""
+    x = np.arange(32, dtype=np.uint32).reshape(4, 8)
+    explicit_accepts_since("EXPLICIT_SCATTER_HAS_A_SHARDING_RULE", "jit of a shifted .at[].set",
+                           bridge.first_devices_mesh(("a", 2), ("b", 4)), {"x": (x, (None, "b"))},
+                           "jax.jit(lambda x: x.at[0:3].set(x[1:4]))(x)", np.concatenate([x[1:4], x[3:]]),
+                           spec=(None, "b"), refusal=MISSING_SCATTER_RULE)
+
+
+@bridge.needs_devices(8, "for an Explicit (a=2, b=4) mesh")
+@explicit_only
+def test_explicit_jit_of_a_shifted_add_of_a_sharded_operand_along_another_dimension():
+    """jax.jit(lambda x: x.at[0:3].add(x[1:4])) of x uint32[4, 8] sharded P(None, 'b') on an Explicit
+    (a=2, b=4) mesh returns x with rows 0-2 plus rows 1-3, typed P(None, 'b'). Before JAX had a
+    scatter-add rule (compat.EXPLICIT_SCATTER_ADD_HAS_A_SHARDING_RULE, 0.7.0) it is refused."""
+    x = np.arange(32, dtype=np.uint32).reshape(4, 8)
+    expected = x.copy()
+    expected[0:3] += x[1:4]
+    explicit_accepts_since("EXPLICIT_SCATTER_ADD_HAS_A_SHARDING_RULE", "jit of a shifted .at[].add",
+                           bridge.first_devices_mesh(("a", 2), ("b", 4)), {"x": (x, (None, "b"))},
+                           "jax.jit(lambda x: x.at[0:3].add(x[1:4]))(x)", expected, spec=(None, "b"),
+                           refusal=MISSING_SCATTER_RULE)
 
 
 @bridge.needs_devices(2, "to shard over two devices")

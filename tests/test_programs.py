@@ -1237,6 +1237,47 @@ def test_a_join_of_a_dynamic_slice_with_itself_laid_out_replicated_runs_its_jit_
     assert not holds(found(second="w0"))
 
 
+def test_a_cumsum_beside_a_prefix_slice_of_its_operand_runs_its_jit_ways_apart():
+    """The tenth matrix pass's 0.10.1 finding (seed 2686075859: v0 = jnp.cumsum(x0) of x0 uint32[4]
+    P('a') on an (a=4, b=2) mesh, returned beside abs(constrain(x0[:1], P()))): where its reproduction
+    is a known deviation the jit ways run in a subprocess (XLA aborts on it), not here; the trigger holds
+    for the cumsum in both jit ways, not eagerly, nor with the slice starting at 1 or along the other
+    dimension of a matrix; the wrongness of the cumsum stopped at the slice's end holds, and not one
+    stopped elsewhere."""
+    import suites.test_programs as suite
+    from conformance.checking import triggers, wrongness
+    mesh = MeshModel(tuple(range(8)), (4, 2), ("a", "b"))
+
+    def found(index=slice(None, 1, 1), x0=np.arange(4, dtype=np.uint32), spec=("a",), axis=0):
+        return written_program(mesh, [(x0, spec)], [
+            Step("v0", "cumsum", ("x0",), (("axis", axis),)),
+            Step("v1", "slice", ("x0",), (("index", (index,)),)),
+            Step("v2", "constraint", ("v1",), spec=()),
+            Step("v3", "abs", ("v2",))], [(), ()], outputs=("v3", "v0"))
+    aborts = _Covering(suite.SCAN_BESIDE_A_PREFIX_SLICE)
+    program = found()
+    assert suite.isolated_ways(program, aborts) == programs_.ISOLATED_WAYS
+    assert suite.isolated_ways(program, _Covering()) == ()
+    holds = lambda program, way="(b) jit with in/out_shardings": triggers.jitted_scan_beside_a_prefix_slice_with_its_operands_shard_shape(  # noqa: E731
+        suite.step_call(program, program.steps[0], way))
+    assert holds(program) and holds(program, "(c) jit with sharding constraints")
+    assert not holds(program, "(a) eager")
+    assert not holds(found(slice(1, 2, 1))) and suite.isolated_ways(found(slice(1, 2, 1)), aborts) == ()
+    matrix = np.arange(8, dtype=np.uint32).reshape(4, 2)
+    assert holds(found(slice(None, 2, 1), matrix))
+    assert not holds(found(slice(None, 2, 1), matrix, axis=1))
+    # the values form (0.5.1-0.10.0, and x[:2] of x[4] over four devices on 0.10.2): the scan stops at the slice's end
+    x = np.array([3, 10, 6, 2], np.uint32)
+    two = found(slice(None, 2, 1), x)
+    call = suite.step_call(two, two.steps[0], "(b) jit with in/out_shardings")
+    expected, got = np.cumsum(x, dtype=np.uint32), np.array([3, 13, 13, 13], np.uint32)
+    assert wrongness.scanned_as_if_past_a_prefix_slice_beside_it_were_its_identity(call, expected, got)
+    assert not wrongness.scanned_as_if_past_a_prefix_slice_beside_it_were_its_identity(
+        call, expected, np.array([3, 13, 19, 19], np.uint32)), "stopped past the slice's end"
+    assert not wrongness.scanned_as_if_past_a_prefix_slice_beside_it_were_its_identity(
+        call, expected, np.array([3, 3, 13, 13], np.uint32)), "wrong inside the slice"
+
+
 def test_a_raised_failure_is_localized_to_the_first_step_whose_prefix_raises(monkeypatch):
     """A failure that raised is localized to the first step whose prefix raises, past an earlier step
     whose prefix only returns a wrong value (another deviation: met at ten times the examples on

@@ -427,7 +427,11 @@ def test_merged_groups_name_the_dimensions_a_reshape_merges():
 # --- the rules of releases before a stated change (ReleaseRules) ----------------------------------
 # Each case: the verdict by the latest rules, and by the rules of a release without the change.
 BEFORE_RESHAPE_DEALS = ReleaseRules(reshape_deals_mesh_axes=False)   # JAX 0.6.0-0.9.2
-BEFORE_INDEXING_INFERS = ReleaseRules(indexing_infers_sharding=False)  # JAX 0.6.0-0.9.0.1
+BEFORE_INDEXING_INFERS = ReleaseRules(indexing_infers_sharding=False)  # JAX 0.7.0-0.9.0.1
+BEFORE_GATHER_RULE = ReleaseRules(indexing_infers_sharding=False, gather_has_a_rule=False,
+                                  scatter_add_has_a_rule=False)  # JAX 0.6.1-0.6.2
+BEFORE_SCATTER_RULE = ReleaseRules(indexing_infers_sharding=False, gather_has_a_rule=False, scatter_has_a_rule=False,
+                                   scatter_add_has_a_rule=False)  # JAX 0.6.0
 BEFORE_BATCH_SPECS_EQUAL = ReleaseRules(batch_specs_equal=False)  # JAX 0.6.0-0.11.0
 
 
@@ -502,61 +506,99 @@ def test_before_reshape_dealt_mesh_axes_a_sharded_merge_or_split_is_refused(op, 
     check_release(op, family, shapes, specs, static, mesh, eager, latest, BEFORE_INDEXING_INFERS)  # (not indexing)
 
 
+def indexing_case(op, family, shapes, specs, verdicts, static=None, mesh=MESH, eager=False):
+    """``verdicts``: (latest, 0.7.0-0.9.0.1, 0.6.1-0.6.2, 0.6.0)."""
+    return pytest.param(op, family, shapes, specs, static or {}, mesh, eager, verdicts,
+                        id=f"{op}-{shapes}-{specs}-{static or ''}{'-eager' if eager else ''}")
+
+
+COLUMNS, ROWS = [(None, "b")], [("a", None)]
+# Hand-worked from the measured table (x uint32[4, 8] on an Explicit (a=2, b=4) mesh, 0.6.0-0.9.1,
+# release_envs run, 2026-12-06): a contiguous slice under jit is lax.slice's on every release; an eager
+# partial slice, a strided one under jit before 0.9.1, and a take are gathers, refused before 0.7.0 for
+# any named operand and typed by the gather rule after; a shifted .at[].set's scatter from 0.6.1, .add's
+# from 0.7.0.
 INDEXING_BEFORE_0_9_1 = [
-    # a static slice, strided or not, jitted or eager, of an operand that names a mesh axis
-    release_case("strided_slice", "slicing", [(8,)], [("b",)], ("b",), REJECT, {"index": (slice(None, None, 2),)}),
-    release_case("slice", "slicing", [(4, 8)], [(None, "b")], (None, "b"), REJECT, {"index": (slice(0, 2),)}),
-    release_case("slice", "slicing", [(4, 8)], [(None, "b")], (None, "b"), REJECT, {"index": (slice(0, 2),)},
-                 eager=True),
-    release_case("slice", "slicing", [(4, 8)], [("y", None)], ("y", None), REJECT, {"index": (slice(0, 2),)},
-                 mesh=MESH_Y),  # (a size-1 axis is named as any other)
-    release_case("slice", "slicing", [(4, 8)], [(None, None)], (None, None), (None, None), {"index": (slice(0, 2),)}),
+    indexing_case("slice", "slicing", [(4, 8)], COLUMNS, [(None, "b")] * 4, {"index": (slice(0, 2),)}),
+    indexing_case("slice", "slicing", [(4, 8)], COLUMNS, [(None, "b"), (None, "b"), REJECT, REJECT],
+                  {"index": (slice(0, 2),)}, eager=True),
+    indexing_case("slice", "slicing", [(4, 8)], ROWS, [("a", None)] * 4, {"index": (slice(0, 2),)}),
+    indexing_case("slice", "slicing", [(4, 8)], ROWS, [REJECT] * 4, {"index": (slice(0, 2),)}, eager=True),
+    indexing_case("slice", "slicing", [(4, 8)], [("y", None)], [("y", None)] * 4, {"index": (slice(0, 2),)},
+                  mesh=MESH_Y),  # (a size-1 axis is named as any other)
+    indexing_case("strided_slice", "slicing", [(4, 8)], COLUMNS, [(None, "b"), (None, "b"), REJECT, REJECT],
+                  {"index": (slice(None, None, 2),)}),
+    indexing_case("strided_slice", "slicing", [(4, 8)], ROWS, [("a", None), REJECT, REJECT, REJECT],
+                  {"index": (slice(None, None, 2),)}),
+    indexing_case("strided_slice", "slicing", [(8,)], [("b",)], [("b",), REJECT, REJECT, REJECT],
+                  {"index": (slice(None, None, 2),)}),
+    indexing_case("slice", "slicing", [(4, 8)], [(None, None)], [(None, None)] * 4, {"index": (slice(0, 2),)},
+                  eager=True),
     # a gather of a sharded operand or index array
-    release_case("take", "gather", [(4, 8), (3,)], [("a", None), (None,)], ("a", None), REJECT, {"axis": 1}),
-    release_case("take", "gather", [(4, 8), (2,)], [(None, None), ("a",)], REJECT, REJECT, {"axis": 1}),
-    release_case("index_array", "gather", [(4, 8), (6,)], [(None, "b"), (None,)], (None, "b"), REJECT),
-    release_case("take_along_axis", "gather", [(4, 8), (4, 3)], [(None, None), ("a", None)], ("a", None), REJECT,
-                 {"axis": 1}),
-    release_case("take_along_axis", "gather", [(4, 8), (4, 3)], [(None, None), (None, None)], (None, None),
-                 (None, None), {"axis": 1}),
-    # the slice an .at[] shift takes of its operand
-    release_case("at_set_shifted", "at", [(4, 8)], [(None, "b")], (None, "b"), REJECT, {"axis": 0, "shift": 1}),
-    # not the scatters, nor other families
-    release_case("at_add_indices", "at", [(4, 8), (3,), (3, 8)], [(None, "b"), (None,), (None, None)], (None, "b"),
-                 (None, "b")),
-    release_case("dynamic_slice", "dynamic", [(4, 8), (), ()], [(None, "b"), (), ()], (None, "b"), (None, "b"),
-                 {"sizes": (2, 8)}),
-    release_case("reshape", "shape", [(2, 4)], [("a", "b")], (("a", "b"),), (("a", "b"),), {"shape": (8,)}),
+    indexing_case("take", "gather", [(4, 8), (2,)], [(None, "b"), (None,)], [(None, "b"), (None, "b"), REJECT, REJECT],
+                  {"axis": 0}),
+    indexing_case("take", "gather", [(4, 8), (2,)], [("a", None), (None,)], [REJECT] * 4, {"axis": 0}),
+    indexing_case("take", "gather", [(4, 8), (3,)], [("a", None), (None,)], [("a", None), ("a", None), REJECT, REJECT],
+                  {"axis": 1}),
+    indexing_case("take", "gather", [(4, 8), (2,)], [(None, None), ("a",)], [REJECT] * 4, {"axis": 1}),
+    indexing_case("index_array", "gather", [(4, 8), (6,)], [(None, "b"), (None,)],
+                  [(None, "b")] * 2 + [REJECT] * 2),
+    indexing_case("take_along_axis", "gather", [(4, 8), (4, 3)], [(None, None), ("a", None)],
+                  [("a", None), ("a", None), REJECT, REJECT], {"axis": 1}),
+    indexing_case("take_along_axis", "gather", [(4, 8), (4, 3)], [(None, None), (None, None)], [(None, None)] * 4,
+                  {"axis": 1}),
+    # a shifted .at[] update: its scatter, and eagerly the gather of its source
+    indexing_case("at_set_shifted", "at", [(4, 8)], COLUMNS, [(None, "b")] * 3 + [REJECT], {"axis": 0, "shift": 1}),
+    indexing_case("at_set_shifted", "at", [(4, 8)], COLUMNS, [(None, "b")] * 2 + [REJECT] * 2,
+                  {"axis": 0, "shift": 1}, eager=True),
+    indexing_case("at_add_shifted", "at", [(4, 8)], COLUMNS, [(None, "b")] * 2 + [REJECT] * 2, {"axis": 0, "shift": 1}),
+    indexing_case("at_set_shifted", "at", [(4, 8)], COLUMNS, [(None, "b")] * 3 + [REJECT], {"axis": 0, "shift": 0},
+                  eager=True),
+    indexing_case("at_add_shifted", "at", [(4, 8)], COLUMNS, [(None, "b")] * 2 + [REJECT] * 2, {"axis": 0, "shift": 0},
+                  eager=True),
+    indexing_case("at_set_shifted", "at", [(4, 8)], ROWS, [REJECT] * 4, {"axis": 0, "shift": 1}),  # (x[1:4]: 3 rows)
+    # not the scatters of index arrays, nor other families
+    indexing_case("at_add_indices", "at", [(4, 8), (3,), (3, 8)], [(None, "b"), (None,), (None, None)],
+                  [(None, "b")] * 4),
+    indexing_case("dynamic_slice", "dynamic", [(4, 8), (), ()], [(None, "b"), (), ()], [(None, "b")] * 4,
+                  {"sizes": (2, 8)}),
+    indexing_case("reshape", "shape", [(2, 4)], [("a", "b")], [(("a", "b"),)] * 4, {"shape": (8,)}),
 ]
 
 
-@pytest.mark.parametrize("op, family, shapes, specs, static, mesh, eager, latest, before", INDEXING_BEFORE_0_9_1)
-def test_before_indexing_inferred_its_sharding_indexing_a_sharded_operand_is_refused(op, family, shapes, specs,
-                                                                                     static, mesh, eager, latest,
-                                                                                     before):
-    """Without ``indexing_infers_sharding`` the doc's "`scatter` and `gather` (i.e. indexing ops)"
-    missing sharding rules holds: a static slice or gather whose operand or index array names a
-    mesh axis is refused; one of unsharded operands is typed as before."""
-    check_release(op, family, shapes, specs, static, mesh, eager, latest, LATEST)
-    check_release(op, family, shapes, specs, static, mesh, eager, before, BEFORE_INDEXING_INFERS)
+@pytest.mark.parametrize("op, family, shapes, specs, static, mesh, eager, verdicts", INDEXING_BEFORE_0_9_1)
+def test_before_indexing_inferred_its_sharding_a_release_refuses_what_it_has_no_rule_for(op, family, shapes, specs,
+                                                                                        static, mesh, eager, verdicts):
+    """Without ``indexing_infers_sharding`` a release refuses the indexing of a sharded operand that
+    binds a gather or scatter it has no rule for yet (the doc's "`scatter` and `gather` (i.e. indexing
+    ops)" missing sharding rules), and types the rest by the rules below, as measured release by
+    release."""
+    for rules, expected in zip((LATEST, BEFORE_INDEXING_INFERS, BEFORE_GATHER_RULE, BEFORE_SCATTER_RULE), verdicts):
+        check_release(op, family, shapes, specs, static, mesh, eager, expected, rules)
 
 
 def test_a_slice_taking_every_dimension_whole_is_no_indexing_operation_before_indexing_infers():
-    """Before ``indexing_infers_sharding`` a static slice of a sharded operand is refused, but one
-    that takes every dimension whole (x[-3:] of a dimension of 2, x[::1]) is the array itself (jnp
-    returns it unsliced: met on 0.6.0 by the release matrix, seed 1638361389) and keeps its spec."""
-    before = ReleaseRules(indexing_infers_sharding=False)
-    for index in ((slice(-3, None, 1),), (slice(None, None, 1),), (slice(None), slice(0, 5))):
-        assert sharding_verdict("slice", "slicing", [(2, 2)], [("a", None)], {"index": index}, MESH, rules=before) \
-            == Accepts(("a", None)), index
-    for index in ((slice(1, None),), (slice(None, None, 2),), (slice(None, None, -1),)):
-        assert isinstance(sharding_verdict("slice", "slicing", [(2, 2)], [("a", None)], {"index": index}, MESH,
-                                           rules=before), Rejects), index
+    """Before the gather rule an eager partial slice of a sharded operand is refused, but one that
+    takes every dimension whole (x[-3:] of a dimension of 2, x[::1]) is the array itself (jnp returns
+    it unsliced: met on 0.6.0 by the release matrix, seed 1638361389) and keeps its spec, as does a
+    reversal (x[::-1], lax.rev; measured eagerly and jitted on 0.6.0 and 0.7.0); a strided slice is
+    refused eagerly and jitted, a partial one eagerly."""
+    for eager in (False, True):
+        for index in ((slice(-3, None, 1),), (slice(None, None, 1),), (slice(None), slice(0, 5)), (slice(None, None, -1),)):
+            assert sharding_verdict("slice", "slicing", [(2, 2)], [("a", None)], {"index": index}, MESH, eager=eager,
+                                    rules=BEFORE_SCATTER_RULE) == Accepts(("a", None)), index
+        assert isinstance(sharding_verdict("slice", "slicing", [(2, 2)], [("a", None)], {"index": (slice(None, None, 2),)},
+                                           MESH, eager=eager, rules=BEFORE_SCATTER_RULE), Rejects)
+    assert isinstance(sharding_verdict("slice", "slicing", [(2, 2)], [(None, "a")], {"index": (slice(1, None),)}, MESH,
+                                       eager=True, rules=BEFORE_SCATTER_RULE), Rejects)
+    assert sharding_verdict("slice", "slicing", [(2, 2)], [(None, "a")], {"index": (slice(1, None),)}, MESH,
+                            rules=BEFORE_SCATTER_RULE) == Accepts((None, "a"))
 
 
 def test_the_default_rules_are_the_latest():
     """Without ``rules`` the model states the newest release's rules: every change in."""
-    assert LATEST == ReleaseRules(indexing_infers_sharding=True, reshape_deals_mesh_axes=True, batch_specs_equal=True,
+    assert LATEST == ReleaseRules(indexing_infers_sharding=True, gather_has_a_rule=True, scatter_has_a_rule=True,
+                                  scatter_add_has_a_rule=True, reshape_deals_mesh_axes=True, batch_specs_equal=True,
                                   scan_keeps_a_sharded_dimension=False, sort_keeps_a_sharded_dimension=False,
                                   roll_keeps_a_sharded_dimension=False)
     assert reshape(MESH, (2, 4), ("a", "b"), (8,)) == (("a", "b"),)

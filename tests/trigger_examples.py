@@ -68,6 +68,14 @@ def scatter_summed(beside_index: slice) -> Call:
                 way=CONSTRAINED, shape=(), producers=(update,))
 
 
+def cumsum_beside(index: slice) -> Call:
+    """cumsum(x) of x uint32[4] P('a') over four devices, jitted, beside x[index] (constrained P())."""
+    x = np.array([3, 10, 6, 2], dtype=np.uint32)
+    return replace(call("cumsum", (x,), {"axis": 0}, mesh=FOUR, in_specs=(("a",),), out_spec=(), shape=(4,)),
+                   beside=(call("slice", (x,), {"index": (index,)}, mesh=FOUR, in_specs=(("a",),), out_spec=(),
+                                shape=(len(x[index]),)),))
+
+
 def negation_sliced(index: slice) -> Call:
     """y = -x of x uint32[2] P('a') over two devices, jitted, read by y[index] constrained P()."""
     x = np.arange(2, dtype=np.uint32)
@@ -142,6 +150,7 @@ def blocks(mesh, spec, shape) -> dict:
 TWO = MeshModel((0, 1), (2,), ("a",))
 ROW = np.arange(2, dtype=np.int32).reshape(1, 2)  # one value read twice by a step (x.at[::2].min(x)): one object
 THREE = MeshModel((0, 1, 2), (3,), ("a",))
+FOUR = MeshModel((0, 1, 2, 3), (4,), ("a",))
 SQUARE = MeshModel((0, 1, 2, 3), (2, 2), ("a", "b"))
 CUBE = MeshModel(tuple(range(8)), (2, 2, 2), ("a", "b", "x"))
 X123 = a(1, 2, 3)
@@ -316,6 +325,9 @@ EXAMPLES: Dict[str, Pair] = {
     "scatter_beside_a_prefix_slice_with_its_operands_shard_shape": Pair(
         scatter_summed(slice(0, 2)), scatter_summed(slice(1, 3)), "the slice beside the update does not start at 0",
         (np.array(5, np.uint32), np.array(3, np.uint32))),  # (sum([1, 2, 2]), sum([1, 2, 0]))
+    "jitted_scan_beside_a_prefix_slice_with_its_operands_shard_shape": Pair(
+        cumsum_beside(slice(0, 2)), cumsum_beside(slice(1, 3)), "the slice beside the scan does not start at 0",
+        (np.array([3, 13, 19, 21], np.uint32), np.array([3, 13, 13, 13], np.uint32))),
     "returned_beside_a_prefix_slice_of_it_with_its_shard_shape": Pair(
         negation_sliced(slice(0, 1)), negation_sliced(slice(1, 2)), "the slice of the value does not start at 0"),
     "identity_update_returned_beside_a_prefix_slice_of_its_operand": Pair(

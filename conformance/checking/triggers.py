@@ -289,21 +289,27 @@ def jitted_prefix_slice_with_its_operands_shard_shape(call: Call) -> bool:
     x[0:2] of x[3] and x[0:5] of x[6] over three, x[0:5] of x[8] over four go wrong; x[0:2] of x[4]
     over two, x[0:3] of x[6] over three, x[1:5] of x[6] over three, x[0:5] of x[8] over two are
     right; found on 0.10.2, seed 2060031791, and on 0.6.1, seed 435230726)."""
+    return bool(prefix_slice_dims_with_the_operands_shard_shape(call))
+
+
+def prefix_slice_dims_with_the_operands_shard_shape(call: Call) -> Tuple[int, ...]:
+    """The dimensions that a jitted static slice shortens as
+    ``jitted_prefix_slice_with_its_operands_shard_shape`` says (none for any other call)."""
     if call.op not in STATIC_SLICES or call.eager or not call.in_specs or not call.operands:
-        return False
+        return ()
     index = index_parts(call.static.get("index", ()))
     shape = np.shape(call.operands[0])
+    found = []
     for dim in range(len(shape)):
         part = index[dim] if dim < len(index) else slice(None)
         if not isinstance(part, slice):
             continue
         start, stop, step = part.indices(shape[dim])
         m = len(range(start, stop, step))
-        for n, axes in _prefix_sources(call, dim, stop):
-            ways = cut_ways(call.mesh, axes)
-            if ways > 1 and step == 1 and start == 0 and 0 < m < n and shards_as_long(m, n, ways):
-                return True
-    return False
+        if any(ways > 1 and step == 1 and start == 0 and 0 < m < n and shards_as_long(m, n, ways)
+               for n, ways in ((n, cut_ways(call.mesh, axes)) for n, axes in _prefix_sources(call, dim, stop))):
+            found.append(dim)
+    return tuple(found)
 
 
 def pad_prefix_reads(mode: str, low: int, high: int, n: int) -> Tuple[int, ...]:
@@ -424,6 +430,24 @@ def scatter_beside_a_prefix_slice_with_its_operands_shard_shape(call: Call) -> b
             return True
         todo += list(made.producers)
     return False
+
+
+def jitted_scan_beside_a_prefix_slice_with_its_operands_shard_shape(call: Call) -> bool:
+    """Inside a program's jit, a cumulative step (``CUMULATIVE``: XLA's reduce-window) along a
+    dimension of an operand that another step slices along that dimension as
+    ``jitted_prefix_slice_with_its_operands_shard_shape`` says: the partitioner serves the scan from
+    the slice's gathered buffer, the elements past the slice read as the scan's identity, or, from
+    0.10.1, it aborts the process (HandleReduceWindow: Check failed: ShapeUtil::Compatible(shard_shape,
+    sharded_rw->shape())). Measured on 0.10.2 with (constrain(x[:k], P()), cumsum(x)) of x uint32[n]
+    P('a'): [:2], [:3] of x[4] over four devices and [:5], [:7] of x[8] over four are wrong, [:1] of
+    x[4] over four and of x[8] over eight abort, [:1]..[:4] of x[8] over four and [1:2], [3:] of x[4]
+    over four are right; a cummax, cumprod and reverse cumsum alike; a slice of rows beside a cumsum
+    along rows wrong, along columns right. Met on 0.10.1 in the tenth matrix pass, seed 2686075859:
+    abs(constrain(x0[:1], P())) beside cumsum(x0) of x0 uint32[4] P('a') on an (a=4, b=2) mesh."""
+    if call.eager or call.op not in CUMULATIVE or not call.operands:
+        return False
+    axis = call.static.get("axis", 0) % max(len(np.shape(call.operands[0])), 1)
+    return any(axis in prefix_slice_dims_with_the_operands_shard_shape(other) for other in call.beside)
 
 
 def jitted_take_along_a_cut_axis(call: Call) -> bool:
@@ -1442,6 +1466,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     strided_slice_of_a_cut_dimension, jitted_prefix_slice_with_its_operands_shard_shape,
     explicit_jitted_pad_reading_a_prefix_of_a_device_put,
     scatter_beside_a_prefix_slice_with_its_operands_shard_shape, returned_beside_a_prefix_slice_of_it_with_its_shard_shape,
+    jitted_scan_beside_a_prefix_slice_with_its_operands_shard_shape,
     identity_update_returned_beside_a_prefix_slice_of_its_operand,
     eager_pad_reshape_or_concatenate_of_a_cut_operand, jitted_take_along_a_cut_axis,
     jitted_take_along_over_combined_axes,

@@ -28,8 +28,8 @@ from conformance.model.padding import lax_pad_reference
 from conformance.model.program import LAYOUT_CHANGES
 from conformance.model.sharding_rules import shifted_ranges
 
-from .triggers import (AT_UPDATES, STATIC_SLICES, Call, cuts_dim, index_parts,
-                       jitted_prefix_slice_with_its_operands_shard_shape)
+from .triggers import (AT_UPDATES, CUMULATIVE, STATIC_SLICES, Call, cuts_dim, index_parts,
+                       jitted_prefix_slice_with_its_operands_shard_shape, prefix_slice_dims_with_the_operands_shard_shape)
 
 
 def _bits(x: np.ndarray) -> np.ndarray:
@@ -374,6 +374,54 @@ def updated_outside_a_prefix_slice_beside_it_as_zeros(call, expected, got) -> bo
     return False
 
 
+def scanned_as_if_past_a_prefix_slice_beside_it_were_its_identity(call, expected, got) -> bool:
+    """Every wrong element is what the cumulative step that made the call's value (the call, or
+    through ``_UNARY`` steps and layout changes) computes when its operand's elements past a prefix
+    slice beside it (``jitted_prefix_slice_with_its_operands_shard_shape``, along the scan's axis)
+    are the scan's identity: a forward scan (cumsum, cumprod, cummax) stops at the slice's end, its
+    wrong elements past the slice all the result's last element inside it; a reverse cumsum is 0
+    past the slice and sums the slice's elements only before it."""
+    found = _arrays(expected, got)
+    if found is None or not isinstance(call, Call):
+        return False
+    chain, made = [], call
+    while made is not None and made.op not in CUMULATIVE:
+        if made.op not in tuple(_UNARY) + LAYOUT_CHANGES + ("layout change of a layout change",):
+            return False
+        chain.append(made.op)
+        made = made.producers[0] if made.producers else None
+    if made is None or not made.operands or found[1].ndim == 0:
+        return False
+    x = np.asarray(made.operands[0])
+    if x.shape != found[1].shape:
+        return False
+    axis = made.static.get("axis", 0) % x.ndim
+    for other in made.beside:
+        if axis not in prefix_slice_dims_with_the_operands_shard_shape(other):
+            continue
+        part = index_parts(other.static["index"])[axis]
+        stop = part.indices(x.shape[axis])[1]
+        past = (np.arange(x.shape[axis]) >= stop).reshape((-1,) + (1,) * (x.ndim - 1 - axis))
+        past = np.broadcast_to(past, x.shape)
+        if made.op == "cumsum_reverse":
+            kept = np.where(past, np.zeros((), x.dtype), x)
+            with np.errstate(all="ignore"):
+                value = np.flip(np.cumsum(np.flip(kept, axis), axis=axis, dtype=x.dtype), axis)
+                for op in chain[::-1]:
+                    value = _UNARY[op](value)
+            value = np.asarray(value)
+            if value.dtype != found[1].dtype:
+                continue
+        else:
+            if not (past | ~found[2]).all():  # (a wrong element inside the slice)
+                continue
+            last = np.take(found[1], [stop - 1], axis=axis)
+            value = np.where(past, np.broadcast_to(last, x.shape), found[1])
+        if (_bits(value)[found[2]] == _bits(found[1])[found[2]]).all():
+            return True
+    return False
+
+
 def values_of_the_updates_operand_after_it(call, expected, got) -> bool:
     """Every wrong element holds a value of the operand of the .at[] update that made the call's
     value (the call itself, or through ``_UNARY`` steps and layout changes, applied to that operand's
@@ -391,6 +439,7 @@ WRONGNESS: Dict[str, Callable[[object, object, object], bool]] = {f.__name__: f 
     multiplied_by_the_replica_count, replicated_where_cut_was_asked, cut_finer_than_asked,
     laid_out_as_an_earlier_change, updated_from_another_window, values_of_the_sliced_operand,
     updated_outside_a_prefix_slice_beside_it_as_zeros, within_two_ulps, values_of_the_updates_operand_after_it,
+    scanned_as_if_past_a_prefix_slice_beside_it_were_its_identity,
 )}
 SHOWN_BY = {name: "layout" if name in ("replicated_where_cut_was_asked", "cut_finer_than_asked",
                                        "laid_out_as_an_earlier_change") else "values" for name in WRONGNESS}

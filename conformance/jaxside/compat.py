@@ -178,11 +178,34 @@ EXPLICIT_INDEXING_INFERS_SHARDING: bool = version_in(">=0.9.1")
 """Whether, on an Explicit mesh, jnp's indexing (static slices, take, integer-array indexing,
 take_along_axis) of an operand sharded over a mesh axis is typed by the slice and gather rules, as
 from JAX 0.9.1 (jax-ml/jax b088d3a071, "internal refactor of indexing strategies": a strided slice
-under jit binds lax.slice). Before it, JAX's docs/notebooks/explicit-sharding.md (0.6.0 to 0.9.2)
-state: "The implementation of explicit sharding is still a work-in-progress and there are plenty of
-ops that are missing sharding rules. For example, `scatter` and `gather` (i.e. indexing ops)." There,
-a ShardingTypeError asking for ``.at[...].get(out_sharding=)`` is the documented outcome
+under jit binds lax.slice). Before it jnp takes such a slice through gather, and JAX's
+docs/notebooks/explicit-sharding.md (0.6.0 to 0.9.2) state: "The implementation of explicit sharding
+is still a work-in-progress and there are plenty of ops that are missing sharding rules. For example,
+`scatter` and `gather` (i.e. indexing ops)." (what each release still misses of them:
+``EXPLICIT_GATHER_HAS_A_SHARDING_RULE`` and the scatter rules below). There, a ShardingTypeError asking
+for ``.at[...].get(out_sharding=)`` is the documented outcome
 (suites/test_sharding_invariance_reproductions.py::test_explicit_jit_of_a_strided_slice_is_well_typed)."""
+
+EXPLICIT_GATHER_HAS_A_SHARDING_RULE: bool = version_in(">=0.7.0")
+"""Whether, on an Explicit mesh, a gather (jnp.take, integer-array indexing, take_along_axis, and
+the static slices jnp takes through gather: eager partial ones, strided ones under jit before
+``EXPLICIT_INDEXING_INFERS_SHARDING``) of an operand naming a mesh axis is typed by the gather rule,
+as from JAX 0.7.0; before it (0.6.0-0.6.2), it raises ShardingTypeError "Use `.at[...].get(out_sharding=)`
+to provide output PartitionSpec for the gather indexing", whatever dimension the axis is on: the
+doc's "missing sharding rules ... `gather`". Measured on 0.6.0-0.9.1 (release_envs run, 2026-12-06):
+x uint32[4, 8] P(None, 'b') on an Explicit (a=2, b=4) mesh: x[0:2] and x[1:3] eagerly, x[::2] eagerly
+and jitted, jnp.take(x, [0, 2], axis=0) are refused on 0.6.x and typed P(None, 'b') from 0.7.0; no
+change stated (suites/test_sharding_invariance_reproductions.py::test_explicit_take_of_a_sharded_operand_along_another_dimension)."""
+
+EXPLICIT_SCATTER_HAS_A_SHARDING_RULE: bool = version_in(">=0.6.1")
+"""Whether, on an Explicit mesh, the scatter of ``x.at[range].set(u)`` of an operand naming a mesh
+axis has a sharding rule, as from JAX 0.6.1; on 0.6.0 it raises ShardingTypeError "sharding rule for
+scatter is not implemented" (the doc's "missing sharding rules ... `scatter`"). Measured as above:
+x.at[0:3].set(x[1:4]) jitted and x.at[0:4].set(x[0:4]) eagerly and jitted."""
+
+EXPLICIT_SCATTER_ADD_HAS_A_SHARDING_RULE: bool = version_in(">=0.7.0")
+"""The same for ``.at[range].add(u)``: from JAX 0.7.0; before it "sharding rule for scatter-add is
+not implemented". Measured as above."""
 
 EXPLICIT_RESHAPE_DEALS_MESH_AXES: bool = version_in(">=0.10.0")
 """Whether, on an Explicit mesh, a reshape that splits a sharded dimension deals its mesh axes over
@@ -204,6 +227,9 @@ def sharding_rule_set():
     """The sharding-rule model's ``ReleaseRules`` for the installed JAX (read when called)."""
     from conformance.model.sharding_rules import ReleaseRules
     return ReleaseRules(indexing_infers_sharding=EXPLICIT_INDEXING_INFERS_SHARDING,
+                        gather_has_a_rule=EXPLICIT_GATHER_HAS_A_SHARDING_RULE,
+                        scatter_has_a_rule=EXPLICIT_SCATTER_HAS_A_SHARDING_RULE,
+                        scatter_add_has_a_rule=EXPLICIT_SCATTER_ADD_HAS_A_SHARDING_RULE,
                         reshape_deals_mesh_axes=EXPLICIT_RESHAPE_DEALS_MESH_AXES,
                         batch_specs_equal=EXPLICIT_DOT_GENERAL_BATCH_SPECS_EQUAL,
                         scan_keeps_a_sharded_dimension=EXPLICIT_SCAN_KEEPS_A_SHARDED_DIMENSION,

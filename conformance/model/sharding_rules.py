@@ -76,11 +76,21 @@ class ReleaseRules:
     """The stated rule changes a JAX release has (``conformance.jaxside.compat`` decides them; each
     field names the compat feature and quotes what JAX stated before it):
 
-    * ``indexing_infers_sharding`` (``EXPLICIT_INDEXING_INFERS_SHARDING``, JAX 0.9.1): the static
-      slices and gathers of the catalogue are typed by the slice and gather rules below. Without
-      it the Explicit-sharding doc's "plenty of ops that are missing sharding rules. For example,
-      `scatter` and `gather` (i.e. indexing ops)" holds: an indexing operation whose operand or
-      index array names a mesh axis is refused (``documented_indexing_refusal``).
+    * ``indexing_infers_sharding`` (``EXPLICIT_INDEXING_INFERS_SHARDING``, JAX 0.9.1): a strided
+      static slice under jit binds lax.slice, typed by the slice rule. Without it jnp takes it
+      through gather, and the Explicit-sharding doc's "plenty of ops that are missing sharding
+      rules. For example, `scatter` and `gather` (i.e. indexing ops)" holds where the release has
+      not yet implemented them (``documented_indexing_refusal``, by the three rules below).
+    * ``gather_has_a_rule`` (``EXPLICIT_GATHER_HAS_A_SHARDING_RULE``, JAX 0.7.0): a gather (jnp.take
+      and the other integer-array indexing, an eager partial slice of an array over several
+      devices, a strided slice under jit before ``indexing_infers_sharding``) of an operand or
+      index array naming a mesh axis is typed by the gather rule. Before it, it is refused
+      (ShardingTypeError "Use `.at[...].get(out_sharding=)`"); measured, no change stated.
+    * ``scatter_has_a_rule`` (``EXPLICIT_SCATTER_HAS_A_SHARDING_RULE``, JAX 0.6.1): an ``.at[].set``
+      of a range of an operand naming a mesh axis is typed by the scatter rule; before it refused
+      ("sharding rule for scatter is not implemented"); measured.
+    * ``scatter_add_has_a_rule`` (``EXPLICIT_SCATTER_ADD_HAS_A_SHARDING_RULE``, JAX 0.7.0): the same
+      for ``.at[].add`` ("sharding rule for scatter-add is not implemented" before); measured.
     * ``reshape_deals_mesh_axes`` (``EXPLICIT_RESHAPE_DEALS_MESH_AXES``, JAX 0.10.0): a split deals
       its dimension's axes over the new dimensions and a merge takes its group's axes in order.
       Without it the doc's reshape rule holds ("If we have a split or merge case in which the
@@ -129,6 +139,9 @@ class ReleaseRules:
       above come back P(), and one resizing only an unsharded dimension keeps its operand's spec)."""
 
     indexing_infers_sharding: bool = True
+    gather_has_a_rule: bool = True
+    scatter_has_a_rule: bool = True
+    scatter_add_has_a_rule: bool = True
     reshape_deals_mesh_axes: bool = True
     batch_specs_equal: bool = True
     scan_keeps_a_sharded_dimension: bool = False
@@ -645,16 +658,18 @@ def _partial(shape: Shape, index) -> bool:
     return False
 
 
-def static_slice(mesh: MeshModel, shape: Shape, spec: Spec, index, eager: bool) -> Spec:
+def static_slice(mesh: MeshModel, shape: Shape, spec: Spec, index, eager: bool, strided_gathers: bool = False) -> Spec:
     """``x[index]`` for a tuple of static slices. Under jit (or on one device) jnp binds ``rev``
     and ``slice``: the resize rule. Eagerly, on an array over several devices, jnp takes a slice
     that is strided or partial through ``gather`` (its comment: partial slices of sharded inputs
     "lead to incorrect sharding semantics when computed via slice"): an indexed dimension must be
     unsharded unless whole, and strided dimensions come out unsharded; an empty result is a
-    zero array with the operand's spec."""
+    zero array with the operand's spec. ``strided_gathers``: a strided slice goes through gather
+    under jit too (before ``ReleaseRules.indexing_infers_sharding``)."""
     full = _full_index(index, len(shape))
     out_shape = tuple(_slice_triple(s, n)[2] for s, n in zip(full, shape))
-    if not (eager and mesh.size > 1 and _partial(shape, index)):
+    through_gather = mesh.size > 1 and (_partial(shape, index) if eager else strided_gathers and _strided(shape, index))
+    if not through_gather:
         return resized(mesh, shape, spec, out_shape, "slicing")
     if 0 in out_shape:
         for dim, (m, e) in enumerate(zip(out_shape, spec)):
@@ -721,18 +736,50 @@ def whole_slice(index, shape) -> bool:
 def documented_indexing_refusal(c: Call) -> None:
     """Before ``ReleaseRules.indexing_infers_sharding``: JAX's Explicit-sharding doc (0.6.0 to 0.9.2)
     says "there are plenty of ops that are missing sharding rules. For example, `scatter` and `gather`
-    (i.e. indexing ops)", so an indexing operation whose operand or index array names a mesh axis
-    (one of size 1 included) is refused (JAX asks for ``.at[...].get(out_sharding=)``). IllTyped
+    (i.e. indexing ops)", and a release refuses the indexing of an operand (or index array) that
+    names a mesh axis (one of size 1 included) where it still misses the rule the indexing binds: a
+    gather before ``gather_has_a_rule`` (the gather family; a static slice taken through gather,
+    ``slice_through_gather``; the eager read of a shifted update's source), the scatter of an
+    ``.at[].set`` before ``scatter_has_a_rule``, of an ``.at[].add`` before ``scatter_add_has_a_rule``.
+    A contiguous slice under jit binds lax.slice, typed by the slice rule on every release. IllTyped
     there; nothing otherwise."""
     if c.rules.indexing_infers_sharding or (c.family not in INDEXING_FAMILIES and c.op not in SHIFTED_UPDATES):
         return
     if c.family == "slicing" and "index" in c.static and whole_slice(c.static["index"], c.x[0]):
         return  # (jnp returns the array itself: not an indexing operation)
     named = [_show(spec) for spec in c.specs if any(e is not None for e in spec)]
-    if named:
-        raise IllTyped(f"{c.op}: an indexing operation of an operand sharded {named[0]}, which this JAX's "
-                       f"Explicit-sharding doc lists among the ops missing sharding rules (gather and "
-                       f"scatter, i.e. indexing ops)")
+    if not named:
+        return
+    if c.op in SHIFTED_UPDATES:
+        shape, s = c.x[0], c.static
+        missing = {"at_set_shifted": (c.rules.scatter_has_a_rule, "scatter"),
+                   "at_add_shifted": (c.rules.scatter_add_has_a_rule, "scatter-add")}[c.op]
+        if not missing[0]:
+            raise IllTyped(f"{c.op}: a {missing[1]} of an operand sharded {named[0]}, for which this JAX has no "
+                           f"sharding rule yet (its Explicit-sharding doc lists scatter among the ops missing them)")
+        gathers = slice_through_gather(c, shape, shifted_ranges(shape, s["axis"], s["shift"])[1])
+    else:
+        gathers = c.family == "gather" or slice_through_gather(c, c.x[0], c.static["index"])
+    if gathers and not c.rules.gather_has_a_rule:
+        raise IllTyped(f"{c.op}: an indexing operation of an operand sharded {named[0]}, which this JAX binds as a "
+                       f"gather, for which it has no sharding rule yet (its Explicit-sharding doc lists gather and "
+                       f"scatter, i.e. indexing ops, among the ops missing them)")
+
+
+def slice_through_gather(c: Call, shape: Shape, index) -> bool:
+    """Whether jnp takes the static slice ``index`` of ``shape`` through gather: eagerly, a partial
+    one of an array over several devices (``static_slice``); under jit, before
+    ``indexing_infers_sharding``, a strided one (no longer lax.slice's)."""
+    if c.mesh.size <= 1:
+        return False
+    if c.eager:
+        return _partial(shape, index)
+    return not c.rules.indexing_infers_sharding and _strided(shape, index)
+
+
+def _strided(shape: Shape, index) -> bool:
+    """Whether a static index steps by more than one (either way) along some dimension."""
+    return any(abs(s.indices(n)[2]) != 1 for n, s in zip(shape, _full_index(index, len(shape))))
 
 
 def _elementwise(c: Call) -> Spec:
@@ -857,7 +904,7 @@ def _pad(c: Call) -> Spec:
 
 def _slicing(c: Call) -> Spec:
     shape, spec = c.x
-    return static_slice(c.mesh, shape, spec, c.static["index"], c.eager)
+    return static_slice(c.mesh, shape, spec, c.static["index"], c.eager, not c.rules.indexing_infers_sharding)
 
 
 def _dynamic(c: Call) -> Spec:
@@ -899,7 +946,7 @@ def _at(c: Call) -> Spec:
     s = c.static
     if c.op in SHIFTED_UPDATES:
         dst, src = shifted_ranges(shape, s["axis"], s["shift"])
-        u_spec = static_slice(c.mesh, shape, spec, src, c.eager)
+        u_spec = static_slice(c.mesh, shape, spec, src, c.eager, not c.rules.indexing_infers_sharding)
         u_shape = tuple(_slice_triple(sl, d)[2] for sl, d in zip(_full_index(src, len(shape)), shape))
         ix = _indexer(shape, spec, dst)
     elif c.op in ("at_set", "at_min", "at_max"):
