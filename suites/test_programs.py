@@ -303,31 +303,36 @@ JOIN_HANG = reproductions.test_a_concatenate_of_a_dynamic_slice_laid_out_replica
 SCAN_BESIDE_A_PREFIX_SLICE = reproductions.test_a_cumsum_returned_beside_a_prefix_slice_of_its_operand
 
 
+JIT_WAYS = ("(b) jit with in/out_shardings", "(c) jit with constraints")
+
+# The bugs that end the process, one row each: (its strict reproduction, whether a step call meets it,
+# the ways of the step calls asked, the ways that then run in a fresh interpreter). A program runs those
+# ways apart on a JAX whose known deviations cover the reproduction, where a step call of it meets the
+# bug; the first row met decides.
+PROCESS_ENDING = (
+    # a layout change onto combined mesh axes aborts eagerly too
+    (reproductions.test_constraint_onto_two_combined_axes_after_a_split_input, triggers.layout_change_onto_combined_axes,
+     ("(b)",), ("(a)",) + programs_.ISOLATED_WAYS),
+    # a join, or a step moving an operand's axis into combined axes of another dimension
+    (ABORT, aborts_under_jit, ("(b)",), programs_.ISOLATED_WAYS),
+    (MOVED_UPDATE_ABORT, triggers.jitted_read_of_a_range_update_moving_its_major_cut_axis, JIT_WAYS,
+     programs_.ISOLATED_WAYS),
+    # (it never returns: the subprocess's faulthandler ends it)
+    (JOIN_HANG, triggers.jitted_concatenate_of_a_replicated_dynamic_slice_with_itself, JIT_WAYS,
+     programs_.ISOLATED_WAYS),
+    (SCAN_BESIDE_A_PREFIX_SLICE, triggers.jitted_scan_beside_a_prefix_slice_with_its_operands_shard_shape, JIT_WAYS,
+     programs_.ISOLATED_WAYS),
+)
+
+
 def isolated_ways(program: Program, known_deviations) -> tuple:
     """The ways of this program to run in a fresh interpreter, on a JAX whose known deviations say
-    XLA aborts the process on its shape: all three for a layout change onto combined mesh axes
-    (eagerly too), the two jit ways for a join or a step that moves an operand's axis into combined
-    axes of another dimension, and for a step reading a range update that the jit moves the major
-    axis of (a cumsum of it aborts: MOVED_UPDATE_ABORT), and for a join of a dynamic slice with itself
-    laid out replicated (it never returns: JOIN_HANG; the subprocess's faulthandler ends it), and for a
-    scan beside a prefix slice of its operand as long per shard (SCAN_BESIDE_A_PREFIX_SLICE); none
-    elsewhere."""
-    combines = any(triggers.layout_change_onto_combined_axes(step_call(program, step, "(b)")) for step in program.steps)
-    if combines and known_deviations.covers(
-            reproductions.test_constraint_onto_two_combined_axes_after_a_split_input) is not None:
-        return ("(a)",) + programs_.ISOLATED_WAYS
-    if any(aborts_under_jit(step_call(program, step, "(b)")) for step in program.steps) and \
-            known_deviations.covers(ABORT) is not None:
-        return programs_.ISOLATED_WAYS
-    if any(triggers.jitted_read_of_a_range_update_moving_its_major_cut_axis(step_call(program, step, way))
-           for step in program.steps for way in JIT_WAYS) and known_deviations.covers(MOVED_UPDATE_ABORT) is not None:
-        return programs_.ISOLATED_WAYS
-    if any(triggers.jitted_concatenate_of_a_replicated_dynamic_slice_with_itself(step_call(program, step, way))
-           for step in program.steps for way in JIT_WAYS) and known_deviations.covers(JOIN_HANG) is not None:
-        return programs_.ISOLATED_WAYS
-    if any(triggers.jitted_scan_beside_a_prefix_slice_with_its_operands_shard_shape(step_call(program, step, way))
-           for step in program.steps for way in JIT_WAYS) and known_deviations.covers(SCAN_BESIDE_A_PREFIX_SLICE) is not None:
-        return programs_.ISOLATED_WAYS
+    XLA ends the process on its shape (``PROCESS_ENDING``: all three ways for a layout change onto
+    combined mesh axes, the two jit ways otherwise); none elsewhere."""
+    for reproduction, meets, asked, ways in PROCESS_ENDING:
+        if any(meets(step_call(program, step, way)) for step in program.steps for way in asked) and \
+                known_deviations.covers(reproduction) is not None:
+            return ways
     return ()
 
 
@@ -774,9 +779,6 @@ def check_eager(case: Case, program: Program, excuses) -> None:
             layout = Layout(program.mesh, step.spec, expected.shape) if step.changes_layout else None
             check_values(case, value, expected, what, layout)
             env[step.result] = value
-
-
-JIT_WAYS = ("(b) jit with in/out_shardings", "(c) jit with constraints")
 
 
 def jitted_as(program: Program, way: str, fn, out_specs=None, donated=(), unasked: int = 0):
