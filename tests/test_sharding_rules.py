@@ -532,6 +532,25 @@ INDEXING_BEFORE_0_9_1 = [
                   {"index": (slice(None, None, 2),)}),
     indexing_case("strided_slice", "slicing", [(8,)], [("b",)], [("b",), REJECT, REJECT, REJECT],
                   {"index": (slice(None, None, 2),)}),
+    # reversed: whole, a rev on every release; partial, a gather under jit before 0.9.1 (measured,
+    # 2026-12-06: the 0.6.0 matrix pass met x[-3:, :0:-1] of int32[2, 2] P('a'), refused there)
+    indexing_case("slice", "slicing", [(4, 8)], ROWS, [("a", None)] * 4, {"index": (slice(None, None, -1),)}),
+    indexing_case("slice", "slicing", [(4, 8)], COLUMNS, [(None, "b"), (None, "b"), REJECT, REJECT],
+                  {"index": (slice(None, 0, -1),)}),
+    indexing_case("slice", "slicing", [(4, 8)], ROWS, [REJECT] * 4, {"index": (slice(2, None, -1),)}),
+    indexing_case("slice", "slicing", [(4, 8)], ROWS, [("a", None), ("a", None), REJECT, REJECT],
+                  {"index": (slice(-9, None), slice(None, 0, -1))}),
+    indexing_case("slice", "slicing", [(4, 8)], COLUMNS, [REJECT] * 4, {"index": (slice(-9, None), slice(None, 0, -1))}),
+    indexing_case("strided_slice", "slicing", [(4, 8)], COLUMNS, [(None, "b"), (None, "b"), REJECT, REJECT],
+                  {"index": (slice(None, None, -2),)}),
+    # jnp's choice is by how the index is written: x[1::-1] takes a whole dimension of 2, reversed, through
+    # gather (the 0.6.0 matrix pass, seed 747979201: x[-3:, 1::-1] of int32[2, 2] P('a') refused there)
+    indexing_case("slice_out_of_range", "slicing", [(2, 2)], ROWS, [("a", None), ("a", None), REJECT, REJECT],
+                  {"index": (slice(-3, None, 1), slice(1, None, -1))}),
+    indexing_case("slice_out_of_range", "slicing", [(2, 2)], ROWS, [("a", None), ("a", None), REJECT, REJECT],
+                  {"index": (slice(-3, None, 1), slice(1, None, -1))}, eager=True),
+    indexing_case("slice_out_of_range", "slicing", [(2, 2)], [(None, "a")], [(None, "a"), REJECT, REJECT, REJECT],
+                  {"index": (slice(-3, None, 1), slice(1, None, -1))}),
     indexing_case("slice", "slicing", [(4, 8)], [(None, None)], [(None, None)] * 4, {"index": (slice(0, 2),)},
                   eager=True),
     # a gather of a sharded operand or index array

@@ -664,12 +664,11 @@ def static_slice(mesh: MeshModel, shape: Shape, spec: Spec, index, eager: bool, 
     that is strided or partial through ``gather`` (its comment: partial slices of sharded inputs
     "lead to incorrect sharding semantics when computed via slice"): an indexed dimension must be
     unsharded unless whole, and strided dimensions come out unsharded; an empty result is a
-    zero array with the operand's spec. ``strided_gathers``: a strided slice goes through gather
-    under jit too (before ``ReleaseRules.indexing_infers_sharding``)."""
+    zero array with the operand's spec. ``strided_gathers``: before
+    ``ReleaseRules.indexing_infers_sharding``, jnp's older choice (``through_gather``)."""
     full = _full_index(index, len(shape))
     out_shape = tuple(_slice_triple(s, n)[2] for s, n in zip(full, shape))
-    through_gather = mesh.size > 1 and (_partial(shape, index) if eager else strided_gathers and _strided(shape, index))
-    if not through_gather:
+    if not through_gather(mesh, shape, index, eager, strided_gathers):
         return resized(mesh, shape, spec, out_shape, "slicing")
     if 0 in out_shape:
         for dim, (m, e) in enumerate(zip(out_shape, spec)):
@@ -767,19 +766,25 @@ def documented_indexing_refusal(c: Call) -> None:
 
 
 def slice_through_gather(c: Call, shape: Shape, index) -> bool:
+    """Whether jnp takes the static slice ``index`` of ``shape`` through gather (``static_slice``'s
+    ``through_gather``, for the call's mode and release)."""
+    return through_gather(c.mesh, shape, index, c.eager, not c.rules.indexing_infers_sharding)
+
+
+def through_gather(mesh: MeshModel, shape: Shape, index, eager: bool, before_indexing_infers: bool) -> bool:
     """Whether jnp takes the static slice ``index`` of ``shape`` through gather: eagerly, a partial
-    one of an array over several devices (``static_slice``); under jit, before
-    ``indexing_infers_sharding``, a strided one (no longer lax.slice's)."""
-    if c.mesh.size <= 1:
+    one of an array over several devices (``_partial``); before ``indexing_infers_sharding``
+    (jnp's ``_attempt_rewriting_take_via_slice`` up to 0.9.0), any index not written as a slice of
+    step 1 or a whole reversal ``::-1`` (its start and stop None: x[1::-1] of a dimension of 2 is a
+    gather, x[::-1] a rev), under jit too, and eagerly a partial slice of step 1."""
+    if mesh.size <= 1:
         return False
-    if c.eager:
-        return _partial(shape, index)
-    return not c.rules.indexing_infers_sharding and _strided(shape, index)
-
-
-def _strided(shape: Shape, index) -> bool:
-    """Whether a static index steps by more than one (either way) along some dimension."""
-    return any(abs(s.indices(n)[2]) != 1 for n, s in zip(shape, _full_index(index, len(shape))))
+    if not before_indexing_infers:
+        return eager and _partial(shape, index)
+    full = _full_index(index, len(shape))
+    written_as_slices = all(s.step in (None, 1) or (s.start is None and s.stop is None and s.step == -1) for s in full)
+    partial = any(s.step in (None, 1) and s.indices(n) != (0, n, 1) for n, s in zip(shape, full))
+    return not written_as_slices or (eager and partial)
 
 
 def _elementwise(c: Call) -> Spec:
