@@ -153,6 +153,7 @@ THREE = MeshModel((0, 1, 2), (3,), ("a",))
 FOUR = MeshModel((0, 1, 2, 3), (4,), ("a",))
 SQUARE = MeshModel((0, 1, 2, 3), (2, 2), ("a", "b"))
 CUBE = MeshModel(tuple(range(8)), (2, 2, 2), ("a", "b", "x"))
+CUBE_BAX = MeshModel(tuple(range(8)), (2, 2, 2), ("b", "a", "x"))
 X123 = a(1, 2, 3)
 ZERO_SIZE_SHARDS = ((0, 1), (0, 2))  # a (0, 2) result's shard shape asked over 'a' on dimension 1, and the whole
 
@@ -420,6 +421,10 @@ EXAMPLES: Dict[str, Pair] = {
     "checked_body_with_pmax": Pair(
         (MESH, ("a",), SimpleNamespace(name="pmax"), X4), (MESH, ("a",), SimpleNamespace(name="psum"), X4),
         "the collective is psum"),
+    "jitted_body_manual_over_axes_out_of_their_names_order": Pair(
+        SimpleNamespace(mode="jit, manual over some axes", mesh=CUBE_BAX, manual_axes=("b", "a")),
+        SimpleNamespace(mode="jit, manual over some axes", mesh=CUBE_BAX, manual_axes=("a", "x")),
+        "the manual axes come in their names' order"),
     "transposed_jit_with_a_cut_output": Pair(
         SimpleNamespace(transform="grad", mesh=MESH, out_spec=("a",)),
         SimpleNamespace(transform="grad", mesh=SIZE_ONE, out_spec=("b",)), "the output's axis has size 1"),
