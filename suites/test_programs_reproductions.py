@@ -208,6 +208,43 @@ def test_a_strided_at_max_of_a_clamped_dynamic_slice_under_plain_jit():
     case.same_bits("result", np.asarray(y), expected)
 
 
+def test_a_take_of_a_clamped_dynamic_slice_under_plain_jit():
+    """jax.jit(lambda x, s: jnp.take(lax.dynamic_slice(x, (s,), (2,)), [0])) of x = arange(4) (uint32,
+    no sharding) and s = -1 (counted from the end: 3, clamped to 2) gives numpy's [2]: the gather reads
+    the clamped window (found by a random program on 0.8.3 in the eleventh matrix pass, seed
+    1545607637, as v[::2] of such a slice, which jnp took through gather under jit before 0.9.1; XLA's
+    algebraic simplifier folds the gather into one dynamic-slice clamped with the wrong size,
+    openxla/xla#49121)."""
+    x = np.arange(4, dtype=np.uint32)
+    source = "jax.jit(lambda x, s: jnp.take(lax.dynamic_slice(x, (s,), (2,)), np.array([0])))"
+    case = scripted_case(f"{source}(x, -1)", [f"y = {source}(x, np.int32(-1))", "print(np.asarray(y))"],
+                         arrays={"x": x}, outcomes={"result": "np.asarray(y)"})
+    y = jax.jit(lambda a, s: jnp.take(jax.lax.dynamic_slice(a, (s,), (2,)), np.array([0])))(x, np.int32(-1))
+    case.same_bits("result", np.asarray(y), x[2:3])
+
+
+@bridge.needs_devices(8, "for an (a=4, b=2) mesh")
+def test_a_stack_of_a_clamped_dynamic_slice_into_a_cut_output():
+    """jax.jit(lambda x, s: constrain(jnp.stack((v, v, v)), P()) for v = lax.dynamic_slice(x, (s,),
+    (2,)), in_shardings=(P('a'), P()), out_shardings=P(None, 'b')) of x = arange(4) (uint32) and s = -1
+    (3, clamped to 2) on an (a=4, b=2) mesh returns three rows [2, 3]: the output cuts the slice's
+    dimension, and each shard must still read the clamped window (found by a random program on 0.8.3
+    in the eleventh matrix pass, seed 1545607637; the dynamic_slice_clamp fold, openxla/xla#49121)."""
+    mesh = bridge.first_devices_mesh(("a", 4), ("b", 2))
+    x = np.arange(4, dtype=np.uint32)
+    source = ("jax.jit(lambda x, s: (lambda v: jax.lax.with_sharding_constraint(jnp.stack((v, v, v)), NamedSharding(mesh, P())))"
+              "(lax.dynamic_slice(x, (s,), (2,))), in_shardings=(NamedSharding(mesh, P('a')), NamedSharding(mesh, P())), "
+              "out_shardings=NamedSharding(mesh, P(None, 'b')))")
+    case = scripted_case(f"{source}(x, -1)", [f"y = {source}(x, np.int32(-1))", "print(np.asarray(y))"],
+                         meshes={"mesh": mesh}, arrays={"x": x}, outcomes={"result": "np.asarray(y)"})
+    replicated = bridge.named_sharding(mesh, ())
+    f = jax.jit(lambda a, s: (lambda v: jax.lax.with_sharding_constraint(jnp.stack((v, v, v)), replicated))(
+        jax.lax.dynamic_slice(a, (s,), (2,))), in_shardings=(bridge.named_sharding(mesh, ("a",)), replicated),
+        out_shardings=bridge.named_sharding(mesh, (None, "b")))
+    y = case.accepts("jit", lambda: f(x, np.int32(-1)))
+    case.same_bits("result", np.asarray(y), np.stack([x[2:4]] * 3))
+
+
 def test_a_bfloat16_einsum_summing_in_float32_runs():
     """jax.jit(lambda a, b: jnp.einsum('bsh,vh->bsv', a, b, preferred_element_type=jnp.float32)) of
     bfloat16 a[1, 4, 4] and b[4, 4] (no sharding) returns numpy's float32 einsum of the same values

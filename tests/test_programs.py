@@ -1278,6 +1278,52 @@ def test_a_cumsum_beside_a_prefix_slice_of_its_operand_runs_its_jit_ways_apart()
         call, expected, np.array([3, 3, 13, 13], np.uint32)), "wrong inside the slice"
 
 
+def test_a_strided_slice_of_a_clamped_dynamic_slice_is_asked_as_a_read_of_it():
+    """The eleventh matrix pass's 0.8.3 finding (seed 1545607637: v1 = v0[::2] of v0 =
+    lax.dynamic_slice(x0, (x1,), (2,)), x0 uint32[4] P('a') on an (a=4, b=2) mesh, x1 = -1, gave [3] for
+    [2] in way (b)): jitted_read_of_a_clamped_dynamic_slice holds for v1 jitted, not eagerly, nor with
+    a start needing no clamping, nor for a contiguous slice; its wrongness (a value of x0, read at the
+    unclamped start) holds for [3], not for a value x0 does not hold."""
+    import suites.test_programs as suite
+    from conformance.checking import triggers, wrongness
+    mesh = MeshModel(tuple(range(8)), (4, 2), ("a", "b"))
+
+    def found(start=-1, index=slice(None, None, 2)):
+        return written_program(mesh, [(np.arange(4, dtype=np.uint32), ("a",)), (np.int32(start), ())], [
+            Step("v0", "dynamic_slice", ("x0", "x1"), (("sizes", (2,)),)),
+            Step("v1", "strided_slice" if index.step not in (None, 1) else "slice", ("v0",), (("index", (index,)),))],
+            [()])
+    holds = lambda program, way="(b) jit with in/out_shardings": triggers.jitted_read_of_a_clamped_dynamic_slice(  # noqa: E731
+        suite.step_call(program, program.steps[1], way))
+    assert holds(found()) and holds(found(), "(c) jit with sharding constraints")
+    assert not holds(found(), "(a) eager")
+    assert not holds(found(start=1)) and not holds(found(index=slice(0, 1)))
+    call = suite.step_call(found(), found().steps[1], "(b) jit with in/out_shardings")
+    expected = np.array([2], np.uint32)
+    assert wrongness.values_of_the_dynamic_slices_operand(call, expected, np.array([3], np.uint32))
+    assert not wrongness.values_of_the_dynamic_slices_operand(call, expected, np.array([7], np.uint32))
+
+
+def test_a_cut_layout_of_a_stack_of_a_clamped_dynamic_slice_is_asked_about_the_slice():
+    """The replay of the 0.8.3 seed 1545607637 once the gather form was excused: v2 =
+    constrain(jnp.stack((v0, v0, v0)), P()) of v0 = lax.dynamic_slice(x0, (-1,), (2,)), x0 uint32[4]
+    P('a') on an (a=4, b=2) mesh, into P(None, 'b'): cut_layout_reaching_a_clamped_dynamic_slice holds
+    for v2 in way (b), not into P(), nor with a start needing no clamping, nor eagerly."""
+    import suites.test_programs as suite
+    from conformance.checking import triggers
+    mesh = MeshModel(tuple(range(8)), (4, 2), ("a", "b"))
+
+    def found(start=-1, out=(None, "b")):
+        return written_program(mesh, [(np.arange(4, dtype=np.uint32), ("a",)), (np.int32(start), ())], [
+            Step("v0", "dynamic_slice", ("x0", "x1"), (("sizes", (2,)),)),
+            Step("v1", "stack", ("v0", "v0", "v0"), (("axis", 0),)),
+            Step("v2", "constraint", ("v1",), spec=())], [out])
+    holds = lambda program, way="(b) jit with in/out_shardings": triggers.cut_layout_reaching_a_clamped_dynamic_slice(  # noqa: E731
+        suite.step_call(program, program.steps[-1], way))
+    assert holds(found())
+    assert not holds(found(out=())) and not holds(found(start=1)) and not holds(found(), "(a) eager")
+
+
 def test_a_raised_failure_is_localized_to_the_first_step_whose_prefix_raises(monkeypatch):
     """A failure that raised is localized to the first step whose prefix raises, past an earlier step
     whose prefix only returns a wrong value (another deviation: met at ten times the examples on

@@ -76,6 +76,19 @@ def cumsum_beside(index: slice) -> Call:
                                 shape=(len(x[index]),)),))
 
 
+def stack_of_a_dynamic_slice(start: int) -> Call:
+    """constrain(stack((v, v)), P()) into P(None, 'b') of v = lax.dynamic_slice(x, (start,), (2,)), x
+    uint32[4] P('a') on the (a=2, b=4) mesh, jitted."""
+    x = np.arange(4, dtype=np.uint32)
+    window = x[min(max(start % 4, 0), 2):][:2]
+    sliced = call("dynamic_slice", (x, np.int32(start)), {"sizes": (2,)}, in_specs=(("a",), ()), out_spec=None,
+                  shape=(2,))
+    stacked = call("stack", (window, window), {"axis": 0}, in_specs=((), ()), out_spec=None, shape=(2, 2),
+                   producers=(sliced, sliced))
+    return call("constraint", (np.stack([window] * 2),), {"spec": ()}, in_specs=((),), out_spec=(None, "b"),
+                shape=(2, 2), producers=(stacked,))
+
+
 def negation_sliced(index: slice) -> Call:
     """y = -x of x uint32[2] P('a') over two devices, jitted, read by y[index] constrained P()."""
     x = np.arange(2, dtype=np.uint32)
@@ -172,6 +185,9 @@ EXAMPLES: Dict[str, Pair] = {
         call("dynamic_slice", (X4, np.int32(3)), {"sizes": (2,)}, in_specs=((), ()), out_spec=("a",)),
         call("dynamic_slice", (X4, np.int32(1)), {"sizes": (2,)}, in_specs=((), ()), out_spec=("a",)),
         "the start needs no clamping", (a(2, 3), a(3, 3))),
+    "cut_layout_reaching_a_clamped_dynamic_slice": Pair(
+        stack_of_a_dynamic_slice(-1), stack_of_a_dynamic_slice(1), "the slice's start needs no clamping",
+        (np.array([[2, 3], [2, 3]], np.uint32), np.array([[3, 3], [3, 3]], np.uint32))),
     "moved_start_with_a_cut_operand_or_output": Pair(
         call("dynamic_update_slice", (X4, X4[:1], np.int32(5)), in_specs=(("a",), (), ())),
         call("dynamic_update_slice", (X4, X4[:1], np.int32(2)), in_specs=(("a",), (), ())),

@@ -137,6 +137,34 @@ def clamped_start_with_a_cut_output(call: Call) -> bool:
     return start_needs_clamping(call) and (output_may_be_cut(call) or explicit_cut)
 
 
+def cut_layout_reaching_a_clamped_dynamic_slice(call: Call) -> bool:
+    """Jitted, a step computed into a layout that cuts over some mesh axis (``output_may_be_cut``)
+    whose value a lax.dynamic_slice with a start needing clamping made, up to four steps back through
+    joins and copies of it (stack, concatenate, broadcast_to, layout changes, unary elementwise
+    steps): the partitioner cuts the slice's output too, and each shard clamps its own start (the
+    dynamic_slice_clamp fold; met on 0.8.3, seed 1545607637: constrain(jnp.stack((v, v, v)), P()) of
+    v = lax.dynamic_slice(x, (-1,), (2,)), x uint32[4] P('a'), into P(None, 'b') gives [3, 3] rows for
+    [2, 3]; measured wrong on every release before 0.12.0)."""
+    if call.eager or not output_may_be_cut(call):
+        return False
+    todo, seen = [(p, 1) for p in call.producers], 0
+    while todo and seen < 16:
+        made, depth = todo.pop()
+        seen += 1
+        if made is None or made.eager:
+            continue
+        if made.op == "dynamic_slice":
+            if start_needs_clamping(made):
+                return True
+        elif made.op in JOINS_AND_COPIES and depth < 4:
+            todo += [(p, depth + 1) for p in made.producers]
+    return False
+
+
+JOINS_AND_COPIES = ("stack", "concatenate", "broadcast_to") + ("layout change of a layout change",) + tuple(LAYOUT_CHANGES) + (
+    "negative", "abs", "sin", "exp", "logical_not")
+
+
 def start_needs_clamping(call: Call) -> bool:
     """A lax.dynamic_slice whose start (a negative one counted from the end) lies outside
     ``[0, size - slice size]`` on some dimension."""
@@ -147,15 +175,19 @@ def start_needs_clamping(call: Call) -> bool:
 
 def jitted_read_of_a_clamped_dynamic_slice(call: Call) -> bool:
     """Inside a jit, an .at[] update (.at[].set/.add of a shifted copy, .at[].min/.max, .at[idx].add: a
-    scatter XLA turns into a read and a write of its window) or a lax.dynamic_slice of a value that
-    a lax.dynamic_slice with a start needing clamping made, sharded or not: XLA's algebraic
-    simplifier folds the two reads into one dynamic-slice clamped with the second's size
-    (openxla/xla#49121; measured on 0.11.0 on one device: dynamic_slice([0, 1, 2], (-1,),
-    (2,)).at[::2].max([0]) jitted gives [2, 2]). Layout changes and unary elementwise steps between
-    the two are passed over (``PASSED_OVER``; met on 0.11.0 with a constraint to P() between them,
-    with a negation between them, as .at[0:2].set(v[0:2]) of the slice, negated, and as .at[[0,
-    0]].add([0, 1]))."""
-    if call.eager or call.op not in AT_UPDATES + ("dynamic_slice",) or not call.producers:
+    scatter XLA turns into a read and a write of its window), a lax.dynamic_slice or a gather (jnp.take,
+    integer-array indexing, take_along_axis, and a strided slice, which jnp took through gather under
+    jit before 0.9.1) of a value that a lax.dynamic_slice with a start needing clamping made, sharded
+    or not: XLA's algebraic simplifier folds the two reads into one dynamic-slice clamped with the
+    second's size (openxla/xla#49121; measured on 0.11.0 on one device: dynamic_slice([0, 1, 2], (-1,),
+    (2,)).at[::2].max([0]) jitted gives [2, 2]; on 0.10.2, jnp.take(dynamic_slice(arange(4), (-1,),
+    (2,)), [0]) gives [3], on 0.8.3 its [::2] too, met there in the eleventh matrix pass, seed
+    1545607637). Layout changes and unary elementwise steps between the two are passed over
+    (``PASSED_OVER``; met on 0.11.0 with a constraint to P() between them, with a negation between
+    them, as .at[0:2].set(v[0:2]) of the slice, negated, and as .at[[0, 0]].add([0, 1]))."""
+    strided = call.op in STATIC_SLICES and any(
+        isinstance(p, slice) and p.step not in (None, 1) for p in index_parts(call.static.get("index", ())))
+    if call.eager or (call.op not in AT_UPDATES + ("dynamic_slice",) + GATHERS and not strided) or not call.producers:
         return False
     made = call.producers[0]
     while made is not None and made.op in PASSED_OVER and made.producers:
@@ -998,6 +1030,7 @@ def moves_a_dimension(op: str, static: dict, rank: int) -> bool:
 
 # The catalogue's static slices (x[index]: "slice" draws a step of 1, "strided_slice" any step).
 STATIC_SLICES = ("slice", "strided_slice")
+GATHERS = ("take", "take_clip", "index_array", "take_along_axis")  # the catalogue's gathers (family "gather")
 
 
 def strided_at_update_of_a_slice_of_a_partially_replicated_operand(call: Call) -> bool:
@@ -1474,7 +1507,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     batch_returned_over_an_axis_cutting_other_contracted_dimensions,
     jitted_einsum_returning_its_batch_and_free_dimensions_over_swapped_axes, jitted_take_along_into_combined_axes_out_of_mesh_order,
     take_along_a_cut_operand_over_two_mesh_axes,
-    clamped_start_with_a_cut_output, moved_start_with_a_cut_operand_or_output, partially_replicated_join,
+    clamped_start_with_a_cut_output, cut_layout_reaching_a_clamped_dynamic_slice, moved_start_with_a_cut_operand_or_output, partially_replicated_join,
     join_of_differently_split_operands,
     clipped_take_on_a_cut_axis, interior_padding_with_a_cut_output, zero_size_result_with_out_shardings,
     zero_size_result_with_a_cut_layout, zero_size_result_constrained, negative_edge_with_a_cut_output,

@@ -422,6 +422,17 @@ def scanned_as_if_past_a_prefix_slice_beside_it_were_its_identity(call, expected
     return False
 
 
+def values_of_the_dynamic_slices_operand(call, expected, got) -> bool:
+    """Every wrong element holds a value of the operand of the lax.dynamic_slice that made the call's
+    first operand (through layout changes and ``_UNARY`` steps, applied to that operand's values
+    too): read at another start than the clamped one (openxla/xla#49121's fold), none computed."""
+    found = _arrays(expected, got)
+    if found is None or not isinstance(call, Call):
+        return False
+    made, steps = _window_steps(call)
+    return made is not None and _wrong_among_the_operand_after(found, made, steps)
+
+
 def values_of_the_updates_operand_after_it(call, expected, got) -> bool:
     """Every wrong element holds a value of the operand of the .at[] update that made the call's
     value (the call itself, or through ``_UNARY`` steps and layout changes, applied to that operand's
@@ -439,7 +450,7 @@ WRONGNESS: Dict[str, Callable[[object, object, object], bool]] = {f.__name__: f 
     multiplied_by_the_replica_count, replicated_where_cut_was_asked, cut_finer_than_asked,
     laid_out_as_an_earlier_change, updated_from_another_window, values_of_the_sliced_operand,
     updated_outside_a_prefix_slice_beside_it_as_zeros, within_two_ulps, values_of_the_updates_operand_after_it,
-    scanned_as_if_past_a_prefix_slice_beside_it_were_its_identity,
+    scanned_as_if_past_a_prefix_slice_beside_it_were_its_identity, values_of_the_dynamic_slices_operand,
 )}
 SHOWN_BY = {name: "layout" if name in ("replicated_where_cut_was_asked", "cut_finer_than_asked",
                                        "laid_out_as_an_earlier_change") else "values" for name in WRONGNESS}
