@@ -195,8 +195,15 @@ JOINING = ("concatenate", "stack")
 
 def aborts_under_jit(call: Call) -> bool:
     """Whether XLA may abort the process on ``call`` jitted, where ABORT is a known deviation: a join,
-    or an operand's axis moved into combined axes of another dimension."""
-    return call.op in JOINING or triggers.jitted_axis_moved_into_combined_axes(call)
+    an operand's axis moved into combined axes of another dimension, or a gather (jnp.take) whose
+    output or operand puts combined axes on a dimension (met on 0.11.2, seed 2681482569: x int32[2, 6,
+    2] P(None, 'b') taken along 0 into P(None, ('b', 'x')) on a (b=2, x=3) mesh aborts in
+    spmd_partitioner_util.cc, "Check failed: grouped_sharding.device_groups.num_groups()", not yet
+    triaged: isolated, so that it fails, not the run)."""
+    gather_over_combined_axes = call.op in triggers.GATHERS and not call.eager and (
+        triggers.over_combined_axes(call.mesh, call.out_spec) or
+        any(triggers.over_combined_axes(call.mesh, s) for s in call.in_specs))
+    return call.op in JOINING or triggers.jitted_axis_moved_into_combined_axes(call) or gather_over_combined_axes
 
 
 # XLA's SPMD partitioner aborts the process on lax.pad with interior padding whose negative low

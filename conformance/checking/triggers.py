@@ -873,19 +873,28 @@ def explicit_reshape_of_an_unsharded_operand_neither_one_split_nor_one_merge(cal
 
 
 def jitted_axis_moved_into_combined_axes(call: Call) -> bool:
-    """Jitted, an operation whose operands align with its result from the right (elementwise,
-    broadcasting) where the output's spec or an operand's puts two or more mesh axes of size > 1
-    on one dimension, the first of which cuts another dimension of an operand: XLA's reshard of that
-    operand aborts (hlo_sharding_util.cc "Check failed: sliced.has_value()"; met with jnp.greater on
-    0.12.0.1, x P('b') onto P(None, ('b', 'y')); measured: ('y', 'b') there, or 'b' already on that
-    dimension, does not abort)."""
+    """Jitted, an operation whose operands align with its result (from the right: elementwise,
+    broadcasting; a jnp.take's indices at its axis, its operand's other dimensions around them) where
+    the output's spec or an operand's puts two or more mesh axes of size > 1 on one dimension, the
+    first of which cuts another dimension of an operand: XLA's reshard of that operand aborts
+    (hlo_sharding_util.cc "Check failed: sliced.has_value()"; met with jnp.greater on 0.12.0.1, x P('b')
+    onto P(None, ('b', 'y')); measured: ('y', 'b') there, or 'b' already on that dimension, does not
+    abort; met with jnp.take on 0.11.2 in the eleventh matrix pass, seed 2681482569: indices int32[2] P('x')
+    of x int32[2, 6, 2] taken along 0 into P(None, ('x', 'y')) on an (x=2, y=3) mesh, >=0.11.2)."""
     if call.eager or call.result_shape is None or call.mesh is None or not call.in_specs:
         return False
     rank = len(call.result_shape)
-    if any(np.ndim(x) > rank for x in call.operands):
+    if call.op in ("take", "take_clip") and len(call.operands) == 2:
+        axis = call.static.get("axis", 0) % max(np.ndim(call.operands[0]), 1)
+        k = np.ndim(call.operands[1])
+        operand_at = [i if i < axis else i + k - 1 for i in range(np.ndim(call.operands[0])) if i != axis]
+        x_axes = [a for i, a in enumerate(axes_of(call.in_specs[0], np.ndim(call.operands[0]))) if i != axis]
+        aligned = [dict(zip(operand_at, x_axes)), dict(enumerate(axes_of(call.in_specs[1], k), start=axis))]
+    elif any(np.ndim(x) > rank for x in call.operands):
         return False
-    aligned = [dict(enumerate(axes_of(s, np.ndim(x)), start=rank - np.ndim(x)))
-               for x, s in zip(call.operands, call.in_specs)]
+    else:
+        aligned = [dict(enumerate(axes_of(s, np.ndim(x)), start=rank - np.ndim(x)))
+                   for x, s in zip(call.operands, call.in_specs)]
     targets = aligned + ([dict(enumerate(axes_of(call.out_spec, rank)))] if call.out_spec is not None else [])
     for target in targets:
         for d, axes in target.items():
