@@ -119,6 +119,14 @@ def tril_of_a_shifted_update(out_spec) -> Call:
                 producers=(update,))
 
 
+def wrap_pad(widths, out_spec) -> Call:
+    """jnp.pad(x, widths, mode='wrap') of x int32[2, 4] P(None, ('a', 'b')) on a (2, 2) mesh, jitted into
+    ``out_spec``."""
+    x = np.arange(8, dtype=np.int32).reshape(2, 4)
+    return call("pad", (x,), {"widths": widths, "mode": "wrap"}, mesh=SQUARE, in_specs=((None, ("a", "b")),),
+                out_spec=out_spec, shape=np.pad(x, widths, mode="wrap").shape)
+
+
 def join_of_a_slice_with_itself(constraint_spec) -> Call:
     """jnp.concatenate((wsc(v, constraint_spec), v)) of v = lax.dynamic_slice(x, (1,), (5,)), x uint32[8],
     on a (2, 2) mesh, jitted into P('a')."""
@@ -331,6 +339,8 @@ EXAMPLES: Dict[str, Pair] = {
              out_spec=(), way=CONSTRAINED, shape=(5,)),
         call("slice", (np.arange(6, dtype=np.int32),), {"index": (slice(0, 3),)}, mesh=THREE, in_specs=(("a",),),
              out_spec=(), way=CONSTRAINED, shape=(3,)), "the slice's shards are shorter than its operand's"),
+    "jitted_wrap_pad_moving_its_major_cut_axis": Pair(
+        wrap_pad(((0, 0), (0, 1)), ("a",)), wrap_pad(((0, 0), (1, 0)), ("a",)), "the pad fills the low edge"),
     "jitted_read_of_a_range_update_moving_its_major_cut_axis": Pair(
         tril_of_a_shifted_update(("a",)), tril_of_a_shifted_update((None, "a")),
         "the output cuts the update's own dimension over the major axis"),

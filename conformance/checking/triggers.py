@@ -634,6 +634,28 @@ def range_update_moving_its_major_cut_axis_to_another_dimension(call: Call) -> b
     return any(cut_axes(call.mesh, out[d])[:1] == cut_in[:1] for d in range(rank) if d != axis)
 
 
+def jitted_wrap_pad_moving_its_major_cut_axis(call: Call) -> bool:
+    """Jitted, a jnp.pad in mode 'wrap' that pads the high edge of a dimension its operand cuts over
+    two or more mesh axes (a join of the operand with a prefix slice of it), into an output that cuts
+    another dimension over the first (major) of them: Shardy's partitioning fails XLA's HLO verifier,
+    as for a range update (``range_update_moving_its_major_cut_axis_to_another_dimension``,
+    shardy_update_moving_the_major_cut_axis). Met on 0.12.0.1 in the eleventh matrix pass (seed
+    1920690675): x int32[2, 2, 8] P(None, None, ('b', 'x')) padded ((0, 0), (0, 0), (0, 1)) into P('b')
+    on a (b=2, x=4) mesh; measured on 0.10.2: right with GSPMD, into P(), from (('x', 'b')), padding the
+    low edge, and in modes edge, symmetric, reflect, constant and maximum."""
+    if call.eager or call.op != "pad" or call.static.get("mode") != "wrap" or not call.in_specs or call.mesh is None:
+        return False
+    rank = len(np.shape(call.operands[0]))
+    widths = np.broadcast_to(np.asarray(call.static.get("widths", 0), dtype=np.int64), (rank, 2))
+    out = axes_of(call.out_spec, rank)
+    for axis in range(rank):
+        cut_in = cut_axes(call.mesh, axes_of(call.in_specs[0], rank)[axis])
+        if widths[axis][1] > 0 and len(cut_in) > 1 and any(
+                cut_axes(call.mesh, out[d])[:1] == cut_in[:1] for d in range(rank) if d != axis):
+            return True
+    return False
+
+
 def jitted_read_of_a_range_update_moving_its_major_cut_axis(call: Call) -> bool:
     """Jitted, a step of the update's rank reading (as its first operand, directly or through up to
     three such steps: a layout change, an elementwise step, a tril) what an .at[] update of a static
@@ -1523,7 +1545,7 @@ TRIGGERS: Dict[str, Callable[[object], bool]] = {f.__name__: f for f in (
     strided_slice_of_a_cut_dimension, jitted_prefix_slice_with_its_operands_shard_shape,
     explicit_jitted_pad_reading_a_prefix_of_a_device_put,
     scatter_beside_a_prefix_slice_with_its_operands_shard_shape, returned_beside_a_prefix_slice_of_it_with_its_shard_shape,
-    jitted_scan_beside_a_prefix_slice_with_its_operands_shard_shape,
+    jitted_scan_beside_a_prefix_slice_with_its_operands_shard_shape, jitted_wrap_pad_moving_its_major_cut_axis,
     identity_update_returned_beside_a_prefix_slice_of_its_operand,
     eager_pad_reshape_or_concatenate_of_a_cut_operand, jitted_take_along_a_cut_axis,
     jitted_take_along_over_combined_axes,
