@@ -334,17 +334,9 @@ def test_a_cumsum_jitted_into_out_shardings_beside_a_longer_prefix_slice_of_its_
     P())) of x = [3, 10, 6, 2] (uint32) over four devices returns ([3, 10], [3, 13, 19, 21]): the same
     scan and slice as test_a_cumsum_returned_beside_a_longer_prefix_slice_of_its_operand with the
     cumsum laid out by out_shardings, not a constraint (the property's way (b)), where XLA compiles it."""
-    mesh = bridge.first_devices_mesh(("a", 4))
     x = np.array([3, 10, 6, 2], dtype=np.uint32)
-    source = ("jax.jit(lambda x: (jax.lax.with_sharding_constraint(x[0:2], NamedSharding(mesh, P())), jnp.cumsum(x)), "
-              "in_shardings=NamedSharding(mesh, P('a')), out_shardings=(NamedSharding(mesh, P()), NamedSharding(mesh, P())))")
-    case = scripted_case(f"{source}(x on P('a'))", [f"y = {source}(x)", "print(y)"], meshes={"mesh": mesh},
-                         placed={"x": (x, ("a",))}, outcomes={"jit": f"{source}(x)", "second result": "y[1]"})
-    replicated, split = bridge.named_sharding(mesh, ()), bridge.named_sharding(mesh, ("a",))
-    f = jax.jit(lambda a: (jax.lax.with_sharding_constraint(a[0:2], replicated), jnp.cumsum(a)), in_shardings=split,
-                out_shardings=(replicated, replicated))
-    y = case.accepts("jit", lambda: f(jax.device_put(x, split)))
-    case.same_bits("second result", np.asarray(y[1]), np.cumsum(x, dtype=np.uint32))
+    check_the_second_result_comes_back_whole(4, "lambda x: (replicate(x[0:2]), jnp.cumsum(x))", {"x": (x, ("a",))},
+                                             np.cumsum(x, dtype=np.uint32))
 
 
 def check_the_second_result_comes_back_whole(devices: int, body: str, inputs: dict, expected: np.ndarray) -> None:

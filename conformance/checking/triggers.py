@@ -161,10 +161,6 @@ def cut_layout_reaching_a_clamped_dynamic_slice(call: Call) -> bool:
     return False
 
 
-JOINS_AND_COPIES = ("stack", "concatenate", "broadcast_to") + ("layout change of a layout change",) + tuple(LAYOUT_CHANGES) + (
-    "negative", "abs", "sin", "exp", "logical_not")
-
-
 def start_needs_clamping(call: Call) -> bool:
     """A lax.dynamic_slice whose start (a negative one counted from the end) lies outside
     ``[0, size - slice size]`` on some dimension."""
@@ -185,8 +181,7 @@ def jitted_read_of_a_clamped_dynamic_slice(call: Call) -> bool:
     1545607637). Layout changes and unary elementwise steps between the two are passed over
     (``PASSED_OVER``; met on 0.11.0 with a constraint to P() between them, with a negation between
     them, as .at[0:2].set(v[0:2]) of the slice, negated, and as .at[[0, 0]].add([0, 1]))."""
-    strided = call.op in STATIC_SLICES and any(
-        isinstance(p, slice) and p.step not in (None, 1) for p in index_parts(call.static.get("index", ())))
+    strided = call.op in STATIC_SLICES and bool(strided_dims(call.static.get("index", ())))
     if call.eager or (call.op not in AT_UPDATES + ("dynamic_slice",) + GATHERS and not strided) or not call.producers:
         return False
     made = call.producers[0]
@@ -199,6 +194,7 @@ def jitted_read_of_a_clamped_dynamic_slice(call: Call) -> bool:
 # the catalogue, family "elementwise": the simplifier slices its operand instead).
 ANY_LAYOUT_CHANGE = LAYOUT_CHANGES + ("layout change of a layout change",)  # (how step_call names one of another's result)
 PASSED_OVER = ANY_LAYOUT_CHANGE + ("negative", "abs", "sin", "exp", "logical_not")
+JOINS_AND_COPIES = ("stack", "concatenate", "broadcast_to") + PASSED_OVER  # (what carries a value's elements on)
 
 
 def moved_start_with_a_cut_operand_or_output(call: Call) -> bool:
@@ -307,9 +303,12 @@ def strided_slice_of_a_cut_dimension(call: Call) -> bool:
     is cut."""
     if call.op != "strided_slice" or call.eager:
         return False
-    index = index_parts(call.static["index"])
-    return any(isinstance(s, slice) and s.step not in (None, 1) and cuts_dim(call.mesh, call.in_specs[0], d)
-               for d, s in enumerate(index))
+    return any(cuts_dim(call.mesh, call.in_specs[0], d) for d in strided_dims(call.static["index"]))
+
+
+def strided_dims(index) -> Tuple[int, ...]:
+    """The dimensions a static index steps along by more than one (or backwards)."""
+    return tuple(d for d, s in enumerate(index_parts(index)) if isinstance(s, slice) and s.step not in (None, 1))
 
 
 def jitted_prefix_slice_with_its_operands_shard_shape(call: Call) -> bool:

@@ -384,12 +384,7 @@ def scanned_as_if_past_a_prefix_slice_beside_it_were_its_identity(call, expected
     found = _arrays(expected, got)
     if found is None or not isinstance(call, Call):
         return False
-    chain, made = [], call
-    while made is not None and made.op not in CUMULATIVE:
-        if made.op not in tuple(_UNARY) + LAYOUT_CHANGES + ("layout change of a layout change",):
-            return False
-        chain.append(made.op)
-        made = made.producers[0] if made.producers else None
+    made, steps = _unary_steps_back_to(call, CUMULATIVE)
     if made is None or not made.operands or found[1].ndim == 0:
         return False
     x = np.asarray(made.operands[0])
@@ -407,7 +402,7 @@ def scanned_as_if_past_a_prefix_slice_beside_it_were_its_identity(call, expected
             kept = np.where(past, np.zeros((), x.dtype), x)
             with np.errstate(all="ignore"):
                 value = np.flip(np.cumsum(np.flip(kept, axis), axis=axis, dtype=x.dtype), axis)
-                for op in chain[::-1]:
+                for op in steps:
                     value = _UNARY[op](value)
             value = np.asarray(value)
             if value.dtype != found[1].dtype:

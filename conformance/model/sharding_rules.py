@@ -658,17 +658,18 @@ def _partial(shape: Shape, index) -> bool:
     return False
 
 
-def static_slice(mesh: MeshModel, shape: Shape, spec: Spec, index, eager: bool, strided_gathers: bool = False) -> Spec:
+def static_slice(mesh: MeshModel, shape: Shape, spec: Spec, index, eager: bool,
+                 before_indexing_infers: bool = False) -> Spec:
     """``x[index]`` for a tuple of static slices. Under jit (or on one device) jnp binds ``rev``
     and ``slice``: the resize rule. Eagerly, on an array over several devices, jnp takes a slice
     that is strided or partial through ``gather`` (its comment: partial slices of sharded inputs
     "lead to incorrect sharding semantics when computed via slice"): an indexed dimension must be
     unsharded unless whole, and strided dimensions come out unsharded; an empty result is a
-    zero array with the operand's spec. ``strided_gathers``: before
-    ``ReleaseRules.indexing_infers_sharding``, jnp's older choice (``through_gather``)."""
+    zero array with the operand's spec. ``before_indexing_infers``: the release has no
+    ``ReleaseRules.indexing_infers_sharding`` yet, and jnp chooses as it did then (``through_gather``)."""
     full = _full_index(index, len(shape))
     out_shape = tuple(_slice_triple(s, n)[2] for s, n in zip(full, shape))
-    if not through_gather(mesh, shape, index, eager, strided_gathers):
+    if not through_gather(mesh, shape, index, eager, before_indexing_infers):
         return resized(mesh, shape, spec, out_shape, "slicing")
     if 0 in out_shape:
         for dim, (m, e) in enumerate(zip(out_shape, spec)):
