@@ -24,6 +24,7 @@ import dataclasses
 import functools
 import os
 import warnings
+from typing import Optional
 
 import jax
 import numpy as np
@@ -33,7 +34,7 @@ from hypothesis import HealthCheck, example, given, settings
 import conformance.checking.programs as programs_
 import suites.test_programs_reproductions as reproductions
 import suites.test_sharding_invariance_reproductions as invariance_reproductions
-from conformance.checking.case import Case
+from conformance.checking.case import Case, OracleOnDemand
 from conformance.checking.layouts import check_layout
 import conformance.checking.triggers as triggers
 from conformance.checking.symptoms import Seen
@@ -46,7 +47,7 @@ from conformance.model.sharding_rules import axes_argument
 from strategies.ops import BY_NAME
 import strategies.programs as strategies_programs
 from strategies.programs import programs
-from suites.test_sharding_invariance import (ABORT, aborts_under_jit, accepted_refusal, expected_rejection,
+from suites.test_sharding_invariance import (ABORT, GATHER_ABORT, aborts_under_jit, accepted_refusal, expected_rejection,
                                              forwards_an_input, sharding_verdict, why_not_rejected)
 
 pytestmark = pytest.mark.programs
@@ -321,6 +322,8 @@ PROCESS_ENDING = (
     (JOIN_HANG, triggers.jitted_concatenate_of_a_replicated_dynamic_slice_with_itself, JIT_WAYS,
      programs_.ISOLATED_WAYS),
     (SCAN_BESIDE_A_PREFIX_SLICE, triggers.jitted_scan_beside_a_prefix_slice_with_its_operands_shard_shape, JIT_WAYS,
+     programs_.ISOLATED_WAYS),
+    (GATHER_ABORT, triggers.jitted_gather_refining_the_cut_of_a_passed_through_dimension, JIT_WAYS,
      programs_.ISOLATED_WAYS),
 )
 
@@ -761,12 +764,19 @@ def check_unsharded(case: Case, program: Program, jitted_first: bool = True) -> 
             step_by_step()
 
 
-def check_eager(case: Case, program: Program, excuses) -> None:
+def judged(on_demand: Optional[OracleOnDemand], name: str, excuse):
+    """The excuse context ``excuse(name)`` of way ``name``; where the oracle runs on demand, its
+    context around it (``OracleOnDemand.way``: a failure runs the oracle before it is judged)."""
+    return on_demand.way(name, excuse) if on_demand is not None else excuse(name)
+
+
+def check_eager(case: Case, program: Program, excuses, on_demand: Optional[OracleOnDemand] = None) -> None:
     """(a) Step by step on committed sharded inputs: every value, and the layout each layout change
-    asks for."""
+    asks for (``on_demand``: the oracle, run where this way fails or does not finish)."""
     env = dict(zip(program.inputs, placed(program)))
     current = []  # the step running: what a failure's trigger is asked about
-    with excuses.way(lambda failure: current, mesh_kind=program.axis_type, example=program), in_context(program):
+    excuse = lambda name: excuses.way(lambda failure: current, mesh_kind=program.axis_type, example=program)  # noqa: E731
+    with judged(on_demand, "(a) eager", excuse), in_context(program):
         for step in program.steps:
             call = step_call(program, step, "(a) eager")
             current[:] = [call, as_laid_out(call, step, layouts_of(env))]
@@ -779,6 +789,8 @@ def check_eager(case: Case, program: Program, excuses) -> None:
             layout = Layout(program.mesh, step.spec, expected.shape) if step.changes_layout else None
             check_values(case, value, expected, what, layout)
             env[step.result] = value
+        if on_demand is not None:
+            on_demand.passed("(a) eager")
 
 
 def jitted_as(program: Program, way: str, fn, out_specs=None, donated=(), unasked: int = 0):
@@ -821,14 +833,17 @@ def jit_ways(program: Program):
     return tuple((way, jitted_program(program, way, program.out_specs, program.donated)) for way in JIT_WAYS)
 
 
-def check_jitted(case: Case, program: Program, ignores_returned_constraint, excuses) -> None:
+def check_jitted(case: Case, program: Program, ignores_returned_constraint, excuses,
+                 on_demand: Optional[OracleOnDemand] = None) -> None:
     """(b) and (c): every output holds numpy's value, laid out as asked (``ignores_returned_constraint``:
     the strict entry saying this JAX ignores a constraint on a returned input, if one applies: the
-    layout of an output that is an input is then not checked at (c), counted as excused by it)."""
+    layout of an output that is an input is then not checked at (c), counted as excused by it;
+    ``on_demand``: the oracle, run where a way fails or is not checked whole)."""
     for mode, jitted in jit_ways(program):
         current = [""]  # the output being checked ("": the call itself)
-        with excuses.way(lambda failure: jit_candidates(program, mode, current[0], failure), mesh_kind=program.axis_type,
-                         example=program):
+        excuse = lambda name: excuses.way(lambda failure: jit_candidates(program, mode, current[0], failure),  # noqa: E731
+                                          mesh_kind=program.axis_type, example=program)
+        with judged(on_demand, mode, excuse):
             with in_context(program), warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # "Some donated buffers were not usable"
                 outs = run(case, program, mode, lambda: jitted(*placed(program)),
@@ -836,14 +851,18 @@ def check_jitted(case: Case, program: Program, ignores_returned_constraint, excu
                            excuses)
             if outs is None:
                 continue
+            whole = True  # every output's values and layout checked
             for name, spec, out in zip(program.outputs, program.out_specs, outs):
                 current[0] = name
                 expected = program.value(name)
                 if mode.startswith("(c)") and ignores_returned_constraint and forwards_an_input(program.arrays, expected):
                     excuses.count(ignores_returned_constraint, program, f"{mode} layout of a returned input not checked")
                     check_values(case, out, expected, f"{mode} output {name}")
+                    whole = False
                     continue
                 check_values(case, out, expected, f"{mode} output {name}", Layout(program.mesh, spec, expected.shape))
+            if whole and on_demand is not None:
+                on_demand.passed(mode)
 
 
 def subprocess_outcome(program: Program, name: str):
@@ -950,13 +969,18 @@ def test_generated_programs_agree_with_the_unsharded_run(program, excuses, known
     ignores_returned_constraint = known_deviations.covers(
         invariance_reproductions.test_constraint_applies_to_a_returned_input)
     isolated = isolated_ways(program, known_deviations)
-    check_unsharded(case, program, jitted_first=not isolated)  # the oracle: never excused
-    if "(a)" not in isolated:
-        check_eager(case, program, excuses)
     if isolated:
+        check_unsharded(case, program, jitted_first=False)  # the oracle: never excused
+        if "(a)" not in isolated:
+            check_eager(case, program, excuses)
         check_isolated(case, program, isolated, ignores_returned_constraint, excuses, run_isolated)
-    else:
-        check_jitted(case, program, ignores_returned_constraint, excuses)
+        return
+    # Every check is exact (numpy's bits), so the oracle runs on demand: where a way fails (before
+    # its failure is judged) or is not checked whole; never excused.
+    on_demand = OracleOnDemand(lambda: check_unsharded(case, program), ("(a) eager",) + JIT_WAYS)
+    check_eager(case, program, excuses, on_demand)
+    check_jitted(case, program, ignores_returned_constraint, excuses, on_demand)
+    on_demand.finish()
 
 
 @pytest.mark.skipif(f"config.getoption('hypothesis_profile') != {SOAK!r}",

@@ -895,6 +895,22 @@ def test_compare_with_its_output_over_two_axes_the_first_moved_from_another_dime
                           run_isolated, printed="True # should be True", what="result equals x > y")
 
 
+@bridge.needs_devices(4, "for a (2, 2) mesh")
+def test_take_into_an_output_refining_its_operands_cut_of_a_passed_through_dimension(run_isolated):
+    """jax.jit(lambda x, i: jnp.take(x, i, axis=0), out_shardings=P(None, ('b', 'x'))) of x
+    int32[2, 4] laid out P(None, 'b') and i = [0] on a (2, 2) mesh ('b', 'x') returns x[[0]]; run in
+    a subprocess because XLA's SPMD partitioner aborts the process on it (found by the catalogue's
+    random take property on 0.11.2, seed 2681482569: the worker died)."""
+    ids = list(bridge.live_device_ids()[:4])
+    lines = [f"mesh = Mesh(np.array([devices[i] for i in {ids}]).reshape((2, 2)), ('b', 'x'))",
+             "x = np.arange(8, dtype=np.int32).reshape(2, 4)",
+             "f = jax.jit(lambda x, i: jnp.take(x, i, axis=0), out_shardings=NamedSharding(mesh, P(None, ('b', 'x'))))",
+             "got = np.asarray(f(jax.device_put(x, NamedSharding(mesh, P(None, 'b'))), np.zeros(1, np.int32)))",
+             "print(got.tolist() == x[[0]].tolist(), '# should be True')"]
+    check_in_a_subprocess("jit(jnp.take(x, i, axis=0)) of x split over 'b' on a passed-through dimension, its output over ('b', 'x') there",
+                          lines, run_isolated, printed="True # should be True", what="result equals x[[0]]")
+
+
 @bridge.needs_devices(6, "for a (2, 1, 3, 1) mesh")
 def test_concatenate_constrained_across_two_differently_split_operands(run_isolated):
     """jit of jnp.concatenate((x0, x1), axis=2) with x0 int32[1, 6, 3] constrained to

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from conformance.checking.case import (ORACLE_NAMES, Case, ConformanceFailure, OracleInsideAnExcuse,
-                                       is_oracle_failure, oracle_is_running)
+                                       OracleOnDemand, excusable, is_oracle_failure, oracle_is_running)
 from conformance.checking.symptoms import Seen, Symptom
 from conformance.runner.deviations import ORACLE_NOTE, Deviation, Excuses, KnownDeviationSeen, strict_verdict
 from conformance.runner.pytest_process import run_pytest
@@ -137,6 +137,68 @@ def test_an_oracle_inside_an_excuse_context_is_refused_and_never_excused(entries
                 pass
     assert excuses.report() == []
     case.same_bits("unsharded result vs numpy", np.array([1.0]), np.array([1.0]))  # (outside: a plain check)
+
+
+# --- an exact property's oracle on demand --------------------------------------------------------
+def on_demand(oracle_wrong: bool):
+    """An OracleOnDemand over ways "(a)" and "(b)" whose oracle compares a doubled gradient (wrong)
+    or a right one inside case.oracle(), and the list of its runs."""
+    runs = []
+
+    def oracle():
+        runs.append(1)
+        with Case("f(x)").oracle():
+            Case("f(x)").same_bits("unsharded result vs numpy", np.array([2.0]) if oracle_wrong else np.array([1.0]),
+                                   np.array([1.0]))
+    return OracleOnDemand(oracle, ("(a)", "(b)")), runs
+
+
+@pytest.mark.parametrize("oracle_wrong", [False, True], ids=["oracle-right", "oracle-wrong"])
+def test_an_on_demand_oracle_runs_before_a_failing_way_is_excused(oracle_wrong, quiet_events):
+    """A sharded way's failure that an entry would excuse runs the oracle first: where the oracle
+    is right, the failure is excused (counted once); where it is wrong, the oracle's failure is
+    raised, tagged, and nothing is excused."""
+    excuses, example = Excuses([doubling_entry()]), cut_grad_example()
+    demand, runs = on_demand(oracle_wrong)
+    wrong = failure_of(lambda c: c.same_bits("grad result 0", np.array([2.0, 4.0]), np.array([1.0, 2.0])))
+    way = lambda name: excuses.way([example], example=example)  # noqa: E731
+    if oracle_wrong:
+        with pytest.raises(ConformanceFailure) as raised:
+            with demand.way("(a)", way):
+                raise wrong
+        assert is_oracle_failure(raised.value) and raised.value.__context__ is wrong
+        assert excuses.report() == []
+    else:
+        with demand.way("(a)", way):
+            raise wrong
+        assert [r["excused"] for r in excuses.report()] == [1]
+    demand.finish()
+    assert runs == [1], "the oracle runs once, before the excuse is asked"
+
+
+def test_an_on_demand_oracle_runs_unless_every_way_passed():
+    """Every way passed: no oracle run; a way that did not pass (refused, skipped): finish runs it;
+    a wrong oracle then fails the example although no way failed."""
+    demand, runs = on_demand(oracle_wrong=False)
+    for name in ("(a)", "(b)"):
+        with demand.way(name, lambda name: excusable()):
+            demand.passed(name)
+    demand.finish()
+    assert runs == []
+    demand, runs = on_demand(oracle_wrong=True)
+    with demand.way("(a)", lambda name: excusable()):
+        demand.passed("(a)")
+    with pytest.raises(ConformanceFailure) as raised:
+        demand.finish()
+    assert runs == [1] and is_oracle_failure(raised.value)
+
+
+def test_an_on_demand_oracle_body_is_an_excuse_context():
+    """Inside an on-demand way, as inside excuses.way, an oracle check is refused."""
+    demand, _ = on_demand(oracle_wrong=False)
+    with pytest.raises(OracleInsideAnExcuse):
+        with demand.way("(a)", lambda name: excusable()):
+            Case("f(x)").same_bits("unsharded result vs numpy", np.array([1.0]), np.array([1.0]))
 
 
 # --- the suites: their oracle checks, and only they, run tagged ----------------------------------

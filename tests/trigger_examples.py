@@ -378,6 +378,12 @@ EXAMPLES: Dict[str, Pair] = {
         call("greater", (np.zeros((2, 6), np.int32), np.int32(5)), mesh=BY_Y, in_specs=(("b",), ()),
              out_spec=(None, ("y", "b")), shape=(2, 6)),
         "the combined axes start with the other axis"),
+    "jitted_gather_refining_the_cut_of_a_passed_through_dimension": Pair(
+        call("take", (np.zeros((2, 4), np.int32), np.zeros(1, np.int32)), {"axis": 0}, mesh=SQUARE,
+             in_specs=((None, "a"), ()), out_spec=(None, ("a", "b")), shape=(1, 4)),
+        call("take", (np.zeros((2, 4), np.int32), np.zeros(1, np.int32)), {"axis": 0}, mesh=SQUARE,
+             in_specs=((None, "b"), ()), out_spec=(None, ("a", "b")), shape=(1, 4)),
+        "the output's axes start with another axis than the operand's"),
     "explicit_step_rejected_as_typed_before_a_device_put": pair_explicit(
         triggers.REJECTED_AS_TYPED_BEFORE_A_DEVICE_PUT, (X4,), (("a",),), way=JIT),
     "second_layout_change_in_a_row": Pair(

@@ -109,6 +109,50 @@ def excusable():
         _excusable.reset(token)
 
 
+class OracleOnDemand:
+    """An exact property's one-device oracle, run only where it can change a verdict. Where the
+    comparison is exact, a sharded way compared with numpy's value checks the same bits the oracle
+    checks JAX's unsharded run against, so a way that passes needs no one-device program. The
+    oracle (``run``: its checks inside ``Case.oracle()``) runs once, before anything is excused:
+
+    * where a way fails, before a known deviation is asked about the failure (``way``: the body runs
+      as an excusable one, its failure is localized by the oracle, then judged by ``excuse(name)``,
+      the property's excuse context), so that an oracle's failure is never excused;
+    * where not every way in ``names`` ``passed`` (refused, skipped, excused without a failure):
+      ``finish`` runs it, so that every example is checked against numpy by some run.
+
+    What it gives up: a one-device jit bug that no sharded way shows (the unsharded run is wrong
+    where the sharded ones are right)."""
+
+    def __init__(self, run: Callable[[], Any], names: Sequence[str]):
+        self._run, self._names, self._passed, self.ran = run, frozenset(names), set(), False
+
+    def ensure(self) -> None:
+        """Run the oracle's checks, once."""
+        if not self.ran:
+            self.ran = True
+            self._run()
+
+    @contextlib.contextmanager
+    def way(self, name: str, excuse: Callable[[str], Any]):
+        try:
+            with excusable():
+                yield
+        except Exception as failure:  # noqa: BLE001 - localized by the oracle, then judged by the excuse context
+            self.ensure()
+            with excuse(name):
+                raise failure
+
+    def passed(self, name: str) -> None:
+        """Way ``name`` ran and passed every check."""
+        self._passed.add(name)
+
+    def finish(self) -> None:
+        """Run the oracle unless every way passed."""
+        if self._passed != self._names:
+            self.ensure()
+
+
 def _bits(x: np.ndarray) -> np.ndarray:
     x = np.ascontiguousarray(x).reshape(np.shape(x))  # (ascontiguousarray makes a 0-d array 1-d)
     return x.view(f"u{x.dtype.itemsize}") if x.dtype.itemsize in (1, 2, 4, 8) else x.view(np.uint8)
