@@ -15,8 +15,10 @@ report; and ``bench`` to time fresh runs (at several device counts) as ratios to
     python -m reports table RUN                  the table of an existing run
 
 The reference workload (``reports.reference``: 240 small distinct sharded programs compiled and run
-once each, in this interpreter, uncached) runs first in the same sitting, and again after the runs;
-each run's wall time is printed as a ratio to the mean of the two, which is what budgets state. A
+once each, in this interpreter, uncached) runs first in the same sitting, and again after each run;
+each run's wall time is printed as a ratio to the mean of the reference just before it and the one
+just after it, which is what budgets state (the machine's speed drifts within a sitting: a run is
+measured against its own neighbours). A
 run's seed is the one given after --, else one bench draws and passes to every run, so that the warm
 run asks for the programs the cold one compiled.
 
@@ -344,9 +346,10 @@ def run_reference(pytest_args: Sequence[str]) -> dict:
 
 
 def sandwiched(before: dict, after: dict) -> dict:
-    """The reference the ratios divide by: the mean of its run before the suites and its run after
-    them (one run alone moved by 10 to 25% from one bench to the next in one sitting, measured
-    2026-12-06: 16.0 s, then 12.1 s; three runs in a row 15.1, 13.6 and 13.2 s)."""
+    """The reference a run's ratio divides by: the mean of the reference's run just before it and
+    its run just after it (one run alone moved by 10 to 25% from one bench to the next in one
+    sitting, measured 2026-12-06: 16.0 s, then 12.1 s; three runs in a row 15.1, 13.6 and 13.2 s;
+    later that day 16.3 s before a cold and a warm run and 13.8 s after them)."""
     return {"seconds": round((before["seconds"] + after["seconds"]) / 2, 3), "programs": before["programs"],
             "before": before["seconds"], "after": after["seconds"]}
 
@@ -402,9 +405,9 @@ def bench(devices: Optional[Sequence[int]], keep: Optional[Path], extra: Sequenc
     extra, seed = with_seed(extra)
     out = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="conformance-bench-"))
     print(f"== the reference workload (reports.reference), then the suites with --hypothesis-seed={seed}, "
-          "then the reference again", flush=True)
-    before = run_reference(extra)
-    print(f"== reference: {before['programs']} programs in {before['seconds']:.1f} s", flush=True)
+          "the reference again after each run", flush=True)
+    references = [run_reference(extra)]
+    print(f"== reference: {references[0]['programs']} programs in {references[0]['seconds']:.1f} s", flush=True)
     records, status, missing, made = {}, 0, [], []
     for n in runs:
         for label, folder, args in cache_runs(out, extra, n, warm):
@@ -417,15 +420,18 @@ def bench(devices: Optional[Sequence[int]], keep: Optional[Path], extra: Sequenc
             print(f"== {devices_label(n)}, {label}: wall {record['wall_seconds']:.1f} s, exit status "
                   f"{record['exit_status']} ({' '.join(record['last_lines'][-1:])})")
             print(table(record))
-            print()
-            made.append((f"{devices_label(n)}, {label}", record))
+            references.append(run_reference(extra))
+            print(f"== reference: {references[-1]['programs']} programs in {references[-1]['seconds']:.1f} s\n",
+                  flush=True)
+            made.append((f"{devices_label(n)}, {label}", record,
+                         sandwiched(references[-2], references[-1])))
             status = status or (1 if record["exit_status"] != 0 else 0)
     if len(records) > 1:
         print(growth_table(records))
-    reference = sandwiched(before, run_reference(extra))
-    print(f"\nreference workload: {reference['programs']} programs in {reference['seconds']:.1f} s "
-          f"(the mean of {before['seconds']:.1f} s before the runs and {reference['after']:.1f} s after)")
-    for label, record in made:
+    print()
+    for label, record, reference in made:
+        print(f"{label}: the reference {reference['seconds']:.1f} s (the mean of {reference['before']:.1f} s "
+              f"just before the run and {reference['after']:.1f} s just after)")
         print(ratio_line(label, record, reference))
     print(f"\nrun reports: {out}", flush=True)
     if missing:

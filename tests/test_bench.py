@@ -171,18 +171,21 @@ def test_a_run_is_stated_as_a_ratio_to_the_reference_with_its_programs():
         "2 served by the cache, 1 asked for twice")
 
 
-def test_the_ratio_divides_by_the_mean_of_the_reference_before_and_after_the_runs(monkeypatch, tmp_path, capsys):
-    """bench runs the reference before the suites and again after them, and states each run's wall
-    time as a ratio to the mean of the two (a run of 30 s between references of 10 s and 14 s: 2.50x)."""
-    times = iter([10.0, 14.0])
+def test_each_ratio_divides_by_the_mean_of_the_references_just_before_and_after_its_run(monkeypatch, tmp_path, capsys):
+    """bench runs the reference before the suites and again after each run, and states each run's
+    wall time as a ratio to the mean of its two neighbours (cold 30 s between references of 10 s
+    and 14 s: 2.50x; warm 30 s between 14 s and 16 s: 2.00x)."""
+    times = iter([10.0, 14.0, 16.0])
     monkeypatch.setattr(bench, "run_reference", lambda pytest_args: {"seconds": next(times), "programs": 240})
     monkeypatch.setattr(bench, "run_suites", lambda n, folder, args: {
         "wall_seconds": 30.0, "exit_status": 0, "last_lines": ["1 passed"], "environment": {},
         "tests": [entry("test_mesh", "a", examples=1, programs=1, compilations=1)]})
-    assert bench.bench(None, tmp_path, ["--hypothesis-seed=1"], warm=False) == 0
+    assert bench.bench(None, tmp_path, ["--hypothesis-seed=1"], warm=True) == 0
     out = capsys.readouterr().out
-    assert "reference workload: 240 programs in 12.0 s (the mean of 10.0 s before the runs and 14.0 s after)" in out, out
+    assert "8 devices, cold: the reference 12.0 s (the mean of 10.0 s just before the run and 14.0 s just after)" in out, out
     assert "8 devices, cold: wall 30.0 s = 2.50x the reference" in out, out
+    assert "8 devices, warm: the reference 15.0 s (the mean of 14.0 s just before the run and 16.0 s just after)" in out, out
+    assert "8 devices, warm: wall 30.0 s = 2.00x the reference" in out, out
 
 
 def test_programs_asked_for_twice_are_grouped_by_who_asked_first_and_again():
