@@ -7,7 +7,10 @@ layout change; (b) as one ``jit`` with ``in_shardings``/``out_shardings`` and do
 one ``jit`` with constraints on the inputs and outputs. Each output of (b) and (c) must hold
 numpy's value, laid out as asked. A failure prints the shrunk program as a script.
 
-The unsharded run (0) is the oracle and is never excused. The sharded ways run under this
+The unsharded run (0) is the oracle and is never excused. Every check is exact (numpy's bits), so
+in this process it runs on demand (``OracleOnDemand``): where a sharded way fails, before the
+failure is judged, and where a way is not checked whole; where ways run in a fresh interpreter it
+runs first. The sharded ways run under this
 property's known deviations (``excuses``): a failure is excused only where an entry's trigger
 holds for the failing step (in (a)) or, in (b) and (c), for the first step whose prefix, jitted
 the same way, goes wrong (``first_wrong_step``), and the failure shows the entry's symptom; later
