@@ -350,3 +350,17 @@ def test_jitted_first_judges_the_eager_run_only_where_the_jitted_one_fails():
     assert case.jitted_first(judge, run("jit", RuntimeError("no")), run("eager", 2)) == 2
     with pytest.raises(ConformanceFailure, match="value=3, but should be 2"):
         case.jitted_first(judge, run("jit", 4), run("eager", 3))
+
+
+def test_two_float32_sums_in_different_orders_are_bounded_by_twice_gamma_n_minus_1_of_the_magnitudes():
+    """summation_order_atol, hand-worked: [1, -1, 0.5] in float32 (n = 3, u = 2**-24): 2 * (2u / (1 -
+    2u)) * 2.5; one term: 0; the 0.11.1 finding (1,024 terms whose magnitudes sum to 826.61: the
+    sharded sum -0.57415771484375 and the global one -0.5742111206054688) lies within it, a sum one
+    term of 1.0 off does not."""
+    from conformance.checking.tolerance import summation_order_atol
+    u = 2.0 ** -24
+    assert summation_order_atol(np.array([1.0, -1.0, 0.5], np.float32)) == pytest.approx(2 * (2 * u / (1 - 2 * u)) * 2.5)
+    assert summation_order_atol(np.array([3.0])) == 0.0
+    terms = np.full(1024, 826.61 / 1024)
+    bound = summation_order_atol(terms)
+    assert abs(-0.57415771484375 - -0.5742111206054688) <= bound < 1.0

@@ -48,6 +48,18 @@ def unit_roundoff(dtype: str) -> float:
     return UNIT_ROUNDOFF[name]
 
 
+def summation_order_atol(terms, dtype: str = "float32") -> float:
+    """How far apart two sums of ``terms`` held in ``dtype`` may be when they add them in different
+    orders: each is within ``gamma(n - 1) * sum(|t|)`` of the exact sum of the terms (Higham,
+    Accuracy and Stability of Numerical Algorithms, 2nd ed., (4.4), any order), with ``gamma(k) =
+    k u / (1 - k u)``; so twice that. 0 for fewer than two terms."""
+    t = np.abs(np.asarray(terms, dtype=np.float64))
+    if t.size < 2:
+        return 0.0
+    k = (t.size - 1) * unit_roundoff(dtype)
+    return float(2 * k / (1 - k) * t.sum())
+
+
 def error_ratio(got, expected, tolerance: dict) -> float:
     """``max |got - expected| / (atol + rtol |expected|)`` over the elements (0 for none; inf where
     they differ and the bound is 0; NaN against NaN counts as equal, NaN against a number as inf)."""
