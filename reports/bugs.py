@@ -34,7 +34,6 @@ import re
 import signal
 import subprocess
 import sys
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
@@ -42,7 +41,8 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from conformance.runner.deviations import DEVIATIONS_FILE, Deviation, header_line, key_line
+from conformance.runner import toml_schema
+from conformance.runner.deviations import DEVIATIONS_FILE, Deviation
 from conformance.runner.devices import DEFAULT_CPU_DEVICES, UsageError
 from conformance.runner.release_envs import measured_file, run_alone, script_environment
 from conformance.runner.releases import RELEASES
@@ -109,11 +109,15 @@ class Cause:
         return [e for e in self.expected_from if not e.startswith(OUR_READING)]
 
 
-CAUSE_TYPES = {"id": str, "title": str, "description": str, "expected_from": list, "tracker": str,
-               "tracker_checked": str, "upstream": str, "searches": list, "searched": str, "related": list,
-               "aborts": bool, "reported": str, "fixed_by": str, "api_removed": bool, "comment": str}
-REQUIRED = ("id", "title", "description", "expected_from", "tracker", "tracker_checked", "upstream", "searches",
-            "searched")
+CAUSE_SCHEMA = toml_schema.Schema(
+    table="cause", holds="[[cause]] tables", named_by="id",
+    keys=(toml_schema.Key("id", str, required=True), toml_schema.Key("title", str, required=True),
+          toml_schema.Key("description", str, required=True), toml_schema.Key("expected_from", list, required=True),
+          toml_schema.Key("tracker", str, required=True), toml_schema.Key("tracker_checked", str, required=True),
+          toml_schema.Key("upstream", str, required=True), toml_schema.Key("searches", list, required=True),
+          toml_schema.Key("searched", str, required=True), toml_schema.Key("related", list),
+          toml_schema.Key("aborts", bool), toml_schema.Key("reported", str), toml_schema.Key("fixed_by", str),
+          toml_schema.Key("api_removed", bool), toml_schema.Key("comment", str)))
 
 
 def expected_from_problem(entries: Sequence[str]) -> str:
@@ -132,36 +136,9 @@ def expected_from_problem(entries: Sequence[str]) -> str:
 
 def load_causes(path: Path = CAUSES_FILE) -> Dict[str, Cause]:
     """The causes of ``path`` by id; a malformed one is a usage error naming its ``file:line``."""
-    text = path.read_text()
-    lines = text.splitlines()
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise UsageError(f"{path}: not TOML: {e}") from None
-    extra = sorted(set(data) - {"cause"})
-    if extra:
-        raise UsageError(f"{path}:{header_line(lines, extra[0])}: unknown table or key {extra[0]!r}: the file "
-                         "holds [[cause]] tables")
-    starts = [n for n, line in enumerate(lines, 1) if line.strip() == "[[cause]]"]
     causes: Dict[str, Cause] = {}
-    for i, entry in enumerate(data.get("cause", [])):
-        first = starts[i]
-        last = starts[i + 1] - 1 if i + 1 < len(starts) else len(lines)
-
-        named = f"cause {entry['id']!r}" if isinstance(entry.get("id"), str) else "cause"
-
-        def refuse(message: str, key: str = "[[cause]]"):
-            raise UsageError(f"{path}:{key_line(lines, first, last, key)}: {named} {message}")
-        unknown = sorted(set(entry) - set(CAUSE_TYPES))
-        if unknown:
-            close = difflib.get_close_matches(unknown[0], CAUSE_TYPES, n=1)
-            refuse(f"has unknown key {unknown[0]}" + (f" (did you mean {close[0]}?)" if close else ""), unknown[0])
-        for key, wanted in CAUSE_TYPES.items():
-            if key in entry and not isinstance(entry[key], wanted):
-                refuse(f"has {key} = {entry[key]!r}, which must be a {wanted.__name__}", key)
-        missing = [k for k in REQUIRED if k not in entry or entry[k] in ("", [])]
-        if missing:
-            refuse(f"lacks {', '.join(missing)}")
+    for entry in toml_schema.read(path, CAUSE_SCHEMA)[1]:
+        refuse = entry.refuse
         if not re.fullmatch(r"[a-z][a-z0-9_]*", entry["id"]):
             refuse(f"has id = {entry['id']!r}: lower-case words joined by _ (it names its script)", "id")
         if entry["id"] in causes:
@@ -170,18 +147,19 @@ def load_causes(path: Path = CAUSES_FILE) -> Dict[str, Cause]:
             refuse(expected_from_problem(entry["expected_from"]), "expected_from")
         if entry["tracker"] not in TRACKERS:
             refuse(f"has tracker = {entry['tracker']!r}, not one of {', '.join(TRACKERS)}", "tracker")
-        links = [entry["upstream"], entry.get("reported", ""), entry.get("fixed_by", "")] + entry.get("related", [])
+        links = [entry["upstream"], entry.get("reported"), entry.get("fixed_by"), *entry.get("related")]
         bad = [u for u in links if u and u != "none found" and not u.startswith("https://github.com/")]
         if bad:
             refuse(f"names {bad[0]!r}: an upstream link is a https://github.com/ issue, pull request or commit "
                    "(or upstream = \"none found\")")
-        causes[entry["id"]] = Cause(entry["id"], entry["title"], " ".join(entry["description"].split()),
-                                    entry["tracker"], " ".join(entry["tracker_checked"].split()), entry["upstream"],
-                                    tuple(entry["searches"]), entry["searched"],
-                                    tuple(" ".join(e.split()) for e in entry["expected_from"]),
-                                    tuple(entry.get("related", ())),
-                                    entry.get("aborts", False), entry.get("reported", ""), entry.get("fixed_by", ""),
-                                    entry.get("api_removed", False), entry.get("comment", "").strip(), first)
+        causes[entry["id"]] = Cause(
+            id=entry["id"], title=entry["title"], description=" ".join(entry["description"].split()),
+            tracker=entry["tracker"], tracker_checked=" ".join(entry["tracker_checked"].split()),
+            upstream=entry["upstream"], searches=tuple(entry["searches"]), searched=entry["searched"],
+            expected_from=tuple(" ".join(e.split()) for e in entry["expected_from"]),
+            related=tuple(entry.get("related")), aborts=entry.get("aborts"), reported=entry.get("reported"),
+            fixed_by=entry.get("fixed_by"), api_removed=entry.get("api_removed"),
+            comment=entry.get("comment").strip(), line=entry.line)
     return causes
 
 

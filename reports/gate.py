@@ -20,12 +20,13 @@ Vocabulary:
 from __future__ import annotations
 
 import shlex
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+from conformance.runner import toml_schema
 
 from .compare import REGRESSIONS as GATED
 from .compare import Change, ordered
@@ -39,7 +40,10 @@ SELECTION_FORMAT = 7  # the first report format that records the selection
 SAME_RUN = (("backend", "backend"), ("device_count", "device count"), ("process_count", "process count"),
             ("profile", "Hypothesis profile"), ("max_examples", "examples per property"), ("x64", "x64"))
 SELECTION_PARTS = (("paths", "paths"), ("markers", "-m"), ("keywords", "-k"), ("deselect", "--deselect"))
-ACCEPT_KEYS = ("test", "reason", "jax")
+ACCEPT_SCHEMA = toml_schema.Schema(
+    table="accept", holds="[[accept]] tables", noun="acceptance",
+    keys=(toml_schema.Key("test", str, required=True), toml_schema.Key("reason", str, required=True),
+          toml_schema.Key("jax", str)))
 
 
 @dataclass(frozen=True)
@@ -157,33 +161,13 @@ def load_acceptances(path: Path) -> List[Acceptance]:
     """Read an ``--accept`` file; a malformed one is a ReportError naming ``file:line``."""
     if not path.is_file():
         raise ReportError(f"--accept {path}: no such file")
-    text = path.read_text(encoding="utf-8")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ReportError(f"{path}: not TOML ({e})") from None
-    lines = [n for n, line in enumerate(text.splitlines(), 1) if line.strip() == "[[accept]]"]
-    extra = sorted(set(data) - {"accept"})
-    if extra:
-        raise ReportError(f"{path}: unknown table(s) {', '.join(extra)}: an acceptance file holds [[accept]] tables only")
-    tables = data.get("accept", [])
-    if not isinstance(tables, list):
-        raise ReportError(f"{path}: write each acceptance as an [[accept]] table (found [accept])")
     out = []
-    for i, table in enumerate(tables):
-        where = f"{path}:{lines[i] if i < len(lines) else '?'}"
-        unknown = sorted(set(table) - set(ACCEPT_KEYS))
-        if unknown:
-            raise ReportError(f"{where}: acceptance has unknown key(s) {', '.join(unknown)} (known: {', '.join(ACCEPT_KEYS)})")
-        for key in ("test", "reason"):
-            if not isinstance(table.get(key), str) or not table[key].strip():
-                raise ReportError(f"{where}: acceptance lacks {key} (a string)")
-        jax = table.get("jax", "")
+    for entry in toml_schema.read(path, ACCEPT_SCHEMA, error=ReportError)[1]:
         try:
-            SpecifierSet(jax)
-        except (InvalidSpecifier, TypeError):
-            raise ReportError(f"{where}: acceptance has an invalid jax range {jax!r} (a quoted range, e.g. \">=0.12\")") from None
-        out.append(Acceptance(table["test"], table["reason"], jax, where))
+            SpecifierSet(entry.get("jax"))
+        except InvalidSpecifier:
+            entry.refuse(f"has an invalid jax range {entry['jax']!r} (a quoted range, e.g. \">=0.12\")", "jax")
+        out.append(Acceptance(test=entry["test"], reason=entry["reason"], jax=entry.get("jax"), where=entry.where()))
     return out
 
 

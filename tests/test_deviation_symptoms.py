@@ -780,7 +780,6 @@ def test_a_random_entry_says_how_its_values_or_layout_go_wrong():
     function that raised it."""
     base = {"test": "suites/t.py::test_r", "jax": ">=0", "reason": "r"}
     random = {**base, "strict": False, "reproduced_by": "suites/t.py::test_s", "trigger": "second_layout_change_in_a_row"}
-    where = lambda key: f"<{key}>"  # noqa: E731
     for entry, message in (
             ({**random, "symptom": {"wrong": "values", "at": "^\\(b\\) "}}, "name how they are wrong"),
             ({**random, "symptom": {"wrong": "layout"}}, "name how they are wrong"),
@@ -788,16 +787,16 @@ def test_a_random_entry_says_how_its_values_or_layout_go_wrong():
             ({**random, "symptom": {"wrong": "layout", "where": "zeros"}}, 'goes with wrong = "values"'),
             ({**random, "symptom": {"wrong": "values", "where": "nowhere"}}, "not one of")):
         with pytest.raises(UsageError, match=message):
-            deviations_parse(entry, where)
+            deviations_parse(entry)
     shipped = load_deviations(DEVIATIONS_FILE)
     bare = [e.where for e in shipped if not e.strict and e.symptom.wrong in ("values", "layout") and not e.symptom.where]
     empty = [e.where for e in shipped if e.symptom.match == "^$" and not e.symptom.raised_in]
     assert (bare, empty) == ([], []), f"got bare symptoms at {bare} and empty-message asserts at {empty}, but should be none"
 
 
-def deviations_parse(entry, where):
-    from conformance.runner.deviations import parse_entry
-    return parse_entry(entry, "planted.toml", 1, where, None)
+def deviations_parse(entry):
+    from conformance.runner.deviations import parse_entry, planted_entry
+    return parse_entry(planted_entry(entry))
 
 
 def test_an_earlier_layout_kept_beside_the_last_one_is_laid_out_as_an_earlier_change():
@@ -849,7 +848,7 @@ def test_a_pad_starting_inside_interior_padding_runs_unsharded_only_where_its_ab
     root = Path(suite.__file__).resolve().parents[1]
     entry = deviations_parse({"test": f"suites/test_sharding_invariance_reproductions.py::{suite.PAD_ABORT.__name__}",
                               "jax": ">=0.4.30", "reason": "r", "kind": "bug",
-                              "symptom": {"wrong": "mismatch", "match": "x"}}, lambda key: "planted.toml:1")
+                              "symptom": {"wrong": "mismatch", "match": "x"}})
     assert DeviationsInEffect([entry], root).covers(suite.PAD_ABORT) is entry
     assert DeviationsInEffect([], root).covers(suite.PAD_ABORT) is None
 

@@ -142,11 +142,11 @@ def test_the_html_page_leads_with_the_verdict_banner(runs, capsys, tmp_path, new
 
 
 @pytest.mark.parametrize("text, message", [
-    ('[accept]\ntest = "t"\nreason = "r"\n', "write each acceptance as an [[accept]] table"),
+    ('[accept]\ntest = "t"\nreason = "r"\n', "[accept] is one table: write each entry as a [[accept]] table"),
     ('[[accept]]\ntest = "t"\n', ":1: acceptance lacks reason"),
-    ('[[accept]]\ntest = "t"\nreason = "r"\nwhy = "w"\n', ":1: acceptance has unknown key(s) why"),
-    ('[[accept]]\ntest = "t"\nreason = "r"\njax = 0.4\n', ":1: acceptance has an invalid jax range 0.4"),
-    ('[[acept]]\ntest = "t"\n', "unknown table(s) acept"),
+    ('[[accept]]\ntest = "t"\nreason = "r"\nwhy = "w"\n', ":4: acceptance has unknown key(s) why"),
+    ('[[accept]]\ntest = "t"\nreason = "r"\njax = 0.4\n', ":4: acceptance has jax = 0.4, a number, but jax must be a string: quote it"),
+    ('[[acept]]\ntest = "t"\n', ":1: unknown table or key 'acept': the file holds [[accept]] tables"),
     ('[[accept]\n', "not TOML"),
 ])
 def test_a_malformed_acceptance_file_is_refused_naming_its_line(tmp_path, text, message):

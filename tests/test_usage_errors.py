@@ -63,13 +63,13 @@ RANDOM = {"strict": "false", "trigger": '"clamped_start_with_a_cut_output"'}
 DEVIATION_FILES = [
     bad_deviations("jax range unquoted", ':5: deviation has jax = 0.4, a number, but jax must be a string: quote it',
                    deviation_file(jax="0.4")),
-    bad_deviations("[deviation] with one bracket", ":3: [deviation] is one table: write each entry as an [[deviation]]",
+    bad_deviations("[deviation] with one bracket", ":3: [deviation] is one table: write each entry as a [[deviation]]",
                    deviation_file(header="[deviation]")),
     bad_deviations("test as a list", ":4: deviation has test = ['suites/test_mesh.py::test_mesh_rejects_duplicate_devices'], a list",
                    deviation_file(test='["suites/test_mesh.py::test_mesh_rejects_duplicate_devices"]')),
     bad_deviations("a misspelled key", ":9: deviation has unknown key(s) backnd (did you mean backend?)",
                    deviation_file(backnd='"tpu"')),
-    bad_deviations("a misspelled table name", ":3: unknown table or key 'deviations': a deviation file holds",
+    bad_deviations("a misspelled table name", ":3: unknown table or key 'deviations': the file holds format = 2 and [[deviation]] tables",
                    deviation_file(header="[[deviations]]")),
     bad_deviations("a test that does not exist", ":4: deviation has test = 'suites/test_mesh.py::test_mesh_rejects_duplicat_devices', "
                    "which names no test: suites/test_mesh.py has no test_mesh_rejects_duplicat_devices (did you mean "

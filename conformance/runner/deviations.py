@@ -23,7 +23,6 @@ import functools
 import hashlib
 import inspect
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
@@ -35,6 +34,7 @@ from conformance.checking import triggers, wrongness
 from conformance.checking.case import excusable, is_oracle_failure
 from conformance.checking.symptoms import Seen, Symptom
 
+from . import toml_schema
 from .devices import UsageError
 from .run_folder import ROOT
 
@@ -134,39 +134,14 @@ class Deviation:
 
 # The schema of an entry, one for the suite's file and the users': each key and the type its value
 # must have (TOML's own types: a range is a quoted string, ``jax = ">=0.4.30"``).
-ENTRY_TYPES = {"test": str, "params": list, "jax": str, "reason": str, "kind": str, "upstream": str,
-               "strict": bool, "reproduced_by": str, "backend": str, "symptom": dict, "trigger": str,
-               "cause": str}
-TOML_TYPES = {str: "a string", list: "a list", bool: "true or false", dict: "a table ({ ... })",
-              int: "a number", float: "a number"}
-TOP_KEYS = ("format", "deviation")
-
-
-def entry_lines(text: str) -> List[int]:
-    """The line number of each ``[[deviation]]`` header of a deviation file, in order."""
-    return [n for n, line in enumerate(text.splitlines(), 1) if line.strip() == "[[deviation]]"]
-
-
-def key_line(lines: Sequence[str], first: int, last: int, key: str) -> int:
-    """The line (1-based) of ``key = ...`` between lines ``first`` and ``last`` (the entry's header
-    when it is not there)."""
-    for n in range(first, min(last, len(lines)) + 1):
-        if lines[n - 1].split("=", 1)[0].strip() == key:
-            return n
-    return first
-
-
-def header_line(lines: Sequence[str], name: str) -> int:
-    """The first line naming top-level table or key ``name`` (0 when none does)."""
-    for n, line in enumerate(lines, 1):
-        bare = line.strip().strip("[]").strip()
-        if bare == name or line.split("=", 1)[0].strip() == name:
-            return n
-    return 0
-
-
-def type_name(value) -> str:
-    return TOML_TYPES.get(type(value), type(value).__name__)
+DEVIATION_SCHEMA = toml_schema.Schema(
+    table="deviation", top=("format",), holds=f"format = {FORMAT} and [[deviation]] tables",
+    keys=(toml_schema.Key("test", str, required=True), toml_schema.Key("params", list),
+          toml_schema.Key("jax", str, required=True), toml_schema.Key("reason", str, required=True),
+          toml_schema.Key("kind", str), toml_schema.Key("upstream", str), toml_schema.Key("strict", bool),
+          toml_schema.Key("reproduced_by", str), toml_schema.Key("backend", str),
+          toml_schema.Key("symptom", dict, required=True), toml_schema.Key("trigger", str),
+          toml_schema.Key("cause", str)))
 
 
 def load_deviations(path: Path, tests_exist: bool = True, root: Path = ROOT) -> List[Deviation]:
@@ -175,54 +150,24 @@ def load_deviations(path: Path, tests_exist: bool = True, root: Path = ROOT) -> 
     it by ``file:line``."""
     if not path.exists():
         return []
-    text = path.read_text()
-    lines = text.splitlines()
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        found = re.search(r"at line (\d+)", str(e))
-        raise UsageError(f"{path}:{found[1] if found else '?'}: not TOML: {e}") from None
-    if data.get("format") != FORMAT:
-        raise UsageError(f"{path}: deviation file format {data.get('format', 1)!r} is not read by this suite: "
+    top, entries = toml_schema.read(path, DEVIATION_SCHEMA)
+    if top.get("format") != FORMAT:
+        raise UsageError(f"{path}: deviation file format {top.get('format', 1)!r} is not read by this suite: "
                          f"write format = {FORMAT} at the top and give every entry a symptom (and a random "
                          f"property's entry a trigger), as suites/known_deviations.toml does")
-    for name in sorted(set(data) - set(TOP_KEYS)):
-        close = difflib.get_close_matches(name, TOP_KEYS, n=1)
-        raise UsageError(f"{path}:{header_line(lines, name) or '?'}: unknown table or key {name!r}: a deviation file "
-                         f"holds format = {FORMAT} and [[deviation]] tables" + (f" (did you mean {close[0]!r}?)" if close else ""))
-    entries = data.get("deviation", [])
-    if not isinstance(entries, list):
-        raise UsageError(f"{path}:{header_line(lines, 'deviation')}: [deviation] is one table: write each entry "
-                         f"as an [[deviation]] table (two brackets)")
-    starts = entry_lines(text)
-    out = []
-    for i, entry in enumerate(entries):
-        first = starts[i] if i < len(starts) else 0
-        last = starts[i + 1] - 1 if i + 1 < len(starts) else len(lines)
-        out.append(parse_entry(entry, str(path), first, lambda key: f"{path}:{key_line(lines, first, last, key)}",
-                               root if tests_exist else None))
-    return out
+    return [parse_entry(entry, root if tests_exist else None) for entry in entries]
 
 
-def parse_entry(entry: dict, source: str, line: int, where_key: Callable[[str], str],
-                tests_root: Optional[Path] = None) -> Deviation:
-    """One ``[[deviation]]`` table as a Deviation; a UsageError names where (``where_key(key)``:
-    the ``file:line`` of a key, or of the entry's header) and what is wrong (``tests_root``: where
-    the tests it names must exist; None: not checked)."""
-    def refuse(message: str, key: str = "[[deviation]]"):
-        raise UsageError(f"{where_key(key)}: deviation {message}")
-    unknown = sorted(set(entry) - set(ENTRY_TYPES))
-    if unknown:
-        close = [c for k in unknown for c in difflib.get_close_matches(k, ENTRY_TYPES, n=1)]
-        refuse(f"has unknown key(s) {', '.join(unknown)}" + (f" (did you mean {', '.join(close)}?)" if close else
-                                                             f" (known: {', '.join(ENTRY_TYPES)})"), unknown[0])
-    for key, wanted in ENTRY_TYPES.items():
-        if key in entry and not isinstance(entry[key], wanted):
-            hint = f': quote it, {key} = "{entry[key]}"' if wanted is str and isinstance(entry[key], (int, float)) else ""
-            refuse(f"has {key} = {entry[key]!r}, {type_name(entry[key])}, but {key} must be {TOML_TYPES[wanted]}{hint}", key)
-    missing = [k for k in ("test", "jax", "reason", "symptom") if not entry.get(k)]
-    if missing:
-        refuse(f"lacks {', '.join(missing)}")
+def planted_entry(values: dict, path: str = "planted.toml") -> toml_schema.Entry:
+    """``values`` as one entry of a deviation file at ``path`` (for self-tests that plant entries)."""
+    return toml_schema.checked(values, DEVIATION_SCHEMA, path, 1)
+
+
+def parse_entry(entry: toml_schema.Entry, tests_root: Optional[Path] = None) -> Deviation:
+    """One ``[[deviation]]`` entry as a Deviation; what is wrong with it beyond the schema is refused
+    naming where (the ``file:line`` of the key at fault, or of the entry's header) and what
+    (``tests_root``: where the tests it names must exist; None: not checked)."""
+    refuse = entry.refuse
     try:
         SpecifierSet(entry["jax"])
     except InvalidSpecifier:
@@ -230,7 +175,7 @@ def parse_entry(entry: dict, source: str, line: int, where_key: Callable[[str], 
     strict = entry.get("strict", True)
     if not strict and not entry.get("reproduced_by"):
         refuse("is not strict, so it must name the strict deterministic test that reproduces it (reproduced_by)", "strict")
-    trigger = entry.get("trigger", "")
+    trigger = entry.get("trigger")
     if not strict and not trigger:
         refuse("is not strict, so it must name the trigger its examples meet (trigger = one of "
                f"{', '.join(sorted(triggers.TRIGGERS))})", "strict")
@@ -241,7 +186,7 @@ def parse_entry(entry: dict, source: str, line: int, where_key: Callable[[str], 
         close = ", ".join([n for n in sorted(triggers.TRIGGERS) if n.startswith(trigger)][:3]
                           or difflib.get_close_matches(trigger, triggers.TRIGGERS, n=3)) or "none close"
         refuse(f"names an unknown trigger {trigger!r} (similar: {close})", "trigger")
-    kind = entry.get("kind", "")
+    kind = entry.get("kind")
     if kind == "documented change":
         refuse("has kind = 'documented change': a change JAX made on purpose is not a deviation; the model follows "
                "it (conformance/jaxside/compat.py decides by feature), and the releases before it are its rule too", "kind")
@@ -249,10 +194,10 @@ def parse_entry(entry: dict, source: str, line: int, where_key: Callable[[str], 
         refuse(f"has kind = {kind!r}, not one of {', '.join(KINDS)}", "kind")
     if entry.get("cause") and kind != "bug":
         refuse(f"has cause = {entry['cause']!r} but kind = {kind!r}: only a bug has a root cause to report", "cause")
-    backend = entry.get("backend", "")
+    backend = entry.get("backend")
     if backend and backend_problem(backend):
         refuse(f"has backend = {backend!r}: {backend_problem(backend)}", "backend")
-    params = entry.get("params", [])
+    params = entry.get("params")
     if not all(isinstance(p, str) and p for p in params):
         refuse(f"has params = {params!r}: a list of the parametrized case ids it covers", "params")
     if params and "[" in entry["test"]:
@@ -275,9 +220,10 @@ def parse_entry(entry: dict, source: str, line: int, where_key: Callable[[str], 
         problem = entry.get(key) and tests_root is not None and missing_test(entry[key], tests_root)
         if problem:
             refuse(f"has {key} = {entry[key]!r}, which names no test: {problem}", key)
-    return Deviation(entry["test"], entry["jax"], entry["reason"], symptom, strict, entry.get("reproduced_by", ""),
-                     kind, entry.get("upstream", ""), backend, source, trigger, tuple(params), line,
-                     entry.get("cause", ""))
+    return Deviation(test=entry["test"], jax=entry["jax"], reason=entry["reason"], symptom=symptom, strict=strict,
+                     reproduced_by=entry.get("reproduced_by"), kind=kind, upstream=entry.get("upstream"),
+                     backend=backend, source=entry.path, trigger=trigger, params=tuple(params), line=entry.line,
+                     cause=entry.get("cause"))
 
 
 def backend_problem(backend: str) -> str:

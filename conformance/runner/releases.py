@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Sequence
 
 from packaging.version import Version
 
-from . import environment
+from . import environment, toml_schema
 from .devices import UsageError
 from .run_folder import ROOT
 
@@ -45,18 +44,16 @@ class Release:
         return [f"jax=={self.jax}", f"jaxlib=={self.jaxlib}"]
 
 
+RELEASE_SCHEMA = toml_schema.Schema(
+    table="release", holds="[[release]] tables", named_by="jax",
+    keys=(toml_schema.Key("jax", str, required=True), toml_schema.Key("jaxlib", str, required=True),
+          toml_schema.Key("python", str, required=True)))
+
+
 def load_releases(path: Path = RELEASES_FILE) -> List[Release]:
     """The releases, oldest first; a malformed or unordered list is a usage error naming the entry."""
-    try:
-        entries = tomllib.loads(path.read_text())["release"]
-    except (tomllib.TOMLDecodeError, KeyError) as e:
-        raise UsageError(f"{path}: {e}") from None
-    releases = []
-    for i, entry in enumerate(entries):
-        missing = [k for k in ("jax", "jaxlib", "python") if not entry.get(k)]
-        if missing:
-            raise UsageError(f"{path}: release #{i + 1} lacks {', '.join(missing)}")
-        releases.append(Release(entry["jax"], entry["jaxlib"], entry["python"]))
+    entries = toml_schema.read(path, RELEASE_SCHEMA)[1]
+    releases = [Release(jax=e["jax"], jaxlib=e["jaxlib"], python=e["python"]) for e in entries]
     versions = [Version(r.jax) for r in releases]
     if versions != sorted(set(versions)):
         raise UsageError(f"{path}: releases must be listed once each, oldest first")
