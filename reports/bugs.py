@@ -41,7 +41,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from conformance.runner import toml_schema
+from conformance import toml_schema
 from conformance.runner.deviations import DEVIATIONS_FILE, Deviation
 from conformance.runner.devices import DEFAULT_CPU_DEVICES, UsageError
 from conformance.runner.release_envs import measured_file, run_alone, script_environment
@@ -137,7 +137,7 @@ def expected_from_problem(entries: Sequence[str]) -> str:
 def load_causes(path: Path = CAUSES_FILE) -> Dict[str, Cause]:
     """The causes of ``path`` by id; a malformed one is a usage error naming its ``file:line``."""
     causes: Dict[str, Cause] = {}
-    for entry in toml_schema.read(path, CAUSE_SCHEMA)[1]:
+    for entry in toml_schema.read(path, CAUSE_SCHEMA, UsageError)[1]:
         refuse = entry.refuse
         if not re.fullmatch(r"[a-z][a-z0-9_]*", entry["id"]):
             refuse(f"has id = {entry['id']!r}: lower-case words joined by _ (it names its script)", "id")

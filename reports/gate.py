@@ -26,7 +26,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from conformance.runner import toml_schema
+from conformance import toml_schema
 
 from .compare import REGRESSIONS as GATED
 from .compare import Change, ordered

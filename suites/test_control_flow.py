@@ -316,7 +316,7 @@ def branch_examples(draw, devices=DEVICES) -> BranchExample:
     (on Explicit meshes y's is x's, as elementwise typing needs), a dividing one for jit's out_shardings (Auto
     meshes); each branch's output layout: half of the time one choice for all branches (none, or a
     dividing spec), else a mostly cutting spec per branch (on Explicit meshes only where the
-    release compares the branches' sharding types: compat feature branch_sharding_types)."""
+    release compares the branches' sharding types: compat.BRANCHES_COMPARE_OUTPUT_SHARDING_TYPES)."""
     axis_type = draw(st.sampled_from(compat.mesh_axis_types()))
     selector = draw(st.sampled_from(("switch", "cond")))
     branches = 2 if selector == "cond" else draw(st.integers(2, len(BRANCHES)))
@@ -329,7 +329,7 @@ def branch_examples(draw, devices=DEVICES) -> BranchExample:
     y_spec = x_spec if axis_type == "Explicit" else draw(sharding_specs(mesh, shape))
     out_spec = None if axis_type == "Explicit" else draw(dividing_specs(mesh, shape))
     # (where the release does not compare the branches' sharding types, Explicit branches agree)
-    typed = axis_type == "Auto" or compat.FEATURES["branch_sharding_types"].available
+    typed = axis_type == "Auto" or compat.BRANCHES_COMPARE_OUTPUT_SHARDING_TYPES
     if draw(st.booleans()) or not typed:
         branch_specs = (draw(st.none() | dividing_specs(mesh, shape)),) * branches
     else:

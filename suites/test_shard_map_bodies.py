@@ -23,6 +23,7 @@ from conformance.jaxside import bridge, compat
 from conformance.model import dtypes, spmd
 from conformance.model.layout import Layout, MeshModel, Spec
 from strategies import dividing_specs, meshes
+from strategies.batched import MultiAxisExample
 from strategies.manual import inputs_varying_over_an_axis, laid_out_inputs
 from strategies.ops import CATALOGUE, Op
 from strategies.specs import broadcast_operand_spec, restricted_to
@@ -200,7 +201,7 @@ MULTI_AXIS_COLLECTIVES = ("psum", "pmax", "all_gather", "psum_scatter", "ppermut
 
 @st.composite
 def multi_axis_examples(draw):
-    """``(mesh, over, collective, values)``: a mesh of two or three axes over every device, a
+    """A ``MultiAxisExample``: a mesh of two or three axes over every device, a
     collective over two or more of its axes in a drawn order (ppermute: along one axis), and one
     value per device, stacked in row-major mesh order."""
     mesh = draw(meshes(DEVICES, min_axes=2, max_axes=3, subsets=False))
@@ -223,7 +224,7 @@ def multi_axis_examples(draw):
         params = {"perm": draw(permutations_pairs(size))}
     dtype = "float32" if name == "pmax" else draw(st.sampled_from(("int32", "float32")))
     values = draw(sample_values(dtype, (mesh.size, *shape), subnormals=name not in ("psum", "pmax", "psum_scatter")))
-    return mesh, over, Collective(name, tuple(sorted(params.items())), None), values
+    return MultiAxisExample(mesh, over, Collective(name, tuple(sorted(params.items())), None), values)
 
 
 def collective_source(collective: Collective, over: tuple, x: str) -> str:

@@ -18,6 +18,7 @@ from conformance.checking.repro import array_literal, describe_mesh, mesh_litera
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, MeshModel, spec_axes
 from strategies import dividing_specs, meshes
+from strategies.batched import VmapExample, VmappedBody
 from strategies.ops import CATALOGUE
 from strategies.specs import restricted_to
 from strategies.spmd import sample_values, small_floats
@@ -45,7 +46,7 @@ def batch_of(x: np.ndarray, size: int, *, shifted: bool) -> np.ndarray:
 
 @st.composite
 def vmap_examples(draw):
-    """``(op, batches, static, mesh, specs, jitted)``: a catalogue operation, its operands batched
+    """A ``VmapExample``: a catalogue operation, its operands batched
     by 1, 2 or 4 along a new leading dimension, a mesh, a dividing spec per batched operand (the
     batch dimension sharded or not), and whether vmap runs under jit."""
     op = draw(st.sampled_from(CATALOGUE))
@@ -54,7 +55,7 @@ def vmap_examples(draw):
     batches = tuple(batch_of(x, size, shifted=i == 0) for i, x in enumerate(operands))
     mesh = draw(meshes(DEVICES, max_axes=2))
     specs = tuple(draw(batch_split_half_the_time(mesh, draw(dividing_specs(mesh, b.shape)), size)) for b in batches)
-    return op, batches, static, mesh, specs, draw(st.booleans())
+    return VmapExample(op, batches, static, mesh, specs, draw(st.booleans()))
 
 
 @st.composite
@@ -74,7 +75,7 @@ def split_batch_example():
     ids = tuple(DEVICES)
     negative = next(op for op in CATALOGUE if op.name == "negative")
     batch = np.arange(2 * len(ids), dtype=np.int32).reshape(len(ids), 2)
-    return negative, (batch,), {}, MeshModel(ids, (len(ids),), ("a",)), (("a",),), False
+    return VmapExample(negative, (batch,), {}, MeshModel(ids, (len(ids),), ("a",)), (("a",),), False)
 
 
 @settings(max_examples=2 * EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -141,7 +142,7 @@ def vmapped_body_examples(draw):
     n = mesh.axis_sizes[axis]
     shape = (draw(st.integers(1, 2)), n * n * draw(st.integers(1, 2)), draw(st.integers(1, 2)))
     values = small_floats(shape)
-    return body, mesh, axis, draw(values), draw(values)
+    return VmappedBody(body, mesh, axis, draw(values), draw(values))
 
 
 @settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -82,8 +82,8 @@ def test_partition_spec_round_trip():
 
 
 def test_the_sharding_rule_set_is_the_stated_changes_this_jax_has(monkeypatch):
-    """The model's ReleaseRules come from the compat features, read when asked for (so that a
-    planted fault or a test may flip one), and each feature quotes what JAX stated before it."""
+    """The model's ReleaseRules come from compat's constants, read when asked for (so that a
+    planted fault or a test may flip one), and the behaviour table quotes what JAX stated before them."""
     rules = compat.sharding_rule_set()
     assert rules.indexing_infers_sharding == compat.EXPLICIT_INDEXING_INFERS_SHARDING
     assert rules.reshape_deals_mesh_axes == compat.EXPLICIT_RESHAPE_DEALS_MESH_AXES
@@ -91,9 +91,9 @@ def test_the_sharding_rule_set_is_the_stated_changes_this_jax_has(monkeypatch):
     assert rules.sort_keeps_a_sharded_dimension == compat.EXPLICIT_SORT_KEEPS_A_SHARDED_DIMENSION
     monkeypatch.setattr(compat, "EXPLICIT_RESHAPE_DEALS_MESH_AXES", not compat.EXPLICIT_RESHAPE_DEALS_MESH_AXES)
     assert compat.sharding_rule_set().reshape_deals_mesh_axes == compat.EXPLICIT_RESHAPE_DEALS_MESH_AXES
-    source = " ".join((ROOT / "conformance" / "jaxside" / "compat.py").read_text().split())
-    assert "For example, `scatter` and `gather` (i.e. indexing ops)." in source
-    assert "In all other cases we throw an error and require the user to provide an `out_sharding` argument." in source
+    quotes = " ".join(c.quote for c in compat.BEHAVIOUR_CHANGES.values())
+    assert "For example, `scatter` and `gather` (i.e. indexing ops)." in quotes
+    assert "In all other cases we throw an error and require the user to provide an `out_sharding` argument." in quotes
 
 
 def test_version_in():
@@ -104,3 +104,33 @@ def test_version_in():
 def test_backend_is_initialized_after_devices():
     jax.devices()
     assert compat.backend_initialized()
+
+
+def test_inside_compat_a_version_is_read_by_its_own_rule_only():
+    """compat reads the version in two places only: ``version_in`` (the behaviour table's ranges go
+    through it) and the skip reasons that name the installed release; every ``version_in`` call is
+    the table's, and a feature looks its API up (no ``present=`` decided by version)."""
+    source = (ROOT / "conformance" / "jaxside" / "compat.py").read_text()
+    calls = re.findall(r"version_in\(([^)]*)\)", source)
+    assert calls == ["specifier: str", "self.jax"], f"got version_in calls {calls}, but should be the table's only"
+
+
+def test_the_behaviour_table_and_compat_name_the_same_constants():
+    """Every entry of behaviour_changes.toml is a constant of compat decided by ``in_effect`` of its
+    own name, and every such constant has its entry (with a rule before and a source)."""
+    source = (ROOT / "conformance" / "jaxside" / "compat.py").read_text()
+    decided = re.findall(r'in_effect\("([A-Z0-9_]+)"\)', source)
+    assert sorted(decided) == sorted(compat.BEHAVIOUR_CHANGES), \
+        f"got constants {sorted(decided)}, but should be the table's {sorted(compat.BEHAVIOUR_CHANGES)}"
+    for name, change in compat.BEHAVIOUR_CHANGES.items():
+        assert change.before and change.source and change.measured, name
+        if name != "MAKE_MESH_DEFAULTS_TO_EXPLICIT":
+            assert getattr(compat, name) is change.in_effect, name
+
+
+def test_a_malformed_behaviour_change_is_refused_naming_its_line(tmp_path):
+    path = tmp_path / "changes.toml"
+    path.write_text('[[change]]\nname = "X"\njax = ">=0.5"\nrule = "r"\nbefore = "b"\nsource = ["the docs"]\n'
+                    'measured = "m"\n')
+    with pytest.raises(ValueError, match=r"changes.toml:6: change 'X' has source = \['the docs'\]: each one of"):
+        compat.load_behaviour_changes(path)

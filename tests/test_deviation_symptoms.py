@@ -28,6 +28,7 @@ from conformance.runner.deviations import (DEVIATIONS_FILE, Deviation, Excuses, 
                                            strict_verdict)
 from conformance.runner.devices import UsageError
 from conformance.runner.pytest_process import fresh_environment
+from strategies.batched import VmapExample
 
 ROOT = Path(__file__).resolve().parents[1]
 MESH = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
@@ -421,7 +422,7 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
 
     # an upgrade run (0.12.0.1): vmap of lax.select with an operand over ('b', 'y')
     grid2 = MeshModel(tuple(range(6)), (3, 2), ("y", "b"))
-    select = lambda specs, mesh=grid2: (None, (), {}, mesh, specs, True)  # noqa: E731
+    select = lambda specs, mesh=grid2: VmapExample(None, (), {}, mesh, specs, True)  # noqa: E731
     assert triggers.vmapped_operands_over_combined_axes(select((("b",), (None, None, ("b", "y")))))
     assert not triggers.vmapped_operands_over_combined_axes(select((("b",), (None, "y"))))
     assert not triggers.vmapped_operands_over_combined_axes(select(((("b", "y"),),), MeshModel(tuple(range(2)), (1, 2), ("y", "b"))))
@@ -430,7 +431,7 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     from strategies.ops import CATALOGUE
     ops = {op.name: op for op in CATALOGUE}
     batch = np.zeros((2, 2, 2), np.int32)
-    vmapped = lambda name, spec, mesh=wide: (ops[name], (batch,), {}, mesh, (spec,), False)  # noqa: E731
+    vmapped = lambda name, spec, mesh=wide: VmapExample(ops[name], (batch,), {}, mesh, (spec,), False)  # noqa: E731
     assert triggers.vmapped_partially_replicated_join(vmapped("pad", (None, None, "b")))
     assert triggers.vmapped_partially_replicated_join(vmapped("roll", ("a",)))
     assert not triggers.vmapped_partially_replicated_join(vmapped("pad", ("a", None, "b")))  # every axis used
@@ -863,8 +864,8 @@ def test_the_vmapped_dynamic_slice_triggers_hold_exactly_where_the_starts_were_m
     x = np.array([[1, 2], [3, 4]], np.int32)
 
     def vmapped(start, spec, op="dynamic_slice", sizes=(1,), data=x):
-        return (SimpleNamespace(name=op), (data, np.array([start, start], np.int32)), {"sizes": sizes}, mesh,
-                (spec, ()), False)
+        return VmapExample(SimpleNamespace(name=op), (data, np.array([start, start], np.int32)), {"sizes": sizes},
+                           mesh, (spec, ()), False)
     batch, sliced = triggers.vmapped_dynamic_slice_far_out_of_range_over_a_cut_batch, \
         triggers.vmapped_dynamic_slice_far_out_of_range_on_a_cut_dimension
     assert [s for s in range(-6, 8) if batch(vmapped(s, ("b",)))] == [-6, -5, -4, -3, 3, 4, 5, 6, 7]

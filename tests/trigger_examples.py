@@ -24,6 +24,7 @@ import numpy as np
 from conformance.checking import triggers
 from conformance.checking.triggers import Call
 from conformance.model.layout import MeshModel
+from strategies.batched import MultiAxisExample, VmapExample, VmappedBody
 from strategies.contractions import Contraction, PartlyConstrained, Reshape
 from strategies.manual import AllToAllExample
 
@@ -451,7 +452,8 @@ EXAMPLES: Dict[str, Pair] = {
              in_specs=(("b",), ("b",)), out_spec=(None, "b"), shape=(2, 4)),
         "the output cuts the indices' dimension over their own axis"),
     "checked_body_with_pmax": Pair(
-        (MESH, ("a",), SimpleNamespace(name="pmax"), X4), (MESH, ("a",), SimpleNamespace(name="psum"), X4),
+        MultiAxisExample(MESH, ("a",), SimpleNamespace(name="pmax"), X4),
+        MultiAxisExample(MESH, ("a",), SimpleNamespace(name="psum"), X4),
         "the collective is psum"),
     "jitted_body_manual_over_axes_out_of_their_names_order": Pair(
         SimpleNamespace(mode="jit, manual over some axes", mesh=CUBE_BAX, manual_axes=("b", "a")),
@@ -463,46 +465,47 @@ EXAMPLES: Dict[str, Pair] = {
     "pmap_axis_smaller_than_its_devices": Pair(
         SimpleNamespace(given=2, axis_size=1), SimpleNamespace(given=2, axis_size=2), "the axis matches its devices"),
     "vmapped_body_with_psum_or_pmean": Pair(
-        (SimpleNamespace(name="psum"), MESH, "a", X4, X4), (SimpleNamespace(name="pmax"), MESH, "a", X4, X4),
+        VmappedBody(SimpleNamespace(name="psum"), MESH, "a", X4, X4),
+        VmappedBody(SimpleNamespace(name="pmax"), MESH, "a", X4, X4),
         "the body applies pmax"),
     "vmapped_partially_replicated_join": Pair(
-        (SimpleNamespace(name="stack"), 2, {}, MESH, (("a",),), True),
-        (SimpleNamespace(name="stack"), 2, {}, MESH, ((),), True), "the batched operand is replicated",
+        VmapExample(SimpleNamespace(name="stack"), 2, {}, MESH, (("a",),), True),
+        VmapExample(SimpleNamespace(name="stack"), 2, {}, MESH, ((),), True), "the batched operand is replicated",
         (a(1, 2, 3, 4), a(2, 4, 6, 8))),
     "vmapped_operands_over_combined_axes": Pair(
-        (SimpleNamespace(name="add"), 2, {}, MESH, ((("a", "b"),),), True),
-        (SimpleNamespace(name="add"), 2, {}, MESH, (("a",),), True), "one mesh axis per dimension"),
+        VmapExample(SimpleNamespace(name="add"), 2, {}, MESH, ((("a", "b"),),), True),
+        VmapExample(SimpleNamespace(name="add"), 2, {}, MESH, (("a",),), True), "one mesh axis per dimension"),
     "vmapped_dynamic_slice_far_out_of_range_over_a_cut_batch": Pair(
-        (SimpleNamespace(name="dynamic_slice"), (np.array([[1, 2], [3, 4]], np.int32), a(3, 3)), {"sizes": (1,)}, MESH,
+        VmapExample(SimpleNamespace(name="dynamic_slice"), (np.array([[1, 2], [3, 4]], np.int32), a(3, 3)), {"sizes": (1,)}, MESH,
          (("a",), ()), False),
-        (SimpleNamespace(name="dynamic_slice"), (np.array([[1, 2], [3, 4]], np.int32), a(2, 2)), {"sizes": (1,)}, MESH,
+        VmapExample(SimpleNamespace(name="dynamic_slice"), (np.array([[1, 2], [3, 4]], np.int32), a(2, 2)), {"sizes": (1,)}, MESH,
          (("a",), ()), False), "the start is within [-n, n]", (np.array([[2], [4]], np.int32), np.zeros((2, 1), np.int32))),
     "vmapped_dynamic_slice_far_out_of_range_on_a_cut_dimension": Pair(
-        (SimpleNamespace(name="dynamic_slice"), (np.array([[1, 2], [3, 4]], np.int32), a(2, 2)), {"sizes": (1,)}, MESH,
+        VmapExample(SimpleNamespace(name="dynamic_slice"), (np.array([[1, 2], [3, 4]], np.int32), a(2, 2)), {"sizes": (1,)}, MESH,
          ((None, "a"), ()), False),
-        (SimpleNamespace(name="dynamic_slice"), (np.array([[1, 2], [3, 4]], np.int32), a(1, 1)), {"sizes": (1,)}, MESH,
+        VmapExample(SimpleNamespace(name="dynamic_slice"), (np.array([[1, 2], [3, 4]], np.int32), a(1, 1)), {"sizes": (1,)}, MESH,
          ((None, "a"), ()), False), "the start is inside the dimension",
         (np.array([[2], [4]], np.int32), np.zeros((2, 1), np.int32))),
     "vmapped_clipped_take_on_a_cut_axis": Pair(
-        (SimpleNamespace(name="take_clip"), (np.array([[0, 1], [2, 1]], np.int32), a(-1, -1)), {"axis": 0}, MESH,
+        VmapExample(SimpleNamespace(name="take_clip"), (np.array([[0, 1], [2, 1]], np.int32), a(-1, -1)), {"axis": 0}, MESH,
          ((None, "a"), ()), False),
-        (SimpleNamespace(name="take_clip"), (np.array([[0, 1], [2, 1]], np.int32), a(0, 1)), {"axis": 0}, MESH,
+        VmapExample(SimpleNamespace(name="take_clip"), (np.array([[0, 1], [2, 1]], np.int32), a(0, 1)), {"axis": 0}, MESH,
          ((None, "a"), ()), False), "the indices are inside the axis",
         (np.array([0, 2], np.int32), np.array([0, 0], np.int32))),
     "vmapped_clipped_take_over_a_cut_batch": Pair(
-        (SimpleNamespace(name="take_clip"), (np.array([[0, 1], [2, 1]], np.int32), a(-1, -1)), {"axis": 0}, MESH,
+        VmapExample(SimpleNamespace(name="take_clip"), (np.array([[0, 1], [2, 1]], np.int32), a(-1, -1)), {"axis": 0}, MESH,
          (("b",), ()), False),
-        (SimpleNamespace(name="take_clip"), (np.array([[0, 1], [2, 1]], np.int32), a(0, 1)), {"axis": 0}, MESH,
+        VmapExample(SimpleNamespace(name="take_clip"), (np.array([[0, 1], [2, 1]], np.int32), a(0, 1)), {"axis": 0}, MESH,
          (("b",), ()), False), "the indices are inside the axis",
         (np.array([0, 2], np.int32), np.array([0, 0], np.int32))),
     "vmapped_pad_starting_inside_interior_padding": Pair(
-        (SimpleNamespace(name="lax_pad_negative"), 2, {"config": ((-1, 0, 1),)}, MESH, ((None, "a"), ()), False),
-        (SimpleNamespace(name="lax_pad_negative"), 2, {"config": ((-2, 0, 1),)}, MESH, ((None, "a"), ()), False),
+        VmapExample(SimpleNamespace(name="lax_pad_negative"), 2, {"config": ((-1, 0, 1),)}, MESH, ((None, "a"), ()), False),
+        VmapExample(SimpleNamespace(name="lax_pad_negative"), 2, {"config": ((-2, 0, 1),)}, MESH, ((None, "a"), ()), False),
         "the result starts on an element"),
     "vmapped_strided_slice_of_a_cut_dimension": Pair(
-        (SimpleNamespace(name="strided_slice"), (np.zeros((2, 8), np.float32),), {"index": (slice(None, -2, -3),)},
+        VmapExample(SimpleNamespace(name="strided_slice"), (np.zeros((2, 8), np.float32),), {"index": (slice(None, -2, -3),)},
          MESH, ((None, "b"),), False),
-        (SimpleNamespace(name="strided_slice"), (np.zeros((2, 8), np.float32),), {"index": (slice(None, -2, -3),)},
+        VmapExample(SimpleNamespace(name="strided_slice"), (np.zeros((2, 8), np.float32),), {"index": (slice(None, -2, -3),)},
          MESH, (("b",),), False), "the batched operand cuts its batch dimension, not the sliced one"),
     "auto_split_of_a_cut_dimension_into_a_part_the_axes_cannot_cut": Pair(
         Reshape(MESH, "Auto", np.arange(8, dtype=np.int32), (2, 4), "split", (0,), (0, 1), ("b",), ()),
@@ -606,9 +609,10 @@ def table(rows) -> str:
              "it holds for and its near miss (tests/trigger_examples.py); the unrelated failures planted into",
              "the example, none of which an entry may excuse. Every row's meta-test is",
              "`tests/test_trigger_meta.py::test_no_entry_of_a_trigger_excuses_an_unrelated_failure[<trigger>]`.",
-             "", "| trigger | entries | near miss (the entry's own symptom, not excused) | unrelated failures planted |",
-             "|---|---|---|---|"]
+             "Grouped by the family each serves (``@trigger(family)`` in conformance/checking/triggers.py).",
+             "", "| family | trigger | entries | near miss (the entry's own symptom, not excused) | unrelated failures planted |",
+             "|---|---|---|---|---|"]
     for name, entries, plants in rows:
-        lines.append(f"| `{name}` | {entries} | {EXAMPLES[name].taken_away} | {'; '.join(plants)} |")
+        lines.append(f"| {triggers.FAMILY[name]} | `{name}` | {entries} | {EXAMPLES[name].taken_away} | {'; '.join(plants)} |")
     return "\n".join(lines) + "\n"
 

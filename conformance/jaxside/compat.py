@@ -1,9 +1,14 @@
-"""The one place that knows how JAX versions differ (facts in ../shared/JAX-VERSIONS.md).
+"""The one place that knows how JAX versions differ.
 
 Suites never look at ``jax.__version__``: they ask this module which error a rejection raises,
-whether an API exists, and how to spell a call. An API that a version lacks becomes a skip
-(``feature_missing``) whose reason names the API and the version it arrived in or went away in,
-and whose kind the run report records.
+whether an API exists, and how to spell a call. Two rules decide:
+
+- an API is looked for, never decided by version (``FEATURES``, grouped by subject): one a version
+  lacks becomes a skip (``feature_missing``) whose reason names the API and the version it arrived
+  in or went away in, and whose kind the run report records;
+- a behaviour with no API to look for is decided by release, in one table
+  (``behaviour_changes.toml`` beside this module: the range, the rule there and the rule before,
+  what JAX said and how it was measured); each is a constant here of the same name.
 
 Importing this module imports JAX, so the runner imports it only after it has set the platform
 and device-count environment (see ``conformance.runner.devices``).
@@ -18,18 +23,23 @@ import importlib
 import importlib.util
 import inspect
 import os
+import re
 import time
 import warnings
 from dataclasses import dataclass
-from typing import Callable, Optional
+from pathlib import Path
+from typing import Callable, Dict, Optional
 
 import jax
 import jaxlib
 import pytest
 from jax.experimental import multihost_utils
 from jax.sharding import Mesh, PartitionSpec
-from packaging.specifiers import SpecifierSet
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
+
+from conformance import toml_schema
+from conformance.model import remat
 
 JAX_VERSION = Version(jax.__version__)
 JAXLIB_VERSION = Version(getattr(jaxlib, "__version__", None) or jaxlib.version.__version__)
@@ -49,6 +59,61 @@ def _lookup(path: str):
             return getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError):
         return None
+
+
+# --- Behaviours decided by release (behaviour_changes.toml) -------------------------------------
+BEHAVIOUR_CHANGES_FILE = Path(__file__).with_name("behaviour_changes.toml")
+BEHAVIOUR_CHANGE_SCHEMA = toml_schema.Schema(
+    table="change", holds="[[change]] tables", named_by="name",
+    keys=tuple(toml_schema.Key(name, kind, required=name != "quote") for name, kind in (
+        ("name", str), ("jax", str), ("rule", str), ("before", str), ("source", list), ("quote", str),
+        ("measured", str))))
+SOURCE_FORMS = ("https://", "jax-ml/jax tests/", "none stated", "not searched yet")
+
+
+@dataclass(frozen=True)
+class BehaviourChange:
+    """A behaviour JAX changed by release: ``rule`` holds on the releases of ``jax``, ``before`` on
+    the others; ``source`` is what JAX said, ``quote`` its words, ``measured`` how the range was
+    found."""
+
+    name: str
+    jax: str
+    rule: str
+    before: str
+    source: tuple
+    quote: str
+    measured: str
+
+    @property
+    def in_effect(self) -> bool:
+        return version_in(self.jax)
+
+
+def load_behaviour_changes(path: Path = BEHAVIOUR_CHANGES_FILE) -> Dict[str, BehaviourChange]:
+    """The table by name; a malformed entry is a ValueError naming its ``file:line``."""
+    changes: Dict[str, BehaviourChange] = {}
+    for entry in toml_schema.read(path, BEHAVIOUR_CHANGE_SCHEMA, ValueError)[1]:
+        if not re.fullmatch(r"[A-Z][A-Z0-9_]*", entry["name"]) or entry["name"] in changes:
+            entry.refuse("needs a name of its own in capitals (compat's constant)", "name")
+        try:
+            SpecifierSet(entry["jax"])
+        except InvalidSpecifier:
+            entry.refuse(f"has an invalid jax range {entry['jax']!r}", "jax")
+        if not all(isinstance(x, str) and x.startswith(SOURCE_FORMS) for x in entry["source"]):
+            entry.refuse(f"has source = {entry['source']!r}: each one of {', '.join(SOURCE_FORMS)}", "source")
+        changes[entry["name"]] = BehaviourChange(
+            **{k: " ".join(entry.get(k).split()) for k in ("name", "jax", "rule", "before", "quote", "measured")},
+            source=tuple(entry["source"]))
+    return changes
+
+
+BEHAVIOUR_CHANGES = load_behaviour_changes()
+
+
+def in_effect(name: str) -> bool:
+    """Whether the behaviour change ``name`` of the table holds on the installed JAX."""
+    return BEHAVIOUR_CHANGES[name].in_effect
 
 
 # --- Errors ---------------------------------------------------------------------------------
@@ -117,24 +182,35 @@ def pmap_is_shard_map() -> bool:
     return bool(merged) if merged is not None else importlib.util.find_spec("jax._src.pmap") is not None
 
 
+def _checkpoint_policy_feature(name: str) -> Feature:
+    """The policy ``name`` of jax.checkpoint_policies (a namespace object, not a module: the feature
+    looks the namespace up and checks that it holds the policy)."""
+    return Feature(f"jax.checkpoint_policies.{name}", "jax.ad_checkpoint.checkpoint_policies",
+                   arrived="0.4.30 or before",
+                   present=lambda: hasattr(_lookup("jax.ad_checkpoint.checkpoint_policies"), name))
+
+
 FEATURES = {
-    "PositionalSharding": Feature("PositionalSharding", "jax.sharding.PositionalSharding",
-                                  removed="0.7.0"),
+    # --- devices and meshes
+    "num_cpu_devices": Feature("jax_num_cpu_devices", "jax._src.xla_bridge.num_cpu_devices", arrived="0.5.0"),
     "make_mesh": Feature("jax.make_mesh", "jax.make_mesh", arrived="0.4.32"),
-    "num_cpu_devices": Feature("jax_num_cpu_devices", "jax._src.xla_bridge.num_cpu_devices",
-                               arrived="0.5.0"),
+    "set_mesh": Feature("jax.set_mesh", "jax.set_mesh", arrived="0.7.1"),
     # 0.5.0-0.5.2 have an enum AxisTypes (plural; 0.5.0 names its members Hidden, Visible and
     # Collective): what needs AxisType by name skips there.
     "AxisType": Feature("jax.sharding.AxisType", "jax.sharding.AxisType", arrived="0.5.3"),
-    "jax.shard_map": Feature("jax.shard_map", "jax.shard_map", arrived="0.6.1"),
-    "set_mesh": Feature("jax.set_mesh", "jax.set_mesh", arrived="0.7.1"),
-    # JAX's pmap migration guide: nesting pmaps "is no longer supported" once pmap is
-    # jit(shard_map); shard_map over a mesh of several axes does what nested pmaps did.
-    "nested_pmap": Feature("nested jax.pmap (replaced by shard_map over a multi-axis mesh)", "jax.pmap",
-                           removed="0.8.0", present=lambda: not pmap_is_shard_map()),
-    # Explicit axes as sharding in types, whose rejections raise ShardingTypeError. 0.5.3 has
+    # --- shardings and specs
+    "PositionalSharding": Feature("PositionalSharding", "jax.sharding.PositionalSharding", removed="0.7.0"),
+    # a dimension left to the partitioner: measured present on every release, 0.4.30 to 0.12.0.1
+    "PartitionSpec.UNCONSTRAINED": Feature("PartitionSpec.UNCONSTRAINED", "jax.sharding.PartitionSpec",
+                                           arrived="0.4.30 or before",
+                                           present=lambda: hasattr(PartitionSpec, "UNCONSTRAINED")),
+    # --- sharding in types: Explicit axes, whose rejections raise ShardingTypeError. 0.5.3 has
     # AxisType.Explicit but not this error class (measured over the releases: present from 0.6.0).
+    "explicit_sharding": Feature("Explicit-axis sharding in types (core.ShardingTypeError)",
+                                 "jax._src.core.ShardingTypeError", arrived="0.6.0"),
     "typeof": Feature("jax.typeof", "jax.typeof", arrived="0.5.3"),
+    # --- shard_map and pmap
+    "jax.shard_map": Feature("jax.shard_map", "jax.shard_map", arrived="0.6.1"),
     # The varying manual axes of a value in a shard_map body (jax.typeof(x).vma), which check_vma
     # checks: with jax.shard_map (measured: absent on 0.6.0, present on 0.6.1).
     "vma": Feature("the varying manual axes of a value (jax.typeof(x).vma)", "jax.shard_map", arrived="0.6.1"),
@@ -142,8 +218,30 @@ FEATURES = {
     # 0.6.1 the experimental shard_map's auto= did this, documented as experimental: not tested.
     "partial_manual": Feature("jax.shard_map(axis_names=...) over a subset of the mesh axes",
                               "jax.shard_map", arrived="0.6.1"),
-    "explicit_sharding": Feature("Explicit-axis sharding in types (core.ShardingTypeError)",
-                                 "jax._src.core.ShardingTypeError", arrived="0.6.0"),
+    # JAX's pmap migration guide: nesting pmaps "is no longer supported" once pmap is
+    # jit(shard_map); shard_map over a mesh of several axes does what nested pmaps did.
+    "nested_pmap": Feature("nested jax.pmap (replaced by shard_map over a multi-axis mesh)", "jax.pmap",
+                           removed="0.8.0", present=lambda: not pmap_is_shard_map()),
+    # --- jax.random: the jax_threefry_partitionable flag's context manager (Threefry that XLA can
+    # partition without communication) and typed keys; measured present on every supported release
+    "threefry_partitionable": Feature("jax.threefry_partitionable (the jax_threefry_partitionable flag's "
+                                      "context manager)", "jax.threefry_partitionable", arrived="0.4.30 or earlier"),
+    "typed_keys": Feature("jax.random.key (typed PRNG keys)", "jax.random.key", arrived="0.4.16"),
+    # --- jax.checkpoint: checkpoint_name, print_saved_residuals and every policy the remat model
+    # knows (conformance/model/remat.py POLICIES); measured present, with the same residual lines,
+    # on every release from 0.4.30 to 0.12.0.1
+    "checkpoint_name": Feature("jax.ad_checkpoint.checkpoint_name", "jax.ad_checkpoint.checkpoint_name",
+                               arrived="0.4.30 or before"),
+    "print_saved_residuals": Feature("jax.ad_checkpoint.print_saved_residuals",
+                                     "jax.ad_checkpoint.print_saved_residuals", arrived="0.4.30 or before"),
+    **{f"checkpoint_policies.{name}": _checkpoint_policy_feature(name) for name in remat.POLICIES},
+    # --- compilation: JAX asks for every executable it runs (jit, pmap, shard_map, AOT compile;
+    # then compiled by XLA or served by the persistent cache) through
+    # jax._src.compiler.compile_or_get_cached(backend, module, devices, ...), which
+    # jax/_src/interpreters/pxla.py calls by attribute: measured on 0.4.30, 0.7.0, 0.10.2 and
+    # 0.12.0.1. The runner counts distinct programs and repeated requests there.
+    "compile_requests": Feature("jax._src.compiler.compile_or_get_cached (the programs JAX asks for)",
+                                "jax._src.compiler.compile_or_get_cached", arrived="0.4.30 or before"),
 }
 
 
@@ -167,60 +265,28 @@ def requires(name: str):
     return getattr(pytest.mark, REQUIRES_MARK)(name)
 
 
-# --- Sharding-in-types rules JAX changed, and said so --------------------------------------------
-# A deliberate change JAX stated is a rule of the model, for the releases before it and after: the
-# sharding-rule model (conformance/model/sharding_rules.py, which imports no JAX) is told which of
-# them the installed release has (``sharding_rule_set``). Decided by release, as the behaviours
-# above are: the change is inside JAX's rules, with no API to look for (measured over the releases:
-# suites/known_deviations.measured.json, the reproductions named below).
-
-EXPLICIT_INDEXING_INFERS_SHARDING: bool = version_in(">=0.9.1")
-"""Whether, on an Explicit mesh, jnp's indexing (static slices, take, integer-array indexing,
-take_along_axis) of an operand sharded over a mesh axis is typed by the slice and gather rules, as
-from JAX 0.9.1 (jax-ml/jax b088d3a071, "internal refactor of indexing strategies": a strided slice
-under jit binds lax.slice). Before it jnp takes such a slice through gather, and JAX's
-docs/notebooks/explicit-sharding.md (0.6.0 to 0.9.2) state: "The implementation of explicit sharding
-is still a work-in-progress and there are plenty of ops that are missing sharding rules. For example,
-`scatter` and `gather` (i.e. indexing ops)." (what each release still misses of them:
-``EXPLICIT_GATHER_HAS_A_SHARDING_RULE`` and the scatter rules below). There, a ShardingTypeError asking
-for ``.at[...].get(out_sharding=)`` is the documented outcome
-(suites/test_sharding_invariance_reproductions.py::test_explicit_jit_of_a_strided_slice_is_well_typed)."""
-
-EXPLICIT_GATHER_HAS_A_SHARDING_RULE: bool = version_in(">=0.7.0")
-"""Whether, on an Explicit mesh, a gather (jnp.take, integer-array indexing, take_along_axis, and
-the static slices jnp takes through gather: eager partial ones, strided ones under jit before
-``EXPLICIT_INDEXING_INFERS_SHARDING``) of an operand naming a mesh axis is typed by the gather rule,
-as from JAX 0.7.0; before it (0.6.0-0.6.2), it raises ShardingTypeError "Use `.at[...].get(out_sharding=)`
-to provide output PartitionSpec for the gather indexing", whatever dimension the axis is on: the
-doc's "missing sharding rules ... `gather`". Measured on 0.6.0-0.9.1 (release_envs run, 2026-12-06):
-x uint32[4, 8] P(None, 'b') on an Explicit (a=2, b=4) mesh: x[0:2] and x[1:3] eagerly, x[::2] eagerly
-and jitted, jnp.take(x, [0, 2], axis=0) are refused on 0.6.x and typed P(None, 'b') from 0.7.0; no
-change stated (suites/test_sharding_invariance_reproductions.py::test_explicit_take_of_a_sharded_operand_along_another_dimension)."""
-
-EXPLICIT_SCATTER_HAS_A_SHARDING_RULE: bool = version_in(">=0.6.1")
-"""Whether, on an Explicit mesh, the scatter of ``x.at[range].set(u)`` of an operand naming a mesh
-axis has a sharding rule, as from JAX 0.6.1; on 0.6.0 it raises ShardingTypeError "sharding rule for
-scatter is not implemented" (the doc's "missing sharding rules ... `scatter`"). Measured as above:
-x.at[0:3].set(x[1:4]) jitted and x.at[0:4].set(x[0:4]) eagerly and jitted."""
-
-EXPLICIT_SCATTER_ADD_HAS_A_SHARDING_RULE: bool = version_in(">=0.7.0")
-"""The same for ``.at[range].add(u)``: from JAX 0.7.0; before it "sharding rule for scatter-add is
-not implemented". Measured as above."""
-
-EXPLICIT_RESHAPE_DEALS_MESH_AXES: bool = version_in(">=0.10.0")
-"""Whether, on an Explicit mesh, a reshape that splits a sharded dimension deals its mesh axes over
-the new dimensions and one that merges dimensions sharded in order takes their axes in order
-(``f32[2@x, 2@y] -> f32[4@(x,y)]``), as from JAX 0.10.0 (jax-ml/jax 8f39e8fc45, "Allow reshape split
-`f32[4@(x,y)] -> f32[2@x, 2@y]` which is a no-comms operation. Similarly allow merge `f32[2@x, 2@y] ->
-f32[4@(x,y)]`."). Before it, JAX's docs/notebooks/explicit-sharding.md (0.6.1 to 0.9.2; 0.6.0 says
-`out_shardings`) state: "If we have a split or merge case in which the split/merged axes are sharded
-as None then we shard the resulting split/merged axes as None and the other axes according to their
-corresponding input axis shardings. In all other cases we throw an error and require the user to
-provide an `out_sharding` argument." (lax accepted a split whose whole sharding goes to the first
-new dimension and a merge sharded in its group's first dimension only; anything else raises
-ShardingTypeError 'This reshape is not supported':
-test_explicit_merge_of_two_dimensions_each_sharded and its siblings in
-suites/test_sharding_invariance_reproductions.py)."""
+# --- Behaviours decided by release, one constant each (their rules: behaviour_changes.toml) -------
+# Sharding in types: a change JAX made is a rule of the model for the releases before it and
+# after; the sharding-rule model (conformance/model/sharding_rules, which imports no JAX) is told
+# which of them the installed release has (``sharding_rule_set``).
+EXPLICIT_INDEXING_INFERS_SHARDING: bool = in_effect("EXPLICIT_INDEXING_INFERS_SHARDING")
+EXPLICIT_GATHER_HAS_A_SHARDING_RULE: bool = in_effect("EXPLICIT_GATHER_HAS_A_SHARDING_RULE")
+EXPLICIT_SCATTER_HAS_A_SHARDING_RULE: bool = in_effect("EXPLICIT_SCATTER_HAS_A_SHARDING_RULE")
+EXPLICIT_SCATTER_ADD_HAS_A_SHARDING_RULE: bool = in_effect("EXPLICIT_SCATTER_ADD_HAS_A_SHARDING_RULE")
+EXPLICIT_RESHAPE_DEALS_MESH_AXES: bool = in_effect("EXPLICIT_RESHAPE_DEALS_MESH_AXES")
+EXPLICIT_SCAN_KEEPS_A_SHARDED_DIMENSION: bool = in_effect("EXPLICIT_SCAN_KEEPS_A_SHARDED_DIMENSION")
+EXPLICIT_SORT_KEEPS_A_SHARDED_DIMENSION: bool = in_effect("EXPLICIT_SORT_KEEPS_A_SHARDED_DIMENSION")
+EXPLICIT_DOT_GENERAL_BATCH_SPECS_EQUAL: bool = in_effect("EXPLICIT_DOT_GENERAL_BATCH_SPECS_EQUAL")
+# XLA's propagation on Auto meshes (ReleaseRules.dynamic_slice_replicates_a_resized_sharded_dimension)
+AUTO_DYNAMIC_SLICE_KEEPS_WHOLE_DIMENSIONS: bool = in_effect("AUTO_DYNAMIC_SLICE_KEEPS_WHOLE_DIMENSIONS")
+# Meshes, branches, random, processes, the persistent cache
+MAKE_MESH_DEFAULT_AXIS_TYPE = "Explicit" if in_effect("MAKE_MESH_DEFAULTS_TO_EXPLICIT") else "Auto"
+BRANCHES_COMPARE_OUTPUT_SHARDING_TYPES: bool = in_effect("BRANCHES_COMPARE_OUTPUT_SHARDING_TYPES")
+THREEFRY_PARTITIONABLE_DEFAULT: bool = in_effect("THREEFRY_PARTITIONABLE_DEFAULT")
+MULTIPROCESS_CPU: bool = in_effect("MULTIPROCESS_CPU")
+CONCURRENT_COLLECTIVES_HANG: bool = in_effect("CONCURRENT_COLLECTIVES_HANG")
+ALLGATHER_REFUSES_UNTILED_GLOBAL: bool = in_effect("ALLGATHER_REFUSES_UNTILED_GLOBAL")
+PERSISTENT_CACHE_ON_CPU: bool = in_effect("PERSISTENT_CACHE_ON_CPU")
 
 
 def sharding_rule_set():
@@ -234,47 +300,6 @@ def sharding_rule_set():
                         batch_specs_equal=EXPLICIT_DOT_GENERAL_BATCH_SPECS_EQUAL,
                         scan_keeps_a_sharded_dimension=EXPLICIT_SCAN_KEEPS_A_SHARDED_DIMENSION,
                         sort_keeps_a_sharded_dimension=EXPLICIT_SORT_KEEPS_A_SHARDED_DIMENSION)
-
-AUTO_DYNAMIC_SLICE_KEEPS_WHOLE_DIMENSIONS: bool = version_in(">=0.4.31")
-"""Whether, on an Auto mesh, a ``lax.dynamic_slice`` that resizes a sharded dimension keeps its
-operand's entries on the dimensions it takes whole (the resized ones unsharded), as JAX 0.4.31 on
-does, eagerly and under jit; on 0.4.30 it is laid out replicated. Measured over the 34 releases
-(release_envs run, 2026-12-05): x uint32[2, 2, 4] P('b', None, 'a') on a (4, 2) mesh sliced to
-(1, 1, 4), eagerly and jitted, is P() on 0.4.30 and P(None, None, 'a') on every later release;
-y uint32[2, 8] P(None, 'a') sliced to (2, 4) is P() and to (1, 8) keeps P(None, 'a') on all of
-them. (XLA's propagation, not a stated rule:
-``ReleaseRules.dynamic_slice_replicates_a_resized_sharded_dimension``.)"""
-
-EXPLICIT_SCAN_KEEPS_A_SHARDED_DIMENSION: bool = version_in(">=0.6.1,<0.10.0")
-"""Whether, on an Explicit mesh, a cumulative reduction (cumsum, cumprod, cummax, ...) along a
-sharded dimension is typed with its operand's spec, as JAX 0.6.1 to 0.9.2 do: their
-``_cumred_sharding_rule`` returns the operand's sharding whatever the axis (the rule added after
-jax-ml/jax#28070, where 0.5.3 and 0.6.0 refuse such a scan through reduce_window's "Only trivial
-windowing is supported along non-replicated dimensions"). From 0.10.0 JAX refuses it (jax-ml/jax
-f512fd2b52, "Error out if the axis being cumsummed over is sharded", asserted by pjit_test's
-test_cumsum_sharded: ShardingTypeError "Input should be unsharded over the axis being reduced").
-Measured on every release: a scan of uint32[2@x, 4] along axis 0 returns the right values typed
-P('x', None) on 0.6.1-0.9.2 and raises ShardingTypeError on 0.6.0 and from 0.10.0."""
-
-EXPLICIT_SORT_KEEPS_A_SHARDED_DIMENSION: bool = version_in("<0.9.2")
-"""Whether, on an Explicit mesh, a sort (jnp.sort, lax.sort) along a sharded dimension is typed with
-its operand's spec, as JAX up to 0.9.1 does: its ``_sort_sharding_rule`` returned the first
-operand's sharding whatever the dimension. From 0.9.2 it raises ShardingTypeError "Arguments to sort
-must be unsharded over the sorting dimension. Got arg sharding=... and sorting dimension=..." (the
-rule that also made argsort's index iota take the array's sharding, jax-ml/jax#35650). Measured on
-every release with Explicit axes (2026-12-04): a sort of uint32[4, 4] along axis 1
-sharded P(None, 'a'), P('a', 'y') and P(None, 'y') returns the right values typed with the operand's
-spec on 0.5.3-0.9.1 and raises ShardingTypeError from 0.9.2 (found by the release matrix on 0.9.1,
-seed 2159807315, a generated program's sort)."""
-
-EXPLICIT_DOT_GENERAL_BATCH_SPECS_EQUAL: bool = version_in(">=0.11.1")
-"""Whether, on an Explicit mesh, a contraction (dot_general, and einsum and matmul through it)
-refuses batch dimensions sharded differently on its two operands even where one side is unsharded,
-as from JAX 0.11.1 (jax-ml/jax a8976b5069, "Error out if lhs_batch_spec and rhs_batch_spec don't
-match exactly": ShardingTypeError "dot_general requires lhs batch dimensions and rhs batch dimensions
-to have the same sharding", asserted by pjit_test's test_dot_batch_dims_error). Before it, a batch
-dimension sharded on one side only is accepted and the result takes that entry (measured: 0.10.2 and
-0.11.0 accept, 0.11.1 to 0.12.0.1 refuse; suites/test_operand_layouts.py)."""
 
 
 # --- Backend start-up ----------------------------------------------------------------------
@@ -318,8 +343,6 @@ def spec_entries(spec: PartitionSpec) -> tuple:
 
 
 # --- Meshes ---------------------------------------------------------------------------------
-# jax.make_mesh's default axis type: Auto until 0.8.x, Explicit from 0.9.0. Mesh(...) stays Auto.
-MAKE_MESH_DEFAULT_AXIS_TYPE = "Explicit" if version_in(">=0.9.0") else "Auto"
 
 
 def axis_type(name: str):
@@ -400,11 +423,8 @@ CONSTRAIN_SOURCE = {  # what constrain() calls, as text for reproduction scripts
 
 
 # --- Multi-process runs ---------------------------------------------------------------------
-# Collectives across processes on CPU: gloo from 0.4.38 (selected by jax_cpu_collectives_implementation;
-# the default from 0.5.1). Measured here: 0.4.30 with gloo and several devices per process times out.
-MULTIPROCESS_CPU_REASON = (f"multi-process collectives on CPU need JAX 0.4.38 or later with gloo "
-                           f"(installed: {JAX_VERSION})")
-MULTIPROCESS_CPU = version_in(">=0.4.38")
+MULTIPROCESS_CPU_REASON = (f"multi-process collectives on CPU need JAX {BEHAVIOUR_CHANGES['MULTIPROCESS_CPU'].jax} "
+                           f"with gloo (installed: {JAX_VERSION})")
 
 
 def use_gloo_collectives() -> None:
@@ -418,16 +438,12 @@ def use_gloo_collectives() -> None:
             pass
 
 
-# Two cross-process collective programs in flight at once (dispatched back to back, the first not
-# yet finished) hang now and then on 0.4.38-0.5.3 (gloo on CPU). Measured with a 12-step replay of
-# psum then jnp.sum per step: 3 of 10 runs hung on 0.5.3 (5 of 12 earlier), 0 of 25 when each result
-# was waited for; 0.4.38 once gave wrong values. Fine on 0.6.2 and later (0.6.0/0.6.1 not measured).
-# A hung run, under gdb: all 8 device threads of both processes wait in GlooCommunicator::AllReduce
-# (waitRecv), i.e. in two different programs' collectives on one communicator.
-CONCURRENT_COLLECTIVES_HANG = version_in(">=0.4.38,<0.6.2")
+# Where CONCURRENT_COLLECTIVES_HANG (behaviour_changes.toml), the property that dispatches two
+# collectives at once is not run, and a partial read waits a moment before the next collective.
 PARTIAL_READ_SETTLE_S = 0.05
 CONCURRENT_COLLECTIVES_REASON = (
-    f"two cross-process collectives in flight at once hang now and then on JAX 0.4.38-0.6.1 (gloo; "
+    f"two cross-process collectives in flight at once hang now and then on JAX "
+    f"{BEHAVIOUR_CHANGES['CONCURRENT_COLLECTIVES_HANG'].jax} (gloo; "
     f"installed: {JAX_VERSION}); not run, since a hang ends the whole run. The other multi-process "
     f"properties wait for each collective")
 
@@ -511,13 +527,6 @@ BACKEND_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 # under the same name from 0.4.30 to 0.12.0.1 (jax/_src/compiler.py).
 PERSISTENT_CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"
 
-# JAX asks for every executable it runs (jit, pmap, shard_map, AOT compile; then compiled by XLA or
-# served by the persistent cache) through jax._src.compiler.compile_or_get_cached(backend, module,
-# devices, ...), which jax/_src/interpreters/pxla.py calls by attribute: measured on 0.4.30,
-# 0.7.0, 0.10.2 and 0.12.0.1. The runner counts distinct programs and repeated requests there.
-FEATURES["compile_requests"] = Feature(
-    "jax._src.compiler.compile_or_get_cached (the programs JAX asks for)",
-    "jax._src.compiler.compile_or_get_cached", arrived="0.4.30 or before")
 
 
 def program_key(module, devices) -> str:
@@ -566,7 +575,6 @@ def watch_compile_requests(listener: Callable[[str, str], None]) -> bool:
 # 0.4.34, 0.4.35 and 0.4.37 (an xdist worker crashed in the training step). So the cache is used on
 # CPU from 0.6.0 only. Its thresholds are set so small CPU programs are kept (by default only those
 # that took a second to compile are).
-PERSISTENT_CACHE_ON_CPU = version_in(">=0.6.0")
 PERSISTENT_CACHE_ON_CPU_REASON = (f"JAX {JAX_VERSION} serves programs with donated inputs wrongly from its "
                                   f"persistent compilation cache on CPU (wrong values or a crash; measured on "
                                   f"0.4.30-0.5.3, right from 0.6.0)")
@@ -607,14 +615,10 @@ def persistent_cache_off():
         compilation_cache.reset_cache()
 
 
-# --- operand layouts: UNCONSTRAINED constraints, reshapes, contractions (issue 26) ---
-# PartitionSpec.UNCONSTRAINED (a dimension left to the partitioner): measured present on every
-# release tested, 0.4.30 to 0.12.0.1. On a mesh with no Auto axis, NamedSharding refuses a spec
-# holding it with ValueError ("cannot contain `P.UNCONSTRAINED` when no mesh axis_types are `Auto`";
-# measured on 0.5.3, 0.6.0, 0.6.1, 0.6.2, 0.10.2, 0.12.0.1: from the first release with Explicit axes).
-FEATURES["PartitionSpec.UNCONSTRAINED"] = Feature(
-    "PartitionSpec.UNCONSTRAINED", "jax.sharding.PartitionSpec", arrived="0.4.30 or before",
-    present=lambda: hasattr(PartitionSpec, "UNCONSTRAINED"))
+# --- PartitionSpec.UNCONSTRAINED --------------------------------------------------------------
+# On a mesh with no Auto axis, NamedSharding refuses a spec holding it with ValueError ("cannot
+# contain `P.UNCONSTRAINED` when no mesh axis_types are `Auto`"; measured on 0.5.3, 0.6.0, 0.6.1,
+# 0.6.2, 0.10.2, 0.12.0.1: from the first release with Explicit axes).
 UNCONSTRAINED_ON_EXPLICIT_ERRORS: tuple = (ValueError,)
 
 
@@ -625,24 +629,7 @@ def partly_unconstrained_spec(entries, unconstrained) -> PartitionSpec:
     return PartitionSpec(*(marker if d in set(unconstrained) else e for d, e in enumerate(entries)))
 
 
-# --- random and custom rules (issue 26) ---
-# jax_threefry_partitionable: the Threefry implementation that XLA can partition without
-# communication. Present (config flag, and the public context manager jax.threefry_partitionable)
-# on every supported release (measured 0.4.30, 0.4.38, 0.5.0, 0.6.2, 0.10.2, 0.12.0.1). Its default
-# flipped from False to True in JAX 0.5.0 (CHANGELOG "jax 0.5.0": "Enable
-# `jax_threefry_partitionable` by default"; measured: False on 0.4.30-0.4.38, True from 0.5.0).
-# jax.random's module docstring states, on every release, that Threefry with the flag off and with
-# it on is "identical across shardings": the suite's rule for both values.
-FEATURES["threefry_partitionable"] = Feature(
-    "jax.threefry_partitionable (the jax_threefry_partitionable flag's context manager)",
-    "jax.threefry_partitionable", arrived="0.4.30 or earlier")
-# Typed PRNG keys (jax.random.key, jax.random.key_data): present on every supported release.
-FEATURES["typed_keys"] = Feature("jax.random.key (typed PRNG keys)", "jax.random.key", arrived="0.4.16")
-
-THREEFRY_PARTITIONABLE_DEFAULT: bool = version_in(">=0.5.0")
-"""jax_threefry_partitionable's default as JAX's changelog states it (flipped to True in 0.5.0)."""
-
-
+# --- jax.random ------------------------------------------------------------------------------
 def threefry_partitionable(value: bool):
     """A context in which jax.random's Threefry runs with jax_threefry_partitionable = ``value``."""
     return feature("threefry_partitionable")(value)
@@ -657,52 +644,7 @@ def threefry_partitionable_setting() -> bool:
 THREEFRY_PARTITIONABLE_SOURCE = "jax.config.update('jax_threefry_partitionable', {})"
 
 
-# --- training steps and rematerialized layer stacks (issue 26) ---
-# jax.checkpoint's policies, checkpoint_name and print_saved_residuals (jax.ad_checkpoint): measured
-# present, with the same residual lines, on 0.4.30, 0.6.2, 0.10.2 and 0.12.0.1.
-CHECKPOINT_POLICY_NAMES = ("nothing_saveable", "everything_saveable", "dots_saveable",
-                           "dots_with_no_batch_dims_saveable", "save_only_these_names")
-FEATURES["checkpoint_name"] = Feature("jax.ad_checkpoint.checkpoint_name", "jax.ad_checkpoint.checkpoint_name",
-                                      arrived="0.4.30 or before")
-FEATURES["print_saved_residuals"] = Feature("jax.ad_checkpoint.print_saved_residuals",
-                                            "jax.ad_checkpoint.print_saved_residuals", arrived="0.4.30 or before")
-# (the policies live on a namespace object, not a module: each feature looks the namespace up and
-# checks that it holds the policy; ``checkpoint_policy`` returns the policy itself.)
-for _policy in CHECKPOINT_POLICY_NAMES:
-    FEATURES[f"checkpoint_policies.{_policy}"] = Feature(
-        f"jax.checkpoint_policies.{_policy}", "jax.ad_checkpoint.checkpoint_policies", arrived="0.4.30 or before",
-        present=lambda name=_policy: hasattr(_lookup("jax.ad_checkpoint.checkpoint_policies"), name))
-
-
+# --- jax.checkpoint ---------------------------------------------------------------------------
 def checkpoint_policy(name: str):
     """``jax.checkpoint_policies.<name>``; skips, naming the version, where the release lacks it."""
     return getattr(feature(f"checkpoint_policies.{name}"), name)
-
-
-# --- multihost broadcast and allgather (issue 26) ---
-# multihost_utils.process_allgather of a global (not fully addressable) jax.Array with tiled=False:
-# from JAX 0.8.0 a ValueError ("Gathering global non-fully-addressable arrays only supports
-# tiled=True"); before, the global value, as with tiled=True (the docstring on every release: "If
-# the input is a non-fully addressable jax.Array, then the data is fully replicated"). Measured by
-# reading multihost_utils._handle_array_process_allgather of every release: no check on 0.4.30-0.7.2,
-# the check from 0.8.0 to 0.12.0.1.
-ALLGATHER_REFUSES_UNTILED_GLOBAL = version_in(">=0.8.0")
-# broadcast_one_to_all(in_tree, is_source=None) and process_allgather(in_tree, tiled=False): both
-# take pytrees, with these arguments, on every supported release (read 0.4.30 .. 0.12.0.1).
-
-
-# --- branches on sharded indices, checkpoint policies (issue 26) ---
-# Two more policies of jax.checkpoint_policies: checkpoint_dots (dots_saveable's other name) and
-# save_any_names_but_these. Measured present on every release from 0.4.30 to 0.12.0.1 (all the
-# release environments, side by side).
-for _policy in ("checkpoint_dots", "save_any_names_but_these"):
-    FEATURES[f"checkpoint_policies.{_policy}"] = Feature(
-        f"jax.checkpoint_policies.{_policy}", "jax.ad_checkpoint.checkpoint_policies", arrived="0.4.30 or before",
-        present=lambda name=_policy: hasattr(_lookup("jax.ad_checkpoint.checkpoint_policies"), name))
-# lax.cond/lax.switch type their branches' outputs with the sharding on Explicit axes: branches whose
-# output sharding types differ raise TypeError ("branches must have equal output types") when traced.
-# Measured over the releases with Explicit axes: from 0.7.2 on; 0.5.3-0.7.1 trace and lower such a
-# cond, and running it raises XlaRuntimeError.
-FEATURES["branch_sharding_types"] = Feature(
-    "lax.cond/lax.switch comparing the branches' output sharding types (TypeError)", "jax.lax.cond",
-    arrived="0.7.2", present=lambda: version_in(">=0.7.2"))

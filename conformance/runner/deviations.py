@@ -30,11 +30,11 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import pytest
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+from conformance import toml_schema
 from conformance.checking import triggers, wrongness
 from conformance.checking.case import excusable, is_oracle_failure
 from conformance.checking.symptoms import Seen, Symptom
 
-from . import toml_schema
 from .devices import UsageError
 from .run_folder import ROOT
 
@@ -150,7 +150,7 @@ def load_deviations(path: Path, tests_exist: bool = True, root: Path = ROOT) -> 
     it by ``file:line``."""
     if not path.exists():
         return []
-    top, entries = toml_schema.read(path, DEVIATION_SCHEMA)
+    top, entries = toml_schema.read(path, DEVIATION_SCHEMA, UsageError)
     if top.get("format") != FORMAT:
         raise UsageError(f"{path}: deviation file format {top.get('format', 1)!r} is not read by this suite: "
                          f"write format = {FORMAT} at the top and give every entry a symptom (and a random "
@@ -160,7 +160,7 @@ def load_deviations(path: Path, tests_exist: bool = True, root: Path = ROOT) -> 
 
 def planted_entry(values: dict, path: str = "planted.toml") -> toml_schema.Entry:
     """``values`` as one entry of a deviation file at ``path`` (for self-tests that plant entries)."""
-    return toml_schema.checked(values, DEVIATION_SCHEMA, path, 1)
+    return toml_schema.checked(values, DEVIATION_SCHEMA, path, 1, error=UsageError)
 
 
 def parse_entry(entry: toml_schema.Entry, tests_root: Optional[Path] = None) -> Deviation:

@@ -17,7 +17,9 @@ from typing import List, Sequence
 
 from packaging.version import Version
 
-from . import environment, toml_schema
+from conformance import toml_schema
+
+from . import environment
 from .devices import UsageError
 from .run_folder import ROOT
 
@@ -52,7 +54,7 @@ RELEASE_SCHEMA = toml_schema.Schema(
 
 def load_releases(path: Path = RELEASES_FILE) -> List[Release]:
     """The releases, oldest first; a malformed or unordered list is a usage error naming the entry."""
-    entries = toml_schema.read(path, RELEASE_SCHEMA)[1]
+    entries = toml_schema.read(path, RELEASE_SCHEMA, UsageError)[1]
     releases = [Release(jax=e["jax"], jaxlib=e["jaxlib"], python=e["python"]) for e in entries]
     versions = [Version(r.jax) for r in releases]
     if versions != sorted(set(versions)):

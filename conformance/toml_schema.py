@@ -15,7 +15,9 @@ Vocabulary:
 
 What a loader checks beyond the schema (a range that packaging cannot read, a trigger that does
 not exist) it refuses through the entry (``entry.refuse(message, key)``), so every message has
-the same form; it then builds its own frozen dataclass by keyword.
+the same form; it then builds its own frozen dataclass by keyword. The error's class is the
+caller's (the runner's UsageError, the reports' ReportError); it stands below every layer, so
+compat reads its own table with it too.
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Mapping, NoReturn, Optional, Sequence, Tuple, Type
 
-from .devices import UsageError
 
 # How an error names a TOML type (a range is a quoted string: ``jax = ">=0.4.30"``).
 TOML_TYPES = {str: "a string", list: "a list", bool: "true or false", dict: "a table ({ ... })",
@@ -73,7 +74,7 @@ class Entry(Mapping):
     path: str
     line: int
     key_lines: Mapping[str, int] = field(default_factory=dict)
-    error: Type[Exception] = UsageError
+    error: Type[Exception] = ValueError
 
     def __getitem__(self, key: str) -> Any:
         return self.given[key]
@@ -113,7 +114,7 @@ def type_name(value: Any) -> str:
 
 
 def checked(values: Mapping[str, Any], schema: Schema, path: str, line: int = 0,
-            key_lines: Optional[Mapping[str, int]] = None, error: Type[Exception] = UsageError) -> Entry:
+            key_lines: Optional[Mapping[str, int]] = None, error: Type[Exception] = ValueError) -> Entry:
     """``values`` as an Entry of ``schema``, once its keys are known, typed as the schema says and
     the required ones given; else the entry refuses (unknown key, wrong type, missing key)."""
     entry = Entry(dict(values), schema, path, line, dict(key_lines or {}), error)
@@ -155,7 +156,7 @@ def header_line(lines: Sequence[str], name: str) -> int:
     return 0
 
 
-def read(path: Path, schema: Schema, error: Type[Exception] = UsageError) -> Tuple[Dict[str, Any], List[Entry]]:
+def read(path: Path, schema: Schema, error: Type[Exception] = ValueError) -> Tuple[Dict[str, Any], List[Entry]]:
     """The top-level keys of the file at ``path`` and its entries, each checked against ``schema``;
     the first thing wrong is an ``error`` naming ``file:line``."""
     text = path.read_text(encoding="utf-8")
