@@ -139,7 +139,7 @@ def missing_properties(base: dict, new: dict) -> List[str]:
     """Properties one run has and the other lacks, when the same suite commit ran both (a run of the
     same suite and selection holds the same properties; with another commit they are the suite's
     change, listed as added or removed)."""
-    commit = lambda r: ((r["environment"].get("suite") or {}).get("commit"))  # noqa: E731
+    commit = lambda r: ((r["environment"].get("suite") or {}).get("commit"))
     if commit(base) is None or commit(base) != commit(new):
         return []
     before, after = {t["id"] for t in base["tests"]}, {t["id"] for t in new["tests"]}

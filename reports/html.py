@@ -271,7 +271,7 @@ def column_labels(records: List[dict]) -> List[Tuple[str, str]]:
             continue
         envs = [records[c]["environment"] for c in columns]
         with_date = len({env["started"][:10] for env in envs if env.get("started")}) > 1
-        part_makers = [backend_part, lambda env: f"seed {env['seed']}", lambda env: start_part(env, with_date)]
+        part_makers = [backend_part, lambda env: f"seed {env['seed']}", lambda env: start_part(env, with_date)]  # noqa: B023 - called in this iteration
         for make in part_makers:
             parts = [make(env) for env in envs]
             if len(set(parts)) > 1:

@@ -234,7 +234,7 @@ def contractions(draw, device_ids: Sequence[int], axis_types: Sequence[str] = ("
         out = "".join(draw(permuted(out)))
     x_shape, y_shape = tuple(side[c] for c in lhs), tuple(side[c] for c in rhs)
     mesh = draw(cutting_meshes(device_ids, x_shape + y_shape, max_axes=2))
-    focus = lambda term, other: [d for d, c in enumerate(term) if c in other]  # noqa: E731 - shared letters
+    focus = lambda term, other: [d for d, c in enumerate(term) if c in other]
     lhs_spec = draw(sharding_specs(mesh, x_shape, prefer=focus(lhs, rhs)))
     rhs_spec = draw(sharding_specs(mesh, y_shape, prefer=focus(rhs, lhs)))
     out_shape = tuple(side[c] for c in out)

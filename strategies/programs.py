@@ -376,7 +376,7 @@ def programs(draw, device_ids: Sequence[int], *, axis_types: Sequence[str] = ("A
     b = Builder(draw, mesh)
     b.new_input(VALUES, shape, cut=True)
     steps: List[Step] = []
-    for k in range(draw(st.integers(1, max_steps))):
+    for _ in range(draw(st.integers(1, max_steps))):
         choices = [(name, feed) for name, feed in usable.items() if b.latest_first(feed.takes)]
         if not choices:
             break

@@ -66,7 +66,7 @@ def test_compiled_function_shardings_and_calls(example):
     with arguments laid out as lowered, or with a numpy argument, it gives numpy's answer; called
     with an argument committed to a layout that places blocks otherwise, it raises ValueError."""
     op, x0, static, expected, mesh, in_spec, out_spec, lowered_from, other_spec = example
-    s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"  # noqa: E731
+    s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"
     explicit = lowered_from != "committed arrays, no in_shardings"
     jit_args = f", in_shardings={s(in_spec)}" if explicit else ""
     lower_arg = f"jax.ShapeDtypeStruct(x.shape, x.dtype, sharding={s(in_spec)})" if lowered_from == "ShapeDtypeStructs" else "x"
@@ -96,9 +96,9 @@ def test_compiled_function_shardings_and_calls(example):
                                  **{f"{what} result": f"np.asarray({call})" for what, call in called.items()},
                                  **{f"{what} result sharding": f"{call}.sharding" for what, call in called.items()},
                                  "compiled(x committed to another layout)": "compiled(other)"})
-    sharding = lambda spec: bridge.named_sharding(mesh, spec)  # noqa: E731
+    sharding = lambda spec: bridge.named_sharding(mesh, spec)
     f = bridge.function_of(op.source)
-    body = lambda x: f(x, **static)  # noqa: E731
+    body = lambda x: f(x, **static)
     x = jax.device_put(x0, sharding(in_spec))
     jitted = jax.jit(body, in_shardings=sharding(in_spec), out_shardings=sharding(out_spec)) if explicit else \
         jax.jit(body, out_shardings=sharding(out_spec))
@@ -111,7 +111,7 @@ def test_compiled_function_shardings_and_calls(example):
     layout_map(case, "compiled.output_shardings", compiled.output_shardings, out_layout)
     expected_dtype = op.result_dtype((x0,), x64=compat.x64_enabled())  # the model's, not JAX's
     for what, arg in (("compiled(x laid out as lowered)", x), ("compiled(numpy x)", x0)):
-        result = case.accepts(what, lambda: compiled(arg))
+        result = case.accepts(what, lambda: compiled(arg))  # noqa: B023 - called in this iteration
         got = np.asarray(result)
         case.equal(f"{what} result dtype", got.dtype.name, expected_dtype.name)
         case.close(f"{what} result", got, expected.astype(expected_dtype), rtol=op.rtol, atol=op.atol)

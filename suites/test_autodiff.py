@@ -162,7 +162,7 @@ def transformed(transform: str, f: Callable, tangents=None, cotangent=None):
         return lambda x, w: jax.value_and_grad(lambda x, w: jnp.sum(f(x, w)), argnums=(0, 1))(x, w)
     if transform == "jvp":
         return lambda x, w: jax.jvp(f, (x, w), tangents)
-    out = lambda x, w: jax.vjp(f, x, w)  # noqa: E731
+    out = lambda x, w: jax.vjp(f, x, w)
     return lambda x, w: (out(x, w)[0], out(x, w)[1](cotangent))
 
 
@@ -191,7 +191,7 @@ def compare_trees(case: Case, what: str, got, expected, expected_dtype: np.dtype
     got_leaves, expected_leaves = jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(expected)
     case.equal(f"{what}: number of results", len(got_leaves), len(expected_leaves))
     for i, (g, e) in enumerate(zip(got_leaves, expected_leaves)):
-        g = case.accepts(f"np.asarray of {what} result {i}", lambda: np.asarray(g))
+        g = case.accepts(f"np.asarray of {what} result {i}", lambda: np.asarray(g))  # noqa: B023 - called in this iteration
         case.equal(f"{what} result {i} dtype", g.dtype.name, expected_dtype.name)
         bound = {} if bounds is None else {"rtol": 0.0, "atol": bounds[i]}
         case.close(f"{what} result {i}", g, np.asarray(e).astype(expected_dtype), **bound, **tolerance)
@@ -205,7 +205,7 @@ def bounded_leaves(reference) -> list:
 def tree_outcomes(what: str, tree: str, leaves: int) -> dict:
     """The script's expression (see ``Case``) for each check ``compare_trees(case, what, ...)``
     runs on ``tree``, a script expression of a tree of ``leaves`` leaves."""
-    leaf = lambda i: f"jax.tree_util.tree_leaves({tree})[{i}]"  # noqa: E731
+    leaf = lambda i: f"jax.tree_util.tree_leaves({tree})[{i}]"
     outcomes = {f"{what}: number of results": f"len(jax.tree_util.tree_leaves({tree}))"}
     for i in range(leaves):
         outcomes[f"np.asarray of {what} result {i}"] = f"np.asarray({leaf(i)})"
@@ -239,7 +239,7 @@ def jit_examples(draw) -> JitExample:
     shape = tuple(draw(st.lists(st.sampled_from((2, 4, 1, 8)), min_size=function.min_rank, max_size=2)))
     if function.name == "gram":
         shape = shape[:2]
-    values = lambda: small_floats(shape)  # noqa: E731
+    values = lambda: small_floats(shape)
     mesh = draw(meshes(DEVICES, max_axes=2))
     return JitExample(function, transform, mesh, draw(values()), draw(values()), draw(values()),
                       draw(dividing_specs(mesh, shape)), draw(dividing_specs(mesh, shape)),
@@ -247,7 +247,7 @@ def jit_examples(draw) -> JitExample:
 
 
 def jit_case(example: JitExample) -> Case:
-    s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"  # noqa: E731
+    s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"
     code = script([
         *example.function.definitions.splitlines(),
         f"f = {example.function.source}",
@@ -326,7 +326,7 @@ def check_sharded_derivatives(case: Case, example: JitExample, unsharded, refere
     ``unsharded`` one; cotangents are laid out as the primal inputs, tangents and outputs as the
     output sharding."""
     f = function_of(example.function.source)
-    sharding = lambda spec: bridge.named_sharding(example.mesh, spec)  # noqa: E731
+    sharding = lambda spec: bridge.named_sharding(example.mesh, spec)
     g = jax.jit(f, in_shardings=(sharding(example.x_spec), sharding(example.w_spec)),
                 out_shardings=sharding(example.out_spec))
     x, w = jax.device_put(example.x, sharding(example.x_spec)), jax.device_put(example.w, sharding(example.w_spec))
@@ -391,7 +391,7 @@ def body_examples(draw):
     axis = draw(st.sampled_from(mesh.axis_names))
     n = mesh.axis_sizes[axis]
     shape = (n * n * draw(st.integers(1, 2)), draw(st.integers(1, 2)))
-    values = lambda shape: small_floats(shape)  # noqa: E731
+    values = lambda shape: small_floats(shape)
     out_shape = {"psum": (shape[0] // n, shape[1]), "pmean": (shape[0] // n, shape[1]),
                  "psum_scatter": (shape[0] // n, shape[1]), "all_gather": (shape[0] * n, shape[1])}.get(body.name, shape)
     return (body, transform, mesh, axis, draw(values(shape)), draw(values(shape)), draw(values(shape)),
@@ -422,9 +422,9 @@ def test_derivatives_through_collectives_in_shard_map(example):
     local = bridge.function_of(body.body)
     g = jax.jit(compat.shard_map(lambda b, v: local(b, v, a=axis, n=n), bridge.jax_mesh(mesh), (in_spec, in_spec),
                                  out_spec, check=True))
-    f = lambda x, w: bridge.function_of(body.global_source)(x, w, n=n)  # noqa: E731
+    f = lambda x, w: bridge.function_of(body.global_source)(x, w, n=n)
     t = jnp.asarray(tangent)
-    derivative = lambda fn: transformed(transform, fn, (t, t), jnp.asarray(cotangent))  # noqa: E731
+    derivative = lambda fn: transformed(transform, fn, (t, t), jnp.asarray(cotangent))
     sharded = case.accepts(transform, lambda: derivative(g)(x, w))
     with case.oracle():
         unsharded = case.accepts(f"{transform} of the global function",
@@ -469,7 +469,7 @@ def custom_rule_jit_examples(draw) -> JitExample:
     function = draw(st.sampled_from(CUSTOM_FUNCTIONS))
     transform = draw(st.sampled_from(function.transforms))
     shape = tuple(draw(st.lists(st.sampled_from((2, 4, 1, 8)), min_size=1, max_size=2)))
-    values = lambda: small_floats(shape)  # noqa: E731
+    values = lambda: small_floats(shape)
     mesh = draw(cutting_meshes(DEVICES, shape, max_axes=2))
     return JitExample(function, transform, mesh, draw(values()), draw(values()), draw(values()),
                       draw(cutting_specs(mesh, shape, where_possible=True)), draw(dividing_specs(mesh, shape)),
@@ -508,7 +508,7 @@ def custom_rule_body_examples(draw):
     n = mesh.axis_sizes[axis]
     shape = (n * draw(st.integers(1, 2)), draw(st.integers(1, 2)))
     out_shape = shape if body[1] else (shape[0] // n, shape[1])
-    values = lambda shape: small_floats(shape)  # noqa: E731
+    values = lambda shape: small_floats(shape)
     return (function, body, transform, mesh, axis, draw(values(shape)), draw(values(shape)), draw(values(shape)),
             draw(values(out_shape)))
 
@@ -516,7 +516,7 @@ def custom_rule_body_examples(draw):
 def custom_body_expected(function, summed: bool, transform: str, n: int, x, w, t, ct):
     """numpy's result of ``transform`` of the body's global function by the custom rule (float64)."""
     x, w, t, ct = (np.asarray(a, np.float64) for a in (x, w, t, ct))
-    fold = (lambda v: v.reshape(n, -1, *v.shape[1:]).sum(0)) if summed else (lambda v: v)  # noqa: E731
+    fold = (lambda v: v.reshape(n, -1, *v.shape[1:]).sum(0)) if summed else (lambda v: v)
     value = fold(function.value(x, w))
     if transform == "jvp":
         return value, fold(function.pushforward(x, w, t, t))
@@ -540,7 +540,7 @@ def test_custom_rules_inside_shard_map(example):
     in_spec = ((axis,),)
     out_spec = tuple((axis,) if e == "A" else e for e in out_entries)
     setup, call = shard_map_lines(f"functools.partial({body_source}, a={axis!r}, n={n})", (in_spec, in_spec), out_spec)
-    put = lambda name: f"jax.device_put({name}, NamedSharding(mesh, {spec_literal(in_spec)}))"  # noqa: E731
+    put = lambda name: f"jax.device_put({name}, NamedSharding(mesh, {spec_literal(in_spec)}))"
     placed = f"{put('x')}, {put('w')}"
     global_run = f"jax.jit(lambda x, w: {transform_source(transform, 'f')})(jnp.asarray(x), jnp.asarray(w))"
     sharded_run = f"(lambda x, w: {transform_source(transform, 'g')})({placed})"
@@ -557,9 +557,9 @@ def test_custom_rules_inside_shard_map(example):
     local = function_of(body_source)
     g = jax.jit(compat.shard_map(lambda b, v: local(b, v, a=axis, n=n), bridge.jax_mesh(mesh), (in_spec, in_spec),
                                  out_spec, check=True))
-    f = lambda x, w: function_of(global_source)(x, w, n=n)  # noqa: E731
+    f = lambda x, w: function_of(global_source)(x, w, n=n)
     t = jnp.asarray(tangent)
-    derivative = lambda fn: transformed(transform, fn, (t, t), jnp.asarray(cotangent))  # noqa: E731
+    derivative = lambda fn: transformed(transform, fn, (t, t), jnp.asarray(cotangent))
     in_sharding = bridge.named_sharding(mesh, in_spec)
     sharded = case.accepts(transform, lambda: derivative(g)(jax.device_put(x, in_sharding), jax.device_put(w, in_sharding)))
     with case.oracle():

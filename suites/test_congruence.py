@@ -54,7 +54,7 @@ def test_device_put_accepts_exactly_congruent(layout):
                        [*try_lines("jax.device_put(x, sharding)"), "print(x)"], x=x,
                        outcomes={"device_put": "jax.device_put(x, sharding)", "shard": "y",
                                  "x after the rejected device_put": "x"})
-    put = lambda: jax.device_put(x, bridge.layout_sharding(layout))  # noqa: E731
+    put = lambda: jax.device_put(x, bridge.layout_sharding(layout))
     if layout.is_congruent:
         check_layout(case, case.accepts("device_put", put), layout, x)
     else:
@@ -70,7 +70,7 @@ def test_shard_shape_accepts_exactly_congruent(layout):
     case = layout_case(layout, "sharding.shard_shape(shape)",
                        [f"print(sharding.shard_shape({layout.shape}))"] if layout.is_congruent else [],
                        outcomes={"shard_shape": f"tuple(sharding.shard_shape({layout.shape}))"})
-    call = lambda: tuple(bridge.layout_sharding(layout).shard_shape(layout.shape))  # noqa: E731
+    call = lambda: tuple(bridge.layout_sharding(layout).shard_shape(layout.shape))
     if layout.is_congruent:
         case.equal("shard_shape", case.accepts("shard_shape", call), layout.shard_shape)
     else:
@@ -86,7 +86,7 @@ def test_make_array_from_callback_accepts_exactly_congruent(layout):
     case = layout_case(layout, "jax.make_array_from_callback(shape, sharding, lambda i: x[i])",
                        [f"y = {source}"] if layout.is_congruent else [], x=x,
                        outcomes={"make_array_from_callback": source, "shard": "y"})
-    call = lambda: jax.make_array_from_callback(  # noqa: E731
+    call = lambda: jax.make_array_from_callback(
         layout.shape, bridge.layout_sharding(layout), lambda index: x[index])
     if layout.is_congruent:
         check_layout(case, case.accepts("make_array_from_callback", call), layout, x)
@@ -105,7 +105,7 @@ def test_jit_out_shardings_accepts_exactly_congruent(layout):
                        ["y = jax.jit(lambda a: a + 1, out_shardings=sharding)(x)"] if layout.is_congruent else [],
                        x=x, outcomes={"jit out_shardings": "jax.jit(lambda a: a + 1, out_shardings=sharding)(x)",
                                       "shard": "y"})
-    call = lambda: jax.jit(plus_one, out_shardings=bridge.layout_sharding(layout))(x)  # noqa: E731
+    call = lambda: jax.jit(plus_one, out_shardings=bridge.layout_sharding(layout))(x)
     if layout.is_congruent:
         check_layout(case, case.accepts("jit out_shardings", call), layout, x + 1)
     else:

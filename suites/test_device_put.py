@@ -99,7 +99,7 @@ def test_resharding_chain_keeps_values_and_ends_in_last_layout(example):
                                  "shard": "y"})
     y = jax.device_put(x, bridge.layout_sharding(first))
     for step, layout in (("s2", second), ("s3", third)):
-        y = case.accepts(f"device_put to {step}", lambda: jax.device_put(y, bridge.layout_sharding(layout)))
+        y = case.accepts(f"device_put to {step}", lambda: jax.device_put(y, bridge.layout_sharding(layout)))  # noqa: B023 - called in this iteration
         case.same_bits(f"values after resharding to {step}", np.asarray(y), x)
     case.true("result sharding is_equivalent_to s3",
               y.sharding.is_equivalent_to(bridge.layout_sharding(third), third.rank))

@@ -317,7 +317,7 @@ def gathered_leaves(tree: dict, tiled: bool):
     along a new leading axis in process order (tiled=False, or a rank-0 leaf), or concatenated
     along axis 0 (tiled=True)."""
     per_process = [steps.local_leaves(tree, p) for p in range(jax.process_count())]
-    join = lambda leaves: np.stack(leaves) if not tiled or leaves[0].ndim == 0 else np.concatenate(leaves)  # noqa: E731
+    join = lambda leaves: np.stack(leaves) if not tiled or leaves[0].ndim == 0 else np.concatenate(leaves)
     return [join([leaves[i] for leaves in per_process]) for i in range(len(tree["leaves"]))]
 
 

@@ -168,7 +168,7 @@ def test_tuple_order_matters(pair):
     a, b = pair
     # (The model's claim that the two are not equivalent, judged by the script as JAX's index maps
     # of the two differing: the model's equivalence is their agreeing block by block.)
-    indices = lambda name: (f"{{d.id: tuple(s.indices(n)[:2] for s, n in zip(i, {a.shape!r})) "  # noqa: E731
+    indices = lambda name: (f"{{d.id: tuple(s.indices(n)[:2] for s, n in zip(i, {a.shape!r})) "
                             f"for d, i in {name}.devices_indices_map({a.shape!r}).items()}}")
     case = layout_case(a, "a vs a with its tuple entry reversed",
                        [f"print(sharding.is_equivalent_to(other, {a.rank}))"], extra_layouts={"other": b},

@@ -207,7 +207,7 @@ def test_static_broadcasted_argnums(selection, statics, traced_functions):
                                    **{f"f(x, {k})": f"np.asarray(f(x, {k}))" for k in statics},
                                    "traces (static values seen first here)": "sorted(traces[before:])"})
     for k in statics:
-        case.same_bits(f"f(x, {k})", np.asarray(case.accepts("pmap", lambda: traced.f(x, k))),
+        case.same_bits(f"f(x, {k})", np.asarray(case.accepts("pmap", lambda: traced.f(x, k))),  # noqa: B023 - called in this iteration
                        x * np.int32(k))
     case.equal("traces (static values seen first here)", sorted(traced.traces[before:]),
                sorted(set(statics) - set(earlier)))
@@ -238,7 +238,7 @@ def test_traced_once_per_input_signature(selection, calls, traced_functions):
         shape, dtype = SIGNATURES[i]
         inputs.append(np.ones((selection.size,) + shape[1:], dtype_of(dtype)))
         traced.f(inputs[-1])
-    shapes = lambda ids: ", ".join(f"(({selection.size},) + {SIGNATURES[i][0][1:]}, np.{SIGNATURES[i][1]})" for i in ids)  # noqa: E731
+    shapes = lambda ids: ", ".join(f"(({selection.size},) + {SIGNATURES[i][0][1:]}, np.{SIGNATURES[i][1]})" for i in ids)
     case = scripted_case(f"pmap(body) called on signatures {[SIGNATURES[i] for i in calls]}"
                          + (f", after calls on {[SIGNATURES[i] for i in earlier]}" if earlier else ""),
                          ["traces = []",

@@ -758,7 +758,7 @@ def check_unsharded(case: Case, program: Program, jitted_first: bool = True) -> 
         env = {n: jax.device_put(x) for n, x in zip(program.inputs, program.arrays)}
         for step in program.steps:
             fn = programs_.step_function(program, step, unsharded=True)
-            env[step.result] = case.accepts(described[step.result], lambda: fn(env))
+            env[step.result] = case.accepts(described[step.result], lambda: fn(env))  # noqa: B023 - called in this iteration
             case.same_bits(f"{described[step.result]} vs numpy", np.asarray(env[step.result]), program.value(step.result))
     with case.oracle():
         if jitted_first:
@@ -778,14 +778,14 @@ def check_eager(case: Case, program: Program, excuses, on_demand: Optional[Oracl
     asks for (``on_demand``: the oracle, run where this way fails or does not finish)."""
     env = dict(zip(program.inputs, placed(program)))
     current = []  # the step running: what a failure's trigger is asked about
-    excuse = lambda name: excuses.way(lambda failure: current, mesh_kind=program.axis_type, example=program)  # noqa: E731
+    excuse = lambda name: excuses.way(lambda failure: current, mesh_kind=program.axis_type, example=program)
     with judged(on_demand, "(a) eager", excuse), in_context(program):
         for step in program.steps:
             call = step_call(program, step, "(a) eager")
             current[:] = [call, as_laid_out(call, step, layouts_of(env))]
             fn = programs_.step_function(program, step)
             what = f"(a) eager {step.result} = {programs_.expression(step)}"
-            value = run(case, program, what, lambda: fn(env), current, excuses)
+            value = run(case, program, what, lambda: fn(env), current, excuses)  # noqa: B023 - called in this iteration
             if value is None:
                 return
             expected = program.value(step.result)
@@ -801,8 +801,8 @@ def jitted_as(program: Program, way: str, fn, out_specs=None, donated=(), unaske
     with in_shardings, out_shardings ``out_specs`` (none asked when None) and ``donated``; (c) with
     constraints on the inputs and, where ``out_specs`` is given, on the outputs (``unasked``: how
     many more results follow those of ``out_specs``, their layouts left to the jit)."""
-    sharding = lambda spec: bridge.named_sharding(program.mesh, spec, program.axis_type)  # noqa: E731
-    constrain = lambda x, s: compat.constrain(x, s, program.axis_type)  # noqa: E731
+    sharding = lambda spec: bridge.named_sharding(program.mesh, spec, program.axis_type)
+    constrain = lambda x, s: compat.constrain(x, s, program.axis_type)
     ins = tuple(map(sharding, program.in_specs))
     outs = None if out_specs is None else tuple(map(sharding, out_specs))
     if way.startswith("(b)"):
@@ -844,13 +844,13 @@ def check_jitted(case: Case, program: Program, ignores_returned_constraint, excu
     ``on_demand``: the oracle, run where a way fails or is not checked whole)."""
     for mode, jitted in jit_ways(program):
         current = [""]  # the output being checked ("": the call itself)
-        excuse = lambda name: excuses.way(lambda failure: jit_candidates(program, mode, current[0], failure),  # noqa: E731
+        excuse = lambda name: excuses.way(lambda failure: jit_candidates(program, mode, current[0], failure),  # noqa: B023 - called in this iteration
                                           mesh_kind=program.axis_type, example=program)
         with judged(on_demand, mode, excuse):
             with in_context(program), warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # "Some donated buffers were not usable"
-                outs = run(case, program, mode, lambda: jitted(*placed(program)),
-                           lambda failure: refusal_candidates(program, mode, failure),
+                outs = run(case, program, mode, lambda: jitted(*placed(program)),  # noqa: B023 - called in this iteration
+                           lambda failure: refusal_candidates(program, mode, failure),  # noqa: B023 - called in this iteration
                            excuses)
             if outs is None:
                 continue

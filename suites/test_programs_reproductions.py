@@ -357,7 +357,7 @@ def check_the_second_result_comes_back_whole(devices: int, body: str, inputs: di
                          outcomes={"jit": f"f({names})", "second result.shape": "y[1].shape", "second result": "y[1]"})
     replicated = bridge.named_sharding(mesh, ())
     shardings = tuple(bridge.named_sharding(mesh, spec) for _, spec in inputs.values())
-    replicate = lambda v: jax.lax.with_sharding_constraint(v, replicated)  # noqa: E731
+    replicate = lambda v: jax.lax.with_sharding_constraint(v, replicated)
     f = jax.jit(bridge.function_of(f"lambda replicate: {body}")(replicate), in_shardings=shardings,
                 out_shardings=(replicated, replicated))
     y = case.accepts("jit", lambda: f(*(jax.device_put(v, s) for (v, _), s in zip(inputs.values(), shardings))))

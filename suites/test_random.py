@@ -117,7 +117,7 @@ def sampler_function(sampler: Sampler, shape: tuple):
 def check_random_draw_into_sharded_outputs(example: Draw, excuses) -> None:
     """The oracle (the draw jitted unsharded, within numpy's bounds) outside every excuse context,
     then the draw jitted with out_shardings against it inside the example's way."""
-    sampler, s = example.sampler, lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"  # noqa: E731
+    sampler, s = example.sampler, lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"
     call = f"jax.jit(lambda key: ({sampler.source})(key, {example.shape}), out_shardings={s(example.out_spec)})"
     case = scripted_case(
         f"{call} on {describe_mesh(example.mesh)}, key {KEY_SOURCES[example.key_kind].format(example.data.tolist())}, "
@@ -213,7 +213,7 @@ def check_random_draws_from_sharded_keys(example: Draw, excuses) -> None:
     """The oracle (the vmapped draws jitted unsharded, each within numpy's bounds) outside every
     excuse context, then the draws from the placed keys jitted with out_shardings against it
     inside the example's way."""
-    sampler, s = example.sampler, lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"  # noqa: E731
+    sampler, s = example.sampler, lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"
     raw = example.key_kind == "raw"
     key_spec = tuple(example.key_spec) + ((None,) if raw and example.key_spec else ())
     call = (f"jax.jit(jax.vmap(lambda key: ({sampler.source})(key, {example.shape})), out_shardings="

@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 
 import suites.test_sharding_invariance_reproductions as reproductions
 import conformance.checking.programs as programs_
-from conformance.checking import isolation, triggers
+from conformance.checking import triggers
 from conformance.checking.case import Case, OracleOnDemand, excusable
 from conformance.checking.layouts import check_layout
 from conformance.checking.repro import context_indent, describe_mesh, script, spec_literal
@@ -393,7 +393,7 @@ def check_example(example: Example, ignores_returned_constraint=None, run_isolat
     out_sharding = example.sharding(example.out_spec)
     args = [jax.device_put(x, s) for x, s in zip(example.operands, in_shardings)]
 
-    context = lambda: compat.mesh_context(bridge.jax_mesh(example.mesh, example.axis_type),  # noqa: E731
+    context = lambda: compat.mesh_context(bridge.jax_mesh(example.mesh, example.axis_type),
                                           example.axis_type)
     with way("(a) eager"):
         with context():

@@ -72,7 +72,7 @@ def test_inspection_inside_jit_reports_the_compiled_layout(example):
     mesh, x, in_spec, inner_spec = example
     in_layout, inner_layout = Layout(mesh, in_spec, x.shape), Layout(mesh, inner_spec, x.shape)
     options = bridge.picture_options(inner_layout, bridge.platform().upper())
-    s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"  # noqa: E731
+    s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"
     case = scripted_case(f"inside jax.jit(f, in_shardings={spec_literal(in_spec)}): inspect_array_sharding(x), and of "
                 f"y = with_sharding_constraint(x + 1, {spec_literal(inner_spec)}), visualize_array_sharding(y) "
                 f"on {describe_mesh(mesh)}, x float32{list(x.shape)}",

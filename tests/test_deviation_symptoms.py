@@ -262,12 +262,12 @@ def test_triggers_hold_for_the_examples_they_name_and_not_others():
     assert not triggers.explicit_one_axis_on_two_dimensions_of_a_broadcast(one)
     size_one = MeshModel(tuple(range(8)), (8, 1), ("a", "b"))
     v = np.zeros(2, np.int32)
-    scatter = lambda specs: triggers.Call("at_add_indices", (v, v, v), {}, MESH, "Explicit", specs, (), "(a) eager")  # noqa: E731
+    scatter = lambda specs: triggers.Call("at_add_indices", (v, v, v), {}, MESH, "Explicit", specs, (), "(a) eager")
     assert triggers.explicit_update_sharded_unlike_its_operand(scatter(((), (), ("a",))))  # indices replicated
     assert not triggers.explicit_update_sharded_unlike_its_operand(scatter(((), ("a",), ("a",))))  # as expected
     ranged = triggers.Call("at_min", (np.zeros(2), np.zeros(1)), {}, size_one, "Explicit", ((), ("b",)), (), "(a) eager")
     assert triggers.explicit_update_sharded_unlike_its_operand(ranged)  # a size-1 axis is part of the type
-    edge = lambda spec: triggers.Call("pad", (np.zeros(3),), {"mode": "edge"}, size_one, "Explicit", (spec,), ())  # noqa: E731
+    edge = lambda spec: triggers.Call("pad", (np.zeros(3),), {"mode": "edge"}, size_one, "Explicit", (spec,), ())
     assert triggers.explicit_edge_pad_of_a_sharded_operand(edge(("b",)))
     assert not triggers.explicit_edge_pad_of_a_sharded_operand(edge(()))
 
@@ -280,7 +280,7 @@ def test_the_mirror_pad_trigger_holds_where_a_cut_dimension_gets_no_padding():
     mesh = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
     size_one = MeshModel(tuple(range(8)), (8, 1), ("a", "b"))
     x = np.zeros((2, 2), np.uint32)
-    pad = lambda widths, spec, mode="symmetric", on=mesh: triggers.Call(  # noqa: E731
+    pad = lambda widths, spec, mode="symmetric", on=mesh: triggers.Call(
         "pad", (x,), {"widths": widths, "mode": mode}, on, "Explicit", (spec,), None, "(a) eager")
     rule = triggers.explicit_mirror_pad_of_a_cut_dimension_it_does_not_pad
     assert rule(pad(((0, 0), (0, 0)), ("a",)))  # what was met
@@ -301,7 +301,7 @@ def test_the_unconstrained_trigger_holds_where_a_constrained_dimension_drops_an_
     constraint that keeps the input's axes, one that adds an axis, nor a dropped axis of size 1 or on
     an unconstrained dimension."""
     mesh = MeshModel(tuple(range(8)), (4, 2, 1), ("a", "b", "x"))
-    example = lambda in_spec, spec, unconstrained=(1, 2): SimpleNamespace(  # noqa: E731
+    example = lambda in_spec, spec, unconstrained=(1, 2): SimpleNamespace(
         mesh=mesh, in_spec=in_spec, spec=spec, constrained=tuple(d for d in range(3) if d not in unconstrained))
     rule = triggers.constrained_dimension_dropping_an_axis_its_input_cuts_it_over
     assert rule(example(("a",), (None, None, None)))
@@ -325,7 +325,7 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     into a replicated output, a jitted clipped take on a cut axis; on 0.4.35 the grad of a jit
     whose in and out shardings cut alike; later passes as marked."""
     x = np.array([0.0, 0.125], np.float32)
-    dus = lambda start, specs, out: triggers.Call("dynamic_update_slice", (x, np.zeros(1, np.float32), np.int32(start)),  # noqa: E731
+    dus = lambda start, specs, out: triggers.Call("dynamic_update_slice", (x, np.zeros(1, np.float32), np.int32(start)),
                                                    {}, MESH, "Auto", specs, out, "(b) jit")
     assert triggers.moved_start_with_a_cut_operand_or_output(dus(2, (("a",), (), ()), ()))
     assert triggers.moved_start_with_a_cut_operand_or_output(dus(2, ((), (), ()), ("a",)))
@@ -333,12 +333,12 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     assert not triggers.moved_start_with_a_cut_operand_or_output(dus(1, (("a",), (), ()), ()))  # in range
     wide = MeshModel(tuple(range(8)), (4, 2), ("a", "b"))
     v = np.array([0, 1], np.int32)
-    join = lambda specs, out, way: triggers.Call("concatenate", (v, v), {"axis": 0}, wide, "Auto", specs, out, way)  # noqa: E731
+    join = lambda specs, out, way: triggers.Call("concatenate", (v, v), {"axis": 0}, wide, "Auto", specs, out, way)
     assert triggers.partially_replicated_join(join((("b",), ()), (), "(b) jit"))
     assert triggers.partially_replicated_join(join(((), ()), ("a",), "(b) jit"))
     assert not triggers.partially_replicated_join(join(((), ()), (), "(b) jit"))
     assert not triggers.partially_replicated_join(join(((), ()), ("a",), "(a) eager"))  # eager: the operands say
-    take = lambda idx, spec, way: triggers.Call("take_clip", (v, np.int32(idx)), {"axis": 0}, MESH, "Auto",  # noqa: E731
+    take = lambda idx, spec, way: triggers.Call("take_clip", (v, np.int32(idx)), {"axis": 0}, MESH, "Auto",
                                                 (spec, ()), (), way)
     assert triggers.clipped_take_on_a_cut_axis(take(2, ("a",), "(b) jit"))
     assert triggers.clipped_take_on_a_cut_axis(take(2, ("a",), "(a) eager"))
@@ -346,7 +346,7 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     assert not triggers.clipped_take_on_a_cut_axis(take(2, (), "(b) jit"))  # the axis is whole
     # take_along_axis over two or more mesh axes, the operand or the indices cut; one axis is not enough
     cube = MeshModel(tuple(range(8)), (2, 2, 2), ("a", "b", "x"))
-    along = lambda specs, out, way="(b) jit": triggers.Call("take_along_axis", (np.zeros((2, 2), np.int32),  # noqa: E731
+    along = lambda specs, out, way="(b) jit": triggers.Call("take_along_axis", (np.zeros((2, 2), np.int32),
                                                             np.zeros((2, 2), np.int32)), {"axis": 0}, cube, "Auto",
                                                             specs, out, way, (2, 2))
     assert triggers.take_along_a_cut_operand_over_two_mesh_axes(along((("a",), ()), ("x", "b")))
@@ -356,7 +356,7 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     assert not triggers.take_along_a_cut_operand_over_two_mesh_axes(along(((), ()), ("x", "b")))  # nothing cut
     # the stack's dimension before the new one cut in an operand only (met on 0.4.30, seed 2994294646)
     wide_mesh = MeshModel(tuple(range(8)), (4, 2), ("a", "b"))
-    stack = lambda specs, out, way="(b) jit": triggers.Call("stack", (v, v), {"axis": 1}, wide_mesh, "Auto",  # noqa: E731
+    stack = lambda specs, out, way="(b) jit": triggers.Call("stack", (v, v), {"axis": 1}, wide_mesh, "Auto",
                                                             specs, out, way, (2, 2))
     assert triggers.jitted_stack_cutting_its_new_dimension_after_a_cut_one(stack((("a",), ()), (None, "b")))
     assert not triggers.jitted_stack_cutting_its_new_dimension_after_a_cut_one(stack(((), ()), (None, "b")))
@@ -365,7 +365,7 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     assert not triggers.jitted_stack_cutting_its_new_dimension_after_a_cut_one(stack((("a",), ()), ("a",)))
 
     line = MeshModel(tuple(range(2)), (2,), ("a",))
-    autodiff = lambda transform, out: SimpleNamespace(transform=transform, mesh=line, x_spec=(None, "a"),  # noqa: E731
+    autodiff = lambda transform, out: SimpleNamespace(transform=transform, mesh=line, x_spec=(None, "a"),
                                                       w_spec=(None, "a"), out_spec=out)
     assert triggers.transposed_jit_with_a_cut_output(autodiff("grad", (None, "a")))  # in and out alike (0.4.35)
     assert triggers.transposed_jit_with_a_cut_output(autodiff("vjp", ("a",)))
@@ -373,7 +373,7 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     assert not triggers.transposed_jit_with_a_cut_output(autodiff("grad", ()))  # the output whole
 
     # the second pass (0.9.2): an eager lax.pad and a program's eager jnp.reshape of a cut operand
-    shaped = lambda op, spec, way, **static: triggers.Call(op, (np.zeros((2, 4), np.uint32),), static,  # noqa: E731
+    shaped = lambda op, spec, way, **static: triggers.Call(op, (np.zeros((2, 4), np.uint32),), static,
                                                            wide, "Auto", (spec,), (), way)
     assert triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(shaped("reshape", ("b", "a"), "(a) eager", shape=(4, 2)))
     assert triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(shaped("lax_pad_negative", ("a",), "(a) eager"))
@@ -383,18 +383,18 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     assert not triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(shaped("pad", ("a",), "(a) eager", mode="wrap"))
     assert not triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(shaped("reshape", ("b", "a"), "(b) jit", shape=(4, 2)))
     assert not triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(shaped("reshape", (), "(a) eager", shape=(4, 2)))
-    join = lambda specs: triggers.Call("concatenate", (np.zeros(2, np.int32), np.zeros(8, np.int32)), {"axis": 0},  # noqa: E731
+    join = lambda specs: triggers.Call("concatenate", (np.zeros(2, np.int32), np.zeros(8, np.int32)), {"axis": 0},
                                        MeshModel(tuple(range(8)), (8,), ("a",)), "Auto", specs, (), "(a) eager")
     assert triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(join(((), ("a",))))  # (the third pass, 0.9.2)
     assert not triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(join(((), ())))
     cube = MeshModel(tuple(range(4)), (2, 2, 1), ("a", "b", "x"))  # and an Explicit ravel onto ('a', 'x'), x of size 1
-    ravel = lambda spec: triggers.Call("roll", (np.zeros((2, 2), np.int32),), {"shift": 0, "axis": None},  # noqa: E731
+    ravel = lambda spec: triggers.Call("roll", (np.zeros((2, 2), np.int32),), {"shift": 0, "axis": None},
                                        cube, "Explicit", (spec,), (), "(a) eager")
     assert triggers.explicit_flattening_onto_axes_ending_with_a_size_one_axis(ravel(("b", ("a", "x"))))
     assert not triggers.explicit_flattening_onto_axes_ending_with_a_size_one_axis(ravel(("b", ("x", "a"))))
     assert not triggers.explicit_flattening_onto_axes_ending_with_a_size_one_axis(ravel(("b", "x")))
     grid = MeshModel(tuple(range(6)), (3, 1, 2), ("b", "a", "x"))  # and a layout change onto ('b', 'a', 'x') (0.12.0.1)
-    move = lambda op, spec: triggers.Call(op, (np.zeros((6, 6), np.uint32),), {"spec": spec}, grid, "Auto",  # noqa: E731
+    move = lambda op, spec: triggers.Call(op, (np.zeros((6, 6), np.uint32),), {"spec": spec}, grid, "Auto",
                                           (("b",),), (), "(b) jit")
     assert triggers.layout_change_onto_combined_axes(move("constraint", (None, ("b", "a", "x"))))
     assert triggers.layout_change_onto_combined_axes(move("device_put", (("b", "x"),)))
@@ -402,7 +402,7 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     assert not triggers.layout_change_onto_combined_axes(move("negative", (None, ("b", "x"))))  # not a layout change
 
     # the third pass (0.7.0): on an Explicit mesh a clamped dynamic_slice of a cut operand, output replicated
-    ds = lambda axis_type, spec: triggers.Call("dynamic_slice", (np.arange(8, dtype=np.int32), np.int32(7)),  # noqa: E731
+    ds = lambda axis_type, spec: triggers.Call("dynamic_slice", (np.arange(8, dtype=np.int32), np.int32(7)),
                                                {"sizes": (4,)}, MESH, axis_type, (spec, ()), (), "(b) jit")
     assert triggers.clamped_start_with_a_cut_output(ds("Explicit", ("a",)))
     assert not triggers.clamped_start_with_a_cut_output(ds("Auto", ("a",)))  # Auto: the output is replicated
@@ -410,7 +410,7 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
 
     # the third pass (0.4.33): a jitted take_along_axis of an operand with ('b', 'y') on one dimension
     cube3 = MeshModel(tuple(range(8)), (2, 2, 2), ("a", "b", "y"))
-    along = lambda specs, way="(b) jit", mesh=cube3: triggers.Call("take_along_axis", (np.zeros((2, 4, 2), np.int32),) * 2,  # noqa: E731
+    along = lambda specs, way="(b) jit", mesh=cube3: triggers.Call("take_along_axis", (np.zeros((2, 4, 2), np.int32),) * 2,
                                                                    {"axis": 0}, mesh, "Auto", specs, ("a", None, "b"), way)
     assert triggers.jitted_take_along_over_combined_axes(along(((None, ("b", "y"), "a"), ())))
     assert triggers.jitted_take_along_over_combined_axes(along(((), (("a", "b"),))))  # on the indices
@@ -422,7 +422,7 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
 
     # an upgrade run (0.12.0.1): vmap of lax.select with an operand over ('b', 'y')
     grid2 = MeshModel(tuple(range(6)), (3, 2), ("y", "b"))
-    select = lambda specs, mesh=grid2: VmapExample(None, (), {}, mesh, specs, True)  # noqa: E731
+    select = lambda specs, mesh=grid2: VmapExample(None, (), {}, mesh, specs, True)
     assert triggers.vmapped_operands_over_combined_axes(select((("b",), (None, None, ("b", "y")))))
     assert not triggers.vmapped_operands_over_combined_axes(select((("b",), (None, "y"))))
     assert not triggers.vmapped_operands_over_combined_axes(select(((("b", "y"),),), MeshModel(tuple(range(2)), (1, 2), ("y", "b"))))
@@ -431,7 +431,7 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     from strategies.ops import CATALOGUE
     ops = {op.name: op for op in CATALOGUE}
     batch = np.zeros((2, 2, 2), np.int32)
-    vmapped = lambda name, spec, mesh=wide: VmapExample(ops[name], (batch,), {}, mesh, (spec,), False)  # noqa: E731
+    vmapped = lambda name, spec, mesh=wide: VmapExample(ops[name], (batch,), {}, mesh, (spec,), False)
     assert triggers.vmapped_partially_replicated_join(vmapped("pad", (None, None, "b")))
     assert triggers.vmapped_partially_replicated_join(vmapped("roll", ("a",)))
     assert not triggers.vmapped_partially_replicated_join(vmapped("pad", ("a", None, "b")))  # every axis used
@@ -441,7 +441,7 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
 
     # a later pass (0.4.35, seed 1428177788): x[i], the same gather as take along axis 0
     x14, i4 = np.zeros((1, 4), np.float32), np.zeros(4, np.int32)
-    indexed = lambda i, out, op="index_array": triggers.Call(op, (x14, i), {}, MESH, "Auto",  # noqa: E731
+    indexed = lambda i, out, op="index_array": triggers.Call(op, (x14, i), {}, MESH, "Auto",
                                                              ((None, "a"), ("a",)), out, "(b) jit", (4, 4))
     assert triggers.jitted_take_of_operand_and_indices_cut_alike_into_another_axis(indexed(i4, ("b",)))
     assert triggers.jitted_take_of_operand_and_indices_cut_alike_into_another_axis(indexed(i4, ("b",), "take"))
@@ -544,7 +544,7 @@ def test_a_backend_entry_applies_where_its_name_says():
     """cuda and rocm entries apply on JAX's "gpu" platform of their maker only (its client's
     platform_version tells them apart); gpu on both; a device kind on that kind only."""
     from conformance.runner.deviations import Deviation
-    entry = lambda backend: Deviation("suites/t.py::test_x", ">=0", "r", backend=backend)  # noqa: E731
+    entry = lambda backend: Deviation("suites/t.py::test_x", ">=0", "r", backend=backend)
     assert entry("cuda").applies_on("gpu", "NVIDIA H200", "PJRT C API\ncuda 12080")
     assert not entry("cuda").applies_on("gpu", "AMD Instinct MI300X", "PJRT C API\nrocm 60300")
     assert entry("rocm").applies_on("gpu", "AMD Instinct MI300X", "rocm 60300")
@@ -654,9 +654,9 @@ def test_each_wrongness_holds_for_its_bug_and_not_for_a_value_computed_wrongly()
     join, zeros of a clipped take, a pad misread, an unshifted pad); the same results with one element
     computed wrongly (a value no operand holds), the right values, or another shape do not."""
     from conformance.checking import wrongness
-    a = lambda *v: np.array(v, np.int32)  # noqa: E731
+    a = lambda *v: np.array(v, np.int32)
     x = a(0, 1, 2, 3)
-    call = lambda *operands: triggers.Call("op", operands, {}, MESH, "Auto", (), (), "(b) jit")  # noqa: E731
+    call = lambda *operands: triggers.Call("op", operands, {}, MESH, "Auto", (), (), "(b) jit")
     cases = [  # (pattern, the call, expected, got as the bug makes it, got computed wrongly)
         ("values_of_the_expected_result", call(x, np.int32(3)), a(2, 3), a(3, 3), a(2, 4)),
         ("values_of_the_expected_result", call(np.arange(8)), a(4, 5, 6, 7), a(7, 7, 7, 7), a(4, 5, 6, 8)),
@@ -707,7 +707,7 @@ def test_each_wrongness_holds_for_its_bug_and_not_for_a_value_computed_wrongly()
                            producers=(triggers.Call("negative", (u,), {}, three, "Auto", ((),), (), "(c) jit", producers=(
                                triggers.Call("device_put", (u,), {"spec": ()}, three, "Auto", ((),), (), "(c) jit",
                                              producers=(update,)),)),))
-    minus = lambda v: np.array(v, np.int64).astype(np.uint32)  # noqa: E731
+    minus = lambda v: np.array(v, np.int64).astype(np.uint32)
     assert wrongness.holds("updated_outside_a_prefix_slice_beside_it_as_zeros", [summed], minus(-5), minus(-3))
     assert not wrongness.holds("updated_outside_a_prefix_slice_beside_it_as_zeros", [summed], minus(-5), minus(-4))
     later = replace(update, beside=(replace(update.beside[0], static={"index": (slice(1, 3),)}),))
@@ -758,7 +758,7 @@ def test_each_layout_wrongness_holds_for_its_bug_and_not_for_blocks_cut_otherwis
     from conformance.checking import wrongness
     from conformance.model.layout import Layout
     two = MeshModel((0, 1), (2,), ("a",))
-    blocks = lambda spec, shape=(4,): Layout(two, spec, shape).blocks  # noqa: E731
+    blocks = lambda spec, shape=(4,): Layout(two, spec, shape).blocks
     moved = {0: ((2, 4),), 1: ((0, 2),)}
     sized = triggers.Call("slice_empty", (), {}, two, "Auto", (), (None, "a"), "(b) jit", (0, 2))
     assert wrongness.holds("replicated_where_cut_was_asked", [None], blocks(("a",)), blocks(()))

@@ -168,7 +168,7 @@ def test_an_excuse_new_to_the_new_jax_is_a_known_regression_and_a_draw_is_not():
     is outside of is a known regression; by an entry BASE's JAX is in too, only a draw."""
     from tests.test_reports import entry, record
     from reports import compare as cmp
-    excused = lambda jax: [{"entry": "test_p (JAX %s; wrong values)" % jax, "where": "d.toml:9", "jax": jax,  # noqa: E731
+    excused = lambda jax: [{"entry": "test_p (JAX %s; wrong values)" % jax, "where": "d.toml:9", "jax": jax,
                             "upstream": "https://example.invalid/1", "excused": 3}]
     base = record([entry("suites/t.py::test_p")], jax="0.10.2")
     fresh = record([entry("suites/t.py::test_p", excused=excused(">=0.11"))], jax="0.12.0")

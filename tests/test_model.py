@@ -120,7 +120,7 @@ def test_congruence_names_failing_dimensions():
     assert layout.indivisible_dims == (1,)
     assert not layout.is_congruent
     with pytest.raises(IndivisibleError) as info:
-        layout.shard_shape
+        _ = layout.shard_shape
     assert info.value.dims == (1,)
     assert Layout(TPU_MESH, (None, "b"), (3, 4)).is_congruent
 

@@ -41,7 +41,7 @@ def statistics() -> Dict[str, tuple]:
     a2a = drawn(all_to_all_over_two_axes(DEVICES))
     inputs = drawn(laid_out_inputs(DEVICES))
     varying = drawn(inputs_varying_over_an_axis(DEVICES))
-    both = lambda e: all(e.mesh.axis_sizes[a] > 1 for a in e.over)  # noqa: E731
+    both = lambda e: all(e.mesh.axis_sizes[a] > 1 for a in e.over)
     return {
         "all_to_all over two axes of size > 1": (share(a2a, both), 0.85, 1.0),
         "all_to_all tiled": (share(a2a, lambda e: e.tiled), 0.25, 0.75),

@@ -136,7 +136,7 @@ def test_dimension_numbers_follow_the_letters():
 def test_contraction_reference_sums_by_hand():
     """x[k, l] . y[l, k] over both letters is sum_{k,l} x[k,l] * y[l,k]; with a batch letter, per batch."""
     c = contraction("kl", "lk", "", (2, 4), (4, 2))
-    assert contraction_reference(c) == sum(int(c.x[k, l]) * int(c.y[l, k]) for k in range(2) for l in range(4))
+    assert contraction_reference(c) == sum(int(c.x[k, m]) * int(c.y[m, k]) for k in range(2) for m in range(4))
     c = contraction("bk", "kb", "b", (2, 4), (4, 2))
     np.testing.assert_array_equal(contraction_reference(c), [sum(int(c.x[b, k]) * int(c.y[k, b]) for k in range(4))
                                                              for b in range(2)])

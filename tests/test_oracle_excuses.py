@@ -77,7 +77,7 @@ def quiet_events(monkeypatch):
 def test_every_failure_inside_the_oracle_is_tagged_and_none_outside():
     """A check's failure and a call's own exception raised inside case.oracle() are the oracle's;
     the same failure outside it is not; Seen reads the tag."""
-    wrong = lambda c: c.same_bits("grad result 0", np.array([2.0]), np.array([1.0]))  # noqa: E731
+    wrong = lambda c: c.same_bits("grad result 0", np.array([2.0]), np.array([1.0]))
     assert not is_oracle_failure(failure_of(wrong)) and not Seen.of(failure_of(wrong)).oracle
     tagged = failure_of(in_the_oracle(wrong))
     assert isinstance(tagged, ConformanceFailure) and is_oracle_failure(tagged) and Seen.of(tagged).oracle
@@ -91,7 +91,7 @@ def test_a_tagged_failure_is_not_excused_where_the_entry_would_excuse_it(quiet_e
     the trigger holds for) is excused from a sharded check and not from an oracle check: the note
     says why; nothing more is counted."""
     excuses, example = Excuses([doubling_entry()]), cut_grad_example()
-    wrong = lambda c: c.same_bits("grad result 0", np.array([2.0, 4.0]), np.array([1.0, 2.0]))  # noqa: E731
+    wrong = lambda c: c.same_bits("grad result 0", np.array([2.0, 4.0]), np.array([1.0, 2.0]))
     raise_in(excuses, [example], failure_of(wrong))  # a sharded check: excused
     assert [r["excused"] for r in excuses.report()] == [1]
     with pytest.raises(ConformanceFailure) as raised:
@@ -161,7 +161,7 @@ def test_an_on_demand_oracle_runs_before_a_failing_way_is_excused(oracle_wrong, 
     excuses, example = Excuses([doubling_entry()]), cut_grad_example()
     demand, runs = on_demand(oracle_wrong)
     wrong = failure_of(lambda c: c.same_bits("grad result 0", np.array([2.0, 4.0]), np.array([1.0, 2.0])))
-    way = lambda name: excuses.way([example], example=example)  # noqa: E731
+    way = lambda name: excuses.way([example], example=example)
     if oracle_wrong:
         with pytest.raises(ConformanceFailure) as raised:
             with demand.way("(a)", way):
@@ -225,7 +225,7 @@ def properties():
     import suites.test_autodiff as autodiff
     import suites.test_control_flow as control_flow
     import suites.test_random as random_suite
-    grad = lambda e: e.transform == "grad"  # noqa: E731
+    grad = lambda e: e.transform == "grad"
     return [
         ("autodiff-jit", autodiff.test_derivatives_of_a_jitted_function_with_shardings,
          smallest(autodiff.jit_examples(), grad), r"unsharded|vs numpy's"),

@@ -116,7 +116,7 @@ def test_branch_draws_shard_and_leave_the_index_range():
     }
     floors = {"x or y cut": 0.75, "k cut": 0.8, "switch index out of range": 0.25}
     if "Explicit" in compat.mesh_axis_types() and compat.BRANCHES_COMPARE_OUTPUT_SHARDING_TYPES:
-        agree = lambda e: len(set(explicit_output_specs(e))) == 1  # noqa: E731
+        agree = lambda e: len(set(explicit_output_specs(e))) == 1
         stats["Explicit, branches agree"] = _share(drawn, lambda e: e.axis_type == "Explicit" and agree(e))
         stats["Explicit, branches differ"] = _share(drawn, lambda e: e.axis_type == "Explicit" and not agree(e))
         floors.update({"Explicit, branches agree": 0.25, "Explicit, branches differ": 0.1})

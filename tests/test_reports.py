@@ -412,7 +412,7 @@ def test_bench_growth_table_compares_device_counts():
         runs[n] = record([entry("suites/test_a.py::test_one", duration=seconds)])
         runs[n]["wall_seconds"] = seconds + 1
     text = growth_table(runs)
-    assert next(l for l in text.splitlines() if l.startswith("test_a")).split() == ["test_a", "2.0", "5.0", "x2.5"]
+    assert next(line for line in text.splitlines() if line.startswith("test_a")).split() == ["test_a", "2.0", "5.0", "x2.5"]
     assert "(device count grows x8 from 8 to 64)" in text
 
 

@@ -77,7 +77,7 @@ def test_every_profile_draws_from_the_run_seed_also_on_ci():
     """No profile derandomizes, not even on a machine Hypothesis takes for CI (whose own "ci" profile
     does): the seed a run prints reproduces its examples anywhere."""
     from hypothesis import settings
-    from conformance.runner import profiles  # noqa: F401  (registers them)
+    from conformance.runner import profiles  # noqa: F401 - importing it registers them
     for name in ("default", "nightly", "soak", "soak-round", "default-no-shrink"):
         assert settings.get_profile(name).derandomize is False, name
 

@@ -656,7 +656,7 @@ def test_forward_propagation_gives_a_join_or_select_its_one_sharded_operands_spe
     dimension; operands sharded two ways are refused as by the stated rule, which refuses any
     operands sharded unlike."""
     kept = ReleaseRules(takes_the_one_sharded_operands_spec=True)
-    join = lambda shapes, specs, axis=0, rules=kept: sharding_verdict(  # noqa: E731
+    join = lambda shapes, specs, axis=0, rules=kept: sharding_verdict(
         "concatenate", "joining", shapes, specs, {"axis": axis}, MESH, rules=rules)
     assert join([(2,), (2,), (2,)], [("a",), (), ()]) == Accepts(("a",))
     assert join([(2,), (2,)], [(), ("a",)]) == Accepts(("a",))

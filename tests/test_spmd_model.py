@@ -42,7 +42,7 @@ def test_in_axes_prefixes():
     out = spmd.pmap_reference(lambda d: d["a"] + d["b"], ({"a": x, "b": x[0]},),
                               in_axes=({"a": 0, "b": None},))
     assert out.tolist() == [[0, 2, 4], [3, 5, 7], [6, 8, 10], [9, 11, 13]]
-    out = spmd.pmap_reference(lambda l: l[0] + l[1], ([x, x[0]],), in_axes=([0, None],))
+    out = spmd.pmap_reference(lambda pair: pair[0] + pair[1], ([x, x[0]],), in_axes=([0, None],))
     assert out.tolist() == [[0, 2, 4], [3, 5, 7], [6, 8, 10], [9, 11, 13]]
     assert spmd.pmap_reference(lambda a: a, (x.T,), in_axes=1).tolist() == x.tolist()
     assert spmd.pmap_reference(lambda a: a, (x.T,), in_axes=-1).tolist() == x.tolist()

@@ -138,7 +138,7 @@ class OracleOnDemand:
         try:
             with excusable():
                 yield
-        except Exception as failure:  # noqa: BLE001 - localized by the oracle, then judged by the excuse context
+        except Exception as failure:  # localized by the oracle, then judged by the excuse context
             self.ensure()
             with excuse(name):
                 raise failure
@@ -237,7 +237,7 @@ class Case:
         """Run the oracle's checks (the unsharded run, its comparison with numpy or an analytic
         reference) in the body: any exception it raises is tagged as the oracle's, which no known
         deviation excuses; inside an excuse context it raises OracleInsideAnExcuse instead."""
-        __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        __tracebackhide__ = True  # pytest leaves our frames out of the traceback
         if _excusable.get():
             raise tag_oracle(OracleInsideAnExcuse(
                 f"Case.oracle() was entered inside an excuse context (excuses.way), but should be outside every "
@@ -245,7 +245,7 @@ class Case:
         token = _in_the_oracle.set(True)
         try:
             yield
-        except Exception as failure:  # noqa: BLE001 - any exception of the oracle is the oracle's
+        except Exception as failure:  # any exception of the oracle is the oracle's
             tag_oracle(failure)
             raise
         finally:
@@ -255,7 +255,7 @@ class Case:
         """Where every check starts: raise OracleInsideAnExcuse when check ``what`` is named as the
         oracle's (ORACLE_NAMES) and runs inside an excuse context, where a known deviation could
         excuse it."""
-        __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        __tracebackhide__ = True  # pytest leaves our frames out of the traceback
         if _excusable.get() and ORACLE_NAMES.search(what):
             raise tag_oracle(OracleInsideAnExcuse(
                 f"check {what!r} is named as the oracle's (the unsharded run) and ran inside an excuse context "
@@ -283,7 +283,7 @@ class Case:
              raised_message: str = "", verdict: str = "", expected=None, got=None) -> None:
         """Raise the ConformanceFailure of ``message``, naming the ``check``, what it ``shows`` and
         what it compared (``verdict``: the lines that end the script, from ``verdict()``)."""
-        __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        __tracebackhide__ = True  # pytest leaves our frames out of the traceback
         self._starting_check(check)
         _audit_failure(self, check, verdict)
         repro = self.repro + verdict if self.repro else ""
@@ -292,7 +292,7 @@ class Case:
                                  raised=raised, raised_message=raised_message, expected=expected, got=got)
 
     def _mismatch(self, what: str, got, expected, shows: str = "mismatch", verdict: str = "") -> None:
-        __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        __tracebackhide__ = True  # pytest leaves our frames out of the traceback
         self.fail(f"{what}={got!r}, but should be {expected!r} [{self.call}]", check=what, shows=shows,
                   verdict=verdict, expected=expected, got=got)
 
@@ -302,7 +302,7 @@ class Case:
         ``judged``: the verdict lines of a check that judges a part of an outcome, e.g. one shard
         of an array's layout, whose outcome is then found by prefix as for values; without it the
         outcome is the value compared, named by the check's exact name)."""
-        __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        __tracebackhide__ = True  # pytest leaves our frames out of the traceback
         self._starting_check(what)
         lines = judged or (lambda e: verdicts.equal_lines(e, expected))
         if got != expected:
@@ -310,9 +310,9 @@ class Case:
         _audit(self, what, lines, exact=judged is None)
 
     def true(self, what: str, got: bool) -> None:
-        __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        __tracebackhide__ = True  # pytest leaves our frames out of the traceback
         self._starting_check(what)
-        lines = lambda e: verdicts.equal_lines(e, True)  # noqa: E731
+        lines = lambda e: verdicts.equal_lines(e, True)
         if not got:
             self._mismatch(what, got, True, verdict=self.verdict(what, lines, exact=True))
         _audit(self, what, lines, exact=True)
@@ -321,7 +321,7 @@ class Case:
                   judged: Optional[Callable[[str], Sequence[str]]] = None) -> None:
         """Two ``{device id: block}`` maps agree device by device; the message lists the devices
         that differ (``judged``: as for ``equal``)."""
-        __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        __tracebackhide__ = True  # pytest leaves our frames out of the traceback
         self._starting_check(what)
         judge = judged or (lambda e: verdicts.index_map_lines(e, expected))
         if got == expected:
@@ -342,11 +342,11 @@ class Case:
     def same_bits(self, what: str, got, expected, *, judged: Optional[Callable[[str], Sequence[str]]] = None) -> None:
         """Same shape, dtype and bit pattern (so NaN payloads and -0.0 count; ``judged``: as for
         ``equal``)."""
-        __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        __tracebackhide__ = True  # pytest leaves our frames out of the traceback
         self._starting_check(what)
         got, expected = np.asarray(got), np.asarray(expected)
         judge = judged or (lambda e: verdicts.values_lines(e, expected, bits=True))
-        verdict = lambda: self.verdict(what, judge)  # noqa: E731
+        verdict = lambda: self.verdict(what, judge)
         if got.dtype != expected.dtype:
             self._mismatch(f"{what}.dtype", got.dtype.name, expected.dtype.name, "dtype", verdict())
         if got.shape != expected.shape:
@@ -362,11 +362,11 @@ class Case:
     def close(self, what: str, got, expected, *, rtol: float, atol) -> None:
         """Same shape and dtype, values within ``atol + rtol * |expected|`` (NaN matches NaN);
         ``atol`` is a number or an array of ``expected``'s shape (a bound per element)."""
-        __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        __tracebackhide__ = True  # pytest leaves our frames out of the traceback
         self._starting_check(what)
         got, expected = np.asarray(got), np.asarray(expected)
-        judge = lambda e: verdicts.values_lines(e, expected, rtol=rtol, atol=atol)  # noqa: E731
-        verdict = lambda: self.verdict(what, judge)  # noqa: E731
+        judge = lambda e: verdicts.values_lines(e, expected, rtol=rtol, atol=atol)
+        verdict = lambda: self.verdict(what, judge)
         if got.dtype != expected.dtype:
             self._mismatch(f"{what}.dtype", got.dtype.name, expected.dtype.name, "dtype", verdict())
         if got.shape != expected.shape:
@@ -388,7 +388,7 @@ class Case:
     def accepts(self, what: str, fn: Callable):
         """``fn()`` returns, and its result is computed (``jax.block_until_ready``, as the
         script does); an exception is a failure that quotes it."""
-        __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        __tracebackhide__ = True  # pytest leaves our frames out of the traceback
         self._starting_check(what)
         try:
             result = _computed(fn())
@@ -403,11 +403,11 @@ class Case:
                 names_dims: Optional[Sequence[int]] = None) -> BaseException:
         """``fn()`` raises one of ``errors``; when ``names_dims`` is given, the message names one of
         those dimensions."""
-        __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
+        __tracebackhide__ = True  # pytest leaves our frames out of the traceback
         self._starting_check(what)
         expected = " or ".join(e.__name__ for e in errors)
-        judge = lambda e: verdicts.raises_lines(e, [error.__name__ for error in errors])  # noqa: E731
-        verdict = lambda: self.verdict(what, judge)  # noqa: E731
+        judge = lambda e: verdicts.raises_lines(e, [error.__name__ for error in errors])
+        verdict = lambda: self.verdict(what, judge)
         try:
             result = fn()
         except errors as e:
@@ -417,7 +417,7 @@ class Case:
                           shows="raised", raised=type(e).__name__, raised_message=str(e))
             _audit(self, what, judge, exact=False)
             return e
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - any other exception is the failure this check reports
             self.fail(f"{what} raised {type(e).__name__}: {_short(e)}, but should raise {expected} "
                       f"[{self.call}]", check=what, shows="raised", raised=type(e).__name__,
                       raised_message=str(e), verdict=verdict())

@@ -33,8 +33,8 @@ def check_layout(case: Case, array, layout: Layout, x=None, what: str = "shard")
     """``array`` is laid out as ``layout`` says: its sharding's index map is the model's; each
     addressable shard sits on a mesh device, covers that device's block, lives on that device and
     has the model's shard shape; and, given ``x``, holds ``x[block]`` bit for bit."""
-    __tracebackhide__ = True  # noqa: F841 - pytest leaves our frames out of the traceback
-    judged = lambda e: verdicts.layout_lines(e, layout.blocks, layout.shape, layout.shard_shape, x)  # noqa: E731
+    __tracebackhide__ = True  # pytest leaves our frames out of the traceback
+    judged = lambda e: verdicts.layout_lines(e, layout.blocks, layout.shape, layout.shard_shape, x)
     case.index_map(f"{what} sharding devices_indices_map",
                    bridge.index_map(array.sharding, layout.shape), layout.blocks, judged=judged)
     views = bridge.shards(array)

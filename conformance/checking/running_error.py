@@ -141,7 +141,7 @@ class Bounded(NDArrayOperatorsMixin):
         return self._new(self.value[index], self.bound[index])
 
     @property
-    def T(self):  # noqa: N802 - numpy's name
+    def T(self):  # numpy's name
         return self._new(self.value.T, self.bound.T)
 
     def reshape(self, *shape):

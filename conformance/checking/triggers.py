@@ -1690,7 +1690,7 @@ def transposed_jit_with_a_cut_output(example) -> bool:
     cotangent reaches the transposed jit laid out otherwise (replicated, from the sum a gradient
     takes; first met with the input specs replicating that axis, then on 0.4.35 with them cutting
     it too)."""
-    axes = lambda spec: {a for dim in spec_axes(spec or ()) for a in dim}  # noqa: E731
+    axes = lambda spec: {a for dim in spec_axes(spec or ()) for a in dim}
     return example.transform in ("grad", "value_and_grad", "vjp") and \
         any(example.mesh.axis_sizes[a] > 1 for a in axes(example.out_spec))
 

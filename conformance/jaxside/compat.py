@@ -479,7 +479,7 @@ def shard_map(f, mesh, in_specs, out_specs, check: bool = True, manual_axes=None
     """``jax.shard_map`` (0.6.1+, ``check_vma``) or ``jax.experimental.shard_map.shard_map``
     (``check_rep``), with specs given as tuples of entries (or PartitionSpecs); ``manual_axes``
     (a subset of the mesh's axes, the rest automatic) needs the ``partial_manual`` feature."""
-    to_spec = lambda s: s if isinstance(s, PartitionSpec) else partition_spec(s)  # noqa: E731
+    to_spec = lambda s: s if isinstance(s, PartitionSpec) else partition_spec(s)
     in_specs = tuple(to_spec(s) for s in in_specs)
     out_specs = to_spec(out_specs)
     if manual_axes is not None and set(manual_axes) != set(mesh.axis_names):

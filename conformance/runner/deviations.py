@@ -22,12 +22,10 @@ import difflib
 import functools
 import hashlib
 import inspect
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-import pytest
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from conformance import toml_schema

@@ -132,7 +132,7 @@ def pytest_runtest_call(item):
     before = ledger.snapshot() if ledger else None
     try:
         result = yield
-    except Exception as failure:  # noqa: BLE001 - pytest's outcomes (skip, xfail) are BaseExceptions
+    except Exception as failure:  # pytest's outcomes (skip, xfail) are BaseExceptions
         strict = item.stash.get(state.ITEM_STRICT, ())
         if not strict:
             raise

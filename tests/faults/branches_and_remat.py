@@ -1,6 +1,6 @@
 """lax.switch/cond on sharded operands, and jax.checkpoint policies."""
 
-from .registry import fault, jax_module, jnp_module, lax_module, replacing, wrap  # noqa: F401
+from .registry import fault, jax_module, jnp_module, lax_module, replacing, wrap
 
 
 @fault("switch-wraps-an-out-of-range-index",

@@ -16,7 +16,7 @@ def on_an_explicit_mesh(*args) -> bool:
     """Whether an operand (an array or a tracer) is typed over a mesh with Explicit axes."""
     jax, compat = jax_module(), compat_module()
     for x in args:
-        for mesh_of in (lambda: jax.typeof(x).sharding.mesh, lambda: x.sharding.mesh):
+        for mesh_of in (lambda: jax.typeof(x).sharding.mesh, lambda: x.sharding.mesh):  # noqa: B023 - called in this iteration
             try:
                 if "Explicit" in compat.axis_type_names(mesh_of()):
                     return True
@@ -107,7 +107,7 @@ def unsharded_gradient_halved():
     numpy's analytic one must fail the property all the same (the oracle runs jitted on one device,
     eagerly where that disagrees with numpy)."""
     jax = jax_module()
-    halved = lambda tree: jax.tree_util.tree_map(lambda g: g / 2, tree)  # noqa: E731
+    halved = lambda tree: jax.tree_util.tree_map(lambda g: g / 2, tree)
     calls_on_one_device = [0]  # how many jax.jit calls on one device are running (tracing) now
 
     def unsharded(args) -> bool:

@@ -115,8 +115,8 @@ def mean_over_local_shard():
             k = _SPLIT[0]
             if k > 1 and axis in (-1, x.ndim - 1) and x.shape[-1] % k == 0 and kwargs.get("keepdims"):
                 local = x[..., : x.shape[-1] // k]
-                return original(local, axis=axis, *args, **kwargs)
-            return original(x, axis=axis, *args, **kwargs)
+                return original(local, *args, axis=axis, **kwargs)
+            return original(x, *args, axis=axis, **kwargs)
         return mean
     wrap(jnp, "mean", make)
 

@@ -1,6 +1,6 @@
 """UNCONSTRAINED constraints, reshapes across sharded dimensions, sharded contractions."""
 
-from .registry import fault, jax_module, jnp_module, lax_module, replacing, wrap  # noqa: F401
+from .registry import fault, jax_module, jnp_module, lax_module, replacing, wrap
 
 
 def _has_unconstrained(spec) -> bool:

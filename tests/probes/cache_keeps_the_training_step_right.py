@@ -5,7 +5,10 @@ fails (the property passes without the cache on every release). A measuring scri
 (not collected by pytest): CHECKOUT=<a checkout whose compat.PERSISTENT_CACHE_ON_CPU is True>
 python -m conformance.runner.release_envs run tests/probes/cache_keeps_the_training_step_right.py.
 Measured 2026-12-05: aborts or crashes on 0.4.30-0.5.3, passes from 0.6.0 (compat)."""
-import os, subprocess, sys, tempfile
+import os
+import subprocess
+import sys
+import tempfile
 with tempfile.TemporaryDirectory() as d:
     outs = []
     for i in range(3):

@@ -11,7 +11,6 @@ import os
 
 import jax
 import numpy as np
-import pytest
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from conformance.runner import state
