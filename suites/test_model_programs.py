@@ -17,14 +17,16 @@ sums in float32). Before any of it, each result of either run has the dtype that
 (``conformance.model.dtypes``) derives from the inputs' dtypes through the program's arithmetic:
 the values are cast to float64 only to be compared.
 
-Each comparison's ``max |got - expected| / bound`` is appended as a JSON line to
+The programs place their values through ``conformance.checking.placement``'s ``Placement`` (one per
+layout; the one-device twin's places nothing), and each output is judged by
+``conformance.checking.twin.against_twin_and_numpy``, as ``suites/test_training.py`` places and
+judges its own. Each comparison's ``max |got - expected| / bound`` is appended as a JSON line to
 ``$CONFORMANCE_ERROR_LOG`` when that names a file (``conformance.checking.tolerance``)."""
 
 import contextlib
 import functools
 import inspect
 from dataclasses import dataclass
-from typing import Optional
 
 import jax
 import jax.numpy as jnp
@@ -36,13 +38,12 @@ from jax import lax
 
 import suites.test_programs_reproductions as programs_reproductions
 from conformance.checking import triggers
-from conformance.checking.layouts import check_layout
+from conformance.checking.placement import Placement, placement, placement_literal, role_specs
 from conformance.checking.repro import describe_mesh, scripted_case, shard_map_lines
 from conformance.checking import running_error as rounding
-from conformance.checking.tolerance import record_error
+from conformance.checking.twin import against_twin_and_numpy, held, model_dtype
 from conformance.checking.verdict import dtype_outcome, float64_outcome
 from conformance.jaxside import bridge, compat
-from conformance.model import dtypes
 from conformance.model.layout import Layout
 from strategies.parallelism import ParallelLayout, parallel_layouts
 
@@ -59,50 +60,7 @@ SIZES = dict(batch=N, seq=N, hidden=2 * N, ffn=4 * N, heads=N, head_dim=2, vocab
 WIDTHS = (2 * N, 4 * N)           # the drawn stacks' widths
 
 
-def CONSTRAIN(x, sharding, axis_type):  # noqa: N802 - the reproduction scripts define it too
-    return compat.constrain(x, sharding, axis_type)
-
-
 # --- the programs (plain JAX; the reproduction scripts carry their source) --------------------
-
-
-class Placement:
-    """Where a program's values go under a layout: ``specs`` names a spec per array role, on
-    ``mesh`` (a jax Mesh) with ``axis_type`` axes. The one-device twin has ``mesh=None``, and every
-    hook is then the identity (the same arithmetic, nothing placed). ``param`` is the FSDP
-    all-gather (the parameter constrained to its spec without the FSDP axes); ``act`` constrains an
-    activation; ``dot`` is an einsum summing in float32, naming its ``out_sharding`` on Explicit
-    axes (JAX asks for it where a contracted dimension is split)."""
-
-    def __init__(self, mesh=None, axis_type="Auto", specs=None, gathered=None):
-        self.mesh, self.axis_type = mesh, axis_type
-        self.specs, self.gathered = dict(specs or {}), dict(gathered or {})
-
-    def _sharding(self, spec):
-        return jax.sharding.NamedSharding(self.mesh, jax.sharding.PartitionSpec(*spec))
-
-    def param(self, w, role):
-        if self.mesh is None:
-            return w
-        return CONSTRAIN(w, self._sharding(self.gathered[role]), self.axis_type)
-
-    def act(self, x, role):
-        if self.mesh is None:
-            return x
-        return CONSTRAIN(x, self._sharding(self.specs[role]), self.axis_type)
-
-    def take(self, table, ids, role):
-        """``table[ids]``; on Explicit axes with the out_sharding JAX asks for (``.at[].get``)."""
-        if self.mesh is not None and self.axis_type == "Explicit":
-            return table.at[ids].get(out_sharding=self._sharding(self.specs[role]))
-        return table[ids]
-
-    def dot(self, subscripts, a, b, role, keep_float32=False):
-        kwargs = {}
-        if self.mesh is not None and self.axis_type == "Explicit":
-            kwargs["out_sharding"] = self._sharding(self.specs[role])
-        y = jnp.einsum(subscripts, a, b, preferred_element_type=jnp.float32, **kwargs)
-        return y if keep_float32 else y.astype(a.dtype)
 
 
 def layer_norm(x, scale, offset):
@@ -238,24 +196,8 @@ def np_layer_stack(blocks, params, x):
 # in float32 and casts back to its (first) operand's dtype (``.astype(x.dtype)``): ``held`` of that
 # dtype; a dot kept in float32 (``keep_float32``: preferred_element_type) is float32; the other
 # operations by their catalogue rule: an addition or a plain einsum "promote", a mean or softmax
-# "inexact", a sum "sum", a collective "same", jnp.where "select".
-
-
-def type_of(v):
-    """An array's dtype (numpy's or JAX's); anything else (a dtype, a scalar type) as it is."""
-    return v.dtype if isinstance(getattr(v, "dtype", None), np.dtype) else v
-
-
-def held(dtype) -> np.dtype:
-    """A value cast to ``dtype`` (an array's or a dtype): that dtype, as this run's x64 setting
-    holds it."""
-    return dtypes.canonical(type_of(dtype), compat.x64_enabled())
-
-
-def model_dtype(rule: str, *operands) -> np.dtype:
-    """The dtype model's dtype of an operation of ``rule`` on operands of these dtypes (or arrays'
-    dtypes), under this run's x64 setting."""
-    return dtypes.result_dtype(rule, [type_of(v) for v in operands], x64=compat.x64_enabled())
+# "inexact", a sum "sum", a collective "same", jnp.where "select". (``held`` and ``model_dtype`` are
+# ``conformance.checking.twin``'s: suites/test_training.py derives its dtypes with them too.)
 
 
 def feed_forward_dtype(x, p) -> np.dtype:
@@ -356,30 +298,9 @@ PARAM_ROLES = {"embed": "embedding", "wq": "heads_weight", "wk": "heads_weight",
                "ln1_scale": "vector", "ln1_offset": "vector", "ln2_scale": "vector", "ln2_offset": "vector"}
 
 
-def role_specs(layout: ParallelLayout) -> dict:
-    """The spec of every array role the programs name, under ``layout``."""
-    batch, seq, tensor = layout.activation_spec()[0], layout.activation_spec()[1], layout.tensor_activation_spec()[2]
-    return {"act": layout.activation_spec(), "tensor_act": layout.tensor_activation_spec(),
-            "batch": layout.batch_spec(2), "tensor_batch": (batch, tensor), "tokens": layout.tokens_spec(),
-            "heads": (batch, seq, tensor, None), "heads_gathered": (batch, None, tensor, None),
-            "scores": (batch, tensor, seq, None), "column_weight": layout.column_weight_spec(),
-            "row_weight": layout.row_weight_spec(), "column_bias": layout.column_bias_spec(),
-            "heads_weight": layout.heads_weight_spec(), "heads_out_weight": layout.heads_out_weight_spec(),
-            "embedding": layout.embedding_spec(), "vector": layout.vector_spec(), "scalar": ()}
-
-
 def param_specs(layout: ParallelLayout, params):
     specs = role_specs(layout)
     return jax.tree_util.tree_map_with_path(lambda path, _: specs[PARAM_ROLES[path[-1].key]], params)
-
-
-@functools.lru_cache(maxsize=None)
-def placement(layout: Optional[ParallelLayout]) -> Placement:
-    if layout is None:
-        return Placement()
-    specs = role_specs(layout)
-    gathered = {role: layout.gathered(spec) for role, spec in specs.items()}
-    return Placement(bridge.jax_mesh(layout.mesh, layout.axis_type), layout.axis_type, specs, gathered)
 
 
 def cast(tree, dtype):
@@ -442,28 +363,21 @@ def run_sharded_and_unsharded(case, layout, program, args, arg_specs, out_specs,
 
 
 def compare(case, name, layout, got, unsharded, reference, out_specs, what, dtypes_of, low=None, **details):
-    """Each output of the one-device run and of the sharded run has the dtype model's dtype
-    (``dtypes_of``: per output, the sharded run's and the one-device run's, checked before any
-    cast); the one-device float32 run is within its bound of numpy's (``reference``, Bounded
-    values); the sharded run within twice that bound of it (a lower-precision run: within its
-    bound, ``low``, plus the float32 run's), laid out as ``out_specs`` say. ``got`` None: the
-    sharded run failed as a known deviation excuses; the one-device run is judged all the same."""
-    for i, (label, g, u, r, spec, (g_dtype, u_dtype)) in enumerate(zip(what, got or (None,) * len(what), unsharded,
-                                                                        reference, out_specs, dtypes_of)):
-        u_np, r_np = (np.asarray(a).astype(np.float64) for a in (u, rounding.value_of(r)))
-        exact = {"rtol": 0.0, "atol": rounding.reference_atol(r)}
-        same = {"rtol": 0.0, "atol": rounding.same_program_atol(r if low is None else low[i], r)}
-        with case.oracle():
-            case.equal(f"unsharded {label} dtype", np.asarray(u).dtype.name, u_dtype.name, shows="dtype")
-            record_error(f"{name}:unsharded-vs-numpy:{label}", u_np, r_np, exact, layout=layout.name, **details)
-            case.close(f"unsharded {label} vs numpy", u_np, r_np, **exact)
-        if g is None:
-            continue
-        g_np = np.asarray(g).astype(np.float64)
-        case.equal(f"sharded {label} dtype", np.asarray(g).dtype.name, g_dtype.name, shows="dtype")
-        record_error(f"{name}:{label}", g_np, u_np, same, layout=layout.name, axis_type=layout.axis_type, **details)
-        case.close(f"sharded {label}", g_np, u_np, **same)
-        check_layout(case, g, Layout(layout.mesh, tuple(spec), np.shape(g)), what=label)
+    """Each output (``what`` names them) of the one-device run and of the sharded run, judged by
+    ``against_twin_and_numpy``: the dtype model's dtypes (``dtypes_of``: per output, the sharded
+    run's and the one-device run's); the one-device float32 run within its bound of numpy's
+    (``reference``, Bounded values); the sharded run within twice that bound of it (a
+    lower-precision run: within its bound, ``low``, plus the float32 run's), laid out as
+    ``out_specs`` say. ``got`` None: the sharded run failed as a known deviation excuses; the
+    one-device run is judged all the same."""
+    for i, (label, g, u, r, spec, output_dtypes) in enumerate(zip(what, got or (None,) * len(what), unsharded,
+                                                                   reference, out_specs, dtypes_of)):
+        records = {"unsharded vs numpy": (f"{name}:unsharded-vs-numpy:{label}", dict(layout=layout.name, **details)),
+                   "sharded vs unsharded": (f"{name}:{label}", dict(layout=layout.name, axis_type=layout.axis_type,
+                                                                    **details))}
+        laid_out = None if g is None else Layout(layout.mesh, tuple(spec), np.shape(g))
+        against_twin_and_numpy(case, label, g, u, r, None if low is None else low[i], dtypes=output_dtypes,
+                               records=records, laid_out=laid_out)
 
 
 PUT_INPUTS = "(lambda args, shardings: jax.tree_util.tree_map(jax.device_put, args, shardings))"
@@ -472,12 +386,6 @@ PUT_INPUTS = "(lambda args, shardings: jax.tree_util.tree_map(jax.device_put, ar
 def make_case(call, layout, lines, outcomes):
     return scripted_case(f"{call} under {layout.describe()}; {describe_mesh(layout.mesh)}", lines,
                          meshes={"mesh": layout.mesh}, axis_type=layout.axis_type, outcomes=outcomes)
-
-
-def placement_literal(layout):
-    specs = role_specs(layout)
-    gathered = {role: layout.gathered(spec) for role, spec in specs.items()}
-    return f"Placement(mesh, {layout.axis_type!r}, {specs!r}, {gathered!r})"
 
 
 # --- the transformer block ----------------------------------------------------------------------

@@ -33,6 +33,11 @@ value compared has first the dtype that the dtype model (``conformance.model.dty
 the inputs' dtypes through the program's arithmetic (a gradient: its parameter's), checked before
 the cast to float64. Every comparison records ``max |got - expected| / bound`` to
 ``$CONFORMANCE_ERROR_LOG`` (one JSON line per example and program).
+
+The programs place their values through ``conformance.checking.placement``'s ``Placement`` (the
+unsharded twin's places nothing), and each value is judged by
+``conformance.checking.twin.against_twin_and_numpy``, as ``suites/test_model_programs.py`` places
+and judges its own.
 """
 
 from __future__ import annotations
@@ -53,16 +58,15 @@ from hypothesis import strategies as st
 from jax import lax
 
 from conformance.checking.case import Case
-from conformance.checking.layouts import check_layout
+from conformance.checking.placement import placement, role_specs
 from conformance.checking.repro import script
 from conformance.checking import running_error as rounding
-from conformance.checking.tolerance import record_error
+from conformance.checking.twin import against_twin_and_numpy, held, model_dtype
 from conformance.checking import verdict
 from conformance.checking.verdict import dtype_outcome, float64_outcome
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, normalize_index
 from strategies.parallelism import ParallelLayout, parallel_layouts
-from suites.test_model_programs import held, model_dtype
 
 pytestmark = pytest.mark.training
 DEVICES = bridge.live_device_ids()
@@ -86,32 +90,6 @@ def mlp_sizes(layout: ParallelLayout) -> dict:
     d, f, t, s = (layout.size(r) for r in ("data", "fsdp", "tensor", "sequence"))
     return {"batch": side(8, d * f), "seq": side(4, s), "hidden": side(8, f),
             "ffn": side(16, t * f), "vocab": side(16, f)}
-
-
-# --- placing values inside the programs ---------------------------------------------------------
-# ``layout`` None is the unsharded twin: the same function with no placement at all.
-def place(x, spec, layout: Optional[ParallelLayout]):
-    """``x`` laid out as ``spec`` (with_sharding_constraint on Auto meshes, reshard on Explicit)."""
-    if layout is None:
-        return x
-    return compat.constrain(x, bridge.named_sharding(layout.mesh, spec, layout.axis_type), layout.axis_type)
-
-
-def contract(equation: str, a, b, spec, layout: Optional[ParallelLayout]):
-    """``jnp.einsum(equation, a, b)`` laid out as ``spec``: on an Explicit mesh through its
-    ``out_sharding`` (which JAX asks for where both contracted dimensions are split), else
-    constrained after."""
-    if layout is not None and layout.axis_type == "Explicit":
-        return jnp.einsum(equation, a, b, out_sharding=bridge.named_sharding(layout.mesh, spec, "Explicit"))
-    return place(jnp.einsum(equation, a, b), spec, layout)
-
-
-def take_rows(table, ids, spec, layout: Optional[ParallelLayout]):
-    """``table[ids]`` (an embedding lookup by gather) laid out as ``spec``: on an Explicit mesh
-    through ``.at[ids].get(out_sharding=...)``, as JAX's explicit-sharding guide asks of indexing."""
-    if layout is not None and layout.axis_type == "Explicit":
-        return table.at[ids].get(out_sharding=bridge.named_sharding(layout.mesh, spec, "Explicit"))
-    return place(table[ids], spec, layout)
 
 
 # --- Adam ---------------------------------------------------------------------------------------
@@ -170,23 +148,26 @@ def applied_in_float32(params0: np.ndarray, updates: list) -> np.ndarray:
 
 
 # --- program 1: a training step -----------------------------------------------------------------
+MLP_PARAM_ROLES = {"embed": "embedding", "w1": "column_weight", "b1": "column_bias", "w2": "row_weight"}
+
+
 def mlp_param_specs(layout: ParallelLayout) -> dict:
-    return {"embed": layout.embedding_spec(), "w1": layout.column_weight_spec(),
-            "b1": layout.column_bias_spec(), "w2": layout.row_weight_spec()}
+    specs = role_specs(layout)
+    return {k: specs[role] for k, role in MLP_PARAM_ROLES.items()}
 
 
 def mlp_loss(params, ids, labels, layout: Optional[ParallelLayout]):
     """Mean cross-entropy of ``tanh(embed[ids] @ w1 + b1) @ w2`` against ``labels``; FSDP-split
-    weights are gathered (placed without their FSDP axes) before use."""
-    at = (lambda name: None) if layout is None else (lambda name: getattr(layout, name)())  # noqa: E731
-    gathered = (lambda spec: None) if layout is None else layout.gathered  # noqa: E731
-    embed = place(params["embed"], gathered(at("embedding_spec")), layout)
-    x = take_rows(embed, ids, at("activation_spec"), layout)
-    w1 = place(params["w1"], gathered(at("column_weight_spec")), layout)
-    b1 = place(params["b1"], at("column_bias_spec"), layout)
-    h = jnp.tanh(contract("bsd,df->bsf", x, w1, at("tensor_activation_spec"), layout) + b1)
-    w2 = place(params["w2"], gathered(at("row_weight_spec")), layout)
-    logits = contract("bsf,fv->bsv", h, w2, at("activation_spec"), layout)
+    weights are gathered (placed without their FSDP axes) before use. ``layout`` None is the
+    unsharded twin: the same function with no placement at all."""
+    place = placement(layout)
+    embed = place.param(params["embed"], "embedding")
+    x = place.take_rows(embed, ids, "act")
+    w1 = place.param(params["w1"], "column_weight")
+    b1 = place.act(params["b1"], "column_bias")
+    h = jnp.tanh(place.contract("bsd,df->bsf", x, w1, "tensor_act") + b1)
+    w2 = place.param(params["w2"], "row_weight")
+    logits = place.contract("bsf,fv->bsv", h, w2, "act")
     onehot = jax.nn.one_hot(labels, logits.shape[-1], dtype=logits.dtype)
     return jnp.mean(jax.nn.logsumexp(logits, axis=-1) - jnp.sum(logits * onehot, axis=-1))
 
@@ -404,27 +385,19 @@ def repro_lines(call: str) -> list:
             "from suites import test_training as t", call]
 
 
-def close(case: Case, what: str, program: str, got, expected, atol, **details) -> None:
-    """``case.close`` in float64 within ``atol`` (per element), recording the error against it."""
-    got, expected = np.asarray(got).astype(np.float64), np.asarray(expected).astype(np.float64)
-    tolerance = {"rtol": 0.0, "atol": atol}
-    record_error(program, got, expected, tolerance, check=what, **details)
-    case.close(what, got, expected, **tolerance)
-
-
 def close_to_both(case: Case, what: str, program: str, got, twin, reference, low=None, *, dtypes: tuple,
-                  **details) -> None:
-    """``twin`` (the unsharded float32 run) and ``got`` (a sharded run) have the dtype model's
-    ``dtypes`` (got's, twin's; checked before any cast); ``got`` is within twice the float32 bound
-    of ``twin`` (for a lower-precision run, within its bound ``low`` plus the float32 one), and
-    within its own bound of the float64 ``reference`` (a Bounded value)."""
-    with case.oracle():
-        case.equal(f"unsharded {what} dtype", np.asarray(twin).dtype.name, dtypes[1].name, shows="dtype")
-    case.equal(f"{what} dtype", np.asarray(got).dtype.name, dtypes[0].name, shows="dtype")
-    close(case, what, program, got, twin, rounding.same_program_atol(reference if low is None else low, reference),
-          **details)
-    close(case, f"{what} vs numpy", program + " vs numpy", got, rounding.value_of(reference),
-          rounding.reference_atol(reference if low is None else low), **details)
+                  laid_out: Optional[Layout] = None, **details) -> None:
+    """``against_twin_and_numpy``, numpy judging the sharded run: ``twin`` (the unsharded float32
+    run) and ``got`` (a sharded run) have the dtype model's ``dtypes`` (got's, twin's; checked
+    before any cast); ``got`` is within twice the float32 bound of ``twin`` (for a lower-precision
+    run, within its bound ``low`` plus the float32 one), within its own bound of the float64
+    ``reference`` (a Bounded value), and laid out as ``laid_out`` says where given. The checks are
+    named ``what`` (``unsharded {what} dtype`` the twin's), the errors recorded under ``program``."""
+    against_twin_and_numpy(case, what, got, twin, reference, low, dtypes=dtypes, sharded=what, numpy_judges="sharded",
+                           records={"sharded vs unsharded": (program, dict(check=what, **details)),
+                                    "sharded vs numpy": (program + " vs numpy", dict(check=f"{what} vs numpy",
+                                                                                      **details))},
+                           laid_out=laid_out)
 
 
 def step_outcomes(specs: dict) -> dict:
@@ -528,23 +501,25 @@ def checkpoint_policy(name: str):
     return policy(SAVED_NAME) if name == "save_only_these_names" else policy
 
 
+STACK_PARAM_ROLES = {"w_in": "column_weight", "b": "column_bias", "w_out": "row_weight"}
+
+
 def stack_param_specs(layout: ParallelLayout) -> dict:
     """The stacked layer params: the layer dimension replicated, the others as a column-parallel
     (w_in, b) then row-parallel (w_out) dense pair."""
-    return {"w_in": (None, *layout.column_weight_spec()), "b": (None, *layout.column_bias_spec()),
-            "w_out": (None, *layout.row_weight_spec())}
+    specs = role_specs(layout)
+    return {k: (None, *specs[role]) for k, role in STACK_PARAM_ROLES.items()}
 
 
 def stack_layer(h, p, layout: Optional[ParallelLayout]):
     """One residual layer ``h + tanh(h @ w_in + b) @ w_out``, the pre-activation named
-    ``SAVED_NAME`` (for save_only_these_names)."""
-    at = (lambda name: None) if layout is None else (lambda name: getattr(layout, name)())  # noqa: E731
-    gathered = (lambda spec: None) if layout is None else layout.gathered  # noqa: E731
-    w_in = place(p["w_in"], gathered(at("column_weight_spec")), layout)
-    w_out = place(p["w_out"], gathered(at("row_weight_spec")), layout)
-    pre = contract("bsd,df->bsf", h, w_in, at("tensor_activation_spec"), layout) + p["b"]
+    ``SAVED_NAME`` (for save_only_these_names); ``layout`` None: nothing placed."""
+    place = placement(layout)
+    w_in = place.param(p["w_in"], "column_weight")
+    w_out = place.param(p["w_out"], "row_weight")
+    pre = place.contract("bsd,df->bsf", h, w_in, "tensor_act") + p["b"]
     pre = compat.feature("checkpoint_name")(pre, SAVED_NAME)
-    return h + contract("bsf,fd->bsd", jnp.tanh(pre), w_out, at("activation_spec"), layout)
+    return h + place.contract("bsf,fd->bsd", jnp.tanh(pre), w_out, "act")
 
 
 def stack_loss(params, x, target, layout: Optional[ParallelLayout] = None, policy: Optional[str] = None):
@@ -788,8 +763,8 @@ def check_stack(example: StackExample, program: str, excuses) -> None:
                   dtypes=(dtypes["h"], twin_dtypes["h"]), **details)
     for k, spec in stack_param_specs(layout).items():
         close_to_both(case, f"gradient of {k}", program, grads[k], twin_grads[k], reference_grads[k],
-                      low_grads.get(k), dtypes=(dtypes["grads"][k], twin_dtypes["grads"][k]), **details)
-        check_layout(case, grads[k], Layout(layout.mesh, spec, params[k].shape), what=f"gradient of {k}")
+                      low_grads.get(k), dtypes=(dtypes["grads"][k], twin_dtypes["grads"][k]),
+                      laid_out=Layout(layout.mesh, spec, params[k].shape), **details)
     with excuses.way([example]):  # (only what print_saved_residuals says: a known deviation may excuse it)
         check_saved_residuals(case, example.policy, saved_residuals(example.policy, params, x))
 

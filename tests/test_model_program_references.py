@@ -174,3 +174,30 @@ def test_a_bfloat16_block_is_not_run_sharded_where_its_dot_may_abort_the_process
         m.test_transformer_block_under_parallel_layouts.hypothesis.inner_test(
             example=m.ModelExample(layout, 1688906, dtype, True), excuses=Excuses(), known_deviations=Effect())
     assert asked == [made] and counted == ([] if made else ["the entry"])
+
+
+@pytest.mark.parametrize("axis_type", ["Auto", "Explicit"])
+def test_a_reproduction_scripts_placement_is_the_layouts(axis_type):
+    """The definitions a reproduction script pastes (CONSTRAIN, then ``Placement``'s source from
+    ``conformance.checking.placement`` and the programs') run on their own, and the ``place`` it
+    writes (``placement_literal``) holds the specs, gathered specs and axis type of the layout's
+    ``placement``, on the script's mesh."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+    from conformance.checking.placement import placement, placement_literal
+    from conformance.jaxside import bridge, compat
+    from conformance.model.layout import MeshModel
+    from strategies.parallelism import ParallelLayout
+    if axis_type not in compat.mesh_axis_types():
+        pytest.skip(f"{axis_type} axes are not on this release")
+    ids = tuple(d.id for d in jax.local_devices())[:4]
+    if len(ids) < 4:
+        pytest.skip("needs 4 devices")
+    layout = ParallelLayout(MeshModel(ids, (2, 2), ("a", "b")), axis_type, data=("a",), fsdp=("b",), fsdp_dim=1)
+    mesh = bridge.jax_mesh(layout.mesh, axis_type)
+    namespace = {"jax": jax, "jnp": jnp, "lax": lax, "np": np, "mesh": mesh}
+    exec("\n".join(m._script_lines(f"place = {placement_literal(layout)}")), namespace)
+    written, expected = namespace["place"], placement(layout)
+    assert (written.mesh, written.axis_type, written.specs, written.gathered) == \
+        (expected.mesh, expected.axis_type, expected.specs, expected.gathered)
