@@ -448,11 +448,11 @@ _REMAT_NAMESPACE = {"jax": jax, "jnp": jnp}
 exec("import jax.ad_checkpoint\n" + SIN_DOT, _REMAT_NAMESPACE)
 sin_dot = _REMAT_NAMESPACE["sin_dot"]
 UNSHARDED_SIN_DOT = jax.jit(jax.value_and_grad(sin_dot, argnums=(0, 1, 2)))  # the twin, without checkpoint
-# (policy, the names it is given): the name-based policies with the function's name 's' or another
-POLICY_CHOICES = (("nothing_saveable", ()), ("everything_saveable", ()), ("dots_saveable", ()),
-                  ("checkpoint_dots", ()), ("dots_with_no_batch_dims_saveable", ()),
-                  ("save_only_these_names", ("s",)), ("save_only_these_names", ("t",)),
-                  ("save_any_names_but_these", ("s",)), ("save_any_names_but_these", ("t",)))
+# (policy, the names it is given), every policy of remat.POLICIES in its order (the draws'): the
+# name-based policies with the function's name 's' or another
+NAME_BASED_POLICIES = ("save_only_these_names", "save_any_names_but_these")
+POLICY_CHOICES = tuple((kind, names) for kind in remat.POLICIES
+                       for names in ((("s",), ("t",)) if kind in NAME_BASED_POLICIES else ((),)))
 # float32 sums of at most 8 products of values <= 2, through sin and cos, against float64
 REMAT_TOLERANCE = dict(rtol=1e-4, atol=1e-4)
 # (m, k, n): two sizes (the unsharded twin compiles once for each), sides 8 and 4 or 2 to cut, and

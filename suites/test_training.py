@@ -37,7 +37,7 @@ the cast to float64. Every comparison records ``max |got - expected| / bound`` t
 The programs place their values through ``conformance.checking.placement``'s ``Placement`` (the
 unsharded twin's places nothing), and each value is judged by
 ``conformance.checking.twin.against_twin_and_numpy``, as ``suites/test_model_programs.py`` places
-and judges its own.
+and judges its own; the checkpoint policies are ``conformance.model.remat``'s.
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ from conformance.checking.twin import against_twin_and_numpy, held, model_dtype
 from conformance.checking import verdict
 from conformance.checking.verdict import dtype_outcome, float64_outcome
 from conformance.jaxside import bridge, compat
+from conformance.model import remat
 from conformance.model.layout import Layout, normalize_index
 from strategies.parallelism import ParallelLayout, parallel_layouts
 
@@ -489,8 +490,10 @@ def test_training_step_under_a_parallelism_layout(example):
 
 
 # --- program 2: a scanned, rematerialized layer stack -------------------------------------------
-POLICIES = ("nothing_saveable", "everything_saveable", "dots_saveable", "dots_with_no_batch_dims_saveable",
-            "save_only_these_names")
+# remat.POLICIES in its order (the draws'), but checkpoint_dots (dots_saveable's other name: the same
+# residuals) and save_any_names_but_these (the layer names one value only; ``residual_checks`` has no
+# rule for it): the policies the stack's checks know.
+POLICIES = tuple(p for p in remat.POLICIES if p not in ("checkpoint_dots", "save_any_names_but_these"))
 SAVED_NAME = "hidden"
 
 

@@ -28,6 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Optional, Sequence, Tuple
 
+# The checkpoint policies, the suites' one list of them: suites/test_control_flow.py and
+# suites/test_training.py draw theirs from it in this order (reordering it changes what a seed draws).
 POLICIES = ("nothing_saveable", "everything_saveable", "dots_saveable", "checkpoint_dots",
             "dots_with_no_batch_dims_saveable", "save_only_these_names", "save_any_names_but_these")
 
