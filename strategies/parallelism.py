@@ -1,4 +1,4 @@
-"""Parallelism layouts for model-shaped programs: which mesh axes carry data parallelism, FSDP,
+"""Parallel layouts for model-shaped programs: which mesh axes carry data parallelism, FSDP,
 tensor parallelism and sequence parallelism, and the spec of each named array role under such a
 layout. Model objects only (``MeshModel``, spec tuples, sizes): no JAX here; the suites turn them
 into meshes and shardings through ``conformance.jaxside.bridge``.
@@ -193,7 +193,7 @@ def splits_something(layout: ParallelLayout) -> bool:
 def parallel_layouts(draw, device_ids: Sequence[int], *, roles: Sequence[str] = ROLES,
                      max_axes: int = 3, axis_types: Sequence[str] = AXIS_TYPES,
                      fsdp_dims: Sequence[int] = (0, 1)) -> ParallelLayout:
-    """A parallelism layout over all of ``device_ids`` (in order, or now and then permuted):
+    """A parallel layout over all of ``device_ids`` (in order, or now and then permuted):
 
     * a mesh of 1..``max_axes`` axes, mostly (7 in 8, where the devices allow one) with every axis
       of size > 1, so that each role given an axis splits;

@@ -1,4 +1,4 @@
-"""Model-shaped programs under parallelism layouts equal their one-device run: an MLP (two dense
+"""Model-shaped programs under parallel layouts equal their one-device run: an MLP (two dense
 layers, gelu, biases) and a transformer block (embedding lookup by gather, layer norm, multi-head
 attention with softmax and an optional causal mask, a feed-forward layer, cross-entropy against
 integer labels), and drawn stacks of {dense, norm, attention, mlp} blocks, each jitted with
@@ -429,7 +429,7 @@ BFLOAT16_DOT = programs_reproductions.test_a_bfloat16_einsum_summing_in_float32_
 @settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])  # (excuses: see test_sharding_invariance)
 @given(example=model_examples())
 def test_transformer_block_under_parallel_layouts(example, excuses, known_deviations):
-    """A transformer block's loss and logits, jitted with a drawn parallelism layout's shardings,
+    """A transformer block's loss and logits, jitted with a drawn parallel layout's shardings,
     are within the rounding-error bound of the one-device run (which is within its bound of
     numpy's), and the logits are laid out as the layout says."""
     layout, dtype = example.layout, example.dtype
@@ -487,7 +487,7 @@ def mlp_program(place: Placement):
 @given(example=model_examples())
 def test_mlp_under_parallel_layouts(example):
     """An MLP (column-parallel dense, bias, gelu, row-parallel dense, bias) on (batch, hidden),
-    jitted with a drawn parallelism layout's shardings, is within the rounding-error bound of the
+    jitted with a drawn parallel layout's shardings, is within the rounding-error bound of the
     one-device run (which is within its bound of numpy's), and its output is laid out as the
     layout says."""
     layout, dtype = example.layout, example.dtype
@@ -566,7 +566,7 @@ def stack_program(place: Placement, blocks):
 @given(stack=layer_stacks(), layout=parallel_layouts(DEVICES, axis_types=AXIS_TYPES), seed=st.integers(0, 2 ** 32 - 1))
 def test_drawn_layer_stacks_under_parallel_layouts(stack, layout, seed):
     """A drawn stack of dense, layer-norm, attention and MLP blocks (drawn widths), jitted with a
-    drawn parallelism layout's shardings, gives activations and a mean-square within
+    drawn parallel layout's shardings, gives activations and a mean-square within
     the rounding-error bound of the one-device run (which is within its bound of numpy's), laid out as asked."""
     first, blocks = stack
     rng = np.random.default_rng(seed)

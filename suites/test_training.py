@@ -1,4 +1,4 @@
-"""Training steps and scanned, rematerialized layer stacks under parallelism layouts (data
+"""Training steps and scanned, rematerialized layer stacks under parallel layouts (data
 parallel, FSDP, tensor and sequence parallel, and their combinations, on Auto and Explicit meshes:
 ``strategies.parallelism``) equal the same program run unsharded on one device, and numpy's
 float64 references where they are cheap:
@@ -281,7 +281,7 @@ class TrainingExample:
 
 @st.composite
 def training_examples(draw, roles=("data", "fsdp", "tensor", "sequence")) -> TrainingExample:
-    """A parallelism layout over the live devices (Auto, or Explicit where the release has it) and
+    """A parallel layout over the live devices (Auto, or Explicit where the release has it) and
     a seed for the inputs."""
     layout = draw(parallel_layouts(DEVICES, roles=roles, axis_types=AXIS_TYPES))
     return TrainingExample(layout, draw(st.integers(0, 2 ** 16)))
@@ -438,7 +438,7 @@ def dtype_outcomes(what: str, index: str, sharded: str = "sharded", unsharded: s
 @settings(max_examples=TRAINING_EXAMPLES, deadline=None)
 @given(example=training_examples())
 def test_training_step_under_a_parallelism_layout(example):
-    """Three Adam training steps jitted with a parallelism layout's shardings, params and state
+    """Three Adam training steps jitted with a parallel layout's shardings, params and state
     donated, give the unsharded step's and numpy's loss, gradients, updates and moments, hold the
     float32 sums of the initial params and the updates, keep the layout, and delete the donated
     inputs."""
@@ -636,7 +636,7 @@ class StackExample:
 
 @st.composite
 def stack_examples(draw, *, soak: bool = False) -> StackExample:
-    """A parallelism layout, a checkpoint policy, and (``soak``) the depth (1-4 layers), widths
+    """A parallel layout, a checkpoint policy, and (``soak``) the depth (1-4 layers), widths
     (hidden 4 or 8 per FSDP shard, ffn 8 or 16 per tensor*FSDP shard) and dtype (float32, or
     bfloat16 1 in 4); else 3 layers of hidden 8 and ffn 16, float32."""
     layout = draw(parallel_layouts(DEVICES, axis_types=AXIS_TYPES))
@@ -776,7 +776,7 @@ def check_stack(example: StackExample, program: str, excuses) -> None:
 @given(example=stack_examples())
 def test_rematerialized_layer_stack_under_a_parallelism_layout(example, excuses):
     """value_and_grad of a 3-layer lax.scan stack under jax.checkpoint with a drawn policy, jitted
-    with a parallelism layout's shardings, equals the unsharded run without checkpoint (and numpy's
+    with a parallel layout's shardings, equals the unsharded run without checkpoint (and numpy's
     loss), lays the gradients out as the params, and a layer saves what its policy says."""
     check_stack(example, f"layer stack ({example.layout.name}, {example.policy})", excuses)
 
@@ -785,6 +785,6 @@ def test_rematerialized_layer_stack_under_a_parallelism_layout(example, excuses)
 @given(example=stack_examples(soak=True))
 def test_drawn_layer_stacks_under_parallelism_layouts(example, excuses):
     """A layer stack of drawn depth, widths, checkpoint policy and dtype (bfloat16 against the
-    float32 run, within the looser bound), under a drawn parallelism layout, equals the unsharded
+    float32 run, within the looser bound), under a drawn parallel layout, equals the unsharded
     float32 run without checkpoint within the bound its reductions give."""
     check_stack(example, f"drawn layer stack ({example.dtype})", excuses)

@@ -1,4 +1,4 @@
-"""Model-shaped programs (MLP, transformer block) under parallelism layouts."""
+"""Model-shaped programs (MLP, transformer block) under parallel layouts."""
 
 from .registry import fault, jax_module, jnp_module, lax_module, wrap
 
