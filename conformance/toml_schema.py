@@ -126,7 +126,8 @@ def checked(values: Mapping[str, Any], schema: Schema, path: str, line: int = 0,
                      unknown[0])
     for key in schema.keys:
         value = values.get(key.name)
-        if key.name in values and not (isinstance(value, key.type) and not (key.type is int and isinstance(value, bool))):
+        if key.name in values and \
+                not (isinstance(value, key.type) and not (key.type is int and isinstance(value, bool))):
             hint = f': quote it, {key.name} = "{value}"' if key.type is str and isinstance(value, (int, float)) else ""
             entry.refuse(f"has {key.name} = {value!r}, {type_name(value)}, but {key.name} must be "
                          f"{TOML_TYPES[key.type]}{hint}", key.name)

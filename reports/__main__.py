@@ -129,7 +129,8 @@ def write_bugs(folder, page) -> int:
                 "reproduced" if run.shows_the_bug(f.cause) else f"NOT REPRODUCED ({run.status})")
         failed += run is not None and not run.shows_the_bug(f.cause)
         print(f"wrote {path}: {said}")
-    print(f"{len(written)} causes in effect on JAX {version}" + (f"; {failed} scripts did not show their bug" if failed else ""))
+    print(f"{len(written)} causes in effect on JAX {version}"
+          + (f"; {failed} scripts did not show their bug" if failed else ""))
     return 1 if failed else 0
 
 
@@ -174,7 +175,8 @@ def main(argv=None) -> int:
     d.add_argument("--file", type=Path, default=DEVIATIONS_FILE)
     g = commands.add_parser("bugs", help="a report to file per root cause in effect here, or the BUGS.md page",
                             description=bugs.__doc__.split("\n\n")[0])
-    g.add_argument("folder", nargs="?", type=Path, help="where to write the reports (made if missing; its parent must exist)")
+    g.add_argument("folder", nargs="?", type=Path,
+                   help="where to write the reports (made if missing; its parent must exist)")
     g.add_argument("--page", nargs="?", const=str(bugs.PAGE), metavar="FILE",
                    help=f"write the page of every cause instead (default {bugs.PAGE.name} at the checkout's top)")
     t = commands.add_parser("table", help="a run's seconds, examples/s and compilations per suite")

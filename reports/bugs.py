@@ -501,7 +501,8 @@ def write_reports(folder: Path, causes: Mapping[str, Cause], deviations: Sequenc
 def status(f: Found) -> str:
     c = f.cause
     if f.fixed_in and c.api_removed:
-        return f"never fixed: the API is gone from {f.fixed_in}" + (f"; upstream: {link_text(c.filed)}" if c.filed else "")
+        return (f"never fixed: the API is gone from {f.fixed_in}"
+                + (f"; upstream: {link_text(c.filed)}" if c.filed else ""))
     if f.fixed_in:
         return f"fixed in {f.fixed_in}" + (f" ({link_text(c.fixed_by)})" if c.fixed_by else "") + (
             f"; reported as {link_text(c.filed)}" if c.filed else "")

@@ -170,7 +170,8 @@ def excused_lines(base: dict, new: dict) -> List[str]:
     width = max(len(test) for test, _ in changed)
     lines = [f"\nexamples excused by known deviations, base -> new ({len(changed)})"]
     for test, entry in changed:
-        lines.append(f"  {test:<{width}}  {before.get((test, entry), 0):>4} -> {after.get((test, entry), 0):<4}  {entry}")
+        lines.append(f"  {test:<{width}}  {before.get((test, entry), 0):>4} -> "
+                     f"{after.get((test, entry), 0):<4}  {entry}")
     return lines
 
 
@@ -190,7 +191,8 @@ def text_table(base: dict, new: dict, changes: List[Change], verdict=None, unuse
         [f"  {a.test}  ({a.where})" for a in unused] if unused else []
     if not real_changes(changes):
         lines.append("no change: every property has the same outcome in both runs"
-                     + (f" (apart from {len(changes)} random known-deviation draw(s), listed below)" if changes else ""))
+                     + (f" (apart from {len(changes)} random known-deviation draw(s), listed below)"
+                        if changes else ""))
         if not changes:
             return "\n".join(lines + excused_lines(base, new) + stale)
     titles = dict(KINDS)

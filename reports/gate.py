@@ -131,7 +131,8 @@ def differences(base: dict, new: dict) -> List[str]:
         bs, ns = b.get("selection") or {}, n.get("selection") or {}
         for key, label in SELECTION_PARTS:
             if (bs.get(key) or None) != (ns.get(key) or None):
-                out.append(f"NEW selected other tests: {part_words(label, ns.get(key))} (BASE: {part_words(label, bs.get(key))})")
+                out.append(f"NEW selected other tests: {part_words(label, ns.get(key))} "
+                           f"(BASE: {part_words(label, bs.get(key))})")
     return out
 
 
@@ -153,7 +154,8 @@ def missing_properties(base: dict, new: dict) -> List[str]:
 
 def comparability(base: dict, new: dict) -> List[str]:
     """Every reason the two runs are not comparable (empty when they are)."""
-    return run_problems("BASE", base) + run_problems("NEW", new) + differences(base, new) + missing_properties(base, new)
+    return (run_problems("BASE", base) + run_problems("NEW", new) + differences(base, new)
+            + missing_properties(base, new))
 
 
 # --- acceptances ------------------------------------------------------------------------------

@@ -55,7 +55,8 @@ th.run .detail { display: block; font-size: 10px; font-weight: normal; color: #5
 table.matrix td.cell { width: 2.4em; min-width: 2.4em; max-width: 2.4em; text-align: center;
                        font-family: monospace; padding: 1px 0; }
 table.matrix td.absent { color: #999; }
-table.matrix td.counts { font-size: 9px; line-height: 1.15; text-align: center; font-family: monospace; padding: 2px 0; }
+table.matrix td.counts { font-size: 9px; line-height: 1.15; text-align: center; \
+font-family: monospace; padding: 2px 0; }
 #changed-only:checked ~ table.matrix tr.same { display: none; }
 """
 
@@ -91,7 +92,8 @@ def verdict_banner(record: dict) -> str:
     fixed = [t for t in failing if deviation_fixed(t)]
     broken = [t for t in failing if not deviation_fixed(t)]
     if record["status"] != "complete":
-        stopped = f" It stopped in <span class=\"mono\">{esc(record.get('running'))}</span>." if record.get("running") else ""
+        stopped = (f" It stopped in <span class=\"mono\">{esc(record.get('running'))}</span>."
+                   if record.get("running") else "")
         return (f"<div class=\"banner amber\"><strong>Incomplete: this run did not finish.</strong>{stopped} The "
                 f"report holds the {summary['total']} tests that ran before it stopped; rerun it (a crash of JAX "
                 "itself ends a serial run: <span class=\"mono\">-n 2</span> goes on past it).</div>")
@@ -124,7 +126,8 @@ def environment_rows(env: dict) -> List[Tuple[str, str]]:
                         f"x64 {'on' if env.get('x64') else 'off'}")]
     selection = env.get("selection")
     if selection:
-        words = " ".join([*selection.get("paths", []), *(["-m", repr(selection["markers"])] if selection.get("markers") else []),
+        words = " ".join([*selection.get("paths", []),
+                          *(["-m", repr(selection["markers"])] if selection.get("markers") else []),
                           *(["-k", repr(selection["keywords"])] if selection.get("keywords") else [])])
         rows.append(("selection", words))
     rows.append(("command", env.get("command", "")))
@@ -132,7 +135,8 @@ def environment_rows(env: dict) -> List[Tuple[str, str]]:
     files = env.get("deviation_files") or []
     if files:
         rows.append(("known deviations", "; ".join(f"{f['path']} ({f['origin']}: {f['in_effect']} in effect"
-                                                    + (f", {f['other_backends']} for other backends" if f.get("other_backends") else "")
+                                                    + (f", {f['other_backends']} for other backends"
+                                                       if f.get("other_backends") else "")
                                                     + f"; sha256 {f['sha256'][:12]})" for f in files)))
     suite = env.get("suite") or {}
     if suite:
@@ -173,7 +177,8 @@ def run_page(record: dict) -> str:
                     "reproduce: this JAX fixed them. They count as failures (so the run fails) until "
                     "each entry's range, in the file named beside it, is narrowed to end before "
                     "this release; they are not regressions.</p><ul>")
-        body += [f"<li class=\"mono\">{esc(t['id'])} (entry at {esc(t['deviation'].get('where') or t['deviation'].get('source') or '?')}): "
+        body += [f"<li class=\"mono\">{esc(t['id'])} (entry at "
+                 f"{esc(t['deviation'].get('where') or t['deviation'].get('source') or '?')}): "
                  f"{esc(t.get('message'))}</li>" for t in fixed]
         body.append("</ul>")
     failures = [t for t in record["tests"] if t["outcome"] in ("failed", "error") and not deviation_fixed(t)]
@@ -196,7 +201,8 @@ def run_page(record: dict) -> str:
     body += counted_table(
         f"Examples excused by known deviations ({sum(e['excused'] for _, e in excused)})",
         "Examples of random properties that met a known deviation's trigger and failed with its symptom: excused, "
-        "and counted here per entry (every other example ran and passed).", ("property", "examples", "entry", "trigger"),
+        "and counted here per entry (every other example ran and passed).",
+        ("property", "examples", "entry", "trigger"),
         [(f"<td class=\"mono\">{esc(t['id'])}</td><td>{e['excused']}</td><td>{esc(e['entry'])} "
           f"<span class=\"mono\">{esc(e.get('where'))}</span></td><td class=\"mono\">{esc(e.get('trigger'))}</td>")
          for t, e in excused])
@@ -206,7 +212,8 @@ def run_page(record: dict) -> str:
         "Examples whose call JAX refused with a sharding type error where our sharding-rule model says JAX rejects "
         "it (or has no rule for it): accepted, not failed, and counted here per property and kind.",
         ("property", "examples", "refusal"),
-        [f"<td class=\"mono\">{esc(t['id'])}</td><td>{r['examples']}</td><td>{esc(r['refusal'])}</td>" for t, r in refused])
+        [f"<td class=\"mono\">{esc(t['id'])}</td><td>{r['examples']}</td><td>{esc(r['refusal'])}</td>"
+         for t, r in refused])
     xpassed = [t for t in record["tests"] if t["outcome"] == "xpassed"]
     if xpassed:
         body.append(f"<h2>Known deviations that passed this time ({len(xpassed)})</h2><p>A non-strict "
@@ -236,7 +243,8 @@ def run_page(record: dict) -> str:
             note = t.get("reason") or (t.get("message") or "").split("\n")[0][:300]
             body.append(f"<tr><td class=\"mono\">{esc(t['id'].split('::', 1)[-1])}</td>"
                         f"<td style=\"background:{COLOURS[shown_outcome(t)]}\">{shown_outcome(t)}</td>"
-                        f"<td>{t['duration']:.2f}</td><td>{esc(t.get('examples') if t.get('examples') is not None else '')}</td>"
+                        f"<td>{t['duration']:.2f}</td>"
+                        f"<td>{esc(t.get('examples') if t.get('examples') is not None else '')}</td>"
                         f"<td>{esc(note)}</td></tr>")
         body.append("</table>")
     return page(f"Conformance run {run_label(record)}", body)
@@ -334,7 +342,8 @@ def matrix_page(records: List[dict], links: Optional[List[Optional[str]]] = None
                 f"<span class=\"key\" style=\"background:{COLOURS[o]}\">{LETTERS[o]}</span>{esc(MEANINGS[o])}"
                 for o in (*OUTCOMES, "fixed", "absent")) + "</p>",
             "<table class=\"matrix\"><thead><tr><th class=\"prop\">property</th>" + "".join(
-                run_heading(r, version, detail, link) for r, (version, detail), link in zip(records, column_labels(records), links))
+                run_heading(r, version, detail, link)
+                for r, (version, detail), link in zip(records, column_labels(records), links))
             + "</tr></thead><tbody>",
             "<tr><th class=\"prop\"><em>summary</em></th>" + "".join(summary_cell(r) for r in records) + "</tr>"]
     for suite in sorted(by_suite):
@@ -400,6 +409,7 @@ def comparison_page(base: dict, new: dict, changes, verdict, unused=(), kinds=()
         body += listed
     if unused:
         body.append(f"<h2>Accepted, but no such regression here ({len(unused)})</h2><p>The acceptance may be "
-                    "stale.</p><ul>" + "".join(f"<li class=\"mono\">{esc(a.test)} ({esc(a.where)})</li>" for a in unused)
+                    "stale.</p><ul>" + "".join(f"<li class=\"mono\">{esc(a.test)} ({esc(a.where)})</li>"
+                                               for a in unused)
                     + "</ul>")
     return page(f"Upgrade gate {run_label(base)} -> {run_label(new)}", body)

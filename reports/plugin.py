@@ -163,7 +163,8 @@ def rerun_command(item) -> str:
     env = {"backend": jax.default_backend(), "device_count": jax.device_count(),
            "profile": profiles.profile_name(config), "x64": bool(jax.config.jax_enable_x64)}
     return " ".join(["pytest", shlex.quote(item.nodeid), f"--hypothesis-seed={config.option.hypothesis_seed}",
-                     *rec.run_options(env), *(f"--deviations {shlex.quote(str(p))}" for p in config.getoption("--deviations"))])
+                     *rec.run_options(env),
+                     *(f"--deviations {shlex.quote(str(p))}" for p in config.getoption("--deviations"))])
 
 
 def seen_fields(failure: BaseException) -> Optional[dict]:
@@ -230,10 +231,10 @@ def new_entry(nodeid: str) -> dict:
     module = nodeid.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
     return {"id": nodeid, "suite": module, "area": None, "outcome": "passed",
             "duration": 0.0, "examples": None, "invalid_examples": None, "programs": None,
-            "compilations": None, "compile_seconds": None, "cache_served": None, "duplicate_programs": None, "repeated": None,
-            "peak_rss_mib": None, "random": None, "skip_kind": None, "deviation": None,
-            "excused": None, "refusals": None, "seen": None, "reason": None, "message": None, "falsifying_example": None, "repro": None,
-            "rerun": None}
+            "compilations": None, "compile_seconds": None, "cache_served": None, "duplicate_programs": None,
+            "repeated": None, "peak_rss_mib": None, "random": None, "skip_kind": None, "deviation": None,
+            "excused": None, "refusals": None, "seen": None, "reason": None, "message": None,
+            "falsifying_example": None, "repro": None, "rerun": None}
 
 
 class ReportWriter:

@@ -29,7 +29,8 @@ FORMAT_NAME = "jax-conformance-report"
 # /6 added each failed test's "seen": its failure as a deviation's symptom reads it (the exception
 # raised and its message, or the check that failed and what it shows).
 # /7 added the run's selection (paths, -m, -k, --deselect: compare's gate checks both runs made the
-# same one), each deviation's and excusing entry's kind and upstream link, a deviation's file:line, and each failed test's rerun command.
+# same one), each deviation's and excusing entry's kind and upstream link, a deviation's file:line,
+# and each failed test's rerun command.
 # /8 added each test's "refusals": the examples whose call JAX refused where our sharding-rule model
 # says it rejects it (or has no rule for it), so the refusal was accepted, per kind of refusal.
 # /9 added a failed test's "seen" frame: the innermost frame (module.function) that raised it, which a

@@ -112,7 +112,8 @@ def broadcasts_to(shape, dtype: np.dtype = INT) -> Callable[[np.ndarray], bool]:
 def second_operand(b: Builder, shape, dtype: str = "uint32") -> str:
     """A value that broadcasts to ``shape`` (the same one included), or a new input of a shape
     that does."""
-    return b.pick(broadcasts_to(shape, np.dtype(dtype)), lambda: b.new_input(dtype, b.draw(i.broadcasting_to(tuple(shape)))))
+    return b.pick(broadcasts_to(shape, np.dtype(dtype)),
+                  lambda: b.new_input(dtype, b.draw(i.broadcasting_to(tuple(shape)))))
 
 
 def binary() -> Feed:

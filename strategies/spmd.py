@@ -169,8 +169,8 @@ def collective_parameters(draw, name: str, size: int, max_rank: int = 2):
     * all_gather: ``axis`` and ``tiled``;
     * psum_scatter: ``dim`` (its side the group size, times 1 or 2 when tiled) and ``tiled``;
     * all_to_all: ``split`` (sized as psum_scatter's dim), ``concat`` another dimension in 2 draws
-      of 3 where the rank allows (else the same), and then in 3 draws of 4 sized as the split side too, so that the call with the two
-      exchanged is valid too (and another), and ``tiled``;
+      of 3 where the rank allows (else the same), and then in 3 draws of 4 sized as the split side
+      too, so that the call with the two exchanged is valid too (and another), and ``tiled``;
     * ppermute: ``perm`` (``permutations_pairs``);
     * axis_index: nothing, and a scalar value shape: it reads no value (JAX drops the operand from
       the program), so a drawn shape would only ask for the same program again."""

@@ -69,11 +69,13 @@ def test_compiled_function_shardings_and_calls(example):
     s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"
     explicit = lowered_from != "committed arrays, no in_shardings"
     jit_args = f", in_shardings={s(in_spec)}" if explicit else ""
-    lower_arg = f"jax.ShapeDtypeStruct(x.shape, x.dtype, sharding={s(in_spec)})" if lowered_from == "ShapeDtypeStructs" else "x"
+    lower_arg = (f"jax.ShapeDtypeStruct(x.shape, x.dtype, sharding={s(in_spec)})"
+                 if lowered_from == "ShapeDtypeStructs" else "x")
     compile_call = f"jax.jit(f{jit_args}, out_shardings={s(out_spec)}).lower({lower_arg}).compile()"
     called = {"compiled(x laid out as lowered)": "compiled(x)", "compiled(numpy x)": "compiled(x0)",
               "compiled(x laid out equivalently)": "compiled(other)"}
-    case = scripted_case(f"jax.jit({op.source} with {static!r}, in_shardings={spec_literal(in_spec) if explicit else '(none)'}, out_shardings={spec_literal(out_spec)})"
+    case = scripted_case(f"jax.jit({op.source} with {static!r}, in_shardings="
+                f"{spec_literal(in_spec) if explicit else '(none)'}, out_shardings={spec_literal(out_spec)})"
                 f".lower(<{lowered_from}>).compile() on {describe_mesh(mesh)}, x {x0.dtype}{list(x0.shape)}; "
                 f"then called with x laid out as {spec_literal(other_spec)}",
                 ["import functools", f"f = functools.partial({op.source}, **{static!r})",
@@ -92,7 +94,8 @@ def test_compiled_function_shardings_and_calls(example):
                                  "compiled.input_shardings[0][0]": "compiled.input_shardings[0][0]",
                                  "compiled.output_shardings": "compiled.output_shardings",
                                  **{what: call for what, call in called.items()},
-                                 **{f"{what} result dtype": f"np.asarray({call}).dtype.name" for what, call in called.items()},
+                                 **{f"{what} result dtype": f"np.asarray({call}).dtype.name"
+                                    for what, call in called.items()},
                                  **{f"{what} result": f"np.asarray({call})" for what, call in called.items()},
                                  **{f"{what} result sharding": f"{call}.sharding" for what, call in called.items()},
                                  "compiled(x committed to another layout)": "compiled(other)"})
@@ -102,7 +105,8 @@ def test_compiled_function_shardings_and_calls(example):
     x = jax.device_put(x0, sharding(in_spec))
     jitted = jax.jit(body, in_shardings=sharding(in_spec), out_shardings=sharding(out_spec)) if explicit else \
         jax.jit(body, out_shardings=sharding(out_spec))
-    argument = jax.ShapeDtypeStruct(x0.shape, x.dtype, sharding=sharding(in_spec)) if lowered_from == "ShapeDtypeStructs" else x
+    argument = (jax.ShapeDtypeStruct(x0.shape, x.dtype, sharding=sharding(in_spec))
+                if lowered_from == "ShapeDtypeStructs" else x)
     compiled = case.accepts("lower().compile()", lambda: compiled_once(jitted.lower(argument), mesh))
     in_layout, out_layout = Layout(mesh, in_spec, x0.shape), Layout(mesh, out_spec, expected.shape)
     (in_shardings,), kwargs = compiled.input_shardings

@@ -262,13 +262,16 @@ def jit_case(example: JitExample) -> Case:
     transform = example.transform
     grads = "sharded" if transform in ("grad", "jvp") else "sharded[1]"  # what the layout checks judge, as the property
     outcomes = {transform: transform_source(transform, "g"),
-                f"{transform} unsharded": f"(lambda x, w: {transform_source(transform, 'f')})(jnp.asarray(x0), jnp.asarray(w0))",
+                f"{transform} unsharded": f"(lambda x, w: {transform_source(transform, 'f')})"
+                                          f"(jnp.asarray(x0), jnp.asarray(w0))",
                 **tree_outcomes(transform, "sharded", LEAVES[transform]),
                 f"{transform} first result": f"{grads}[0]", f"{transform} second result": f"{grads}[1]"}
-    outcomes.update(tree_outcomes(oracle_check(example.function, transform), "unsharded", LEAVES[transform]))  # (the oracle)
+    outcomes.update(tree_outcomes(oracle_check(example.function, transform), "unsharded",
+                                  LEAVES[transform]))  # (the oracle)
     if transform == "vjp":
         outcomes["vjp primal output"] = "sharded[0]"
-    return Case(f"{example.transform} of jax.jit({example.function.source}, in_shardings=({spec_literal(example.x_spec)}, "
+    return Case(f"{example.transform} of jax.jit({example.function.source}, "
+                f"in_shardings=({spec_literal(example.x_spec)}, "
                 f"{spec_literal(example.w_spec)}), out_shardings={spec_literal(example.out_spec)}) on "
                 f"{describe_mesh(example.mesh)}, x and w float32{list(example.x.shape)}", code, outcomes)
 
@@ -340,7 +343,8 @@ def check_sharded_derivatives(case: Case, example: JitExample, unsharded, refere
         grads, expected_layouts = sharded, (example.out_spec, example.out_spec)
     else:
         grads, expected_layouts = sharded[1], (example.x_spec, example.w_spec)
-        check_layout(case, sharded[0], Layout(example.mesh, example.out_spec, example.x.shape), what="vjp primal output")
+        check_layout(case, sharded[0], Layout(example.mesh, example.out_spec, example.x.shape),
+                     what="vjp primal output")
     for name, leaf, spec in zip(("first", "second"), grads, expected_layouts):
         check_layout(case, leaf, Layout(example.mesh, spec, example.x.shape), what=f"{example.transform} {name} result")
 
@@ -371,7 +375,8 @@ BODIES = (
                    "lambda x, w, *, n: jnp.tile(jnp.sin(x) * w, (n, 1))"),
     CollectiveBody("psum_scatter", "lambda b, v, *, a, n: lax.psum_scatter(b * v, a, scatter_dimension=0, tiled=True)",
                    ("A",), "lambda x, w, *, n: jnp.sum((x * w).reshape(n, -1, *x.shape[1:]), axis=0)"),
-    CollectiveBody("ppermute", "lambda b, v, *, a, n: lax.ppermute(b * v, a, perm=[(i, (i + 1) % n) for i in range(n)])",
+    CollectiveBody("ppermute",
+                   "lambda b, v, *, a, n: lax.ppermute(b * v, a, perm=[(i, (i + 1) % n) for i in range(n)])",
                    ("A",), "lambda x, w, *, n: jnp.roll(x * w, x.shape[0] // n, axis=0)"),
     CollectiveBody("axis_index", "lambda b, v, *, a, n: jnp.sin(b) * v * lax.axis_index(a)", ("A",),
                    "lambda x, w, *, n: jnp.sin(x) * w * jnp.repeat(jnp.arange(n), x.shape[0] // n)"
@@ -393,7 +398,8 @@ def body_examples(draw):
     shape = (n * n * draw(st.integers(1, 2)), draw(st.integers(1, 2)))
     values = lambda shape: small_floats(shape)
     out_shape = {"psum": (shape[0] // n, shape[1]), "pmean": (shape[0] // n, shape[1]),
-                 "psum_scatter": (shape[0] // n, shape[1]), "all_gather": (shape[0] * n, shape[1])}.get(body.name, shape)
+                 "psum_scatter": (shape[0] // n, shape[1]),
+                 "all_gather": (shape[0] * n, shape[1])}.get(body.name, shape)
     return (body, transform, mesh, axis, draw(values(shape)), draw(values(shape)), draw(values(shape)),
             draw(values(out_shape)))
 
@@ -409,7 +415,8 @@ def test_derivatives_through_collectives_in_shard_map(example):
     out_spec = tuple((axis,) if e == "A" else e for e in body.out_spec)
     setup, call = shard_map_lines(f"functools.partial({body.body}, a={axis!r}, n={n})", (in_spec, in_spec), out_spec)
     global_run = f"jax.jit(lambda x, w: {transform_source(transform, 'f')})(jnp.asarray(x), jnp.asarray(w))"
-    code = script(["import functools", *setup, f"g = jax.jit({call})", f"f = functools.partial({body.global_source}, n={n})",
+    code = script(["import functools", *setup, f"g = jax.jit({call})",
+                   f"f = functools.partial({body.global_source}, n={n})",
                    "tx, tw = t, t",
                    f"sharded = {transform_source(transform, 'g')}",
                    f"unsharded = {global_run}",
@@ -430,7 +437,8 @@ def test_derivatives_through_collectives_in_shard_map(example):
         unsharded = case.accepts(f"{transform} of the global function",
                                  lambda: jax.jit(derivative(f))(jnp.asarray(x), jnp.asarray(w)))
         terms = jax.jit(f)(jnp.asarray(x), jnp.asarray(w)) if transform == "value_and_grad" else ()
-    compare_trees(case, transform, sharded, unsharded, model_dtype(x, w), bounds=body_bounds(transform, unsharded, terms))
+    compare_trees(case, transform, sharded, unsharded, model_dtype(x, w),
+                  bounds=body_bounds(transform, unsharded, terms))
 
 
 # --- deterministic reproductions of what the properties above found -----------------------------
@@ -443,13 +451,16 @@ def test_grad_of_a_jit_whose_out_shardings_split_what_its_in_shardings_replicate
     mesh = MeshModel(bridge.live_device_ids()[:2], (2,), ("b",))
     x = np.ones((2, 2), np.float32)
     grad = "jax.grad(lambda x: jnp.sum(g(x)))(jax.device_put(x, NamedSharding(mesh, P())))"
-    code = script(["g = jax.jit(jnp.sin, in_shardings=NamedSharding(mesh, P()), out_shardings=NamedSharding(mesh, P('b')))",
+    code = script(["g = jax.jit(jnp.sin, in_shardings=NamedSharding(mesh, P()), "
+                   "out_shardings=NamedSharding(mesh, P('b')))",
                    f"print({grad})"],
                   meshes={"mesh": mesh}, arrays={"x": x})
     case = Case(f"jax.grad(lambda x: jnp.sum(jax.jit(jnp.sin, in_shardings=P(), out_shardings=P('b'))(x)))(x) on "
                 f"{describe_mesh(mesh)}, x float32[2, 2]", code, {"grad": grad})  # (the call, its values, its layout)
-    g = jax.jit(jnp.sin, in_shardings=bridge.named_sharding(mesh, ()), out_shardings=bridge.named_sharding(mesh, ("b",)))
-    got = case.accepts("grad", lambda: jax.grad(lambda x: jnp.sum(g(x)))(jax.device_put(x, bridge.named_sharding(mesh, ()))))
+    g = jax.jit(jnp.sin, in_shardings=bridge.named_sharding(mesh, ()),
+                out_shardings=bridge.named_sharding(mesh, ("b",)))
+    got = case.accepts("grad",
+                       lambda: jax.grad(lambda x: jnp.sum(g(x)))(jax.device_put(x, bridge.named_sharding(mesh, ()))))
     case.close("grad", np.asarray(got), np.cos(x), rtol=1e-6, atol=1e-6)
     check_layout(case, got, Layout(mesh, (), x.shape), what="grad")
 
@@ -561,12 +572,14 @@ def test_custom_rules_inside_shard_map(example):
     t = jnp.asarray(tangent)
     derivative = lambda fn: transformed(transform, fn, (t, t), jnp.asarray(cotangent))
     in_sharding = bridge.named_sharding(mesh, in_spec)
-    sharded = case.accepts(transform, lambda: derivative(g)(jax.device_put(x, in_sharding), jax.device_put(w, in_sharding)))
+    sharded = case.accepts(transform,
+                           lambda: derivative(g)(jax.device_put(x, in_sharding), jax.device_put(w, in_sharding)))
     with case.oracle():
-        unsharded = case.accepts(f"{transform} of the global function",
-                                 lambda: jax.jit(derivative(f))(jnp.asarray(x), jnp.asarray(w)))  # one device, one compilation
+        unsharded = case.accepts(f"{transform} of the global function",  # one device, one compilation
+                                 lambda: jax.jit(derivative(f))(jnp.asarray(x), jnp.asarray(w)))
         terms = jax.jit(f)(jnp.asarray(x), jnp.asarray(w)) if transform == "value_and_grad" else ()
-    compare_trees(case, transform, sharded, unsharded, model_dtype(x, w), bounds=body_bounds(transform, unsharded, terms))
+    compare_trees(case, transform, sharded, unsharded, model_dtype(x, w),
+                  bounds=body_bounds(transform, unsharded, terms))
     compare_trees(case, f"{transform} vs numpy's custom rule", sharded,
                   custom_body_expected(function, not out_entries, transform, n, x, w, tangent, cotangent),
                   model_dtype(x, w), rtol=1e-4, atol=1e-4)

@@ -70,7 +70,8 @@ CARRIED = (
             lambda c, xs: _loop(c, xs, lambda c, x: c * np.int32(3) + x)),
     Carried("scan_outputs", "lambda c, xs, constrain: lax.scan(lambda c, x: (constrain(c ^ x), c + x), c, xs)[1][-1]",
             lambda c, xs: _loop(c, xs[:-1], lambda c, x: c ^ x) + xs[-1]),
-    Carried("fori_loop", "lambda c, xs, constrain: lax.fori_loop(0, xs.shape[0], lambda i, c: constrain(c * 3 + xs[i]), c)",
+    Carried("fori_loop", "lambda c, xs, constrain: lax.fori_loop(0, xs.shape[0], "
+            "lambda i, c: constrain(c * 3 + xs[i]), c)",
             lambda c, xs: _loop(c, xs, lambda c, x: c * np.int32(3) + x)),
     Carried("while_loop", "lambda c, xs, constrain: lax.while_loop(lambda s: s[0] < xs.shape[0], "
             "lambda s: (s[0] + 1, constrain(s[1] - xs[s[0]] * 5)), (0, c))[1]",
@@ -104,7 +105,7 @@ def loop_examples(draw) -> LoopExample:
     carried = draw(st.sampled_from(CARRIED))
     shape = tuple(draw(st.lists(st.sampled_from((2, 4, 1, 8)), min_size=1, max_size=2)))
     steps = draw(st.sampled_from((2, 4, 1)))
-    values = lambda shape: sample_values(carried.dtype, shape, subnormals=False)  # noqa: E731
+    values = lambda shape: sample_values(carried.dtype, shape, subnormals=False)
     c, xs = draw(values(shape)), draw(values((steps, *shape)))
     if carried.dtype == "float32":
         c, xs = without_subnormals(c / np.float32(50)), without_subnormals(xs / np.float32(50))
@@ -129,13 +130,15 @@ def test_control_flow_on_sharded_values(example):
     (and a constraint on the carry inside, or none), equal the unsharded run and numpy, laid out as
     the out_shardings ask."""
     carried = example.carried
-    s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"  # noqa: E731
+    s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"
     constrain = "lambda v: v" if example.inner_spec is None else \
         f"lambda v: jax.lax.with_sharding_constraint(v, {s(example.inner_spec)})"
     sharded = f"g(jax.device_put(c, {s(example.c_spec)}), jax.device_put(xs, {s(example.xs_spec)}))"
     unsharded = "unconstrained(jnp.asarray(c), jnp.asarray(xs))"
-    case = scripted_case(f"jax.jit({carried.source}, in_shardings=({spec_literal(example.c_spec)}, {spec_literal(example.xs_spec)}), "
-                f"out_shardings={spec_literal(example.out_spec)}) with constrain = {constrain}; {describe_mesh(example.mesh)}; "
+    case = scripted_case(f"jax.jit({carried.source}, in_shardings=({spec_literal(example.c_spec)}, "
+                f"{spec_literal(example.xs_spec)}), "
+                f"out_shardings={spec_literal(example.out_spec)}) with constrain = {constrain}; "
+                f"{describe_mesh(example.mesh)}; "
                 f"c {example.c.dtype}{list(example.c.shape)}, xs {list(example.xs.shape)}",
                 [f"f = lambda c, xs: ({carried.source})(c, xs, {constrain})",
                         f"unconstrained = lambda c, xs: ({carried.source})(c, xs, lambda v: v)",
@@ -145,19 +148,21 @@ def test_control_flow_on_sharded_values(example):
                         f"print('sharded:  ', {sharded})"],
                        meshes={"mesh": example.mesh}, arrays={"c": example.c, "xs": example.xs},
                        outcomes={"jitted with shardings": sharded, "np.asarray of the result": f"np.asarray({sharded})",
-                                 "unsharded": unsharded, "unsharded result dtype": f"np.asarray({unsharded}).dtype.name",
+                                 "unsharded": unsharded,
+                                 "unsharded result dtype": f"np.asarray({unsharded}).dtype.name",
                                  "sharded result dtype": f"np.asarray({sharded}).dtype.name",
                                  "unsharded result vs numpy": unsharded, "sharded result": sharded, "result": sharded})
-    sharding = lambda spec: bridge.named_sharding(example.mesh, spec)  # noqa: E731
+    sharding = lambda spec: bridge.named_sharding(example.mesh, spec)
     inner = None if example.inner_spec is None else sharding(example.inner_spec)
     body = bridge.function_of(carried.source)
-    f = lambda c, xs: body(c, xs, (lambda v: v) if inner is None else (lambda v: compat.constrain(v, inner)))  # noqa: E731
-    unconstrained = lambda c, xs: body(c, xs, lambda v: v)  # noqa: E731
+    f = lambda c, xs: body(c, xs, (lambda v: v) if inner is None else (lambda v: compat.constrain(v, inner)))
+    unconstrained = lambda c, xs: body(c, xs, lambda v: v)
     g = jax.jit(f, in_shardings=(sharding(example.c_spec), sharding(example.xs_spec)),
                 out_shardings=sharding(example.out_spec))
     with np.errstate(all="ignore"):
-        expected = np.asarray(carried.reference(example.c.astype(np.float64) if carried.dtype == "float32" else example.c,
-                                                example.xs.astype(np.float64) if carried.dtype == "float32" else example.xs))
+        expected = np.asarray(carried.reference(
+            example.c.astype(np.float64) if carried.dtype == "float32" else example.c,
+            example.xs.astype(np.float64) if carried.dtype == "float32" else example.xs))
     tolerance = dict(rtol=carried.rtol, atol=carried.rtol)
     # each function combines c, xs and Python ints (weak); checkpoint_grad's gradient has c's dtype, the same
     expected_dtype = dtypes.promote(example.c.dtype, example.xs.dtype, int, x64=compat.x64_enabled())
@@ -201,18 +206,20 @@ def test_donated_sharded_input_is_deleted_and_nothing_else_changes(example):
     buffers (same layout), and otherwise either deleted or kept unchanged with JAX's "not usable"
     warning."""
     mesh, x0, y0, x_spec, y_spec, out_spec = example
-    s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"  # noqa: E731
+    s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"
     case = scripted_case(f"jax.jit(lambda x, y: x * 3 + y, donate_argnums=0, in_shardings=({spec_literal(x_spec)}, "
                 f"{spec_literal(y_spec)}), out_shardings={spec_literal(out_spec)}) on {describe_mesh(mesh)}, "
                 f"int32{list(x0.shape)}",
                 ["import warnings",
                         f"x, y = jax.device_put(x0, {s(x_spec)}), jax.device_put(y0, {s(y_spec)})",
-                        f"f = jax.jit(lambda x, y: x * 3 + y, donate_argnums=0, in_shardings=({s(x_spec)}, {s(y_spec)}), "
+                        f"f = jax.jit(lambda x, y: x * 3 + y, donate_argnums=0, in_shardings=({s(x_spec)}, "
+                        f"{s(y_spec)}), "
                         f"out_shardings={s(out_spec)})",
                         "with warnings.catch_warnings(record=True) as warned:",
                         "    warnings.simplefilter('always')",
                         "    result = f(x, y)",
-                        "print(result, x.is_deleted(), np.array_equal(np.asarray(y), y0), [str(w.message) for w in warned])"],
+                        "print(result, x.is_deleted(), np.array_equal(np.asarray(y), y0), "
+                        "[str(w.message) for w in warned])"],
                        meshes={"mesh": mesh}, arrays={"x0": x0, "y0": y0},
                        # (the donating call once more, on a fresh copy of x0: x itself may be deleted)
                        outcomes={"donating call": f"f(jax.device_put(x0, {s(x_spec)}), y)", "result": "result",
@@ -222,7 +229,7 @@ def test_donated_sharded_input_is_deleted_and_nothing_else_changes(example):
                                  "a 'donated buffers were not usable' warning":
                                      "any('donated buffers were not usable' in str(w.message) for w in warned)",
                                  "the donated input JAX kept": "np.asarray(x)"})
-    sharding = lambda spec: bridge.named_sharding(mesh, spec)  # noqa: E731
+    sharding = lambda spec: bridge.named_sharding(mesh, spec)
     x, y = jax.device_put(x0, sharding(x_spec)), jax.device_put(y0, sharding(y_spec))
     f = jax.jit(lambda x, y: x * 3 + y, donate_argnums=0, in_shardings=(sharding(x_spec), sharding(y_spec)),
                 out_shardings=sharding(out_spec))
@@ -364,7 +371,7 @@ def branch_case(example: BranchExample):
     placed k, x and y (or lowers it, where the branches' output sharding types differ)."""
     explicit = example.axis_type == "Explicit"
     source = selector_source(example.selector, example.branches)
-    s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"  # noqa: E731
+    s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"
     finish_literal = "lambda i, v: [" + ", ".join(
         "v" if spec is None else f"{compat.CONSTRAIN_SOURCE[example.axis_type]}(v, {s(spec)})"
         for spec in example.branch_specs) + "][i]"
@@ -414,16 +421,17 @@ def check_switch_and_cond(case, example: BranchExample, unsharded: np.ndarray) -
     source = selector_source(example.selector, example.branches)
     types = explicit_output_specs(example) if explicit else None
     agree = not explicit or len(set(types)) == 1
-    sharding = lambda spec: bridge.named_sharding(example.mesh, spec, example.axis_type)  # noqa: E731
+    sharding = lambda spec: bridge.named_sharding(example.mesh, spec, example.axis_type)
     body = bridge.function_of(source)
 
     def finish(i, v):
         spec = example.branch_specs[i]
         return v if spec is None else compat.constrain(v, sharding(spec), example.axis_type)
-    f = lambda k, x, y: body(k, x, y, finish)  # noqa: E731
+    f = lambda k, x, y: body(k, x, y, finish)
     g = jax.jit(f) if explicit else jax.jit(f, out_shardings=sharding(example.out_spec))
     with compat.mesh_context(bridge.jax_mesh(example.mesh, example.axis_type), example.axis_type):
-        k, x, y = (jax.device_put(example.k, sharding(example.k_spec)), jax.device_put(example.x, sharding(example.x_spec)),
+        k, x, y = (jax.device_put(example.k, sharding(example.k_spec)),
+                   jax.device_put(example.x, sharding(example.x_spec)),
                    jax.device_put(example.y, sharding(example.y_spec)))
         if not agree:
             case.rejects("tracing branches whose output sharding types differ", lambda: g.lower(k, x, y), (TypeError,))
@@ -431,7 +439,8 @@ def check_switch_and_cond(case, example: BranchExample, unsharded: np.ndarray) -
         result = case.accepts("jitted with shardings", lambda: g(k, x, y))
     got = case.accepts("np.asarray of the result", lambda: np.asarray(result))
     case.close("sharded result", got, unsharded, **BRANCH_TOLERANCE)
-    check_layout(case, result, Layout(example.mesh, types[0] if explicit else example.out_spec, got.shape), what="result")
+    check_layout(case, result, Layout(example.mesh, types[0] if explicit else example.out_spec, got.shape),
+                 what="result")
 
 
 # --- jax.checkpoint policies -------------------------------------------------------------------
@@ -482,7 +491,8 @@ def sin_dot_gradient(x, w, v):
     return np.sum(np.sin(g)), (dd @ w.T, x.T @ dd, dg * s)
 
 
-RESIDUAL_LINE = re.compile(r"^\w+\[([\d,\s]*)\] (?:from the argument '?(\w+)'?|named '([^']+)' from|output of (\w+) from)")
+RESIDUAL_LINE = re.compile(r"^\w+\[([\d,\s]*)\] (?:from the argument '?(\w+)'?|named '([^']+)' from|"
+                           r"output of (\w+) from)")
 
 
 def parsed_residuals(lines) -> Tuple[object, ...]:
@@ -533,7 +543,7 @@ def remat_examples(draw, devices=DEVICES) -> RematExample:
     policy = draw(st.sampled_from(POLICY_CHOICES))
     m, k, n = draw(st.sampled_from(REMAT_SIZES))
     mesh = draw(cutting_meshes(devices, (m, k, n), max_axes=2))
-    values = lambda shape: small_floats(shape)  # noqa: E731
+    values = lambda shape: small_floats(shape)
     x, w, v = draw(values((m, k))), draw(values((k, n))), draw(values((m, n)))
     specs = (draw(sharding_specs(mesh, x.shape, prefer=(1,))), draw(sharding_specs(mesh, w.shape, prefer=(0,))),
              draw(sharding_specs(mesh, v.shape)))
@@ -553,7 +563,7 @@ def remat_case(example: RematExample, lines, outcomes: dict, call: str):
     """The Case of a checkpoint example: its script defines sin_dot, ``checkpointed`` (with the
     example's policy and constraint) and places x, w and v, then runs ``lines``."""
     kind, names = example.policy
-    s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"  # noqa: E731
+    s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"
     constrain = "lambda d: d" if example.inner_spec is None else \
         f"lambda d: jax.lax.with_sharding_constraint(d, {s(example.inner_spec)})"
     in_literal = ", ".join(s(spec) for spec in example.specs)
@@ -569,7 +579,7 @@ def remat_case(example: RematExample, lines, outcomes: dict, call: str):
 
 
 def placed(example: RematExample):
-    sharding = lambda spec: bridge.named_sharding(example.mesh, spec)  # noqa: E731
+    sharding = lambda spec: bridge.named_sharding(example.mesh, spec)
     inner = None if example.inner_spec is None else sharding(example.inner_spec)
     args = tuple(jax.device_put(a, sharding(spec)) for a, spec in zip((example.x, example.w, example.v), example.specs))
     return checkpointed_sin_dot(*example.policy, inner), args
@@ -612,7 +622,7 @@ def test_checkpoint_policy_keeps_the_value_and_gradient(example):
     """value_and_grad of jax.checkpoint(f, policy=...) of a dot/sin/named-value function, jitted with
     in_shardings and out_shardings, equals the unsharded run without checkpoint and numpy, the
     gradients laid out as out_shardings ask."""
-    s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"  # noqa: E731
+    s = lambda spec: f"NamedSharding(mesh, {spec_literal(spec)})"
     in_literal = ", ".join(s(spec) for spec in example.specs)
     grads_literal = ", ".join(s(spec) for spec in example.grad_specs)
     sharded = "g(x, w, v)"
@@ -629,16 +639,18 @@ def test_checkpoint_policy_keeps_the_value_and_gradient(example):
          "unsharded gradient with respect to w": f"{unsharded}[1][1]",
          "unsharded gradient with respect to v": f"{unsharded}[1][2]"},
         f"jax.jit(jax.value_and_grad(...), out_shardings=(P(), {tuple(spec_literal(p) for p in example.grad_specs)}))")
-    sharding = lambda spec: bridge.named_sharding(example.mesh, spec)  # noqa: E731
+    sharding = lambda spec: bridge.named_sharding(example.mesh, spec)
     checkpointed, args = placed(example)
     g = jax.jit(jax.value_and_grad(checkpointed, argnums=(0, 1, 2)),
                 in_shardings=tuple(sharding(spec) for spec in example.specs),
                 out_shardings=(sharding(()), tuple(sharding(spec) for spec in example.grad_specs)))
-    expected_value, expected_grads = sin_dot_gradient(*(a.astype(np.float64) for a in (example.x, example.w, example.v)))
+    expected_value, expected_grads = sin_dot_gradient(*(a.astype(np.float64)
+                                                        for a in (example.x, example.w, example.v)))
     with case.oracle():
         unsharded_value, unsharded_grads = case.accepts("unsharded", lambda: UNSHARDED_SIN_DOT(
             jnp.asarray(example.x), jnp.asarray(example.w), jnp.asarray(example.v)))
-        case.close("unsharded value vs numpy", np.asarray(unsharded_value), np.float32(expected_value), **REMAT_TOLERANCE)
+        case.close("unsharded value vs numpy", np.asarray(unsharded_value), np.float32(expected_value),
+                   **REMAT_TOLERANCE)
         for name, unsharded, expected in zip("xwv", unsharded_grads, expected_grads):
             case.close(f"unsharded gradient with respect to {name} vs numpy", np.asarray(unsharded),
                        expected.astype(np.float32), **REMAT_TOLERANCE)
@@ -658,7 +670,8 @@ def test_save_only_these_names_reports_the_named_residual_by_its_name():
     case = remat_case(example, ["printed = io.StringIO()", "with contextlib.redirect_stdout(printed):",
                                 "    jax.ad_checkpoint.print_saved_residuals(checkpointed, x, w, v)",
                                 "print(printed.getvalue())"],
-                      {"the saved residuals": "sorted(line.split(' from')[0] for line in printed.getvalue().splitlines())"},
+                      {"the saved residuals":
+                           "sorted(line.split(' from')[0] for line in printed.getvalue().splitlines())"},
                       "print_saved_residuals")
     checkpointed, args = placed(example)
     lines = printed_residuals(checkpointed, *args)
@@ -685,7 +698,7 @@ def test_switch_branches_constrained_to_different_layouts_compile():
          f"print({call})"],
         meshes={"mesh": mesh}, arrays={"k0": k0, "x0": x0, "y0": y0},
         outcomes={"jitted with shardings": call, "result": f"np.asarray({call})"})
-    sharding = lambda spec: bridge.named_sharding(mesh, spec)  # noqa: E731
+    sharding = lambda spec: bridge.named_sharding(mesh, spec)
     body = bridge.function_of(source)
     g = jax.jit(lambda k, x, y: body(k, x, y, lambda i, v: compat.constrain(v, sharding((("a", "b")[i],)))),
                 out_shardings=sharding(()))

@@ -91,11 +91,13 @@ def test_resharding_chain_keeps_values_and_ends_in_last_layout(example):
     array laid out as s3 (zero-size arrays: test_reshard_zero_size_array_onto_reordered_mesh)."""
     (first, second, third), x = example
     case = layout_case(first, "device_put(device_put(device_put(x, s1), s2), s3)",
-                       ["y1 = jax.device_put(x, sharding)", "y2 = jax.device_put(y1, s2)", "y = jax.device_put(y2, s3)"],
+                       ["y1 = jax.device_put(x, sharding)", "y2 = jax.device_put(y1, s2)",
+                        "y = jax.device_put(y2, s3)"],
                        x=x, extra_layouts={"s2": second, "s3": third},
                        outcomes={"device_put to s2": "jax.device_put(y1, s2)", "values after resharding to s2": "y2",
                                  "device_put to s3": "jax.device_put(y2, s3)", "values after resharding to s3": "y",
-                                 "result sharding is_equivalent_to s3": f"y.sharding.is_equivalent_to(s3, {third.rank})",
+                                 "result sharding is_equivalent_to s3":
+                                 f"y.sharding.is_equivalent_to(s3, {third.rank})",
                                  "shard": "y"})
     y = jax.device_put(x, bridge.layout_sharding(first))
     for step, layout in (("s2", second), ("s3", third)):
@@ -132,9 +134,11 @@ def test_make_array_from_callback_round_trip(example):
 
     case = layout_case(layout, "jax.make_array_from_callback(x.shape, sharding, lambda i: x[i])",
                        ["requested = []  # the indices the callback is asked for",
-                        "y = jax.make_array_from_callback(x.shape, sharding, lambda i: (requested.append(i), x[i])[1])"],
+                        "y = jax.make_array_from_callback(x.shape, sharding, "
+                        "lambda i: (requested.append(i), x[i])[1])"],
                        x=x, outcomes={"blocks requested from the callback":
-                                      "sorted({tuple(s.indices(n)[:2] for s, n in zip(i, x.shape)) for i in requested})",
+                                      "sorted({tuple(s.indices(n)[:2] for s, n in zip(i, x.shape)) "
+                                      "for i in requested})",
                                       "np.asarray(y)": "y", "shard": "y"})
     y = jax.make_array_from_callback(x.shape, bridge.layout_sharding(layout), callback)
     asked = {normalize_index(index, x.shape) for index in requested}
@@ -309,7 +313,8 @@ def test_elementwise_op_on_zero_size_array_keeps_sharding():
     case = layout_case(layout, "jnp.sin(jax.device_put(x, sharding)).sharding",
                        ["print(jnp.sin(jax.device_put(x, sharding)).sharding)"], x=x,
                        outcomes={"jnp.sin(y).sharding.is_equivalent_to(y.sharding)":
-                                 f"jnp.sin(jax.device_put(x, sharding)).sharding.is_equivalent_to(sharding, {layout.rank})"})
+                                 f"jnp.sin(jax.device_put(x, sharding)).sharding"
+                                 f".is_equivalent_to(sharding, {layout.rank})"})
     z = jnp.sin(jax.device_put(x, bridge.layout_sharding(layout)))
     case.true("jnp.sin(y).sharding.is_equivalent_to(y.sharding)",
               z.sharding.is_equivalent_to(bridge.layout_sharding(layout), layout.rank))
@@ -347,7 +352,8 @@ def test_reshard_zero_size_array_onto_reordered_mesh():
                        ["z = jax.device_put(jax.device_put(x, sharding), target)"],
                        x=x, extra_layouts={"target": target},
                        outcomes={"device_put": "jax.device_put(jax.device_put(x, sharding), target)",
-                                 "z.sharding.is_equivalent_to(target)": f"z.sharding.is_equivalent_to(target, {target.rank})",
+                                 "z.sharding.is_equivalent_to(target)":
+                                 f"z.sharding.is_equivalent_to(target, {target.rank})",
                                  "shard": "z"})
     y = jax.device_put(x, bridge.layout_sharding(source))
     z = case.accepts("device_put", lambda: jax.device_put(y, bridge.layout_sharding(target)))

@@ -171,12 +171,14 @@ def test_auto_and_explicit_meshes_give_equivalent_layouts(layout):
     x = np.arange(math.prod(layout.shape), dtype=np.int32).reshape(layout.shape)
     case = layout_case(layout, "Explicit vs Auto mesh", [
         "from jax.sharding import AxisType",
-        f"explicit = NamedSharding(Mesh(mesh.devices, mesh.axis_names, axis_types=(AxisType.Explicit,) * {len(layout.mesh.shape)}), sharding.spec)",
+        f"explicit = NamedSharding(Mesh(mesh.devices, mesh.axis_names, "
+        f"axis_types=(AxisType.Explicit,) * {len(layout.mesh.shape)}), sharding.spec)",
         f"print(explicit.is_equivalent_to(sharding, {layout.rank}))"], x=x,
         outcomes={"explicit devices_indices_map": "explicit", "auto devices_indices_map": "sharding",
                   "explicit.is_equivalent_to(auto)": f"explicit.is_equivalent_to(sharding, {layout.rank})",
                   "auto.is_equivalent_to(explicit)": f"sharding.is_equivalent_to(explicit, {layout.rank})",
-                  "device_put onto the explicit mesh": "jax.device_put(x, explicit)", "shard": "jax.device_put(x, explicit)"})
+                  "device_put onto the explicit mesh": "jax.device_put(x, explicit)",
+                  "shard": "jax.device_put(x, explicit)"})
     case.index_map("explicit devices_indices_map", bridge.index_map(explicit, layout.shape), layout.blocks)
     case.index_map("auto devices_indices_map", bridge.index_map(auto, layout.shape), layout.blocks)
     case.true("explicit.is_equivalent_to(auto)", explicit.is_equivalent_to(auto, layout.rank))

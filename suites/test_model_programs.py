@@ -110,11 +110,12 @@ def transformer_block(place, causal, params, ids, labels):
 def mlp(place, params, x):
     h = place.dot("bh,hf->bf", x, place.param(params["w1"], "column_weight"), "tensor_batch")
     h = gelu(h + place.param(params["b1"], "column_bias"))
-    return place.dot("bf,fh->bh", h, place.param(params["w2"], "row_weight"), "batch") + place.param(params["b2"], "vector")
+    return (place.dot("bf,fh->bh", h, place.param(params["w2"], "row_weight"), "batch")
+            + place.param(params["b2"], "vector"))
 
 
 def layer_stack(place, blocks, params, x):
-    for (kind, width), p in zip(blocks, params):
+    for (kind, _width), p in zip(blocks, params):
         if kind == "dense":
             x = place.act(gelu(place.dot("bsh,hf->bsf", x, place.param(p["w"], "column_weight"), "tensor_act")), "act")
         elif kind == "norm":
@@ -179,7 +180,7 @@ def np_mlp(params, x):
 
 
 def np_layer_stack(blocks, params, x):
-    for (kind, width), p in zip(blocks, params):
+    for (kind, _width), p in zip(blocks, params):
         if kind == "dense":
             x = np_gelu(np.einsum("bsh,hf->bsf", x, p["w"]))
         elif kind == "norm":
@@ -255,7 +256,8 @@ def bounded_references(reference, args, dtype):
     operands as the backend's DEFAULT precision does (``bridge.default_dot_operand_dtype``)."""
     dot = bridge.default_dot_operand_dtype()
     exact = reference(*rounding.tracked(args, u_dot=dot))
-    low = None if dtype == "float32" else reference(*rounding.tracked(args, u=dtype, u_sum="float32", u_dot=dot, rounded=True))
+    low = None if dtype == "float32" else reference(*rounding.tracked(args, u=dtype, u_sum="float32", u_dot=dot,
+                                                                      rounded=True))
     return exact, low
 
 
@@ -316,7 +318,8 @@ def _script_lines(program_call: str):
     explicit = compat.CONSTRAIN_SOURCE["Explicit"]
     lines = ["import functools",
              "def CONSTRAIN(x, sharding, axis_type):",
-             f"    return jax.lax.with_sharding_constraint(x, sharding) if axis_type == 'Auto' else {explicit}(x, sharding)"]
+             "    return jax.lax.with_sharding_constraint(x, sharding) if axis_type == 'Auto' else "
+             f"{explicit}(x, sharding)"]
     for obj in PROGRAM_SOURCES:
         lines += inspect.getsource(obj).rstrip().splitlines()
     return lines + [program_call]
@@ -346,7 +349,7 @@ def run_sharded_and_unsharded(case, layout, program, args, arg_specs, out_specs,
     sharded run's failure, the sharded result is None (the one-device run is still made), as it is
     with ``sharded=False`` (the sharded run not made)."""
     axis_type = layout.axis_type
-    sharding = lambda spec: bridge.named_sharding(layout.mesh, tuple(spec), axis_type)  # noqa: E731
+    sharding = lambda spec: bridge.named_sharding(layout.mesh, tuple(spec), axis_type)
     in_shardings = jax.tree_util.tree_map(sharding, arg_specs, is_leaf=is_spec)
     out_shardings = jax.tree_util.tree_map(sharding, out_specs, is_leaf=is_spec)
     result = None
@@ -426,7 +429,8 @@ def _lines_for(layout, call, arrays):
 BFLOAT16_DOT = programs_reproductions.test_a_bfloat16_einsum_summing_in_float32_runs
 
 
-@settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])  # (excuses: see test_sharding_invariance)
+@settings(max_examples=EXAMPLES,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])  # (excuses: see test_sharding_invariance)
 @given(example=model_examples())
 def test_transformer_block_under_parallel_layouts(example, excuses, known_deviations):
     """A transformer block's loss and logits, jitted with a drawn parallel layout's shardings,
@@ -445,20 +449,23 @@ def test_transformer_block_under_parallel_layouts(example, excuses, known_deviat
                     "in_shardings=in_shardings, out_shardings=out_shardings)(params, ids, labels)")
     lines = _lines_for(layout, [f"causal = {example.causal}",
                                 "params32 = params  # the unsharded run is the float32 program's",
-                                f"params = jax.tree_util.tree_map(lambda x: x.astype(jnp.{dtype}) if x.dtype == np.float32 else x, params)",
+                                f"params = jax.tree_util.tree_map(lambda x: x.astype(jnp.{dtype}) "
+                                "if x.dtype == np.float32 else x, params)",
                                 "S = lambda spec: NamedSharding(mesh, P(*spec))",
                                 f"in_shardings = jax.tree_util.tree_map(S, {arg_specs!r}, is_leaf={IS_SPEC_SOURCE})",
                                 f"out_shardings = (S(()), S({specs['act']!r}))",
-                                "unsharded = jax.jit(lambda params, ids, labels: transformer_block(Placement(), causal, "
-                                "params, ids, labels))(params32, ids, labels)",
+                                "unsharded = jax.jit(lambda params, ids, labels: transformer_block(Placement(), "
+                                "causal, params, ids, labels))(params32, ids, labels)",
                                 "print('unsharded loss', unsharded[0])"],
                        {"params": params, "ids": ids, "labels": labels})
     case = make_case(f"transformer_block(causal={example.causal}, {dtype})", layout, lines,
-                     outcomes={"jitted with shardings": sharded_call, "sharded loss": float64_outcome(f"{sharded_call}[0]"),
+                     outcomes={"jitted with shardings": sharded_call,
+                               "sharded loss": float64_outcome(f"{sharded_call}[0]"),
                                "device_put of the inputs": f"{PUT_INPUTS}((params, ids, labels), in_shardings)",
-                               "loss ": f"{sharded_call}[0]", "logits ": f"{sharded_call}[1]",
+                               "loss": f"{sharded_call}[0]", "logits": f"{sharded_call}[1]",
                                "sharded logits": float64_outcome(f"{sharded_call}[1]"), "unsharded": "unsharded",
-                               "unsharded loss vs numpy": float64_outcome("unsharded[0]"), "unsharded logits vs numpy": float64_outcome("unsharded[1]"),
+                               "unsharded loss vs numpy": float64_outcome("unsharded[0]"),
+                               "unsharded logits vs numpy": float64_outcome("unsharded[1]"),
                                "sharded loss dtype": dtype_outcome(f"{sharded_call}[0]"),
                                "sharded logits dtype": dtype_outcome(f"{sharded_call}[1]"),
                                "unsharded loss dtype": dtype_outcome("unsharded[0]"),
@@ -466,7 +473,8 @@ def test_transformer_block_under_parallel_layouts(example, excuses, known_deviat
     args = (cast(params, dtype), ids, labels)
     result, unsharded = run_sharded_and_unsharded(
         case, layout, lambda place: block_program(place, example.causal), args, arg_specs, out_specs,
-        (params, ids, labels), excuses.way([example], mesh_kind=layout.axis_type, example=example), sharded=aborts is None)
+        (params, ids, labels), excuses.way([example], mesh_kind=layout.axis_type, example=example),
+        sharded=aborts is None)
     if aborts is not None:
         excuses.count(aborts, example, "sharded run not made (XLA:CPU may abort the process at a collective)")
     reference, low = bounded_references(functools.partial(np_transformer_block, example.causal),
@@ -511,7 +519,7 @@ def test_mlp_under_parallel_layouts(example):
     case = make_case(f"mlp({dtype})", layout, lines,
                      outcomes={"jitted with shardings": sharded_call, "sharded output": float64_outcome(sharded_call),
                                "device_put of the inputs": f"{PUT_INPUTS}((params, x), in_shardings)",
-                               "output ": sharded_call, "sharded output dtype": dtype_outcome(sharded_call),
+                               "output": sharded_call, "sharded output dtype": dtype_outcome(sharded_call),
                                "unsharded": "unsharded", "unsharded output vs numpy": float64_outcome("unsharded"),
                                "unsharded output dtype": dtype_outcome("unsharded")})
     args = (cast(params, dtype), x.astype(dtype))
@@ -582,13 +590,15 @@ def test_drawn_layer_stacks_under_parallel_layouts(stack, layout, seed):
                                 "S = lambda spec: NamedSharding(mesh, P(*spec))",
                                 f"in_shardings = jax.tree_util.tree_map(S, {arg_specs!r}, is_leaf={IS_SPEC_SOURCE})",
                                 f"out_shardings = (S({specs['act']!r}), S(()))",
-                                "unsharded = jax.jit(lambda params, x: layer_stack(Placement(), blocks, params, x))(params, x)",
+                                "unsharded = jax.jit(lambda params, x: layer_stack(Placement(), blocks, params, x))"
+                                "(params, x)",
                                 "print('unsharded', unsharded[1])"],
                        {"params": params, "x": x})
     case = make_case(f"layer_stack({blocks})", layout, lines,
-                     outcomes={"jitted with shardings": sharded_call, "sharded activations": float64_outcome(f"{sharded_call}[0]"),
+                     outcomes={"jitted with shardings": sharded_call,
+                               "sharded activations": float64_outcome(f"{sharded_call}[0]"),
                                "device_put of the inputs": f"{PUT_INPUTS}((params, x), in_shardings)",
-                               "activations ": f"{sharded_call}[0]", "mean_square ": f"{sharded_call}[1]",
+                               "activations": f"{sharded_call}[0]", "mean_square": f"{sharded_call}[1]",
                                "sharded mean_square": float64_outcome(f"{sharded_call}[1]"), "unsharded": "unsharded",
                                "unsharded activations vs numpy": float64_outcome("unsharded[0]"),
                                "unsharded mean_square vs numpy": float64_outcome("unsharded[1]"),
@@ -731,10 +741,11 @@ def test_shard_map_mlp_and_attention_under_parallel_layouts(layout, which, seed)
              f"pos = np.arange({SIZES['seq']}, dtype=np.int32)",
              f"unsharded = {layer.body_name}({unbound}, {names})",
              "print('unsharded', unsharded)"]
-    case = scripted_case(f"jax.jit(shard_map({layer.body_name})) under {layout.describe()}; {describe_mesh(layout.mesh)}",
+    case = scripted_case(f"jax.jit(shard_map({layer.body_name})) under {layout.describe()}; "
+                         f"{describe_mesh(layout.mesh)}",
                          lines, meshes={"mesh": layout.mesh},
                          outcomes={"jitted shard_map": sharded_call, "sharded output": float64_outcome(sharded_call),
-                                   "output ": sharded_call, "sharded output dtype": dtype_outcome(sharded_call),
+                                   "output": sharded_call, "sharded output dtype": dtype_outcome(sharded_call),
                                    "unsharded": "unsharded", "unsharded output vs numpy": float64_outcome("unsharded"),
                                    "unsharded output dtype": dtype_outcome("unsharded")})
     f = manual_program(layout, which)

@@ -155,7 +155,8 @@ def reshape_model(example: Reshape):
         return str(e)
 
 
-@settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])  # (excuses: see test_sharding_invariance)
+@settings(max_examples=EXAMPLES,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])  # (excuses: see test_sharding_invariance)
 @given(example=reshapes(DEVICES, AXIS_TYPES))
 def test_reshape_across_a_sharded_dimension(example, excuses):
     """A reshape that merges or splits a sharded dimension gives numpy's values, eager and jitted;
@@ -237,7 +238,8 @@ def contraction_model(c: Contraction):
     return verdict.out_spec
 
 
-@settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])  # (excuses: see test_sharding_invariance)
+@settings(max_examples=EXAMPLES,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])  # (excuses: see test_sharding_invariance)
 @given(example=contractions(DEVICES, AXIS_TYPES))
 def test_contraction_over_sharded_dimensions(example, excuses):
     """lax.dot_general or jnp.einsum over drawn dimension numbers, its contracting and batch

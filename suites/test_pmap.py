@@ -79,9 +79,12 @@ def test_pmap_of_pytrees_matches_the_model(example):
                           "print(f(*args))",
                           *(["# for each result leaf, {slice position: id of the device holding it}; then the",
                              "# first leaf's map, or the first map that differs from it",
-                             "holders = [{(s.index[0] if isinstance(s.index[0], int) else s.index[0].start or 0): s.device.id",
-                             "            for s in leaf.addressable_shards} for leaf in jax.tree_util.tree_leaves(f(*args))]",
-                             "holder = next((h for h in holders if h != holders[0]), holders[0])"] if out_axes == 0 else [])],
+                             "holders = [{(s.index[0] if isinstance(s.index[0], int) else s.index[0].start or 0): "
+                             "s.device.id",
+                             "            for s in leaf.addressable_shards} "
+                             "for leaf in jax.tree_util.tree_leaves(f(*args))]",
+                             "holder = next((h for h in holders if h != holders[0]), holders[0])"]
+                            if out_axes == 0 else [])],
                          outcomes={"pmap": "f(*args)",
                                    "pmap result: number of leaves": "len(jax.tree_util.tree_leaves(f(*args)))",
                                    "pmap result: structure": "type(f(*args)).__name__",
@@ -238,7 +241,8 @@ def test_traced_once_per_input_signature(selection, calls, traced_functions):
         shape, dtype = SIGNATURES[i]
         inputs.append(np.ones((selection.size,) + shape[1:], dtype_of(dtype)))
         traced.f(inputs[-1])
-    shapes = lambda ids: ", ".join(f"(({selection.size},) + {SIGNATURES[i][0][1:]}, np.{SIGNATURES[i][1]})" for i in ids)
+    shapes = lambda ids: ", ".join(f"(({selection.size},) + {SIGNATURES[i][0][1:]}, np.{SIGNATURES[i][1]})"
+                                   for i in ids)
     case = scripted_case(f"pmap(body) called on signatures {[SIGNATURES[i] for i in calls]}"
                          + (f", after calls on {[SIGNATURES[i] for i in earlier]}" if earlier else ""),
                          ["traces = []",
@@ -324,10 +328,12 @@ def check_devices_given(example: DevicesGiven) -> None:
     x = np.zeros((example.axis_size, 2), np.float32)
     call = (f"jax.pmap(lambda a: a, devices=[devices[i] for i in {list(ids)}])"
             f"(np.zeros(({example.axis_size}, 2), np.float32))")
-    case = scripted_case(f"jax.pmap(lambda a: a, devices=<{example.given} devices>)(np.zeros(({example.axis_size}, 2)))",
+    case = scripted_case(f"jax.pmap(lambda a: a, devices=<{example.given} devices>)"
+                         f"(np.zeros(({example.axis_size}, 2)))",
                          outcomes={"pmap with devices= of another count": call})
     case.rejects("pmap with devices= of another count",
-                 lambda: jax.pmap(identity_for_axis(example.axis_size) if example.given > example.axis_size else (lambda a: a),
+                 lambda: jax.pmap(identity_for_axis(example.axis_size) if example.given > example.axis_size
+                                  else (lambda a: a),
                                   devices=[bridge.devices_by_id()[i] for i in ids])(x), (ValueError,))
 
 
@@ -354,7 +360,8 @@ def test_a_pmapped_function_that_refused_a_call_runs_a_later_valid_one():
                          [call, "try:", "    f(np.zeros((3, 2), np.float32))", "except ValueError as e:",
                           "    print('refused:', e)", "print(f(np.arange(4, dtype=np.float32).reshape(2, 2)))"],
                          outcomes={"the refused call": "f(np.zeros((3, 2), np.float32))",
-                                   "the valid call after it": "np.asarray(f(np.arange(4, dtype=np.float32).reshape(2, 2)))"})
+                                   "the valid call after it":
+                                   "np.asarray(f(np.arange(4, dtype=np.float32).reshape(2, 2)))"})
     f = jax.pmap(lambda a: a, devices=[bridge.devices_by_id()[i] for i in ids])
     case.rejects("the refused call", lambda: f(np.zeros((3, 2), np.float32)), (ValueError,))
     x = np.arange(4, dtype=np.float32).reshape(2, 2)

@@ -184,7 +184,8 @@ def test_translated_layouts_place_tiles_as_the_positional_model(put):
                          [f"sharding = NamedSharding(mesh, P(*{layout.spec!r}))",
                           *(["y = jax.device_put(x, sharding)"] if congruent else [])],
                          meshes={"mesh": layout.mesh}, arrays={"x": x},
-                         outcomes={"device_put": "jax.device_put(x, sharding)", "shard": "y", "translated blocks": blocks}
+                         outcomes={"device_put": "jax.device_put(x, sharding)", "shard": "y",
+                                   "translated blocks": blocks}
                          if congruent else {"device_put of an indivisible shape": "jax.device_put(x, sharding)"})
     put_it = lambda: jax.device_put(x, bridge.layout_sharding(layout))
     if congruent:
@@ -208,7 +209,8 @@ def test_fully_replicated_positional_accepts_any_rank():
                                ["y = jax.device_put(x, sharding)", "print(y.sharding.devices_indices_map(x.shape))"],
                                x=x, outcomes={f"device_put of a {x.ndim}-d array": "jax.device_put(x, sharding)",
                                               "values": "np.asarray(y).tolist()", "devices_indices_map": "y"})
-        y = case.accepts(f"device_put of a {x.ndim}-d array", lambda: jax.device_put(x, bridge.positional_sharding(chain)))  # noqa: B023 - called in this iteration
+        y = case.accepts(f"device_put of a {x.ndim}-d array",
+                         lambda: jax.device_put(x, bridge.positional_sharding(chain)))  # noqa: B023 - called in this iteration
         case.equal("values", np.asarray(y).tolist(), x.tolist())
         case.index_map("devices_indices_map", bridge.index_map(y.sharding, x.shape), model.blocks(x.shape))
 

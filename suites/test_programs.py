@@ -42,6 +42,7 @@ from conformance.checking.layouts import check_layout
 import conformance.checking.triggers as triggers
 from conformance.checking.symptoms import Seen
 from conformance.checking.triggers import Call
+from conformance.checking.ways import JIT_WAYS, Way
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, MeshModel
 from conformance.runner import environment, soak
@@ -50,8 +51,8 @@ from conformance.model.sharding_rules import axes_argument
 from strategies.ops import BY_NAME
 import strategies.programs as strategies_programs
 from strategies.programs import programs
-from suites.test_sharding_invariance import (ABORT, GATHER_ABORT, aborts_under_jit, accepted_refusal, expected_rejection,
-                                             forwards_an_input, sharding_verdict, why_not_rejected)
+from suites.test_sharding_invariance import (ABORT, GATHER_ABORT, aborts_under_jit, accepted_refusal,
+                                             expected_rejection, forwards_an_input, sharding_verdict, why_not_rejected)
 
 pytestmark = pytest.mark.programs
 DEVICES = bridge.live_device_ids()
@@ -63,12 +64,12 @@ PROPERTY_ID = "suites/test_programs.py::test_generated_programs_agree_with_the_u
 SOAK = "soak"  # the Hypothesis profile under which the property runs in the soak's rounds
 
 
-def spec_of(program: Program, name: str, way: str = "(a)"):
+def spec_of(program: Program, name: str, way: Way = Way.EAGER):
     """The spec a value has by our model (``derived_specs``) when the program runs ``way``: under jit
     on an Auto mesh, a device_put keeps its operand's layout (measured on 0.4.31 to 0.10.2:
     jit(lambda v: jax.device_put(v, P())) of v P('a') returns P('a'); met on 0.4.31, seed
     3063195687: a concatenate of such a device_put's result is a partially replicated join)."""
-    in_jit = not way.startswith("(a)") and program.axis_type == "Auto"
+    in_jit = Way.of(way).jitted and program.axis_type == "Auto"
     return derived_specs(program, device_put_retypes=not in_jit)[name]
 
 
@@ -144,7 +145,7 @@ def derived_specs(program: Program, device_put_retypes: bool = True) -> dict:
     return specs
 
 
-def computed_into(program: Program, name: str, way: str = "(a)"):
+def computed_into(program: Program, name: str, way: Way = Way.EAGER):
     """The spec a jit way computes the value ``name`` into when it ends a prefix of the program
     (``first_wrong_step``): an output's spec, else its derived spec without the entries whose
     tiling does not divide their dimension (XLA pads such a dimension inside a program, but a jit
@@ -206,7 +207,8 @@ IDENTITIES = {
     "swapaxes": lambda shape, kw: not triggers.moves_a_dimension("swapaxes", kw, len(shape)),
     "broadcast_to": lambda shape, kw: tuple(kw["shape"]) == tuple(shape),
     "pad": lambda shape, kw: all(tuple(w) == (0, 0) for w in kw["widths"]),
-    "roll": lambda shape, kw: kw["axis"] is not None and kw["shift"] % max(shape[kw["axis"]], 1) == 0,  # (flattened: kept)
+    "roll": lambda shape, kw: (kw["axis"] is not None  # (flattened: kept)
+                               and kw["shift"] % max(shape[kw["axis"]], 1) == 0),
     "at_set_shifted": lambda shape, kw: kw["shift"] == 0,
 }
 
@@ -247,8 +249,8 @@ def step_call(program: Program, step: Step, way: str, producers: int = 4, neighb
     three steps reads them through layout changes) and, while that depth lasts and ``neighbours``,
     the program's other steps reading its first operand (``beside``) and those reading its result
     (``read_by``: ``readers``, each with its producers), without theirs (but a step XLA folds into its
-    operand gets the ``read_by`` of each step beside it); a layout change of a layout change's result is the call "layout change of a layout
-    change"."""
+    operand gets the ``read_by`` of each step beside it); a layout change of a layout change's
+    result is the call "layout change of a layout change"."""
     changed = layout_changed(program)
     op = "layout change of a layout change" if step.changes_layout and step.operands[0] in changed else step.op
     static = {"spec": step.spec} if step.changes_layout else step.kwargs  # (a layout change's target)
@@ -256,7 +258,8 @@ def step_call(program: Program, step: Step, way: str, producers: int = 4, neighb
     made_by = tuple(step_call(program, by_result[n], way, producers - 1, neighbours) if n in by_result else None
                     for n in step.operands) if producers > 0 else ()
     near = neighbours and producers > 0
-    besides = [s for s in program.steps if s is not step and step.operands and s.operands[:1] == step.operands[:1]] if near else []
+    besides = [s for s in program.steps
+               if s is not step and step.operands and s.operands[:1] == step.operands[:1]] if near else []
     # of a step XLA folds into its operand, the steps reading each step beside it too
     folded = bool(besides) and triggers.keeps_its_value(step.op, step.kwargs, np.shape(program.value(step.operands[0])),
                                                         np.shape(program.value(step.result)))
@@ -265,7 +268,7 @@ def step_call(program: Program, step: Step, way: str, producers: int = 4, neighb
     read_by = tuple(step_call(program, s, way, 3, False) for s in readers(program, step.result)) if near else ()
     return Call(op, tuple(program.value(n) for n in step.operands), static, program.mesh, program.axis_type,
                 tuple(spec_of(program, n, way) for n in step.operands),
-                None if way.startswith("(a)") else computed_into(program, step.result, way), way,
+                None if Way.of(way) is Way.EAGER else computed_into(program, step.result, way), way,
                 tuple(np.shape(program.value(step.result))), made_by, beside=beside, read_by=read_by)
 
 
@@ -300,14 +303,13 @@ def depends_on(program: Program, name: str) -> list:
 # axes, jitted into a layout cutting another dimension over the first (from 0.10.1; other steps reading
 # the update fail its HLO verifier from 0.7.0): where this reproduction is a known deviation, a program
 # with such a step runs its jit ways in a subprocess.
-MOVED_UPDATE_ABORT = reproductions.test_a_cumsum_of_a_shifted_update_of_columns_cut_over_two_axes_into_rows_cut_over_the_major_one
+MOVED_UPDATE_ABORT = (
+    reproductions.test_a_cumsum_of_a_shifted_update_of_columns_cut_over_two_axes_into_rows_cut_over_the_major_one)
 JOIN_HANG = reproductions.test_a_concatenate_of_a_dynamic_slice_laid_out_replicated_with_itself
 # It aborts on a scan of an operand sliced beside it to a prefix as long per shard (from 0.10.1; such
 # a scan reads the slice's buffer from 0.5.1).
 SCAN_BESIDE_A_PREFIX_SLICE = reproductions.test_a_cumsum_returned_beside_a_prefix_slice_of_its_operand
 
-
-JIT_WAYS = ("(b) jit with in/out_shardings", "(c) jit with constraints")
 
 # The bugs that end the process, one row each: (its strict reproduction, whether a step call meets it,
 # the ways of the step calls asked, the ways that then run in a fresh interpreter). A program runs those
@@ -315,10 +317,10 @@ JIT_WAYS = ("(b) jit with in/out_shardings", "(c) jit with constraints")
 # bug; the first row met decides.
 PROCESS_ENDING = (
     # a layout change onto combined mesh axes aborts eagerly too
-    (reproductions.test_constraint_onto_two_combined_axes_after_a_split_input, triggers.layout_change_onto_combined_axes,
-     ("(b)",), ("(a)",) + programs_.ISOLATED_WAYS),
+    (reproductions.test_constraint_onto_two_combined_axes_after_a_split_input,
+     triggers.layout_change_onto_combined_axes, (Way.JIT_SHARDINGS,), (programs_.EAGER,) + programs_.ISOLATED_WAYS),
     # a join, or a step moving an operand's axis into combined axes of another dimension
-    (ABORT, aborts_under_jit, ("(b)",), programs_.ISOLATED_WAYS),
+    (ABORT, aborts_under_jit, (Way.JIT_SHARDINGS,), programs_.ISOLATED_WAYS),
     (MOVED_UPDATE_ABORT, triggers.jitted_read_of_a_range_update_moving_its_major_cut_axis, JIT_WAYS,
      programs_.ISOLATED_WAYS),
     # (it never returns: the subprocess's faulthandler ends it)
@@ -541,14 +543,15 @@ def dependent_candidates(program: Program, way: str) -> list:
 
 
 def first_wrong_step(program: Program, way: str, output: str = "", raised: bool = False):
-    """``(step, what it showed, (expected, got) where its values differ, else None)`` for the first of the steps ``output`` depends on (every step when
-    ``output`` is "") whose prefix of the program (``programs_.prefix_function``), jitted as ``way``
-    jits the program (in_shardings, or constraints on the inputs; its value laid out as the program
-    asks for it where that is known), raises or returns another value than numpy's; None when each
-    prefix is right. For a failure that ``raised``, the first whose prefix raises, where one does:
-    a step before it that only computes a wrong value is another deviation, not the one that raised
-    (met on 0.11.1 at ten times the examples, seed 1682753693: v0, a dynamic_slice clamped per shard
-    on an Explicit mesh, wrong, was blamed for the ShardingTypeError of v1 = cumsum(v0, axis=0))."""
+    """``(step, what it showed, (expected, got) where its values differ, else None)`` for the first
+    of the steps ``output`` depends on (every step when ``output`` is "") whose prefix of the
+    program (``programs_.prefix_function``), jitted as ``way`` jits the program (in_shardings, or
+    constraints on the inputs; its value laid out as the program asks for it where that is known),
+    raises or returns another value than numpy's; None when each prefix is right. For a failure that
+    ``raised``, the first whose prefix raises, where one does: a step before it that only computes a
+    wrong value is another deviation, not the one that raised (met on 0.11.1 at ten times the
+    examples, seed 1682753693: v0, a dynamic_slice clamped per shard on an Explicit mesh, wrong, was
+    blamed for the ShardingTypeError of v1 = cumsum(v0, axis=0))."""
     wanted = {s.result for s in (depends_on(program, output) if output else program.steps)}
     first = None
     for step in (s for s in program.steps if s.result in wanted):
@@ -659,14 +662,16 @@ def rejected_as_typed_before_a_device_put(program: Program, way: str, steps) -> 
     ``steps`` is one our sharding-rule model rejects once each device_put is taken to keep its
     operand's type (what a known deviation's trigger asks about); else nothing."""
     from conformance.model import sharding_rules as rules
-    if program.axis_type != "Explicit" or way.startswith("(a)") or not any(s.op == "device_put" for s in program.steps):
+    if program.axis_type != "Explicit" or Way.of(way) is Way.EAGER or \
+            not any(s.op == "device_put" for s in program.steps):
         return []
     kept = derived_specs(program, device_put_retypes=False)
     for s in steps:
         if s.changes_layout:
             continue
         if isinstance(sharding_verdict(typed_step_call(program, s, kept, way)), rules.Rejects):
-            return [Call(triggers.REJECTED_AS_TYPED_BEFORE_A_DEVICE_PUT, (), {}, program.mesh, program.axis_type, (), None, way)]
+            return [Call(triggers.REJECTED_AS_TYPED_BEFORE_A_DEVICE_PUT, (), {},
+                         program.mesh, program.axis_type, (), None, way)]
     return []
 
 
@@ -759,7 +764,8 @@ def check_unsharded(case: Case, program: Program, jitted_first: bool = True) -> 
         for step in program.steps:
             fn = programs_.step_function(program, step, unsharded=True)
             env[step.result] = case.accepts(described[step.result], lambda: fn(env))  # noqa: B023 - called in this iteration
-            case.same_bits(f"{described[step.result]} vs numpy", np.asarray(env[step.result]), program.value(step.result))
+            case.same_bits(f"{described[step.result]} vs numpy", np.asarray(env[step.result]),
+                           program.value(step.result))
     with case.oracle():
         if jitted_first:
             case.jitted_first(lambda run: run(), jitted, step_by_step)
@@ -779,12 +785,12 @@ def check_eager(case: Case, program: Program, excuses, on_demand: Optional[Oracl
     env = dict(zip(program.inputs, placed(program)))
     current = []  # the step running: what a failure's trigger is asked about
     excuse = lambda name: excuses.way(lambda failure: current, mesh_kind=program.axis_type, example=program)
-    with judged(on_demand, "(a) eager", excuse), in_context(program):
+    with judged(on_demand, Way.EAGER, excuse), in_context(program):
         for step in program.steps:
-            call = step_call(program, step, "(a) eager")
+            call = step_call(program, step, Way.EAGER)
             current[:] = [call, as_laid_out(call, step, layouts_of(env))]
             fn = programs_.step_function(program, step)
-            what = f"(a) eager {step.result} = {programs_.expression(step)}"
+            what = f"{Way.EAGER} {step.result} = {programs_.expression(step)}"
             value = run(case, program, what, lambda: fn(env), current, excuses)  # noqa: B023 - called in this iteration
             if value is None:
                 return
@@ -793,7 +799,7 @@ def check_eager(case: Case, program: Program, excuses, on_demand: Optional[Oracl
             check_values(case, value, expected, what, layout)
             env[step.result] = value
         if on_demand is not None:
-            on_demand.passed("(a) eager")
+            on_demand.passed(Way.EAGER)
 
 
 def jitted_as(program: Program, way: str, fn, out_specs=None, donated=(), unasked: int = 0):
@@ -805,7 +811,7 @@ def jitted_as(program: Program, way: str, fn, out_specs=None, donated=(), unaske
     constrain = lambda x, s: compat.constrain(x, s, program.axis_type)
     ins = tuple(map(sharding, program.in_specs))
     outs = None if out_specs is None else tuple(map(sharding, out_specs))
-    if way.startswith("(b)"):
+    if Way.of(way) is Way.JIT_SHARDINGS:
         return jax.jit(fn, in_shardings=ins, donate_argnums=donated,
                        **({} if outs is None else {"out_shardings": outs + (None,) * unasked}))
 
@@ -858,8 +864,10 @@ def check_jitted(case: Case, program: Program, ignores_returned_constraint, excu
             for name, spec, out in zip(program.outputs, program.out_specs, outs):
                 current[0] = name
                 expected = program.value(name)
-                if mode.startswith("(c)") and ignores_returned_constraint and forwards_an_input(program.arrays, expected):
-                    excuses.count(ignores_returned_constraint, program, f"{mode} layout of a returned input not checked")
+                if (mode is Way.JIT_CONSTRAINTS and ignores_returned_constraint
+                        and forwards_an_input(program.arrays, expected)):
+                    excuses.count(ignores_returned_constraint, program,
+                                  f"{mode} layout of a returned input not checked")
                     check_values(case, out, expected, f"{mode} output {name}")
                     whole = False
                     continue
@@ -873,11 +881,8 @@ def subprocess_outcome(program: Program, name: str):
     documented rejection where our sharding-rule model rejects a step, else None (a failure)."""
     if name not in {e.__name__ for e in compat.SHARDING_TYPE_ERRORS}:
         return None
-    why = next(filter(None, (expected_rejection(c) for c in dependent_candidates(program, "(b)"))), None)
+    why = next(filter(None, (expected_rejection(c) for c in dependent_candidates(program, Way.JIT_SHARDINGS))), None)
     return None if why is None else f"rejected with {name} ({why})"
-
-
-WAYS_BY_MODE = {"(a)": "(a) eager", "(b)": JIT_WAYS[0], "(c)": JIT_WAYS[1]}
 
 
 def check_isolated(case: Case, program: Program, ways, ignores_returned_constraint, excuses, run_isolated) -> None:
@@ -888,13 +893,14 @@ def check_isolated(case: Case, program: Program, ways, ignores_returned_constrai
     input's layout at (c) is left unchecked and counted where ``ignores_returned_constraint``
     applies."""
     def candidates(label):
-        if label.startswith("(a) "):  # one eager step, by its result's name
-            return [step_call(program, next(s for s in program.steps if s.result == label[4:]), WAYS_BY_MODE["(a)"])]
-        return [c for mode in label.split("/") for c in dependent_candidates(program, WAYS_BY_MODE[mode])]
+        if label.startswith(programs_.EAGER + " "):  # one eager step, by its result's name (the subprocess's label)
+            result = label[len(programs_.EAGER) + 1:]
+            return [step_call(program, next(s for s in program.steps if s.result == result), Way.EAGER)]
+        return [c for mode in label.split("/") for c in dependent_candidates(program, Way.of(mode))]
 
     def layout(mode, key, step):
-        if mode == "(c)" and ignores_returned_constraint and forwards_an_input(program.arrays, program.value(
-                program.outputs[int(key)])):
+        if Way.of(mode) is Way.JIT_CONSTRAINTS and ignores_returned_constraint and \
+                forwards_an_input(program.arrays, program.value(program.outputs[int(key)])):
             excuses.count(ignores_returned_constraint, program, f"{mode} layout of a returned input not checked")
             return None
         return programs_.stated_layout(program, mode, key, step)
@@ -974,13 +980,13 @@ def test_generated_programs_agree_with_the_unsharded_run(program, excuses, known
     isolated = isolated_ways(program, known_deviations)
     if isolated:
         check_unsharded(case, program, jitted_first=False)  # the oracle: never excused
-        if "(a)" not in isolated:
+        if programs_.EAGER not in isolated:
             check_eager(case, program, excuses)
         check_isolated(case, program, isolated, ignores_returned_constraint, excuses, run_isolated)
         return
     # Every check is exact (numpy's bits), so the oracle runs on demand: where a way fails (before
     # its failure is judged) or is not checked whole; never excused.
-    on_demand = OracleOnDemand(lambda: check_unsharded(case, program), ("(a) eager",) + JIT_WAYS)
+    on_demand = OracleOnDemand(lambda: check_unsharded(case, program), tuple(Way))
     check_eager(case, program, excuses, on_demand)
     check_jitted(case, program, ignores_returned_constraint, excuses, on_demand)
     on_demand.finish()

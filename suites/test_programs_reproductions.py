@@ -29,7 +29,8 @@ def test_the_second_of_two_constraints_in_a_row_applies():
                          meshes={"mesh": mesh}, placed={"x": (x, ())}, outcomes={"result": "y"})
     constrain = jax.lax.with_sharding_constraint
     y = jax.jit(lambda a: constrain(constrain(jnp.flip(a), bridge.named_sharding(mesh, ("a",))),
-                                    bridge.named_sharding(mesh, ())))(jax.device_put(x, bridge.named_sharding(mesh, ())))
+                                    bridge.named_sharding(mesh, ())))(
+        jax.device_put(x, bridge.named_sharding(mesh, ())))
     check_layout(case, y, Layout(mesh, (), x.shape), x[::-1], what="result")
 
 
@@ -232,8 +233,9 @@ def test_a_stack_of_a_clamped_dynamic_slice_into_a_cut_output():
     in the eleventh matrix pass, seed 1545607637; the dynamic_slice_clamp fold, openxla/xla#49121)."""
     mesh = bridge.first_devices_mesh(("a", 4), ("b", 2))
     x = np.arange(4, dtype=np.uint32)
-    source = ("jax.jit(lambda x, s: (lambda v: jax.lax.with_sharding_constraint(jnp.stack((v, v, v)), NamedSharding(mesh, P())))"
-              "(lax.dynamic_slice(x, (s,), (2,))), in_shardings=(NamedSharding(mesh, P('a')), NamedSharding(mesh, P())), "
+    source = ("jax.jit(lambda x, s: (lambda v: jax.lax.with_sharding_constraint(jnp.stack((v, v, v)), "
+              "NamedSharding(mesh, P())))(lax.dynamic_slice(x, (s,), (2,))), "
+              "in_shardings=(NamedSharding(mesh, P('a')), NamedSharding(mesh, P())), "
               "out_shardings=NamedSharding(mesh, P(None, 'b')))")
     case = scripted_case(f"{source}(x, -1)", [f"y = {source}(x, np.int32(-1))", "print(np.asarray(y))"],
                          meshes={"mesh": mesh}, arrays={"x": x}, outcomes={"result": "np.asarray(y)"})
@@ -289,7 +291,8 @@ def two_results_of_a_split_vector(first: str, second: str, x: np.ndarray, device
     ``x`` constrained P('a') over two devices (or ``devices``; ``first`` and ``second``: expressions
     of x), with the case that names the call and its checks "first result" and "second result"."""
     mesh = bridge.first_devices_mesh(("a", devices))
-    source = (f"jax.jit(lambda x: (lambda x: (c({first}, NamedSharding(mesh, P())), c({second}, NamedSharding(mesh, P()))))"
+    source = (f"jax.jit(lambda x: (lambda x: (c({first}, NamedSharding(mesh, P())), "
+              f"c({second}, NamedSharding(mesh, P()))))"
               "(c(x, NamedSharding(mesh, P('a')))))")
     case = scripted_case(f"{source}(x on P('a')), c = jax.lax.with_sharding_constraint",
                          ["c = jax.lax.with_sharding_constraint", f"y = {source}(x)", "print(y)"],
@@ -372,7 +375,8 @@ def test_a_value_returned_beside_a_constrained_prefix_slice_of_it():
     comes back whole beside its one-element slice (found by a random program draw on 0.6.1, seed
     435230726, on an (a=2, b=4) mesh)."""
     x = np.arange(2, dtype=np.uint32)
-    check_the_second_result_comes_back_whole(2, "lambda x: (lambda y: (replicate(y[0:1]), y))(-x)", {"x": (x, ("a",))}, -x)
+    check_the_second_result_comes_back_whole(2, "lambda x: (lambda y: (replicate(y[0:1]), y))(-x)",
+                                             {"x": (x, ("a",))}, -x)
 
 
 @bridge.needs_devices(4, "to split over four devices")
@@ -496,8 +500,8 @@ def test_a_concatenate_of_a_dynamic_slice_laid_out_replicated_with_itself(run_is
     """jax.jit(lambda x, i: jnp.concatenate((wsc(v, P()), v)) for v = lax.dynamic_slice(x, (i,), (5,)),
     out_shardings=P('b')) of x = arange(8) (uint32) and i = 1 on a (b=2, x=2) mesh returns [1..5, 1..5];
     run in a subprocess because the program may never return (its kernels spin: the subprocess arms
-    Python's faulthandler for 1 s once the program is compiled, which runs in microseconds; found by a random program on 0.11.0 in
-    the seventh matrix pass, its (b) way hung)."""
+    Python's faulthandler for 1 s once the program is compiled, which runs in microseconds; found by
+    a random program on 0.11.0 in the seventh matrix pass, its (b) way hung)."""
     ids = list(bridge.live_device_ids()[:4])
     lines = [f"mesh = Mesh(np.array([devices[i] for i in {ids}]).reshape((2, 2)), ('b', 'x'))",
              "def f(x, i):",

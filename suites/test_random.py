@@ -47,7 +47,8 @@ class Sampler:
 
 
 SAMPLERS = (
-    Sampler("uniform", "lambda key, shape: jax.random.uniform(key, shape, minval=-2.0, maxval=3.0)", bounds=(-2.0, 3.0)),
+    Sampler("uniform", "lambda key, shape: jax.random.uniform(key, shape, minval=-2.0, maxval=3.0)",
+            bounds=(-2.0, 3.0)),
     Sampler("normal", "lambda key, shape: jax.random.normal(key, shape)"),
     Sampler("bits", "lambda key, shape: jax.random.bits(key, shape)"),
     Sampler("randint", "lambda key, shape: jax.random.randint(key, shape, -50, 1000)", bounds=(-50, 1000)),
@@ -156,7 +157,8 @@ def batched_key_draws(draw) -> Draw:
     key_spec = draw(cutting_specs(mesh, (batch,), where_possible=True))
     out_shape = (batch, *shape, *sampler.extra_dims)
     return Draw(sampler, draw(st.sampled_from(tuple(KEY_SOURCES))), draw(key_data((batch,))),
-                draw(st.booleans()), mesh, shape, batch, key_spec, draw(dividing_specs(mesh, out_shape[:1 + len(shape)])))
+                draw(st.booleans()), mesh, shape, batch, key_spec,
+                draw(dividing_specs(mesh, out_shape[:1 + len(shape)])))
 
 
 @settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -256,7 +258,8 @@ def test_threefry_partitionable_defaults_as_the_changelog_states():
     case = scripted_case("jax.config.jax_threefry_partitionable",
                          ["print(jax.config.jax_threefry_partitionable)"],
                          outcomes={"jax_threefry_partitionable": "jax.config.jax_threefry_partitionable"})
-    case.equal("jax_threefry_partitionable", compat.threefry_partitionable_setting(), compat.THREEFRY_PARTITIONABLE_DEFAULT)
+    case.equal("jax_threefry_partitionable", compat.threefry_partitionable_setting(),
+               compat.THREEFRY_PARTITIONABLE_DEFAULT)
 
 
 # --- deterministic reproductions of what the property above found -------------------------------
@@ -287,7 +290,8 @@ def check_a_jitted_draw_against_the_unsharded_one(draw: str, mesh, data: np.ndar
 def test_non_partitionable_draw_into_a_partially_replicated_output():
     """With jax_threefry_partitionable off, jax.random.bits(key, (4,)) jitted with out_shardings
     P('a') on a 2x2 mesh (each block held by two devices) equals the unsharded draw."""
-    check_a_jitted_draw_against_the_unsharded_one("jax.random.bits(key, (4,))", bridge.first_devices_mesh(("a", 2), ("b", 2)),
+    check_a_jitted_draw_against_the_unsharded_one("jax.random.bits(key, (4,))",
+                                                  bridge.first_devices_mesh(("a", 2), ("b", 2)),
                                                   np.array([0, 3], np.uint32), "raw", False)  # (jax.random.PRNGKey(3))
 
 
@@ -310,8 +314,10 @@ def test_normal_draws_of_eight_keys_split_eight_ways_have_the_unsharded_bits():
     mesh = bridge.first_devices_mesh(("a", 8))
     data = np.array([[0, 1], [2, 3], [4, 5], [6, 7], [8, 9], [10, 11], [12, 13], [3473, 2878368095]], np.uint32)
     draw = "jax.vmap(lambda key: jax.random.normal(jax.random.fold_in(key, 7), ()))"
-    sharded = f"jax.jit({draw}, out_shardings=NamedSharding(mesh, P()))(jax.device_put(keys, NamedSharding(mesh, P('a'))))"
-    case = scripted_case(f"{sharded} with jax_threefry_partitionable=False on {describe_mesh(mesh)}, keys {data.tolist()}",
+    sharded = (f"jax.jit({draw}, out_shardings=NamedSharding(mesh, P()))"
+               f"(jax.device_put(keys, NamedSharding(mesh, P('a'))))")
+    case = scripted_case(f"{sharded} with jax_threefry_partitionable=False on {describe_mesh(mesh)}, "
+                         f"keys {data.tolist()}",
                          [compat.THREEFRY_PARTITIONABLE_SOURCE.format(False),
                           f"keys = {KEY_SOURCES['typed'].format('data')}",
                           f"print({sharded}, jax.jit({draw})(keys))"],
@@ -320,6 +326,7 @@ def test_normal_draws_of_eight_keys_split_eight_ways_have_the_unsharded_bits():
     f = bridge.function_of(draw)
     with compat.threefry_partitionable(False):
         keys = KEYS["typed"](data)
-        got = jax.jit(f, out_shardings=bridge.named_sharding(mesh, ()))(jax.device_put(keys, bridge.named_sharding(mesh, ("a",))))
+        got = jax.jit(f, out_shardings=bridge.named_sharding(mesh, ()))(
+            jax.device_put(keys, bridge.named_sharding(mesh, ("a",))))
         expected = np.asarray(jax.jit(f)(keys))
     case.same_bits("the jitted draws vs the unsharded draws", np.asarray(got), expected)

@@ -234,7 +234,8 @@ def collective_source(collective: Collective, over: tuple, x: str) -> str:
     p = dict(collective.params)
     return {"psum": f"lax.psum({x}, {over!r})", "pmax": f"lax.pmax({x}, {over!r})",
             "all_gather": f"lax.all_gather({x}, {over!r}, axis={p.get('axis')!r}, tiled={p.get('tiled')!r})",
-            "psum_scatter": f"lax.psum_scatter({x}, {over!r}, scatter_dimension={p.get('dim')!r}, tiled={p.get('tiled')!r})",
+            "psum_scatter": f"lax.psum_scatter({x}, {over!r}, scatter_dimension={p.get('dim')!r}, "
+                            f"tiled={p.get('tiled')!r})",
             "ppermute": f"lax.ppermute({x}, {over!r}, perm={list(p.get('perm', ()))!r})",
             "axis_index": f"lax.axis_index({over!r})"}[collective.name]
 
@@ -338,7 +339,8 @@ def test_a_body_manual_over_one_axis_sees_blocks_of_that_axis_only():
                                   manual_axes=("i",))
     case = scripted_case(f"{call}(x) on {describe_mesh(mesh)}, x int32[4, {n // 2}]",
                 [*setup, f"print(jax.jit({call})(x))"], meshes={"mesh": mesh}, arrays={"x": x},
-                outcomes={"shard_map manual over 'i'": f"jax.jit({call})(x)", "result": f"np.asarray(jax.jit({call})(x))"})
+                outcomes={"shard_map manual over 'i'": f"jax.jit({call})(x)",
+                          "result": f"np.asarray(jax.jit({call})(x))"})
     f = jax.jit(compat.shard_map(lambda b: lax.psum(b, "i") + b.shape[0], bridge.jax_mesh(mesh), ((("i",),),), (),
                                  check=True, manual_axes=("i",)))
     got = case.accepts("shard_map manual over 'i'", lambda: f(x))
@@ -413,7 +415,8 @@ def explicit_result_checks(case: Case, result, mesh: MeshModel, out_spec: Spec, 
 
 
 def explicit_case(mesh: MeshModel, title: str, spec: Spec, x: np.ndarray, lines: list, outcomes: dict) -> Case:
-    return scripted_case(f"{title} on an Explicit {describe_mesh(mesh)}, x {x.dtype}{list(x.shape)} {spec_literal(spec)}",
+    return scripted_case(f"{title} on an Explicit {describe_mesh(mesh)}, x {x.dtype}{list(x.shape)} "
+                         f"{spec_literal(spec)}",
                          [f"y = jax.device_put(x, NamedSharding(mesh, {spec_literal(spec)}))"],
                          meshes={"mesh": mesh}, axis_type="Explicit", arrays={"x": x}, in_context=lines,
                          outcomes=outcomes)
@@ -444,7 +447,8 @@ def test_a_body_on_an_explicit_mesh_sees_the_models_blocks(example, data):
     case = explicit_case(mesh, f"{call}(x)", spec, x, [*setup, f"r = {run}", "print(r, jax.typeof(r))"],
                          {"shard_map": run, "np.asarray of the stacked blocks": f"np.asarray({run})",
                           "stacked blocks": run,  # (its values, and its layout: 'stacked blocks sharding ...')
-                          "blocks of jax.typeof(stacked blocks).sharding's spec": f"NamedSharding(mesh, jax.typeof({run}).sharding.spec)"})
+                          "blocks of jax.typeof(stacked blocks).sharding's spec":
+                          f"NamedSharding(mesh, jax.typeof({run}).sharding.spec)"})
     blocks = spmd.shard_map_blocks(mesh, spec, x)
     expected = spmd.shard_map_assemble(mesh, out_spec, {d: blocks[d][None] for d in mesh.device_ids})
     jmesh = bridge.jax_mesh(mesh, "Explicit")
@@ -478,7 +482,8 @@ def test_out_specs_on_an_explicit_mesh_must_cover_the_axes_a_body_varies_over(ex
     out_spec = restricted_to(spec, [a for a in mesh.axis_names if a != axis])
     setup, refused = shard_map_lines("lambda b: b * 2", (spec,), out_spec)
     _, summed = shard_map_lines(f"lambda b: lax.psum(b, {axis!r})", (spec,), out_spec)
-    case = explicit_case(mesh, f"out_specs {spec_literal(out_spec)} (without {axis!r}): body b * 2, and lax.psum(b, {axis!r})",
+    case = explicit_case(mesh, f"out_specs {spec_literal(out_spec)} (without {axis!r}): "
+                               f"body b * 2, and lax.psum(b, {axis!r})",
                          spec, x, [*setup, f"print(jax.jit({summed})(y))  # accepted",
                                    "try:", f"    print(jax.jit({refused})(y))  # should raise ValueError",
                                    "except Exception as e:", "    print('raised:', type(e).__name__, e)"],

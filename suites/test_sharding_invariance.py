@@ -39,6 +39,7 @@ from conformance.checking.case import Case, OracleOnDemand, excusable
 from conformance.checking.layouts import check_layout
 from conformance.checking.repro import context_indent, describe_mesh, script, spec_literal
 from conformance.checking.triggers import Call
+from conformance.checking.ways import Way
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, MeshModel, Spec, block_slices
 from conformance.model.program import Program, Step
@@ -74,7 +75,7 @@ class Example:
     def sharding(self, spec):
         return bridge.named_sharding(self.mesh, spec, self.axis_type)
 
-    def call(self, way: str) -> Call:
+    def call(self, way: Way) -> Call:
         """The example as the known deviations' triggers read it, run ``way``."""
         return Call(self.op.name, self.operands, self.static, self.mesh, self.axis_type, self.in_specs,
                     self.out_spec, way, tuple(np.shape(self.expected)))
@@ -92,7 +93,9 @@ def examples(draw, op: Op) -> Example:
                    parts.out_spec, parts.expected)
 
 
-MODES = ("(a) eager", "(b) jit with in/out_shardings", "(c) jit with sharding constraints")  # the sharded ways
+MODES = tuple(Way)  # the sharded ways
+# what is counted, for the entry that excuses it, where (c) returns an input and its layout goes unchecked
+UNCHECKED_RETURNED_INPUT = f"{Way.JIT_CONSTRAINTS.letter} layout of a returned input not checked"
 
 
 def invariance_case(example: Example) -> Case:
@@ -102,9 +105,9 @@ def invariance_case(example: Example) -> Case:
     shardings = ", ".join(f"NamedSharding(mesh, {spec_literal(s)})" for s in example.in_specs)
     constrain = compat.CONSTRAIN_SOURCE[example.axis_type]
     ways = {"unsharded": "f(" + ", ".join(f"jnp.asarray({n})" for n in names) + ")",
-            "(a) eager": "f(*args)",
-            "(b) jit with in/out_shardings": "jax.jit(f, in_shardings=in_shardings, out_shardings=out_sharding)(*args)",
-            "(c) jit with sharding constraints": "constrained(*args)"}
+            Way.EAGER: "f(*args)",
+            Way.JIT_SHARDINGS: "jax.jit(f, in_shardings=in_shardings, out_shardings=out_sharding)(*args)",
+            Way.JIT_CONSTRAINTS: "constrained(*args)"}
     in_context = [  # each way prints its result, or what it raised (so the verdict that ends the script still runs)
         f"constrained = jax.jit(lambda *a: {constrain}(f(*({constrain}(x, s) for x, s in "
         "zip(a, in_shardings))), out_sharding))",
@@ -113,9 +116,9 @@ def invariance_case(example: Example) -> Case:
         "        print(way, call())",
         "    except Exception as e:",
         "        print(way, 'raised', type(e).__name__, str(e)[:1000])",
-        f"run('(a) eager:', lambda: {ways['(a) eager']})",
-        f"run('(b) jit:  ', lambda: {ways['(b) jit with in/out_shardings']})",
-        f"run('(c) constrained:', lambda: {ways['(c) jit with sharding constraints']})",
+        f"run('{Way.EAGER}:', lambda: {ways[Way.EAGER]})",
+        f"run('{Way.JIT_SHARDINGS}:', lambda: {ways[Way.JIT_SHARDINGS]})",
+        f"run('{Way.JIT_CONSTRAINTS}:', lambda: {ways[Way.JIT_CONSTRAINTS]})",
     ]
     code = script([
         "import functools",
@@ -131,7 +134,8 @@ def invariance_case(example: Example) -> Case:
     call = (f"{op.name}: {op.source} with {example.static!r}; {example.axis_type} "
             f"{describe_mesh(example.mesh)}; inputs {inputs}; output {spec_literal(example.out_spec)}")
     outcomes = {**ways, **{f"np.asarray of the {way}": f"np.asarray({expression})" for way, expression in ways.items()},
-                "unsharded call": ways["unsharded"], "unsharded result dtype": f"np.asarray({ways['unsharded']}).dtype.name"}
+                "unsharded call": ways["unsharded"],
+                "unsharded result dtype": f"np.asarray({ways['unsharded']}).dtype.name"}
     return Case(call, code, outcomes, indent=context_indent(example.axis_type, in_context))
 
 
@@ -187,7 +191,8 @@ def why_not_rejected(call: Call) -> str:
     if isinstance(verdict, rules.Unmodelled):
         return (f"our sharding-rule model has no rule for this call ({verdict.reason}): a refusal is accepted "
                 "only where a rule says JAX rejects it")
-    return f"our sharding-rule model accepts these operand shardings on an {call.axis_type} mesh, so the operation should run"
+    return (f"our sharding-rule model accepts these operand shardings on an {call.axis_type} mesh, "
+            f"so the operation should run")
 
 
 # XLA's SPMD partitioner aborts the process on some joins of differently split operands, and on an
@@ -277,7 +282,7 @@ def eager_layout(example: Example, shape):
     propagation on Auto meshes is its own choice)."""
     from conformance.model import sharding_rules as rules
     if example.axis_type == "Explicit":
-        verdict = sharding_verdict(example.call("(a) eager"))
+        verdict = sharding_verdict(example.call(Way.EAGER))
         if isinstance(verdict, rules.Accepts) and verdict.out_spec is not None:
             return Layout(example.mesh, verdict.out_spec, tuple(shape))
         return None
@@ -306,12 +311,12 @@ def test_sharding_never_changes_values(op, data, excuses, known_deviations, run_
     as its own sharding's index map says)."""
     example = data.draw(examples(op), label="example")
     ignores_returned_constraint = known_deviations.covers(reproductions.test_constraint_applies_to_a_returned_input)
-    aborts = known_deviations.covers(ABORT) is not None and aborts_under_jit(example.call("(b)")) or \
+    aborts = known_deviations.covers(ABORT) is not None and aborts_under_jit(example.call(Way.JIT_SHARDINGS)) or \
         known_deviations.covers(GATHER_ABORT) is not None and \
-        triggers.jitted_gather_refining_the_cut_of_a_passed_through_dimension(example.call("(b)"))
+        triggers.jitted_gather_refining_the_cut_of_a_passed_through_dimension(example.call(Way.JIT_SHARDINGS))
     isolate = run_isolated if aborts else None
     pad_abort = known_deviations.covers(PAD_ABORT) if starts_inside_interior_padding_of_a_cut_layout(
-        example.call("(b)")) else None
+        example.call(Way.JIT_SHARDINGS)) else None
     check_example(example, ignores_returned_constraint, isolate, excuses, sharded=pad_abort is None)
     if pad_abort is not None:
         excuses.count(pad_abort, example, "sharded ways not run (XLA aborts the process on them)")
@@ -364,8 +369,8 @@ def check_example(example: Example, ignores_returned_constraint=None, run_isolat
     op = example.op
     case = invariance_case(example)
     f = functools.partial(bridge.function_of(op.source), **example.static)
-    way = (lambda mode: excuses.way([example.call(mode)], mesh_kind=example.axis_type, example=example)) if excuses else \
-        (lambda mode: excusable())
+    way = (lambda mode: excuses.way([example.call(mode)], mesh_kind=example.axis_type, example=example)) \
+        if excuses else (lambda mode: excusable())
 
     with case.oracle():  # (tagged: no known deviation excuses its failure)
         expected_dtype = op.result_dtype(example.operands, x64=compat.x64_enabled())  # the model's, not JAX's
@@ -373,7 +378,8 @@ def check_example(example: Example, ignores_returned_constraint=None, run_isolat
     def oracle():
         with case.oracle():
             def judge(fn):
-                expected = np.asarray(case.accepts("unsharded call", lambda: fn(*map(jax.device_put, example.operands))))
+                expected = np.asarray(case.accepts("unsharded call",
+                                                   lambda: fn(*map(jax.device_put, example.operands))))
                 case.equal("unsharded result dtype", expected.dtype.name, expected_dtype.name, shows="dtype")
                 compare(case, op, "unsharded result vs numpy", expected, example.expected.astype(expected_dtype))
                 return expected
@@ -381,7 +387,8 @@ def check_example(example: Example, ignores_returned_constraint=None, run_isolat
 
     # An exact operation's sharded ways run against numpy's value, the oracle only where one fails or
     # is not checked (OracleOnDemand); elsewhere the oracle runs first and gives the value.
-    on_demand = OracleOnDemand(oracle, MODES) if sharded and run_isolated is None and op.rtol == 0 and op.atol == 0 else None
+    on_demand = (OracleOnDemand(oracle, MODES) if sharded and run_isolated is None and op.rtol == 0 and op.atol == 0
+                 else None)
     expected = example.expected.astype(expected_dtype) if on_demand else oracle()
     if on_demand:
         way = functools.partial(on_demand.way, excuse=way)
@@ -395,36 +402,39 @@ def check_example(example: Example, ignores_returned_constraint=None, run_isolat
 
     context = lambda: compat.mesh_context(bridge.jax_mesh(example.mesh, example.axis_type),
                                           example.axis_type)
-    with way("(a) eager"):
+    with way(Way.EAGER):
         with context():
-            eager = run(case, example, "(a) eager", lambda: f(*args), excuses)
+            eager = run(case, example, Way.EAGER, lambda: f(*args), excuses)
         if eager is not None:
-            compare(case, op, "(a) eager result", as_numpy(case, "(a) eager", eager), expected)
-            check_shards_hold(case, op, eager, expected, "(a) eager result")
+            compare(case, op, f"{Way.EAGER} result", as_numpy(case, Way.EAGER, eager), expected)
+            check_shards_hold(case, op, eager, expected, f"{Way.EAGER} result")
             derived = eager_layout(example, expected.shape)
             if derived is not None:
-                check_layout(case, eager, derived, what="(a) eager result (laid out as the model derives from the inputs)")
+                check_layout(case, eager, derived,
+                             what=f"{Way.EAGER} result (laid out as the model derives from the inputs)")
             else:  # the model states no layout here: the result's shards must be where its own sharding says
                 own_layout = bridge.layout_of(eager.sharding, expected.shape)
                 if own_layout is not None:
-                    check_layout(case, eager, own_layout, what="(a) eager result (against its own sharding)")
+                    check_layout(case, eager, own_layout, what=f"{Way.EAGER} result (against its own sharding)")
             if on_demand:
-                on_demand.passed("(a) eager")
+                on_demand.passed(Way.EAGER)
 
     if run_isolated is not None:  # both jit ways in one subprocess, each checked under its own excuses
         program = one_step_program(example, expected)
 
         def layout(mode, key, step):
-            if mode == "(c)" and forwards_an_input(example.operands, expected) and ignores_returned_constraint:
+            if Way.of(mode) is Way.JIT_CONSTRAINTS and forwards_an_input(example.operands, expected) and \
+                    ignores_returned_constraint:
                 if excuses is not None:
-                    excuses.count(ignores_returned_constraint, example, "(c) layout of a returned input not checked")
+                    excuses.count(ignores_returned_constraint, example, UNCHECKED_RETURNED_INPUT)
                 return None
             return out_layout
         outcome = programs_.check_jitted_in_subprocess(
             case, program, run_isolated, layouts=layout,
-            classify=lambda name, message: explicit_outcome(example.call("(b)"), name),
-            way_context=lambda label: excuses.way([example.call(m) for m in label.split("/")], mesh_kind=example.axis_type,
-                                                  example=example) if excuses else excusable())
+            classify=lambda name, message: explicit_outcome(example.call(Way.JIT_SHARDINGS), name),
+            way_context=lambda label: excuses.way([example.call(m) for m in label.split("/")],
+                                                  mesh_kind=example.axis_type, example=example)
+                                      if excuses else excusable())
         if outcome is not None:
             accepted_refusal(excuses, f"{op.name} (b)/(c) in a subprocess: {outcome.split(' (')[0]}", example)
         return
@@ -437,9 +447,10 @@ def check_example(example: Example, ignores_returned_constraint=None, run_isolat
                 continue
             compare(case, op, f"{mode} result", as_numpy(case, mode, result), expected)
             check_shards_hold(case, op, result, expected, f"{mode} result")
-            if mode.startswith("(c)") and forwards_an_input(example.operands, expected) and ignores_returned_constraint:
+            if mode is Way.JIT_CONSTRAINTS and forwards_an_input(example.operands, expected) and \
+                    ignores_returned_constraint:
                 if excuses is not None:  # (the layout check of a returned input, skipped)
-                    excuses.count(ignores_returned_constraint, example, "(c) layout of a returned input not checked")
+                    excuses.count(ignores_returned_constraint, example, UNCHECKED_RETURNED_INPUT)
                 continue
             check_layout(case, result, out_layout, what=f"{mode} result")
             if on_demand:

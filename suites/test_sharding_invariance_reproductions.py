@@ -148,9 +148,12 @@ def explicit_refuses(title: str, mesh: MeshModel, arrays: dict, expression: str,
     with compat.mesh_context(jmesh, "Explicit"):
         error = case.rejects(expression, lambda: eval(expression, namespace), compat.SHARDING_TYPE_ERRORS)
     if not refusal.search(str(error)):
-        case.fail(f"{expression} raised {type(error).__name__}: {' '.join(str(error).split())[:300]}, but the "
-                  f"documented refusal {'asks for an out_sharding' if refusal is ASKS_FOR_AN_OUT_SHARDING else 'says ' + repr(refusal.pattern)} [{case.call}]", check=expression,
-                  shows="raised", raised=type(error).__name__, raised_message=str(error))
+        case.fail(
+            f"{expression} raised {type(error).__name__}: {' '.join(str(error).split())[:300]}, but the "
+            f"documented refusal "
+            f"{'asks for an out_sharding' if refusal is ASKS_FOR_AN_OUT_SHARDING else 'says ' + repr(refusal.pattern)}"
+            f" [{case.call}]", check=expression,
+            shows="raised", raised=type(error).__name__, raised_message=str(error))
 
 
 def explicit_accepts_since(feature: str, title: str, mesh: MeshModel, arrays: dict, expression: str, expected,
@@ -211,7 +214,8 @@ def test_explicit_batched_matmul_with_one_operand_sharded_on_the_batch_dimension
     x = np.arange(12, dtype=np.float32).reshape(2, 3, 2)
     y = np.arange(4, dtype=np.float32).reshape(2, 2, 1)
     explicit_as_modelled("batched matmul, batch dimension sharded on one side", bridge.first_devices_mesh(("a", 2)),
-                         {"x": (x, ()), "y": (y, ("a",))}, "x @ y", x @ y, Modelled("matmul", "contraction", ("x", "y")))
+                         {"x": (x, ()), "y": (y, ("a",))}, "x @ y", x @ y,
+                         Modelled("matmul", "contraction", ("x", "y")))
 
 
 @bridge.needs_devices(2, "to shard over two devices")
@@ -399,7 +403,8 @@ def test_explicit_reshape_over_size_one_axis():
     returns numpy's reshape, as for a replicated x, or a ShardingTypeError."""
     x = np.arange(4, dtype=np.int32).reshape(2, 1, 2)
     explicit_as_modelled("reshape", bridge.first_devices_mesh(("a", 2), ("b", 1)), {"x": (x, ("b",))},
-                         "jnp.reshape(x, (4, 1))", x.reshape(4, 1), Modelled("reshape", "shape", ("x",), {"shape": (4, 1)}))
+                         "jnp.reshape(x, (4, 1))", x.reshape(4, 1),
+                         Modelled("reshape", "shape", ("x",), {"shape": (4, 1)}))
 
 
 @bridge.needs_devices(2, "to shard over two devices")
@@ -460,7 +465,8 @@ def test_a_wrap_pad_of_a_dimension_cut_over_two_axes_into_a_layout_moving_the_fi
     the eleventh release matrix pass on 0.12.0.1, seed 1920690675: XLA's HLO verifier refused it)."""
     x = np.arange(32, dtype=np.int32).reshape(2, 2, 8)
     auto_case("wrap pad", bridge.first_devices_mesh(("b", 2), ("x", 4)), {"x": (x, (None, None, ("b", "x")))},
-              "jnp.pad(x, ((0, 0), (0, 0), (0, 1)), mode='wrap')", ("b",), np.pad(x, ((0, 0), (0, 0), (0, 1)), mode="wrap"))
+              "jnp.pad(x, ((0, 0), (0, 0), (0, 1)), mode='wrap')", ("b",),
+              np.pad(x, ((0, 0), (0, 0), (0, 1)), mode="wrap"))
 
 
 @bridge.needs_devices(8, "for an Explicit (a=2, b=4) mesh")
@@ -592,7 +598,8 @@ def test_explicit_device_put_inside_jit_types_its_result():
     v, u = np.arange(4, dtype=np.uint32), np.array([7, 8], np.uint32)
     explicit_accepts("device_put inside jit", bridge.first_devices_mesh(("a", 2)),
                      {"v": (v, ()), "u": (u, ("a",)), "s": (np.int32(1), ())},
-                     "jax.jit(lambda v, u, s: lax.dynamic_update_slice(jax.device_put(v, NamedSharding(mesh, P('a'))), u, (s,)))(v, u, s)",
+                     "jax.jit(lambda v, u, s: lax.dynamic_update_slice("
+                     "jax.device_put(v, NamedSharding(mesh, P('a'))), u, (s,)))(v, u, s)",
                      np.array([0, 7, 8, 3], np.uint32))
 
 
@@ -814,9 +821,12 @@ def test_constraint_lays_out_a_zero_size_result():
     its column block (found by the catalogue's slice_empty once its draws shard)."""
     mesh = bridge.first_devices_mesh(("a", 2))
     x = np.arange(4, dtype=np.int32).reshape(2, 2)
-    case = scripted_case("jax.jit(lambda a: with_sharding_constraint(a[0:0], NamedSharding(mesh, P(None, 'a'))))(x on P('a'))",
-                         ["call = lambda: jax.jit(lambda a: jax.lax.with_sharding_constraint(a[0:0], NamedSharding(mesh, P(None, 'a'))))(x)"],
-                         meshes={"mesh": mesh}, placed={"x": (x, ("a",))}, outcomes={"jit": "call()", "result": "call()"})
+    case = scripted_case("jax.jit(lambda a: with_sharding_constraint(a[0:0], NamedSharding(mesh, P(None, 'a'))))"
+                         "(x on P('a'))",
+                         ["call = lambda: jax.jit(lambda a: jax.lax.with_sharding_constraint(a[0:0], "
+                          "NamedSharding(mesh, P(None, 'a'))))(x)"],
+                         meshes={"mesh": mesh}, placed={"x": (x, ("a",))},
+                         outcomes={"jit": "call()", "result": "call()"})
     y = case.accepts("jit", lambda: jax.jit(lambda a: jax.lax.with_sharding_constraint(
         a[0:0], bridge.named_sharding(mesh, (None, "a"))))(jax.device_put(x, bridge.named_sharding(mesh, ("a",)))))
     check_layout(case, y, Layout(mesh, (None, "a"), (0, 2)), what="result")
@@ -873,7 +883,8 @@ def test_select_of_operands_split_over_one_axis_and_over_combined_axes(run_isola
     lines = [f"mesh = Mesh(np.array([devices[i] for i in {ids}]).reshape((3, 2)), ('y', 'b'))",
              "c = np.arange(144).reshape(4, 6, 6) % 3 == 0",
              "x = np.arange(144, dtype=np.int32).reshape(4, 6, 6)",
-             "args = [jax.device_put(v, NamedSharding(mesh, s)) for v, s in zip((c, x, -x), (P('b'), P(None, None, ('b', 'y')), P('b', 'y')))]",
+             "args = [jax.device_put(v, NamedSharding(mesh, s)) for v, s in zip((c, x, -x), "
+             "(P('b'), P(None, None, ('b', 'y')), P('b', 'y')))]",
              "print(bool(np.array_equal(np.asarray(jax.jit(lax.select)(*args)), np.where(c, x, -x))))"]
     check_in_a_subprocess("jit(lax.select) of operands split over 'b' and over ('b', 'y')", lines,
                      run_isolated, printed="True", what="result equals numpy's")
@@ -907,7 +918,8 @@ def test_take_into_an_output_refining_its_operands_cut_of_a_passed_through_dimen
              "f = jax.jit(lambda x, i: jnp.take(x, i, axis=0), out_shardings=NamedSharding(mesh, P(None, ('b', 'x'))))",
              "got = np.asarray(f(jax.device_put(x, NamedSharding(mesh, P(None, 'b'))), np.zeros(1, np.int32)))",
              "print(got.tolist() == x[[0]].tolist(), '# should be True')"]
-    check_in_a_subprocess("jit(jnp.take(x, i, axis=0)) of x split over 'b' on a passed-through dimension, its output over ('b', 'x') there",
+    check_in_a_subprocess("jit(jnp.take(x, i, axis=0)) of x split over 'b' on a passed-through dimension, "
+                          "its output over ('b', 'x') there",
                           lines, run_isolated, printed="True # should be True", what="result equals x[[0]]")
 
 
@@ -919,7 +931,8 @@ def test_concatenate_constrained_across_two_differently_split_operands(run_isola
     run in a subprocess because XLA's SPMD partitioner aborts the process on it (found by the
     catalogue's random concatenate property)."""
     ids = list(bridge.live_device_ids()[:6])
-    lines = [f"mesh = Mesh(np.array([devices[i] for i in {ids[3:4] + ids[5:6] + ids[0:1] + ids[2:3] + ids[1:2] + ids[4:5]}])"
+    lines = [f"mesh = Mesh(np.array([devices[i] for i in "
+             f"{ids[3:4] + ids[5:6] + ids[0:1] + ids[2:3] + ids[1:2] + ids[4:5]}])"
              ".reshape((2, 1, 3, 1)), ('x', 'b', 'a', 'y'))",
              "ins = (NamedSharding(mesh, P(None, ('y', 'b', 'a'))), NamedSharding(mesh, P('b', None, ('x', 'y'))))",
              "out = NamedSharding(mesh, P(None, ('x',), ('a', 'y', 'b')))",
@@ -1035,7 +1048,8 @@ def check_shifted_update_constrained_into_a_layout_cutting_another_dimension_ove
     mesh = bridge.first_devices_mesh(("a", 2), ("b", 2))
     x = np.arange(8, dtype=np.float32).reshape(4, 2)
     source = (f"jax.jit(lambda x: jax.lax.with_sharding_constraint((lambda v: v.at[1:].{method}(v[:-1]))("
-              "jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P(('a', 'b'))))), NamedSharding(mesh, P(None, 'a'))))")
+              "jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P(('a', 'b'))))), "
+              "NamedSharding(mesh, P(None, 'a'))))")
     case = scripted_case(f"{source}(x)", [f"y = {source}(x)", "print(np.asarray(y))"], meshes={"mesh": mesh},
                          placed={"x": (x, (("a", "b"),))}, outcomes={"result": "np.asarray(y)"})
     constrain = jax.lax.with_sharding_constraint

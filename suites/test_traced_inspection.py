@@ -2,8 +2,9 @@
 ``jax.debug.visualize_array_sharding`` inside ``jit`` report the compiled layout of the traced value
 (the model's layout for its in_shardings, or for a sharding constraint); inside a ``shard_map`` body
 they report the body's local value, one block held whole by every device of the mesh; there,
-the varying manual axes of its type (``jax.typeof(b).vma``) are exactly the mesh axes the block's in_spec splits over; and on Explicit
-axes ``jax.typeof(x).sharding`` inside jit carries the argument's spec."""
+the varying manual axes of its type (``jax.typeof(b).vma``) are exactly the mesh axes the block's
+in_spec splits over; and on Explicit axes ``jax.typeof(x).sharding`` inside jit carries the
+argument's spec."""
 
 import io
 from contextlib import redirect_stdout
@@ -83,11 +84,13 @@ def test_inspection_inside_jit_reports_the_compiled_layout(example):
                         "    jax.debug.inspect_array_sharding(y, callback=lambda s: seen.setdefault('y', s))",
                         f"    jax.debug.visualize_array_sharding(y, use_color=False, **{options!r})",
                         "    return y",
-                        *captured_lines(f"jax.jit(f, in_shardings={s(in_spec)})(x)")], meshes={"mesh": mesh}, arrays={"x": x},
+                        *captured_lines(f"jax.jit(f, in_shardings={s(in_spec)})(x)")],
+                meshes={"mesh": mesh}, arrays={"x": x},
                 outcomes={"jit": f"jax.jit(f, in_shardings={s(in_spec)})(x)", "callbacks made": "sorted(seen)",
                           "inspect_array_sharding(x) index map": "seen['x']",
                           "inspect_array_sharding(y) index map": "seen['y']",
-                          "visualize_array_sharding(y) picture (rows of device-id sets)": "picture_grid(buffer.getvalue())",
+                          "visualize_array_sharding(y) picture (rows of device-id sets)":
+                          "picture_grid(buffer.getvalue())",
                           "reading the picture": "picture_grid(buffer.getvalue())"})
     seen = {}
     inner = bridge.named_sharding(mesh, inner_spec)
@@ -136,7 +139,8 @@ def test_inspection_inside_shard_map_reports_the_local_block(example):
                         *captured_lines(f"jax.jit({call})(x)")], meshes={"mesh": mesh}, arrays={"x": x},
                 outcomes={"shard_map": f"jax.jit({call})(x)", "callbacks made": "len(seen)",
                           "inspect_array_sharding(b) index map": "seen[0]",
-                          "visualize_array_sharding(b) picture (rows of device-id sets)": "picture_grid(buffer.getvalue())",
+                          "visualize_array_sharding(b) picture (rows of device-id sets)":
+                          "picture_grid(buffer.getvalue())",
                           "reading the picture": "picture_grid(buffer.getvalue())"})
     seen = []
 
@@ -158,13 +162,14 @@ def test_inspection_inside_shard_map_reports_the_local_block(example):
 @settings(max_examples=EXAMPLES)
 @given(example=body_examples())
 def test_typeof_in_a_body_names_the_varying_axes(example):
-    """Inside a shard_map body, the varying axes of jax.typeof(b) (.vma) are the set of mesh axes b's in_spec splits over,
-    and a psum over them leaves none."""
+    """Inside a shard_map body, the varying axes of jax.typeof(b) (.vma) are the set of mesh axes
+    b's in_spec splits over, and a psum over them leaves none."""
     mesh, x, spec = example
     named = frozenset(name for axes in spec_axes(spec) for name in axes)
     setup, call = shard_map_lines("body", (spec,), ())
     case = scripted_case(f"jax.typeof(b).vma inside shard_map, in_specs {spec_literal(spec)}, on {describe_mesh(mesh)}",
-                [*setup, "seen = []", "def body(b):", f"    seen.append(frozenset({compat.VARYING_AXES_SOURCE.format('b')}))",
+                [*setup, "seen = []", "def body(b):",
+                        f"    seen.append(frozenset({compat.VARYING_AXES_SOURCE.format('b')}))",
                         f"    t = jax.lax.psum(b, {tuple(sorted(named))!r})",
                         f"    seen.append(frozenset({compat.VARYING_AXES_SOURCE.format('t')}))",
                         "    return t", f"jax.jit({call})(x)", "print(seen)"], meshes={"mesh": mesh}, arrays={"x": x},
@@ -178,7 +183,8 @@ def test_typeof_in_a_body_names_the_varying_axes(example):
         seen.append(compat.varying_axes(jax.typeof(total)))
         return total
 
-    case.accepts("shard_map", lambda: jax.jit(compat.shard_map(body, bridge.jax_mesh(mesh), (spec,), (), check=True))(x))
+    case.accepts("shard_map",
+                 lambda: jax.jit(compat.shard_map(body, bridge.jax_mesh(mesh), (spec,), (), check=True))(x))
     case.equal("jax.typeof(b).vma", seen[0], named)
     case.equal("jax.typeof(psum(b, those axes)).vma", seen[1], frozenset())
 
@@ -192,14 +198,16 @@ def test_typeof_on_explicit_axes_carries_the_spec(example):
     mesh's axis names and sizes, and a spec that lays x out as the argument's does."""
     mesh, x, spec, _ = example
     layout = Layout(mesh, spec, x.shape)
-    case = scripted_case(f"jax.typeof(x).sharding inside jit on an Explicit {describe_mesh(mesh)}, x float32{list(x.shape)} "
-                f"{spec_literal(spec)}",
+    case = scripted_case(f"jax.typeof(x).sharding inside jit on an Explicit {describe_mesh(mesh)}, "
+                f"x float32{list(x.shape)} {spec_literal(spec)}",
                 ["y = jax.device_put(x, NamedSharding(mesh, " + spec_literal(spec) + "))", "seen = []"],
                        meshes={"mesh": mesh}, axis_type="Explicit", arrays={"x": x},
-                       in_context=["jax.jit(lambda y: seen.append(jax.typeof(y).sharding) or y).lower(y)", "print(seen[0])"],
+                       in_context=["jax.jit(lambda y: seen.append(jax.typeof(y).sharding) or y).lower(y)",
+                                   "print(seen[0])"],
                        # (the blocks of the spec JAX typed x with, on our mesh)
                        outcomes={"jit": "jax.jit(lambda y: seen.append(jax.typeof(y).sharding) or y).lower(y)",
-                                 "jax.typeof(x).sharding mesh axes": "tuple(zip(seen[0].mesh.axis_names, seen[0].mesh.axis_sizes))",
+                                 "jax.typeof(x).sharding mesh axes":
+                                 "tuple(zip(seen[0].mesh.axis_names, seen[0].mesh.axis_sizes))",
                                  "blocks of jax.typeof(x).sharding's spec": "NamedSharding(mesh, seen[0].spec)"})
     sharding = bridge.named_sharding(mesh, spec, "Explicit")
     y = jax.device_put(x, sharding)

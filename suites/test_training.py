@@ -301,7 +301,7 @@ def sharded_training(layout: ParallelLayout, params0: dict, ids: np.ndarray, lab
     that is donated later is read on the host (a host copy may keep its buffer: on 0.4.30, reading
     an output made the next step keep it)."""
     mesh = bridge.jax_mesh(layout.mesh, layout.axis_type)
-    sharding = lambda spec: bridge.named_sharding(layout.mesh, spec, layout.axis_type)  # noqa: E731
+    sharding = lambda spec: bridge.named_sharding(layout.mesh, spec, layout.axis_type)
     p_sh = {k: sharding(s) for k, s in mlp_param_specs(layout).items()}
     s_sh = {"m": p_sh, "v": p_sh, "count": sharding(())}
     t_sh = sharding(layout.tokens_spec())
@@ -337,7 +337,7 @@ def unread_layout(array, shape: tuple) -> dict:
 def check_unread_layout(case: Case, got: dict, layout: Layout, what: str) -> None:
     """An ``unread_layout`` record is ``layout``'s: the index map and every shard's block are the
     model's, and every shard has the model's shape."""
-    judged = lambda e: verdict.equal_lines(e, layout.blocks)  # noqa: E731 - the outcome is the record's map
+    judged = lambda e: verdict.equal_lines(e, layout.blocks)
     case.index_map(f"{what} sharding devices_indices_map", got["sharding devices_indices_map"], layout.blocks,
                    judged=judged)
     case.index_map(f"{what} indices", got["indices"], layout.blocks, judged=judged)
@@ -363,7 +363,8 @@ def reference_training(params0: dict, ids: np.ndarray, labels: np.ndarray, steps
     params = rounding.tracked(params0, u_dot=dot)
     state = {"m": {k: np.zeros(v.shape) for k, v in params0.items()},
              "v": {k: np.zeros(v.shape) for k, v in params0.items()}, "count": 0}
-    hp = Adam(*(rounding.Bounded.rounded(getattr(ADAM, f), u_dot=dot) for f in ("lr", "b1", "b2", "eps")))  # float32 in the run
+    hp = Adam(*(rounding.Bounded.rounded(getattr(ADAM, f), u_dot=dot)
+                for f in ("lr", "b1", "b2", "eps")))  # float32 in the run
     out = []
     for _ in range(steps):
         loss, grads = mlp_reference(params, ids, labels)
@@ -457,11 +458,12 @@ def test_training_step_under_a_parallelism_layout(example):
     with case.oracle():
         unsharded = unsharded_training(params0, ids, labels)
     reference = reference_training(params0, ids, labels)
-    both = lambda dtype: (dtype, dtype)  # noqa: E731 - the unsharded step runs the same program
+    both = lambda dtype: (dtype, dtype)
     for i, (got, twin, ref, dtypes) in enumerate(zip(sharded, unsharded, reference, step_dtypes(params0))):
         step = f"step {i + 1}"
         for name, record in got["layouts"].items():  # the layout is kept step to step
-            spec, shape = ((), ()) if name == "step count" else (specs[name.split(" of ")[1]], params0[name.split(" of ")[1]].shape)
+            spec, shape = ((), ()) if name == "step count" else (specs[name.split(" of ")[1]],
+                                                                 params0[name.split(" of ")[1]].shape)
             check_unread_layout(case, record, Layout(layout.mesh, spec, shape), f"{step} {name}")
         close_to_both(case, f"{step} loss", program, got["loss"], twin["loss"], ref["loss"],
                       dtypes=both(dtypes["loss"]))
@@ -529,7 +531,7 @@ def stack_loss(params, x, target, layout: Optional[ParallelLayout] = None, polic
     """``(mean((h - target)^2), h)`` with ``h`` the stack's output: the layers applied in order by
     ``lax.scan`` over the stacked params, each under ``jax.checkpoint(policy=...)`` (``policy``
     None: no checkpoint)."""
-    layer = lambda h, p: (stack_layer(h, p, layout), None)  # noqa: E731
+    layer = lambda h, p: (stack_layer(h, p, layout), None)
     if policy is not None:
         layer = jax.checkpoint(layer, policy=checkpoint_policy(policy))
     h, _ = lax.scan(layer, x, params)
@@ -616,7 +618,7 @@ class StackExample:
                   "w_out": r.uniform(-1, 1, (self.layers, n["ffn"], n["hidden"])) / (2 * n["ffn"])}
         shape = (n["batch"], n["seq"], n["hidden"])
         x, target = r.uniform(-1, 1, shape), r.uniform(-1, 1, shape)
-        cast = lambda v: v.astype(np.float32).astype(jnp.bfloat16 if self.dtype == "bfloat16" else np.float32)  # noqa: E731
+        cast = lambda v: v.astype(np.float32).astype(jnp.bfloat16 if self.dtype == "bfloat16" else np.float32)
         return {k: cast(v) for k, v in params.items()}, cast(x), target.astype(np.float32)
 
     def references(self, params, x, target):
@@ -629,7 +631,7 @@ class StackExample:
         def run(u):
             p, x_ = rounding.tracked((params, x), u=u, u_dot=dot)
             return (*stack_reference(p, x_, target), stack_gradients(p, x_, target))
-        as64 = lambda v: np.asarray(v, np.float32).astype(np.float64)  # noqa: E731
+        as64 = lambda v: np.asarray(v, np.float32).astype(np.float64)
         params, x = {k: as64(v) for k, v in params.items()}, as64(x)
         return run("float32"), (None if self.dtype == "float32" else run(self.dtype))
 
@@ -655,7 +657,7 @@ def sharded_stack(example: StackExample, params, x, target):
     meshes, the params' shardings as the gradients' out_shardings; on Explicit meshes the gradients'
     sharding is their type, the params', with none asked)."""
     layout = example.layout
-    sharding = lambda spec: bridge.named_sharding(layout.mesh, spec, layout.axis_type)  # noqa: E731
+    sharding = lambda spec: bridge.named_sharding(layout.mesh, spec, layout.axis_type)
     p_sh = {k: sharding(s) for k, s in stack_param_specs(layout).items()}
     a_sh = sharding(layout.activation_spec())
     fn = functools.partial(stack_value_and_grad, layout=layout, policy=example.policy)
@@ -728,7 +730,8 @@ def stack_outcomes(policy: str) -> dict:
                 "stack output h": float64_outcome("h"), **dtype_outcomes("loss", "loss", "", "twin_"),
                 **dtype_outcomes("stack output h", "h", "", "twin_")}
     for k in ("w_in", "b", "w_out"):
-        outcomes.update({f"gradient of {k}": float64_outcome(f"grads[{k!r}]"), f"gradient of {k} vs numpy": float64_outcome(f"grads[{k!r}]"),
+        outcomes.update({f"gradient of {k}": float64_outcome(f"grads[{k!r}]"),
+                         f"gradient of {k} vs numpy": float64_outcome(f"grads[{k!r}]"),
                          f"gradient of {k} ": f"grads[{k!r}]"})
         outcomes.update(dtype_outcomes(f"gradient of {k}", f"grads[{k!r}]", "", "twin_"))
     outcomes.update({what: expression for what, (_, _, expression) in residual_checks(policy).items()})
@@ -746,12 +749,13 @@ def check_stack(example: StackExample, program: str, excuses) -> None:
                     "params, x, target = example.inputs()",
                     "(loss, h), grads = t.sharded_stack(example, params, x, target)",
                     "f32 = lambda v: np.asarray(v, np.float32)",
-                    "(twin_loss, twin_h), twin_grads = t.UNSHARDED_STACK(*jax.tree_util.tree_map(f32, (params, x, target)))",
+                    "(twin_loss, twin_h), twin_grads = t.UNSHARDED_STACK(*jax.tree_util.tree_map(f32, "
+                    "(params, x, target)))",
                     "lines = t.saved_residuals(example.policy, params, x)",
                     "print(loss, twin_loss)"]),
                 stack_outcomes(example.policy))
     (loss, h), grads = case.accepts("value_and_grad", lambda: sharded_stack(example, params, x, target))
-    f32 = lambda v: jnp.asarray(np.asarray(v, np.float32))  # noqa: E731
+    f32 = lambda v: jnp.asarray(np.asarray(v, np.float32))
     with case.oracle():
         (twin_loss, twin_h), twin_grads = UNSHARDED_STACK(*jax.tree_util.tree_map(f32, (params, x, target)))
     (reference_loss, reference_h, reference_grads), low = example.references(params, x, target)

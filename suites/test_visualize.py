@@ -39,9 +39,10 @@ PICTURE_LINES = [
 # The script's expressions for the checks of the picture, over its cells' labels ("CPU 0,2,4,6").
 PICTURE_OUTCOMES = {
     "visualize_array_sharding": "picture()",
-    "reading the picture": r"all(re.fullmatch(r'[A-Za-z]\w*\s+\d+(?:\s*,\s*\d+)*', cell) for row in picture_labels(picture()) "
-                           "for cell in row)",
-    "picture (rows of device-id sets)": r"tuple(tuple(frozenset(int(i) for i in re.findall(r'\d+', cell.partition(' ')[2])) "
+    "reading the picture": r"all(re.fullmatch(r'[A-Za-z]\w*\s+\d+(?:\s*,\s*\d+)*', cell) "
+                           "for row in picture_labels(picture()) for cell in row)",
+    "picture (rows of device-id sets)": r"tuple(tuple(frozenset(int(i) for i in "
+                                        r"re.findall(r'\d+', cell.partition(' ')[2])) "
                                         "for cell in row) for row in picture_labels(picture()))",
     "device labels": "{cell.split()[0] for row in picture_labels(picture()) for cell in row}",
 }

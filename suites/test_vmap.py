@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from conformance.checking import triggers, verdict
 from conformance.checking.layouts import check_layout
-from conformance.checking.repro import array_literal, describe_mesh, mesh_literal, scripted_case, shard_map_lines, spec_literal
+from conformance.checking.repro import (array_literal, describe_mesh, mesh_literal, scripted_case, shard_map_lines,
+                                        spec_literal)
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, MeshModel, spec_axes
 from strategies import dividing_specs, meshes
@@ -64,7 +65,8 @@ def batch_split_half_the_time(draw, mesh, spec, size: int):
     over an unused mesh axis of size > 1 that divides the batch (a sharded batch is the case vmap
     must get right, and dividing_specs alone seldom draws it)."""
     used = {name for axes in spec_axes(spec) for name in axes}
-    fitting = [a for a in mesh.axis_names if a not in used and 1 < mesh.axis_sizes[a] and size % mesh.axis_sizes[a] == 0]
+    fitting = [a for a in mesh.axis_names
+               if a not in used and 1 < mesh.axis_sizes[a] and size % mesh.axis_sizes[a] == 0]
     if (spec and spec[0] is not None) or not fitting or not draw(st.booleans()):
         return spec
     return (draw(st.sampled_from(fitting)),) + tuple(spec[1:])
@@ -87,7 +89,8 @@ def test_vmap_of_an_operation_over_a_sharded_batch(example, excuses, known_devia
     aborts = known_deviations.covers(reproductions.test_select_of_operands_split_over_one_axis_and_over_combined_axes)
     pad_aborts = known_deviations.covers(reproductions.test_lax_pad_starting_inside_interior_padding)
     isolate = run_isolated if ((aborts is not None and triggers.vmapped_operands_over_combined_axes(example))
-                               or (pad_aborts is not None and triggers.vmapped_pad_starting_inside_interior_padding(example))) \
+                               or (pad_aborts is not None
+                                   and triggers.vmapped_pad_starting_inside_interior_padding(example))) \
         else None
     with excuses.way([example]):
         check_vmap_of_an_operation_over_a_sharded_batch(example, isolate)
@@ -101,11 +104,13 @@ def check_vmap_of_an_operation_over_a_sharded_batch(example, run_isolated=None):
     names = [f"x{i}" for i in range(len(batches))]
     run = "jax.jit(jax.vmap(f))" if jitted else "jax.vmap(f)"
     script_lines = ["import functools", f"f = functools.partial({op.source}, **{static!r})",
-                    f"args = [jax.device_put(x, NamedSharding(mesh, s)) for x, s in zip(({''.join(n + ', ' for n in names)}), "
+                    f"args = [jax.device_put(x, NamedSharding(mesh, s)) for x, s in zip("
+                    f"({''.join(n + ', ' for n in names)}), "
                     f"({''.join(spec_literal(s) + ', ' for s in specs)}))]",
                     f"print({run}(*args))"]
     case = scripted_case(f"{run} with f = {op.source} and {static!r}; {describe_mesh(mesh)}; batched inputs "
-                + "; ".join(f"{n}: {b.dtype}{list(b.shape)} {spec_literal(s)}" for n, b, s in zip(names, batches, specs)),
+                + "; ".join(f"{n}: {b.dtype}{list(b.shape)} {spec_literal(s)}"
+                            for n, b, s in zip(names, batches, specs)),
                 script_lines, meshes={"mesh": mesh}, arrays=dict(zip(names, batches)),
                          outcomes={run: f"{run}(*args)", "vmap result": f"{run}(*args)",
                                    "np.asarray of the result": f"np.asarray({run}(*args))",
@@ -120,9 +125,10 @@ def check_vmap_of_an_operation_over_a_sharded_batch(example, run_isolated=None):
                                                            rtol=op.rtol, atol=op.atol)]
         done = run_isolated(lines)
         crashed = [line.strip() for line in done.stderr.splitlines() if "Check failed" in line][:1]
-        case.equal(f"exit status of the vmap in a subprocess (negative: killed by a signal; 1: values differ; "
-                   f"{' | '.join(crashed + done.stdout.strip().splitlines()[-2:] + done.stderr.strip().splitlines()[-1:])})",
-                   done.returncode, 0)
+        case.equal(
+            f"exit status of the vmap in a subprocess (negative: killed by a signal; 1: values differ; "
+            f"{' | '.join(crashed + done.stdout.strip().splitlines()[-2:] + done.stderr.strip().splitlines()[-1:])})",
+            done.returncode, 0)
         return
     f = jax.vmap(functools.partial(bridge.function_of(op.source), **static))
     args = [jax.device_put(b, bridge.named_sharding(mesh, s)) for b, s in zip(batches, specs)]
@@ -168,7 +174,8 @@ def check_vmap_of_a_shard_map_body_with_collectives(example, excuses):
     in_spec = ((axis,),)
     out_spec = tuple((axis,) if e == "A" else e for e in body.out_spec)
     setup, call = shard_map_lines(f"functools.partial({body.body}, a={axis!r}, n={n})", (in_spec, in_spec), out_spec)
-    case = scripted_case(f"jax.vmap(jax.jit(shard_map({body.body} with a={axis!r}, in_specs {spec_literal(in_spec)} x2, "
+    case = scripted_case(f"jax.vmap(jax.jit(shard_map({body.body} with a={axis!r}, "
+                f"in_specs {spec_literal(in_spec)} x2, "
                 f"out_specs {spec_literal(out_spec)}))) on {describe_mesh(mesh)}, batches float32{list(xs.shape)}",
                 ["import functools", *setup, f"print(jax.vmap(jax.jit({call}))(xs, ws))",
                         f"print(jax.vmap(functools.partial({body.global_source}, n={n}))(xs, ws))"],
@@ -214,7 +221,8 @@ def test_spmd_axis_name_shards_the_batch_of_a_constraint(example):
     that spec with the axis prepended (the batch dimension split over it), with the right values."""
     mesh, axis, x, inner = example
     outer = ((axis,),) + inner
-    case = scripted_case(f"jax.jit(jax.vmap(lambda r: with_sharding_constraint(r * 2, NamedSharding(mesh, {spec_literal(inner)})), "
+    case = scripted_case(f"jax.jit(jax.vmap(lambda r: with_sharding_constraint(r * 2, "
+                f"NamedSharding(mesh, {spec_literal(inner)})), "
                 f"spmd_axis_name={axis!r}))(x) on {describe_mesh(mesh)}, x int32{list(x.shape)}",
                 [f"f = lambda r: jax.lax.with_sharding_constraint(r * 2, NamedSharding(mesh, {spec_literal(inner)}))",
                         f"y = jax.jit(jax.vmap(f, spmd_axis_name={axis!r}))(x)",

@@ -182,9 +182,11 @@ def test_each_ratio_divides_by_the_mean_of_the_references_just_before_and_after_
         "tests": [entry("test_mesh", "a", examples=1, programs=1, compilations=1)]})
     assert bench.bench(None, tmp_path, ["--hypothesis-seed=1"], warm=True) == 0
     out = capsys.readouterr().out
-    assert "8 devices, cold: the reference 12.0 s (the mean of 10.0 s just before the run and 14.0 s just after)" in out, out
+    assert ("8 devices, cold: the reference 12.0 s (the mean of 10.0 s just before the run and 14.0 s "
+            "just after)") in out, out
     assert "8 devices, cold: wall 30.0 s = 2.50x the reference" in out, out
-    assert "8 devices, warm: the reference 15.0 s (the mean of 14.0 s just before the run and 16.0 s just after)" in out, out
+    assert ("8 devices, warm: the reference 15.0 s (the mean of 14.0 s just before the run and 16.0 s "
+            "just after)") in out, out
     assert "8 devices, warm: wall 30.0 s = 2.00x the reference" in out, out
 
 

@@ -128,7 +128,8 @@ def test_scripts_shared_by_two_processes_run_once_each_and_a_dead_claim_is_taken
     runs = shared_runs(tmp_path, {"a": "a.py", "b": "b.py", "c": "c.py"}, pause=0.01)
     later.join()
     assert sorted(ran) == ["a.py", "b.py"]
-    assert runs == {"a": (bugs.Run(1, "out", "err"), 2), "b": (bugs.Run(1, "out", "err"), 2), "c": (bugs.Run(0, "", ""), 0)}
+    assert runs == {"a": (bugs.Run(1, "out", "err"), 2), "b": (bugs.Run(1, "out", "err"), 2),
+                    "c": (bugs.Run(0, "", ""), 0)}
 
 
 @pytest.fixture(scope="module")
@@ -152,7 +153,8 @@ def test_every_script_shows_its_bug_exactly_where_its_cause_is_in_effect(every, 
         run, _ = script_runs[f.cause.id]
         if f.in_effect_on(JAX) != run.shows_the_bug(f.cause) or (not f.in_effect_on(JAX) and run.returncode != 0):
             wrong.append(f"{f.cause.script.name}: {run.status} on JAX {JAX}, where the cause is "
-                         f"{'in effect' if f.in_effect_on(JAX) else 'not in effect'}\n{run.stdout[-800:]}{run.stderr[-800:]}")
+                         f"{'in effect' if f.in_effect_on(JAX) else 'not in effect'}\n"
+                         f"{run.stdout[-800:]}{run.stderr[-800:]}")
     assert not wrong, "\n".join(wrong)
 
 
@@ -278,7 +280,8 @@ def test_reports_name_no_suite_test_nor_cause_id_above_their_footer(every, writt
     for path, f, _ in written:
         body, _, foot = path.read_text().rpartition("<!-- for the suite:")
         assert body and f"cause {f.cause.id};" in foot, f"{path.name}: no footer"
-        assert "suites/test_" not in body, f"{path.name} names a suite test above its footer"  # (JAX's own tests may be cited)
+        assert "suites/test_" not in body, \
+            f"{path.name} names a suite test above its footer"  # (JAX's own tests may be cited)
         words = set(re.findall(r"[A-Za-z0-9_]+", body))
         others = [c for c in causes if c != f.cause.id and c in words]
         assert not others and f"cause {f.cause.id}" not in body, f"{path.name} names cause ids: {others}"
@@ -437,17 +440,21 @@ def test_problems_name_the_entry_or_cause_that_is_wrong():
 def test_releases_of_a_cause_come_from_its_entries_ranges():
     entries = (Deviation("suites/t.py::test_a", ">=0.6.0,<0.7.0,!=0.6.1", "r", kind="bug"),
                Deviation("suites/t.py::test_b", "==0.8.0", "r", kind="bug"))
-    f = bugs.Found(cause(), entries, {"suites/t.py::test_a": {"0.5.3": "behaves"}, "suites/t.py::test_b": {"0.5.3": "behaves"}})
+    f = bugs.Found(cause(), entries, {"suites/t.py::test_a": {"0.5.3": "behaves"},
+                                      "suites/t.py::test_b": {"0.5.3": "behaves"}})
     assert f.releases == ["0.6.0", "0.6.2", "0.8.0"]
     assert bugs.spans(f.releases) == "0.6.0, 0.6.2, 0.8.0"
     assert (f.first_bad, f.last_good, f.fixed_in) == ("0.6.0", "0.5.3", "0.8.1")
-    skipped = bugs.Found(cause(), entries, {"suites/t.py::test_a": {"0.5.3": "skipped"}, "suites/t.py::test_b": {"0.5.3": "behaves"}})
+    skipped = bugs.Found(cause(), entries, {"suites/t.py::test_a": {"0.5.3": "skipped"},
+                                            "suites/t.py::test_b": {"0.5.3": "behaves"}})
     assert (skipped.before, skipped.last_good) == ("0.5.3", ""), "a release whose tests skip is no evidence of good"
     assert "could not run its tests" in bugs.releases_line(skipped)
-    failing = bugs.Found(cause(), entries, {"suites/t.py::test_a": {"0.5.3": "fails"}, "suites/t.py::test_b": {"0.5.3": "behaves"}})
+    failing = bugs.Found(cause(), entries, {"suites/t.py::test_a": {"0.5.3": "fails"},
+                                            "suites/t.py::test_b": {"0.5.3": "behaves"}})
     assert failing.before_seen == "fails" and failing.last_good == ""
     line = bugs.releases_line(failing)  # (pmap_negative_axes: its tests ran on 0.7.2 and failed with another cause)
-    assert "could not run" not in line and "on the release before, 0.5.3, its tests fail with another bug's symptom" in line
+    assert "could not run" not in line and \
+        "on the release before, 0.5.3, its tests fail with another bug's symptom" in line
     everything = bugs.Found(cause(), (Deviation("suites/t.py::test_a", ">=0.4.30", "r", kind="bug"),), {})
     assert bugs.spans(everything.releases) == "0.4.30 – 0.12.0.1"
     assert (everything.last_good, everything.fixed_in) == ("", "")
@@ -461,10 +468,12 @@ def test_local_paths_are_cut_and_an_abort_is_quoted_by_its_check_line():
     cut = bugs.without_local_paths(text)
     assert cut == ("  File \"jax/_src/pjit.py\", line 3\n  File \"subprocess.py\", line 9\n"
                    "see report.md and a.py\nplatform: uname_result(system='Linux', node='…', release='6')")
-    assert bugs.has_local_path(cut) is None and bugs.has_local_path(text) == "/work/main/.venv/lib/python3.11/site-packages/"
+    assert bugs.has_local_path(cut) is None and \
+        bugs.has_local_path(text) == "/work/main/.venv/lib/python3.11/site-packages/"
     run = bugs.Run(-signal.SIGABRT, "expected: a compiled program\n", textwrap.dedent("""\
         WARNING: All log messages before absl::InitializeLog() is called are written to STDERR
-        F0000 00:00:1764650000.123456   12345 hlo_sharding_util.cc:3014] Check failed: sliced.has_value() Could not slice dimension 1 with size 3
+        F0000 00:00:1764650000.123456   12345 hlo_sharding_util.cc:3014] Check failed: sliced.has_value() """
+        """Could not slice dimension 1 with size 3
         *** Check failure stack trace: ***
             @     0x7f00 /work/venv/lib/python3.11/site-packages/jaxlib/xla_extension.so
         """))

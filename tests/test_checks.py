@@ -244,7 +244,8 @@ def test_a_value_check_ends_its_script_with_a_verdict(outcome, status, printed):
     repro = failed_script(case, lambda c: c.close("sharded x result", x + 1, x, rtol=0, atol=0))
     assert "expected = np.arange(4, dtype=np.int32)" in repro
     result = run_script(repro)
-    assert result.returncode == status and printed in result.stdout, (result.returncode, result.stdout, result.stderr[-2000:])
+    assert result.returncode == status and printed in result.stdout, \
+        (result.returncode, result.stdout, result.stderr[-2000:])
 
 
 def test_a_call_that_should_return_or_raise_ends_its_script_with_a_verdict():
@@ -359,8 +360,33 @@ def test_two_float32_sums_in_different_orders_are_bounded_by_twice_gamma_n_minus
     term of 1.0 off does not."""
     from conformance.checking.tolerance import summation_order_atol
     u = 2.0 ** -24
-    assert summation_order_atol(np.array([1.0, -1.0, 0.5], np.float32)) == pytest.approx(2 * (2 * u / (1 - 2 * u)) * 2.5)
+    assert summation_order_atol(np.array([1.0, -1.0, 0.5], np.float32)) == \
+        pytest.approx(2 * (2 * u / (1 - 2 * u)) * 2.5)
     assert summation_order_atol(np.array([3.0])) == 0.0
     terms = np.full(1024, 826.61 / 1024)
     bound = summation_order_atol(terms)
     assert abs(-0.57415771484375 - -0.5742111206054688) <= bound < 1.0
+
+
+def test_a_check_reads_the_outcome_of_its_own_name_or_of_the_name_it_extends_word_by_word():
+    """``outcome_name``: the check's own name first, else the longest name it extends at a word's
+    end; a name that is only the start of a longer word is not read (no trailing spaces needed)."""
+    from conformance.checking.verdict import outcome_name
+    outcomes = {"loss": "a", "logits": "b", "loss vs numpy": "c", "(b) jit with in/out_shardings": "d"}
+    assert outcome_name(outcomes, "loss") == "loss"
+    assert outcome_name(outcomes, "loss sharding devices_indices_map") == "loss"
+    assert outcome_name(outcomes, "loss.shape") == "loss"
+    assert outcome_name(outcomes, "loss vs numpy.dtype") == "loss vs numpy"
+    assert outcome_name(outcomes, "losses") is None
+    assert outcome_name(outcomes, "(b) jit with in/out_shardings output v3") == "(b) jit with in/out_shardings"
+    assert outcome_name(outcomes, "unsharded loss") is None
+
+
+def test_a_way_is_named_by_its_member_its_label_or_its_letter_and_nothing_else():
+    from conformance.checking.ways import JIT_WAYS, Way
+    assert [Way.of(x) for x in (Way.EAGER, "(b) jit with in/out_shardings", "(c)")] == list(Way)
+    assert [w.letter for w in Way] == ["(a)", "(b)", "(c)"] and [w.jitted for w in Way] == [False, True, True]
+    assert JIT_WAYS == (Way.JIT_SHARDINGS, Way.JIT_CONSTRAINTS) and f"{Way.EAGER} v1" == "(a) eager v1"
+    for wrong in ("(b) jit", "(d)", "", "(c) jit with constraints"):
+        with pytest.raises(ValueError, match="names no way"):
+            Way.of(wrong)

@@ -27,7 +27,8 @@ def test_a_jax_that_cannot_cache_here_uses_none_and_makes_no_default_folder(tmp_
     as its source, and no default folder made; a folder asked for is still checked (a usage error
     if it cannot be made), then not used."""
     env = {"XDG_CACHE_HOME": str(tmp_path)}
-    choice = cc.choose(None, False, "0.4.30", "0.4.30", "cpu", env, unavailable="JAX 0.4.30 serves donated inputs wrongly")
+    choice = cc.choose(None, False, "0.4.30", "0.4.30", "cpu", env,
+                       unavailable="JAX 0.4.30 serves donated inputs wrongly")
     assert choice == cc.CacheChoice(None, "JAX 0.4.30 serves donated inputs wrongly")
     assert not (tmp_path / "jax-conformance").exists()
     asked = cc.choose(str(tmp_path / "mine"), False, "0.4.30", "0.4.30", "cpu", env, unavailable="no")
@@ -186,4 +187,5 @@ def test_a_program_is_its_module_and_its_devices(monkeypatch):
     f = jax.jit(lambda a: a - 1.5)
     f(x), f(x + 1)  # the second call is served by JAX's in-memory cache: no request
     jax.jit(lambda a: a - 1.5)(x)  # a new function object, the same program: asked for again
-    assert len(seen) == 2 and seen[0] == seen[1] and seen[0][0].startswith("jit__lambda"), seen  # (0.4.30: jit__lambda_)
+    assert len(seen) == 2 and seen[0] == seen[1] \
+        and seen[0][0].startswith("jit__lambda"), seen  # (0.4.30: jit__lambda_)

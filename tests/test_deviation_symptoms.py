@@ -28,6 +28,7 @@ from conformance.runner.deviations import (DEVIATIONS_FILE, Deviation, Excuses, 
                                            strict_verdict)
 from conformance.runner.devices import UsageError
 from conformance.runner.pytest_process import fresh_environment
+from conformance.checking.ways import Way
 from strategies.batched import VmapExample
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,7 +120,8 @@ upstream = "none found"
     ("format = 2\n" + ENTRY, "lacks symptom"),
     ("format = 2\n" + ENTRY + "symptom = { raises = 'ValueError' }\nstrict = false\n"
      "reproduced_by = 'suites/t.py::test_r'\n", "must name the trigger"),
-    ("format = 2\n" + ENTRY + "symptom = { raises = 'ValueError' }\ntrigger = 'at_update_of_a_value_a_constraint_has_just_cut'\n",
+    ("format = 2\n" + ENTRY + "symptom = { raises = 'ValueError' }\n"
+     "trigger = 'at_update_of_a_value_a_constraint_has_just_cut'\n",
      "takes no trigger"),
     ("format = 2\n" + ENTRY + "symptom = { raises = 'ValueError' }\nstrict = false\n"
      "reproduced_by = 'suites/t.py::test_r'\ntrigger = 'no_such_trigger'\n", "unknown trigger"),
@@ -187,12 +189,12 @@ def test_a_random_entry_excuses_the_examples_its_trigger_and_symptom_cover_and_c
     import hypothesis
     monkeypatch.setattr(hypothesis, "event", lambda *a, **k: None)
     excuses = Excuses([random_entry()])
-    twice = triggers.Call("layout change of a layout change", (), way="(b) jit")  # (what the trigger holds for)
+    twice = triggers.Call("layout change of a layout change", (), way=Way.JIT_SHARDINGS)  # (what the trigger holds for)
     wrong = failure_of(lambda c: c.same_bits("(b) jit output v1", np.array([1]), np.array([2])))
     raise_in(excuses, [twice], wrong)  # excused: no exception
     assert [r["excused"] for r in excuses.report()] == [1]
     for candidates, failure in (
-            ([triggers.Call("negative", (), way="(b) jit")], wrong),  # the trigger does not hold
+            ([triggers.Call("negative", (), way=Way.JIT_SHARDINGS)], wrong),  # the trigger does not hold
             ([twice], failure_of(lambda c: c.index_map("(b) jit output v1 sharding", {0: 1}, {0: 2}))),  # not values
             ([twice], failure_of(oracle_check))):
         with pytest.raises(ConformanceFailure) as raised:
@@ -242,9 +244,12 @@ def test_every_trigger_of_a_call_answers_where_no_spec_is_known():
 
 def test_triggers_hold_for_the_examples_they_name_and_not_others():
     x = np.arange(4, dtype=np.int32)
-    clamped = triggers.Call("dynamic_slice", (x, np.int32(3)), {"sizes": (2,)}, MESH, "Auto", ((), ()), ("a",), "(b) jit")
-    in_range = triggers.Call("dynamic_slice", (x, np.int32(1)), {"sizes": (2,)}, MESH, "Auto", ((), ()), ("a",), "(b) jit")
-    replicated_out = triggers.Call("dynamic_slice", (x, np.int32(3)), {"sizes": (2,)}, MESH, "Auto", ((), ()), (), "(b) jit")
+    clamped = triggers.Call("dynamic_slice", (x, np.int32(3)), {"sizes": (2,)}, MESH, "Auto", ((), ()), ("a",),
+                            Way.JIT_SHARDINGS)
+    in_range = triggers.Call("dynamic_slice", (x, np.int32(1)), {"sizes": (2,)}, MESH, "Auto", ((), ()), ("a",),
+                             Way.JIT_SHARDINGS)
+    replicated_out = triggers.Call("dynamic_slice", (x, np.int32(3)), {"sizes": (2,)}, MESH, "Auto", ((), ()), (),
+                                   Way.JIT_SHARDINGS)
     assert triggers.clamped_start_with_a_cut_output(clamped)
     assert not triggers.clamped_start_with_a_cut_output(in_range)
     assert not triggers.clamped_start_with_a_cut_output(replicated_out)
@@ -256,8 +261,10 @@ def test_triggers_hold_for_the_examples_they_name_and_not_others():
     assert triggers.explicit_batch_dimensions_split_differently(split)
     assert not triggers.explicit_batch_dimensions_split_differently(alike)
     assert not triggers.explicit_batch_dimensions_split_differently(auto)
-    two = triggers.Call("add", (np.zeros((2, 4)), np.zeros((2, 4))), {}, MESH, "Explicit", (("a",), (None, "a")), (), "(a) eager")
-    one = triggers.Call("add", (np.zeros((2, 4)), np.zeros((2, 4))), {}, MESH, "Explicit", (("a",), ("a",)), (), "(a) eager")
+    two = triggers.Call("add", (np.zeros((2, 4)), np.zeros((2, 4))), {}, MESH, "Explicit", (("a",), (None, "a")), (),
+                        "(a) eager")
+    one = triggers.Call("add", (np.zeros((2, 4)), np.zeros((2, 4))), {}, MESH, "Explicit", (("a",), ("a",)), (),
+                        "(a) eager")
     assert triggers.explicit_one_axis_on_two_dimensions_of_a_broadcast(two)
     assert not triggers.explicit_one_axis_on_two_dimensions_of_a_broadcast(one)
     size_one = MeshModel(tuple(range(8)), (8, 1), ("a", "b"))
@@ -265,7 +272,8 @@ def test_triggers_hold_for_the_examples_they_name_and_not_others():
     scatter = lambda specs: triggers.Call("at_add_indices", (v, v, v), {}, MESH, "Explicit", specs, (), "(a) eager")
     assert triggers.explicit_update_sharded_unlike_its_operand(scatter(((), (), ("a",))))  # indices replicated
     assert not triggers.explicit_update_sharded_unlike_its_operand(scatter(((), ("a",), ("a",))))  # as expected
-    ranged = triggers.Call("at_min", (np.zeros(2), np.zeros(1)), {}, size_one, "Explicit", ((), ("b",)), (), "(a) eager")
+    ranged = triggers.Call("at_min", (np.zeros(2), np.zeros(1)), {}, size_one, "Explicit", ((), ("b",)), (),
+                           "(a) eager")
     assert triggers.explicit_update_sharded_unlike_its_operand(ranged)  # a size-1 axis is part of the type
     edge = lambda spec: triggers.Call("pad", (np.zeros(3),), {"mode": "edge"}, size_one, "Explicit", (spec,), ())
     assert triggers.explicit_edge_pad_of_a_sharded_operand(edge(("b",)))
@@ -326,7 +334,7 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     whose in and out shardings cut alike; later passes as marked."""
     x = np.array([0.0, 0.125], np.float32)
     dus = lambda start, specs, out: triggers.Call("dynamic_update_slice", (x, np.zeros(1, np.float32), np.int32(start)),
-                                                   {}, MESH, "Auto", specs, out, "(b) jit")
+                                                   {}, MESH, "Auto", specs, out, Way.JIT_SHARDINGS)
     assert triggers.moved_start_with_a_cut_operand_or_output(dus(2, (("a",), (), ()), ()))
     assert triggers.moved_start_with_a_cut_operand_or_output(dus(2, ((), (), ()), ("a",)))
     assert not triggers.moved_start_with_a_cut_operand_or_output(dus(2, ((), (), ()), ()))  # nothing cut
@@ -334,19 +342,19 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     wide = MeshModel(tuple(range(8)), (4, 2), ("a", "b"))
     v = np.array([0, 1], np.int32)
     join = lambda specs, out, way: triggers.Call("concatenate", (v, v), {"axis": 0}, wide, "Auto", specs, out, way)
-    assert triggers.partially_replicated_join(join((("b",), ()), (), "(b) jit"))
-    assert triggers.partially_replicated_join(join(((), ()), ("a",), "(b) jit"))
-    assert not triggers.partially_replicated_join(join(((), ()), (), "(b) jit"))
+    assert triggers.partially_replicated_join(join((("b",), ()), (), Way.JIT_SHARDINGS))
+    assert triggers.partially_replicated_join(join(((), ()), ("a",), Way.JIT_SHARDINGS))
+    assert not triggers.partially_replicated_join(join(((), ()), (), Way.JIT_SHARDINGS))
     assert not triggers.partially_replicated_join(join(((), ()), ("a",), "(a) eager"))  # eager: the operands say
     take = lambda idx, spec, way: triggers.Call("take_clip", (v, np.int32(idx)), {"axis": 0}, MESH, "Auto",
                                                 (spec, ()), (), way)
-    assert triggers.clipped_take_on_a_cut_axis(take(2, ("a",), "(b) jit"))
+    assert triggers.clipped_take_on_a_cut_axis(take(2, ("a",), Way.JIT_SHARDINGS))
     assert triggers.clipped_take_on_a_cut_axis(take(2, ("a",), "(a) eager"))
-    assert not triggers.clipped_take_on_a_cut_axis(take(1, ("a",), "(b) jit"))  # in range
-    assert not triggers.clipped_take_on_a_cut_axis(take(2, (), "(b) jit"))  # the axis is whole
+    assert not triggers.clipped_take_on_a_cut_axis(take(1, ("a",), Way.JIT_SHARDINGS))  # in range
+    assert not triggers.clipped_take_on_a_cut_axis(take(2, (), Way.JIT_SHARDINGS))  # the axis is whole
     # take_along_axis over two or more mesh axes, the operand or the indices cut; one axis is not enough
     cube = MeshModel(tuple(range(8)), (2, 2, 2), ("a", "b", "x"))
-    along = lambda specs, out, way="(b) jit": triggers.Call("take_along_axis", (np.zeros((2, 2), np.int32),
+    along = lambda specs, out, way=Way.JIT_SHARDINGS: triggers.Call("take_along_axis", (np.zeros((2, 2), np.int32),
                                                             np.zeros((2, 2), np.int32)), {"axis": 0}, cube, "Auto",
                                                             specs, out, way, (2, 2))
     assert triggers.take_along_a_cut_operand_over_two_mesh_axes(along((("a",), ()), ("x", "b")))
@@ -356,12 +364,13 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     assert not triggers.take_along_a_cut_operand_over_two_mesh_axes(along(((), ()), ("x", "b")))  # nothing cut
     # the stack's dimension before the new one cut in an operand only (met on 0.4.30, seed 2994294646)
     wide_mesh = MeshModel(tuple(range(8)), (4, 2), ("a", "b"))
-    stack = lambda specs, out, way="(b) jit": triggers.Call("stack", (v, v), {"axis": 1}, wide_mesh, "Auto",
+    stack = lambda specs, out, way=Way.JIT_SHARDINGS: triggers.Call("stack", (v, v), {"axis": 1}, wide_mesh, "Auto",
                                                             specs, out, way, (2, 2))
     assert triggers.jitted_stack_cutting_its_new_dimension_after_a_cut_one(stack((("a",), ()), (None, "b")))
     assert not triggers.jitted_stack_cutting_its_new_dimension_after_a_cut_one(stack(((), ()), (None, "b")))
     assert not triggers.jitted_stack_cutting_its_new_dimension_after_a_cut_one(stack((("b",), ()), (None, "b")))
-    assert not triggers.jitted_stack_cutting_its_new_dimension_after_a_cut_one(stack((("a",), ()), (None, "b"), "(a) eager"))
+    assert not triggers.jitted_stack_cutting_its_new_dimension_after_a_cut_one(stack((("a",), ()), (None, "b"),
+                                                                                     "(a) eager"))
     assert not triggers.jitted_stack_cutting_its_new_dimension_after_a_cut_one(stack((("a",), ()), ("a",)))
 
     line = MeshModel(tuple(range(2)), (2,), ("a",))
@@ -375,14 +384,19 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     # the second pass (0.9.2): an eager lax.pad and a program's eager jnp.reshape of a cut operand
     shaped = lambda op, spec, way, **static: triggers.Call(op, (np.zeros((2, 4), np.uint32),), static,
                                                            wide, "Auto", (spec,), (), way)
-    assert triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(shaped("reshape", ("b", "a"), "(a) eager", shape=(4, 2)))
+    assert triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(shaped("reshape", ("b", "a"), "(a) eager",
+                                                                             shape=(4, 2)))
     assert triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(shaped("lax_pad_negative", ("a",), "(a) eager"))
-    assert triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(shaped("pad", ("a",), "(a) eager", mode="constant"))
+    assert triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(shaped("pad", ("a",), "(a) eager",
+                                                                             mode="constant"))
     # (the tenth pass, 0.9.1: an eager edge pad, which joins edge slices; other modes not met)
     assert triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(shaped("pad", ("a",), "(a) eager", mode="edge"))
-    assert not triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(shaped("pad", ("a",), "(a) eager", mode="wrap"))
-    assert not triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(shaped("reshape", ("b", "a"), "(b) jit", shape=(4, 2)))
-    assert not triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(shaped("reshape", (), "(a) eager", shape=(4, 2)))
+    assert not triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(shaped("pad", ("a",), "(a) eager",
+                                                                                 mode="wrap"))
+    assert not triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(
+        shaped("reshape", ("b", "a"), Way.JIT_SHARDINGS, shape=(4, 2)))
+    assert not triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(shaped("reshape", (), "(a) eager",
+                                                                                 shape=(4, 2)))
     join = lambda specs: triggers.Call("concatenate", (np.zeros(2, np.int32), np.zeros(8, np.int32)), {"axis": 0},
                                        MeshModel(tuple(range(8)), (8,), ("a",)), "Auto", specs, (), "(a) eager")
     assert triggers.eager_pad_reshape_or_concatenate_of_a_cut_operand(join(((), ("a",))))  # (the third pass, 0.9.2)
@@ -395,7 +409,7 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     assert not triggers.explicit_flattening_onto_axes_ending_with_a_size_one_axis(ravel(("b", "x")))
     grid = MeshModel(tuple(range(6)), (3, 1, 2), ("b", "a", "x"))  # and a layout change onto ('b', 'a', 'x') (0.12.0.1)
     move = lambda op, spec: triggers.Call(op, (np.zeros((6, 6), np.uint32),), {"spec": spec}, grid, "Auto",
-                                          (("b",),), (), "(b) jit")
+                                          (("b",),), (), Way.JIT_SHARDINGS)
     assert triggers.layout_change_onto_combined_axes(move("constraint", (None, ("b", "a", "x"))))
     assert triggers.layout_change_onto_combined_axes(move("device_put", (("b", "x"),)))
     assert not triggers.layout_change_onto_combined_axes(move("constraint", (None, ("b", "a"))))  # one axis cuts
@@ -403,15 +417,16 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
 
     # the third pass (0.7.0): on an Explicit mesh a clamped dynamic_slice of a cut operand, output replicated
     ds = lambda axis_type, spec: triggers.Call("dynamic_slice", (np.arange(8, dtype=np.int32), np.int32(7)),
-                                               {"sizes": (4,)}, MESH, axis_type, (spec, ()), (), "(b) jit")
+                                               {"sizes": (4,)}, MESH, axis_type, (spec, ()), (), Way.JIT_SHARDINGS)
     assert triggers.clamped_start_with_a_cut_output(ds("Explicit", ("a",)))
     assert not triggers.clamped_start_with_a_cut_output(ds("Auto", ("a",)))  # Auto: the output is replicated
     assert not triggers.clamped_start_with_a_cut_output(ds("Explicit", ()))
 
     # the third pass (0.4.33): a jitted take_along_axis of an operand with ('b', 'y') on one dimension
     cube3 = MeshModel(tuple(range(8)), (2, 2, 2), ("a", "b", "y"))
-    along = lambda specs, way="(b) jit", mesh=cube3: triggers.Call("take_along_axis", (np.zeros((2, 4, 2), np.int32),) * 2,
-                                                                   {"axis": 0}, mesh, "Auto", specs, ("a", None, "b"), way)
+    along = lambda specs, way=Way.JIT_SHARDINGS, mesh=cube3: triggers.Call("take_along_axis",
+                                                                   (np.zeros((2, 4, 2), np.int32),) * 2, {"axis": 0},
+                                                                   mesh, "Auto", specs, ("a", None, "b"), way)
     assert triggers.jitted_take_along_over_combined_axes(along(((None, ("b", "y"), "a"), ())))
     assert triggers.jitted_take_along_over_combined_axes(along(((), (("a", "b"),))))  # on the indices
     assert not triggers.jitted_take_along_over_combined_axes(along((None, ())))  # None cuts nothing
@@ -425,7 +440,8 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     select = lambda specs, mesh=grid2: VmapExample(None, (), {}, mesh, specs, True)
     assert triggers.vmapped_operands_over_combined_axes(select((("b",), (None, None, ("b", "y")))))
     assert not triggers.vmapped_operands_over_combined_axes(select((("b",), (None, "y"))))
-    assert not triggers.vmapped_operands_over_combined_axes(select(((("b", "y"),),), MeshModel(tuple(range(2)), (1, 2), ("y", "b"))))
+    assert not triggers.vmapped_operands_over_combined_axes(select(((("b", "y"),),),
+                                                                   MeshModel(tuple(range(2)), (1, 2), ("y", "b"))))
 
     # the third pass (0.4.37): vmap of an edge pad over a batch cut over b of an (a=4, b=2) mesh
     from strategies.ops import CATALOGUE
@@ -436,17 +452,19 @@ def test_the_triggers_widened_by_the_release_matrix_hold_on_what_it_met():
     assert triggers.vmapped_partially_replicated_join(vmapped("roll", ("a",)))
     assert not triggers.vmapped_partially_replicated_join(vmapped("pad", ("a", None, "b")))  # every axis used
     assert not triggers.vmapped_partially_replicated_join(vmapped("pad", ()))  # nothing cut
-    assert not triggers.vmapped_partially_replicated_join(vmapped("pad", ("a",), MeshModel(tuple(range(8)), (8,), ("a",))))
+    assert not triggers.vmapped_partially_replicated_join(vmapped("pad", ("a",),
+                                                                  MeshModel(tuple(range(8)), (8,), ("a",))))
     assert not triggers.vmapped_partially_replicated_join(vmapped("negative", (None, None, "b")))  # no join
 
     # a later pass (0.4.35, seed 1428177788): x[i], the same gather as take along axis 0
     x14, i4 = np.zeros((1, 4), np.float32), np.zeros(4, np.int32)
     indexed = lambda i, out, op="index_array": triggers.Call(op, (x14, i), {}, MESH, "Auto",
-                                                             ((None, "a"), ("a",)), out, "(b) jit", (4, 4))
+                                                             ((None, "a"), ("a",)), out, Way.JIT_SHARDINGS, (4, 4))
     assert triggers.jitted_take_of_operand_and_indices_cut_alike_into_another_axis(indexed(i4, ("b",)))
     assert triggers.jitted_take_of_operand_and_indices_cut_alike_into_another_axis(indexed(i4, ("b",), "take"))
     assert not triggers.jitted_take_of_operand_and_indices_cut_alike_into_another_axis(indexed(i4, ("a",)))  # own axis
-    assert not triggers.jitted_take_of_operand_and_indices_cut_alike_into_another_axis(indexed(np.int32(0), ("b",)))  # 0-d
+    assert not triggers.jitted_take_of_operand_and_indices_cut_alike_into_another_axis(
+        indexed(np.int32(0), ("b",)))  # 0-d
 
 
 # --- end to end: an unrelated failure under an entry goes red ------------------------------------
@@ -468,7 +486,7 @@ def test_random(n, excuses):
     case = Case(f"f({{n}})")
     with case.oracle():
         case.same_bits("unsharded result vs numpy", np.array([n]), np.array([n + {oracle}]))
-    with excuses.way([Call("{op}", (), way="(b) jit")]):
+    with excuses.way([Call("{op}", (), way="(b)")]):
         case.same_bits("(b) jit result", np.array([{got}]), np.array([n + 1]))
 '''
 
@@ -497,7 +515,8 @@ LAYOUT_TWICE = "layout change of a layout change"  # the op second_layout_change
     ("raise ValueError('bad input')", LAYOUT_TWICE, 0, "1 passed, 1 xfailed", "0"),  # both entries excuse their symptom
     ("raise KeyError('unrelated')", LAYOUT_TWICE, 0, "1 failed, 1 passed", "0"),  # strict: another exception
     ("raise ValueError('bad input')", "negative", 0, "1 failed, 1 xfailed", "0"),  # random: the trigger does not hold
-    ("raise ValueError('bad input')", LAYOUT_TWICE, 1, "1 failed, 1 xfailed", "0"),  # the unsharded check: never excused
+    # the unsharded check: never excused
+    ("raise ValueError('bad input')", LAYOUT_TWICE, 1, "1 failed, 1 xfailed", "0"),
     ("raise ValueError('bad input')", LAYOUT_TWICE, 0, "1 failed, 1 xfailed", "n + 7"),  # not wrong as where says
 ])
 def test_an_unrelated_failure_under_a_known_deviation_fails_the_run(tmp_path, strict_body, op, oracle, outcome, got):
@@ -551,7 +570,8 @@ def test_a_backend_entry_applies_where_its_name_says():
     assert entry("gpu").applies_on("gpu", "AMD Instinct MI300X", "rocm 60300")
     assert entry("cuda").applies_on("cuda", "NVIDIA H200")
     assert not entry("cuda").applies_on("cpu", "cpu") and not entry("tpu").applies_on("gpu", "NVIDIA H200")
-    assert entry("NVIDIA H200").applies_on("gpu", "nvidia h200") and not entry("NVIDIA H200").applies_on("gpu", "NVIDIA A100")
+    assert entry("NVIDIA H200").applies_on("gpu", "nvidia h200") and \
+        not entry("NVIDIA H200").applies_on("gpu", "NVIDIA A100")
 
 
 def test_the_axis_moved_into_combined_axes_trigger_holds_for_the_greater_abort():
@@ -562,7 +582,8 @@ def test_the_axis_moved_into_combined_axes_trigger_holds_for_the_greater_abort()
     dimension, an eager call and a reduction whose operand outranks its result do not."""
     finding_mesh = MeshModel(tuple(range(6)), (2, 3, 1), ("y", "b", "x"))
     x0, x1 = np.zeros((3, 1, 6), np.int32), np.zeros((1, 1, 6), np.int32)
-    finding = triggers.Call("greater", (x0, x1), {}, finding_mesh, "Auto", ((("b", "x"), None, "y"), ("x", None, ("b", "y"))),
+    finding = triggers.Call("greater", (x0, x1), {}, finding_mesh, "Auto",
+                            ((("b", "x"), None, "y"), ("x", None, ("b", "y"))),
                             ("x", None, ("b", "y")), "(b) jit with in/out_shardings", (3, 1, 6))
     assert triggers.jitted_axis_moved_into_combined_axes(finding)
     mesh = MeshModel(tuple(range(6)), (2, 3), ("b", "y"))
@@ -656,19 +677,22 @@ def test_each_wrongness_holds_for_its_bug_and_not_for_a_value_computed_wrongly()
     from conformance.checking import wrongness
     a = lambda *v: np.array(v, np.int32)
     x = a(0, 1, 2, 3)
-    call = lambda *operands: triggers.Call("op", operands, {}, MESH, "Auto", (), (), "(b) jit")
+    call = lambda *operands: triggers.Call("op", operands, {}, MESH, "Auto", (), (), Way.JIT_SHARDINGS)
     cases = [  # (pattern, the call, expected, got as the bug makes it, got computed wrongly)
         ("values_of_the_expected_result", call(x, np.int32(3)), a(2, 3), a(3, 3), a(2, 4)),
         ("values_of_the_expected_result", call(np.arange(8)), a(4, 5, 6, 7), a(7, 7, 7, 7), a(4, 5, 6, 8)),
         ("the_operand_in_place", call(x, a(9), np.int32(5)), a(0, 1, 2, 9), a(0, 1, 2, 3), a(0, 1, 2, 10)),
         ("the_operand_in_place", call(a(0, 1), np.int32(0)), a(1, 0), a(0, 1), a(1, 5)),
         ("multiplied_by_the_replica_count", call(), a(1, 2, 3, 4), a(2, 4, 6, 8), a(2, 4, 6, 9)),
-        ("multiplied_by_the_replica_count", call(), a(1, 2, 3, 4), a(2, 4, 9, 12), a(2, 4, 9, 13)),  # blocks held 2, 3 times
-        ("multiplied_by_the_replica_count", call(), np.array([-0.0, 0.125], np.float32), np.array([0.0, 0.5], np.float32),
+        ("multiplied_by_the_replica_count", call(), a(1, 2, 3, 4), a(2, 4, 9, 12),
+         a(2, 4, 9, 13)),  # blocks held 2, 3 times
+        ("multiplied_by_the_replica_count", call(), np.array([-0.0, 0.125], np.float32),
+         np.array([0.0, 0.5], np.float32),
          np.array([0.0, 0.25 + 2 ** -20], np.float32)),  # a replica sum from +0.0 (0.4.36): -0.0 comes back +0.0
         ("zeros", call(), a(2, 3), a(0, 0), a(0, 1)),
-        ("zeros_or_values_of_the_operands", call(a(1, 2, 3, 4), a(10, 20, 30, 40)), a(1, 10, 2, 20, 3, 30, 4, 40),
-         a(1, 10, 3, 30, 3, 0, 4, 0), a(1, 10, 3, 30, 3, 5, 4, 0)),  # a stack on 0.4.30: rows read from elsewhere, zeros
+        ("zeros_or_values_of_the_operands", call(a(1, 2, 3, 4), a(10, 20, 30, 40)),
+         a(1, 10, 2, 20, 3, 30, 4, 40), a(1, 10, 3, 30, 3, 0, 4, 0),
+         a(1, 10, 3, 30, 3, 5, 4, 0)),  # a stack on 0.4.30: rows read from elsewhere, zeros
         ("values_of_the_operands", call(a(1, 2, 3), np.int32(0)), a(1, 0, 2, 0, 3, 0), a(1, 0, 2, 2, 0, 3),
          a(1, 0, 2, 0, 4, 0)),
         ("values_of_the_operands", call(x, a(9)), a(0, 1, 2, 9), a(0, 3, 2, 9), a(0, 8, 2, 9)),
@@ -681,32 +705,37 @@ def test_each_wrongness_holds_for_its_bug_and_not_for_a_value_computed_wrongly()
     # a strided .at[].max of a slice read from another shard (0.6.1, seed 435230726): a value of the sliced
     # operand, through the negations, the constraint and the second slice between them; numpy's own steps
     # upstream of the slices (a negation of x) are not applied again
-    sliced = triggers.Call("strided_slice", (a(0, 1, 2, 3),), {"index": (slice(None, 2, 1),)}, MESH, "Auto", ((("a",),),))
+    sliced = triggers.Call("strided_slice", (a(0, 1, 2, 3),), {"index": (slice(None, 2, 1),)}, MESH, "Auto",
+                           ((("a",),),))
     again = triggers.Call("strided_slice", (a(0, 1),), {"index": (slice(None, None, 2),)}, MESH, "Auto", ((),),
                           producers=(sliced,))
     negated = triggers.Call("negative", (a(0),), {}, MESH, "Auto", ((),), producers=(
         triggers.Call("constraint", (a(0),), {"spec": ()}, MESH, "Auto", ((),), producers=(again,)),))
     at_max = triggers.Call("at_max", (a(0), a(0)), {"index": slice(None, None, 2)}, MESH, "Auto", ((), ()), (),
-                           "(b) jit", producers=(negated, negated))
+                           Way.JIT_SHARDINGS, producers=(negated, negated))
     assert triggers.strided_at_update_of_a_slice_of_a_partially_replicated_operand(at_max)
     assert wrongness.holds("values_of_the_sliced_operand", [at_max], a(0), a(-3))
     assert not wrongness.holds("values_of_the_sliced_operand", [at_max], a(0), a(3)), "the negation applies"
     upstream = replace(sliced, producers=(triggers.Call("negative", (a(0, -1, -2, -3),), {}, MESH, "Auto", ((),)),))
     assert wrongness.holds("values_of_the_sliced_operand", [replace(at_max, producers=(
-        replace(negated, producers=(replace(negated.producers[0], producers=(replace(again, producers=(upstream,)),)),)),
+        replace(negated, producers=(replace(negated.producers[0],
+                                            producers=(replace(again, producers=(upstream,)),)),)),
         None))], a(0), a(-3))
     # a scatter beside a prefix slice of its operand, as long per shard (0.6.1, seed 435230726): the update's
     # elements past the slice are 0, through the negation, the device_put and the sum: -(1 + 2 + 0) = -3 for -5;
     # not with the slice starting at 1, nor for a sum computed otherwise
     three = MeshModel((0, 1, 2), (3,), ("a",))
     u = np.arange(3, dtype=np.uint32)
+    beside = triggers.Call("slice", (u,), {"index": (slice(0, 2),)}, three, "Auto", ((("a",),),), (),
+                           Way.JIT_CONSTRAINTS)
     update = triggers.Call("at_set_shifted", (u,), {"axis": 0, "shift": 1}, three, "Auto", ((("a",),),), (),
-                           "(c) jit", beside=(triggers.Call("slice", (u,), {"index": (slice(0, 2),)}, three, "Auto",
-                                                            ((("a",),),), (), "(c) jit"),))
-    summed = triggers.Call("sum_int", (u,), {"axis": None, "keepdims": False}, three, "Auto", ((),), (), "(c) jit",
-                           producers=(triggers.Call("negative", (u,), {}, three, "Auto", ((),), (), "(c) jit", producers=(
-                               triggers.Call("device_put", (u,), {"spec": ()}, three, "Auto", ((),), (), "(c) jit",
-                                             producers=(update,)),)),))
+                           Way.JIT_CONSTRAINTS, beside=(beside,))
+    summed = triggers.Call("sum_int", (u,), {"axis": None, "keepdims": False}, three, "Auto", ((),), (),
+                           Way.JIT_CONSTRAINTS,
+                           producers=(triggers.Call("negative", (u,), {}, three, "Auto", ((),), (), Way.JIT_CONSTRAINTS,
+                                                    producers=(triggers.Call("device_put", (u,), {"spec": ()}, three,
+                                                                             "Auto", ((),), (), Way.JIT_CONSTRAINTS,
+                                                                             producers=(update,)),)),))
     minus = lambda v: np.array(v, np.int64).astype(np.uint32)
     assert wrongness.holds("updated_outside_a_prefix_slice_beside_it_as_zeros", [summed], minus(-5), minus(-3))
     assert not wrongness.holds("updated_outside_a_prefix_slice_beside_it_as_zeros", [summed], minus(-5), minus(-4))
@@ -719,8 +748,8 @@ def test_each_wrongness_holds_for_its_bug_and_not_for_a_value_computed_wrongly()
     # nor the old row without the negation
     v = np.array([[0, -6], [-1, -7], [-2, -8], [-3, -9]], np.int32)
     added = triggers.Call("at_add_indices", (v, a(0), np.array([[0, 1]], np.int32)), {}, MESH, "Auto", ((), (), ()),
-                          None, "(b) jit")
-    after = triggers.Call("negative", (v,), {}, MESH, "Auto", ((),), ("a",), "(b) jit", producers=(added,))
+                          None, Way.JIT_SHARDINGS)
+    after = triggers.Call("negative", (v,), {}, MESH, "Auto", ((),), ("a",), Way.JIT_SHARDINGS, producers=(added,))
     right = np.array([[0, 5], [1, 7], [2, 8], [3, 9]], np.int32)
     assert wrongness.holds("values_of_the_updates_operand_after_it", [after], right,
                            np.array([[0, 5], [1, 7], [0, 6], [3, 9]], np.int32))
@@ -731,18 +760,20 @@ def test_each_wrongness_holds_for_its_bug_and_not_for_a_value_computed_wrongly()
     # an edge pad over two dimensions joins twice: each join multiplies (found on 0.4.31: x int32[2, 1] P('a')
     # on an (a=2, b=4) mesh, padded ((0, 1), (0, 1)) into P(None, 'a'), gave 16 where 1); a pad over one
     # dimension, or in mode constant, joins once
-    edge2 = triggers.Call("pad", (a(0, 1),), {"widths": ((0, 1), (0, 1)), "mode": "edge"}, MESH, "Auto", (), (), "(b) jit")
+    edge2 = triggers.Call("pad", (a(0, 1),), {"widths": ((0, 1), (0, 1)), "mode": "edge"}, MESH, "Auto", (), (),
+                          Way.JIT_SHARDINGS)
     assert wrongness.joins_made(edge2) == 2
     assert wrongness.holds("multiplied_by_the_replica_count", [edge2], a(0, 0, 1, 1, 1, 1), a(0, 0, 16, 16, 16, 16))
     for once in (replace(edge2, static={"widths": ((0, 1), (0, 0)), "mode": "edge"}),
                  replace(edge2, static={"widths": ((0, 1), (0, 1)), "mode": "constant"}), call()):
         assert wrongness.joins_made(once) == 1
-        assert not wrongness.holds("multiplied_by_the_replica_count", [once], a(0, 0, 1, 1, 1, 1), a(0, 0, 16, 16, 16, 16))
+        assert not wrongness.holds("multiplied_by_the_replica_count", [once], a(0, 0, 1, 1, 1, 1),
+                                   a(0, 0, 16, 16, 16, 16))
     # a lax.pad whose negative edge moves dimension 0 while dimension 1 is padded too: the move not applied
     # leaves the operand in place with dimension 1 padded (found on 0.4.33: config ((1, -1, 0), (0, 1, 0)))
     x2 = np.arange(4, dtype=np.float32).reshape(2, 2)
     padneg = triggers.Call("lax_pad_negative", (x2, np.float32(0)), {"config": ((1, -1, 0), (0, 1, 0))}, MESH,
-                           "Auto", (), ("a",), "(b) jit")
+                           "Auto", (), ("a",), Way.JIT_SHARDINGS)
     right = np.array([[0, 0, 0], [0, 1, 0]], np.float32)
     assert wrongness.holds("the_operand_in_place", [padneg], right, np.array([[0, 1, 0], [2, 3, 0]], np.float32))
     assert not wrongness.holds("the_operand_in_place", [padneg], right, np.array([[0, 1, 0], [2, 4, 0]], np.float32))
@@ -760,7 +791,7 @@ def test_each_layout_wrongness_holds_for_its_bug_and_not_for_blocks_cut_otherwis
     two = MeshModel((0, 1), (2,), ("a",))
     blocks = lambda spec, shape=(4,): Layout(two, spec, shape).blocks
     moved = {0: ((2, 4),), 1: ((0, 2),)}
-    sized = triggers.Call("slice_empty", (), {}, two, "Auto", (), (None, "a"), "(b) jit", (0, 2))
+    sized = triggers.Call("slice_empty", (), {}, two, "Auto", (), (None, "a"), Way.JIT_SHARDINGS, (0, 2))
     assert wrongness.holds("replicated_where_cut_was_asked", [None], blocks(("a",)), blocks(()))
     assert not wrongness.holds("replicated_where_cut_was_asked", [None], blocks(("a",)), moved)
     assert not wrongness.holds("replicated_where_cut_was_asked", [None], blocks(()), blocks(()))
@@ -769,7 +800,7 @@ def test_each_layout_wrongness_holds_for_its_bug_and_not_for_blocks_cut_otherwis
     assert wrongness.holds("cut_finer_than_asked", [None], blocks(()), blocks(("a",)))
     assert not wrongness.holds("cut_finer_than_asked", [None], blocks(("a",)), moved)
     twice = triggers.Call("layout change of a layout change", (), {"earlier": ((("a",), (4,)),)}, two, "Auto", (),
-                          None, "(b) jit")
+                          None, Way.JIT_SHARDINGS)
     assert wrongness.holds("laid_out_as_an_earlier_change", [twice], blocks(()), blocks(("a",)))
     assert not wrongness.holds("laid_out_as_an_earlier_change", [twice], blocks(()), moved)
 
@@ -780,7 +811,8 @@ def test_a_random_entry_says_how_its_values_or_layout_go_wrong():
     no random entry with a bare values or layout symptom and no empty-message assert without the
     function that raised it."""
     base = {"test": "suites/t.py::test_r", "jax": ">=0", "reason": "r"}
-    random = {**base, "strict": False, "reproduced_by": "suites/t.py::test_s", "trigger": "second_layout_change_in_a_row"}
+    random = {**base, "strict": False, "reproduced_by": "suites/t.py::test_s",
+              "trigger": "second_layout_change_in_a_row"}
     for entry, message in (
             ({**random, "symptom": {"wrong": "values", "at": "^\\(b\\) "}}, "name how they are wrong"),
             ({**random, "symptom": {"wrong": "layout"}}, "name how they are wrong"),
@@ -790,9 +822,11 @@ def test_a_random_entry_says_how_its_values_or_layout_go_wrong():
         with pytest.raises(UsageError, match=message):
             deviations_parse(entry)
     shipped = load_deviations(DEVIATIONS_FILE)
-    bare = [e.where for e in shipped if not e.strict and e.symptom.wrong in ("values", "layout") and not e.symptom.where]
+    bare = [e.where for e in shipped
+            if not e.strict and e.symptom.wrong in ("values", "layout") and not e.symptom.where]
     empty = [e.where for e in shipped if e.symptom.match == "^$" and not e.symptom.raised_in]
-    assert (bare, empty) == ([], []), f"got bare symptoms at {bare} and empty-message asserts at {empty}, but should be none"
+    assert (bare, empty) == ([], []), \
+        f"got bare symptoms at {bare} and empty-message asserts at {empty}, but should be none"
 
 
 def deviations_parse(entry):
@@ -811,7 +845,7 @@ def test_an_earlier_layout_kept_beside_the_last_one_is_laid_out_as_an_earlier_ch
     asked, earlier = Layout(mesh, (None, "b"), shape).blocks, Layout(mesh, (None, None, "a"), shape).blocks
     both = Layout(mesh, (None, "b", "a"), shape).blocks
     twice = triggers.Call("layout change of a layout change", (), {"earlier": (((None, None, "a"), shape),)}, mesh,
-                          "Auto", (), None, "(c) jit")
+                          "Auto", (), None, Way.JIT_CONSTRAINTS)
     assert wrongness.holds("laid_out_as_an_earlier_change", [twice], asked, both)
     assert wrongness.holds("laid_out_as_an_earlier_change", [twice], asked, earlier)
     moved = {d: asked[(d + 2) % 6] for d in asked}
@@ -901,7 +935,7 @@ def test_the_prefix_slice_trigger_holds_where_the_slice_keeps_its_operands_shard
     def sliced(n, ways, index, producers=()):
         mesh = MeshModel(tuple(range(ways)), (ways,), ("a",))
         return triggers.Call("slice", (np.arange(n),), {"index": (index,)}, mesh, "Auto", ((("a",),),), (),
-                             "(c) jit", producers=producers)
+                             Way.JIT_CONSTRAINTS, producers=producers)
     wrong = [(2, 2, slice(0, 1)), (3, 3, slice(0, 2)), (6, 3, slice(0, 5)), (8, 4, slice(0, 5))]
     right = [(4, 2, slice(0, 2)), (6, 3, slice(0, 3)), (6, 3, slice(1, 5)), (8, 2, slice(0, 5))]
     for n, ways, index in wrong:
@@ -912,21 +946,21 @@ def test_the_prefix_slice_trigger_holds_where_the_slice_keeps_its_operands_shard
         replace(sliced(2, 2, slice(0, 1)), way="(a) eager")), "eager: no partitioned program"
     two = MeshModel((0, 1), (2,), ("a",))
     concat = triggers.Call("concatenate", (np.arange(2), np.arange(1)), {"axis": 0}, two, "Auto", ((("a",),), ()), (),
-                           "(c) jit")
+                           Way.JIT_CONSTRAINTS)
     whole = triggers.Call("slice", (np.arange(3),), {"index": (slice(-4, None),)}, two, "Auto", ((("a",),),), (),
-                          "(c) jit", producers=(concat,))
+                          Way.JIT_CONSTRAINTS, producers=(concat,))
     assert not triggers.jitted_prefix_slice_with_its_operands_shard_shape(sliced(3, 2, slice(0, 1))), "x[0:1] of x[3]"
     assert triggers.jitted_prefix_slice_with_its_operands_shard_shape(sliced(3, 2, slice(0, 1), (whole,)))
     assert not triggers.jitted_prefix_slice_with_its_operands_shard_shape(sliced(3, 2, slice(0, 3), (whole,))), \
         "past the concatenate's first operand"
     # through the steps XLA folds away (met on 0.6.1, seed 435230726): v0[0:3].set in place, a device_put
     same = triggers.Call("at_set_shifted", (np.arange(3),), {"axis": 0, "shift": 0}, two, "Auto", ((("a",),),), (),
-                         "(c) jit", producers=(concat,))
+                         Way.JIT_CONSTRAINTS, producers=(concat,))
     assert triggers.jitted_prefix_slice_with_its_operands_shard_shape(sliced(3, 2, slice(0, 1), (same,)))
     shifted = replace(same, static={"axis": 0, "shift": 1})
     assert not triggers.jitted_prefix_slice_with_its_operands_shard_shape(sliced(3, 2, slice(0, 1), (shifted,))), \
         "a shifted update is a value of its own"
-    put = triggers.Call("device_put", (np.arange(2),), {"spec": ()}, two, "Auto", ((("a",),),), (), "(b) jit")
+    put = triggers.Call("device_put", (np.arange(2),), {"spec": ()}, two, "Auto", ((("a",),),), (), Way.JIT_SHARDINGS)
     assert triggers.jitted_prefix_slice_with_its_operands_shard_shape(
         replace(sliced(2, 2, slice(0, 1), (put,)), in_specs=((),)))
 

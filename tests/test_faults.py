@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 QUICK = {
     "swap-index-map": ("suites/test_congruence.py::test_device_put_accepts_exactly_congruent",
                        "devices_indices_map differs from the model"),
-    "device-put-replicates": ("suites/test_congruence.py::test_device_put_accepts_exactly_congruent", "but should hold"),
+    "device-put-replicates": ("suites/test_congruence.py::test_device_put_accepts_exactly_congruent",
+                              "but should hold"),
     "device-put-accepts-indivisible": ("suites/test_congruence.py::test_device_put_accepts_exactly_congruent",
                                        "but should raise ValueError"),
     "visualize-shifted-labels": ("suites/test_visualize.py::test_picture_is_the_models_block_grid",
@@ -41,7 +42,8 @@ QUICK = {
     "constraint-ignored": ("suites/test_sharding_invariance.py::test_sharding_never_changes_values[abs]",
                            "result sharding devices_indices_map differs from the model"),
     "shard-map-skips-the-replication-check": (
-        "suites/test_shard_map_bodies.py::test_out_specs_must_cover_the_axes_a_body_varies_over", "but should raise ValueError"),
+        "suites/test_shard_map_bodies.py::test_out_specs_must_cover_the_axes_a_body_varies_over",
+        "but should raise ValueError"),
     "reverse-mode-moves-cotangents": ("suites/test_autodiff.py::test_custom_rules_inside_shard_map",
                                       "devices_indices_map differs from the model"),
     "vmap-ignores-spmd-axis-name": ("suites/test_vmap.py::test_spmd_axis_name_shards_the_batch_of_a_constraint",
@@ -53,8 +55,9 @@ QUICK = {
                                          "but should raise ValueError"),
     "inspect-array-sharding-reports-a-split": (
         "suites/test_traced_inspection.py::test_inspect_array_sharding_in_a_checked_body", "inspect_array_sharding"),
-    "constraint-after-a-constraint-dropped": ("suites/test_programs.py::test_generated_programs_agree_with_the_unsharded_run",
-                                              "sharding devices_indices_map differs from the model"),
+    "constraint-after-a-constraint-dropped": (
+        "suites/test_programs.py::test_generated_programs_agree_with_the_unsharded_run",
+        "sharding devices_indices_map differs from the model"),
     # excuses as narrow as their bugs: a plain regression under an entry, a rejection on Explicit meshes
     "dynamic-slice-plus-one": (
         "suites/test_sharding_invariance_reproductions.py::test_explicit_dynamic_slice_of_a_cut_operand_clamps_its_start_once",

@@ -130,7 +130,8 @@ def test_the_html_page_leads_with_the_verdict_banner(runs, capsys, tmp_path, new
     assert gate_says(capsys, runs / "base", runs / new, "--html", tmp_path / "gate.html")[0] == status
     text = (tmp_path / "gate.html").read_text()
     first = text.index('<div class="banner')
-    assert text[first:].startswith(f'<div class="banner {banner}"><strong>{words}</strong> (exit status {status})'), text[first:first + 300]
+    assert text[first:].startswith(f'<div class="banner {banner}"><strong>{words}</strong> (exit status {status})'), \
+        text[first:first + 300]
     assert text.index("BASE</th>") > first
     if new == "fault":
         assert BROKEN in text and "pass -&gt; fail (regression) (1)" in text
@@ -145,7 +146,8 @@ def test_the_html_page_leads_with_the_verdict_banner(runs, capsys, tmp_path, new
     ('[accept]\ntest = "t"\nreason = "r"\n', "[accept] is one table: write each entry as a [[accept]] table"),
     ('[[accept]]\ntest = "t"\n', ":1: acceptance lacks reason"),
     ('[[accept]]\ntest = "t"\nreason = "r"\nwhy = "w"\n', ":4: acceptance has unknown key(s) why"),
-    ('[[accept]]\ntest = "t"\nreason = "r"\njax = 0.4\n', ":4: acceptance has jax = 0.4, a number, but jax must be a string: quote it"),
+    ('[[accept]]\ntest = "t"\nreason = "r"\njax = 0.4\n',
+     ":4: acceptance has jax = 0.4, a number, but jax must be a string: quote it"),
     ('[[acept]]\ntest = "t"\n', ":1: unknown table or key 'acept': the file holds [[accept]] tables"),
     ('[[accept]\n', "not TOML"),
 ])

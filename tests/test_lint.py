@@ -4,9 +4,11 @@ a reason hides a finding without saying it was weighed."""
 
 from __future__ import annotations
 
+import io
 import re
 import shutil
 import subprocess
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -22,9 +24,10 @@ def tracked_python_files():
 
 
 def unreasoned_markers(text: str):
-    """The line numbers of ``noqa`` markers in ``text`` that do not read ``# noqa: CODE - why``."""
-    return [n for n, line in enumerate(text.splitlines(), 1)
-            if (m := MARKER.search(line)) and not REASONED.match(m["rest"])]
+    """The line numbers of ``noqa`` markers in ``text``'s comments that do not read
+    ``# noqa: CODE - why``."""
+    comments = [t for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.COMMENT]
+    return [t.start[0] for t in comments if (m := MARKER.search(t.string)) and not REASONED.match(m["rest"])]
 
 
 def test_the_marker_form_against_hand_written_lines():

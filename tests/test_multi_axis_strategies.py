@@ -66,8 +66,8 @@ def test_every_statistic_holds_its_floor():
 
 def test_shrinking_heads_for_small_examples():
     """The minimal all_to_all example is rank 2, untiled, split 0 and concat 1 (both sides the group
-    size, so that the exchanged call is valid too) over the first two axes of a (4, 2) mesh in device order; the minimal body input splits its first dimension of 8 over
-    one axis."""
+    size, so that the exchanged call is valid too) over the first two axes of a (4, 2) mesh in
+    device order; the minimal body input splits its first dimension of 8 over one axis."""
     e = minimal(all_to_all_over_two_axes(DEVICES))
     assert (e.mesh.shape, e.mesh.device_ids, e.over, e.split, e.concat, e.tiled, e.shape) == \
         ((4, 2), DEVICES, ("a", "b"), 0, 1, False, (8, 8))

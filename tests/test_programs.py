@@ -75,7 +75,8 @@ def test_drawn_programs_are_well_typed_and_their_values_right(program):
         operands = [values[o] for o in step.operands]
         if step.changes_layout:
             np.testing.assert_array_equal(values[step.result], operands[0])
-            assert {a for e in step.spec if e for a in (e if isinstance(e, tuple) else (e,))} <= set(program.mesh.axis_names)
+            assert {a for e in step.spec if e for a in (e if isinstance(e, tuple) else (e,))} <= \
+                set(program.mesh.axis_names)
         else:
             assert step.op in FEEDS
             np.testing.assert_array_equal(values[step.result], evaluate(step.op, operands, step.kwargs))
@@ -99,7 +100,7 @@ def test_a_programs_script_runs_on_its_own():
     expected = str(np.cumsum(x[::-1]).tolist())
     lines = result.stdout.splitlines()
     assert [line.split(":")[0] for line in lines] == ["unsharded", "(a) eager", "(b) jit with in/out_shardings",
-                                                      "(c) jit with constraints"]
+                                                      "(c) jit with sharding constraints"]
     assert all(expected in line for line in lines), result.stdout
 
 
@@ -202,17 +203,20 @@ def test_ways_in_a_subprocess_check_layouts_shards_and_eager_steps_each_way_apar
         return programs_.check_jitted_in_subprocess(case, program, lambda lines: done, ways=ways,
                                                     way_context=lambda label: excusing(label, excused))
     assert check(real.stdout) is None and contexts == ["(a)/(b)/(c)", "(a) v0", "(a) v1", "(b)", "(c)"]
-    moved = real.stdout.replace("(b) 0 indices {\"0\":[[0,2]],\"1\":[[2,4]]}", "(b) 0 indices {\"0\":[[2,4]],\"1\":[[0,2]]}")
+    moved = real.stdout.replace("(b) 0 indices {\"0\":[[0,2]],\"1\":[[2,4]]}",
+                                "(b) 0 indices {\"0\":[[2,4]],\"1\":[[0,2]]}")
     assert moved != real.stdout
     with pytest.raises(ConformanceFailure) as wrong_layout:
         check(moved)
-    assert wrong_layout.value.check == "(b) output v1 indices (in a subprocess)" and wrong_layout.value.shows == "layout"
+    assert wrong_layout.value.check == "(b) output v1 indices (in a subprocess)" and \
+        wrong_layout.value.shows == "layout"
     assert check(moved, excused=("(b)",)) is None and contexts[-1] == "(c)"  # (c) still checked
     stale = real.stdout.replace("(c) 0 differing []", "(c) 0 differing [1]")
     with pytest.raises(ConformanceFailure) as stale_shard:
         check(stale)
     assert stale_shard.value.check == "(c) output v1: devices whose shard differs from its block (in a subprocess)"
-    unlaid = real.stdout.replace("(a) v1 indices {\"0\":[[0,2]],\"1\":[[2,4]]}", "(a) v1 indices {\"0\":[[0,4]],\"1\":[[0,4]]}")
+    unlaid = real.stdout.replace("(a) v1 indices {\"0\":[[0,2]],\"1\":[[2,4]]}",
+                                 "(a) v1 indices {\"0\":[[0,4]],\"1\":[[0,4]]}")
     with pytest.raises(ConformanceFailure) as eager:
         check(unlaid)
     assert eager.value.check == "(a) v1 = constrain(v0, NamedSharding(mesh, P('a'))) indices (in a subprocess)"
@@ -220,7 +224,8 @@ def test_ways_in_a_subprocess_check_layouts_shards_and_eager_steps_each_way_apar
     assert wrong_v0 != real.stdout
     assert check(wrong_v0, excused=("(a) v0",)) is None and "(a) v1" not in contexts  # an excused step ends (a)
     shown = run_script(eager.value.repro)  # the script judges the index map JAX really gives: right here
-    assert shown.returncode == 0 and "expected: {0: ((0, 2),), 1: ((2, 4),)}" in shown.stdout, shown.stdout + shown.stderr
+    assert shown.returncode == 0 and "expected: {0: ((0, 2),), 1: ((2, 4),)}" in shown.stdout, \
+        shown.stdout + shown.stderr
 
 
 def test_a_step_the_model_rejects_as_typed_before_a_device_put_is_a_candidate_under_jit():
@@ -402,8 +407,9 @@ def test_the_ci_finding_of_an_edge_pad_of_a_device_put_is_excused_by_its_trigger
     """CI's 0.12.0.1 finding, reduced (x0 uint32[2] P('a') on an Explicit (a=2, b=4) mesh, v1 = -x0 put
     replicated by a device_put, padded ((1, 0),) in edge mode, into P()): the jit ways are right or
     excused, and only by explicit_jitted_pad_reading_a_prefix_of_a_device_put's entry (the failure
-    localized to the pad; on 0.6.0-0.8.1 explicit_device_put_inside_jit's, whose bug raises first); that trigger does not hold eagerly, on the high edge, with a constraint in
-    place of the device_put, nor for x0 uint32[4] (two elements per shard)."""
+    localized to the pad; on 0.6.0-0.8.1 explicit_device_put_inside_jit's, whose bug raises first);
+    that trigger does not hold eagerly, on the high edge, with a constraint in place of the
+    device_put, nor for x0 uint32[4] (two elements per shard)."""
     import hypothesis
     monkeypatch.setattr(hypothesis, "event", lambda *a, **k: None)
     mesh = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))
@@ -458,7 +464,8 @@ def test_a_read_of_a_range_update_moving_its_major_cut_axis_runs_isolated_and_is
     monkeypatch.setattr(hypothesis, "event", lambda *a, **k: None)
     mesh = MeshModel((0, 1, 2, 3), (2, 2), ("b", "a"))
     program = written_program(mesh, [(np.arange(8, dtype=np.uint32).reshape(2, 4), (None, ("a", "b")))], [
-        Step("v0", "at_set_shifted", ("x0",), (("axis", 1), ("shift", -1))), Step("v1", reader[0], ("v0",), reader[1])], [("a",)])
+        Step("v0", "at_set_shifted", ("x0",), (("axis", 1), ("shift", -1))),
+        Step("v1", reader[0], ("v0",), reader[1])], [("a",)])
     assert suite.isolated_ways(program, _Covering(suite.MOVED_UPDATE_ABORT)) == programs_.ISOLATED_WAYS
     excuses = program_excuses()
     suite.check_isolated(programs_.program_case(program), program, programs_.ISOLATED_WAYS, None, excuses,
@@ -619,7 +626,7 @@ def test_the_forward_shift_trigger_needs_a_jitted_later_destination_on_a_cumulat
     shift = lambda operand, by: Step("v9", "at_set_shifted", (operand, ), (("axis", 0), ("shift", by)))
     cumsum = [Step("v0", "negative", ("x0",)), Step("v1", "cumsum", ("v0",), (("axis", 0),))]
     assert holds(cumsum + [shift("v1", -1)])  # the finding
-    assert holds(cumsum + [shift("v1", -1)], "(c) jit with constraints")
+    assert holds(cumsum + [shift("v1", -1)], "(c) jit with sharding constraints")
     assert not holds(cumsum + [shift("v1", -1)], "(a) eager")
     assert not holds(cumsum + [shift("v1", 1)])  # the destination before the source: nothing overwritten first
     assert not holds([shift("x0", -1)])  # an input
@@ -715,7 +722,8 @@ def test_values_computed_inside_a_program_have_the_layout_the_model_derives():
             Step("v2", "sum_int", ("v1",), (("axis", 0), ("keepdims", True))),
             Step("v3", "constraint", ("v2",), spec=("b",))], [("a",)], axis_type=axis_type)
     replicated, cut = program(()), program(("a",))
-    assert suite.derived_specs(replicated) == {"x0": (), "x1": (), "v0": (None,), "v1": (None,), "v2": (None,), "v3": ("b",)}
+    assert suite.derived_specs(replicated) == {"x0": (), "x1": (), "v0": (None,), "v1": (None,), "v2": (None,),
+                                               "v3": ("b",)}
     assert suite.derived_specs(cut)["v1"] == (None,) and suite.derived_specs(cut)["v2"] == (None,)
     assert suite.computed_into(cut, "v1") == (None,) and suite.computed_into(cut, "v3") == ("a",)  # an output's own
     assert suite.step_call(cut, cut.steps[1], "(a) eager").out_spec is None  # eager: it follows its operands
@@ -744,7 +752,8 @@ def test_a_refusal_is_accepted_only_where_the_model_rejects_the_localized_step()
 
     rejected = Call("reshape", (x,), {"shape": (1, 4)}, mesh, "Explicit", ((None, "a"),), None, "(b)")
     accepted = Call("negative", (x,), {}, mesh, "Explicit", (("a",),), None, "(b)")
-    unmodelled = Call("pad", (x,), {"widths": ((1, 1), (0, 0)), "mode": "no such mode"}, mesh, "Explicit", (("a",),), None, "(b)")
+    unmodelled = Call("pad", (x,), {"widths": ((1, 1), (0, 0)), "mode": "no such mode"}, mesh, "Explicit", (("a",),),
+                      None, "(b)")
     unknown = Call("negative", (x,), {}, mesh, "Explicit", (None,), None, "(b)")
     result, outcome = suite.classified([accepted, rejected], "Explicit", raising)
     assert result is None and outcome.startswith("rejected with") and "as our sharding-rule model says" in outcome
@@ -808,7 +817,8 @@ def test_an_update_of_another_window_is_told_from_a_value_computed_otherwise():
     negated = call(["negative"], *add)
     assert wrongness.updated_from_another_window(negated, np.array([2, 2], u32), np.array([3, 2], u32))
     assert not wrongness.updated_from_another_window(negated, np.array([2, 2], u32), np.array([9, 2], u32))
-    assert wrongness.updated_from_another_window(call([], *add), np.array([0, 2**32 - 2], u32), np.array([2**32 - 1, 2**32 - 2], u32))
+    assert wrongness.updated_from_another_window(call([], *add), np.array([0, 2**32 - 2], u32),
+                                                 np.array([2**32 - 1, 2**32 - 2], u32))
     for between in ([], ["constraint"]):
         assert wrongness.updated_from_another_window(call(between, *at_max), np.array([2**32 - 1, 2**32 - 2], u32),
                                                      np.array([2**32 - 2, 2**32 - 2], u32))
@@ -989,7 +999,8 @@ def test_a_step_that_goes_wrong_asks_about_a_step_before_a_scan_only_where_its_p
     swapped = program("swapaxes", (("a", 0), ("b", 1)))  # (a later pass, 0.5.0: a transpose carries it back too)
     (source,) = suite.carried_back(swapped, swapped.steps[2], way)
     assert source.op == "dynamic_slice" and source.out_spec == (None, "b")
-    taken = written_program(mesh, [(x, ("a",)), (np.int32(-1), ()), (np.int32(0), ()), (np.array([0, 0], np.int32), ())], [
+    taken = written_program(mesh, [(x, ("a",)), (np.int32(-1), ()), (np.int32(0), ()),
+                                   (np.array([0, 0], np.int32), ())], [
         Step("v0", "dynamic_slice", ("x0", "x1", "x2"), (("sizes", (2, 2)),)),
         Step("v1", "take", ("v0", "x3"), (("axis", 0),)),
         Step("v2", "negative", ("v1",))], [(None, "b")])  # (0.10.0, seed 3668209805: a take carries it back)
@@ -997,7 +1008,8 @@ def test_a_step_that_goes_wrong_asks_about_a_step_before_a_scan_only_where_its_p
     assert source.op == "dynamic_slice" and source.out_spec == (None, "b")
     assert triggers.clamped_start_with_a_cut_output(source)
     assert suite.spec_carried_back(taken, taken.steps[1], ("b", None)) == (None, None)  # (the taken dimension: whole)
-    broadcast = written_program(mesh, [(x, ("a",)), (np.int32(-1), ()), (np.int32(0), ()), (np.zeros((1, 1), np.uint32), ())], [
+    broadcast = written_program(mesh, [(x, ("a",)), (np.int32(-1), ()), (np.int32(0), ()),
+                                       (np.zeros((1, 1), np.uint32), ())], [
         Step("v0", "dynamic_slice", ("x0", "x1", "x2"), (("sizes", (2, 2)),)),
         Step("v1", "add", ("v0", "x3")),
         Step("v2", "negative", ("v1",))], [(None, "b")])  # (0.10.0: + a broadcast input carries it back)
@@ -1019,7 +1031,7 @@ def test_a_concatenate_with_one_sharded_operand_is_a_partially_replicated_join_a
     program = written_program(mesh, [(x, ("a",)), (x, ()), (x, ())], [
         Step("v0", "concatenate", ("x0", "x1", "x2"), (("axis", 0),)),
         Step("v1", "concatenate", ("v0", "v0"), (("axis", 0),))], [()])
-    way = "(c) jit with constraints"
+    way = "(c) jit with sharding constraints"
     assert suite.derived_specs(program)["v0"] == ("a",)
     assert triggers.partially_replicated_join(suite.step_call(program, program.steps[1], way))
     # the same seed's example at the next commit: x2 of length 3, v0 of length 7 (a pads it), which a
@@ -1140,7 +1152,8 @@ def test_an_identity_update_beside_a_join_names_what_reads_the_join():
     found = program(slice(None, 1, 1))
     holds = triggers.identity_update_returned_beside_a_prefix_slice_of_its_operand
     call = suite.step_call(found, found.steps[2], "(b) jit with in/out_shardings")
-    assert [b.op for b in call.beside] == ["concatenate"] and [r.op for r in call.beside[0].read_by] == ["negative", "slice"]
+    assert [b.op for b in call.beside] == ["concatenate"] and \
+        [r.op for r in call.beside[0].read_by] == ["negative", "slice"]
     assert holds(call)
     assert holds(suite.step_call(found, found.steps[2], "(c) jit with sharding constraints"))
     assert not holds(suite.step_call(found, found.steps[2], "(a) eager"))
@@ -1200,14 +1213,17 @@ def test_the_sum_of_a_negated_update_beside_a_prefix_slice_is_asked_in_way_b_too
     call = suite.step_call(program, steps[3], "(b) jit with in/out_shardings")
     assert triggers.scatter_beside_a_prefix_slice_with_its_operands_shard_shape(call)
     assert wrongness.updated_outside_a_prefix_slice_beside_it_as_zeros(call, expected, got)
-    assert not wrongness.updated_outside_a_prefix_slice_beside_it_as_zeros(call, expected, np.asarray(got + np.uint32(1)))
+    assert not wrongness.updated_outside_a_prefix_slice_beside_it_as_zeros(call, expected,
+                                                                           np.asarray(got + np.uint32(1)))
     # the rerun after: a min in place of the sum, in way (c): 0 for -11 (the zero read for the update's last element)
     minimum = dataclasses.replace(steps[3], op="min_int")
     with np.errstate(over="ignore"):
         program = dataclasses.replace(program, steps=steps[:3] + (minimum,) + steps[4:],
-                                      values=program.values[:4] + (("v7", np.asarray(np.min(-update))),) + program.values[5:])
+                                      values=(program.values[:4] + (("v7", np.asarray(np.min(-update))),)
+                                              + program.values[5:]))
     call = suite.step_call(program, minimum, "(c) jit with sharding constraints")
-    assert wrongness.updated_outside_a_prefix_slice_beside_it_as_zeros(call, np.asarray(np.min(-update)), np.asarray(np.uint32(0)))
+    assert wrongness.updated_outside_a_prefix_slice_beside_it_as_zeros(call, np.asarray(np.min(-update)),
+                                                                       np.asarray(np.uint32(0)))
 
 
 def test_a_join_of_a_dynamic_slice_with_itself_laid_out_replicated_runs_its_jit_ways_apart():
@@ -1259,8 +1275,9 @@ def test_a_cumsum_beside_a_prefix_slice_of_its_operand_runs_its_jit_ways_apart()
     program = found()
     assert suite.isolated_ways(program, aborts) == programs_.ISOLATED_WAYS
     assert suite.isolated_ways(program, _Covering()) == ()
-    holds = lambda program, way="(b) jit with in/out_shardings": triggers.jitted_scan_beside_a_prefix_slice_with_its_operands_shard_shape(
-        suite.step_call(program, program.steps[0], way))
+    holds = lambda program, way="(b) jit with in/out_shardings": (
+        triggers.jitted_scan_beside_a_prefix_slice_with_its_operands_shard_shape(
+            suite.step_call(program, program.steps[0], way)))
     assert holds(program) and holds(program, "(c) jit with sharding constraints")
     assert not holds(program, "(a) eager")
     assert not holds(found(slice(1, 2, 1))) and suite.isolated_ways(found(slice(1, 2, 1)), aborts) == ()
@@ -1335,7 +1352,8 @@ def test_a_raised_failure_is_localized_to_the_first_step_whose_prefix_raises(mon
     first, second = program.steps[0], program.steps[1]
     shown = {first.result: ("its value differs from numpy's", (np.zeros(1), np.ones(1))),
              second.result: (suite.RAISES + "ShardingTypeError", None)}
-    monkeypatch.setattr(suite, "prefix_goes_wrong", lambda program, way, step, spec, inside=None: shown.get(step.result))
+    monkeypatch.setattr(suite, "prefix_goes_wrong",
+                        lambda program, way, step, spec, inside=None: shown.get(step.result))
     assert suite.first_wrong_step(program, way, raised=True)[0] is second
     assert suite.first_wrong_step(program, way)[0] is first
     del shown[second.result]
@@ -1356,7 +1374,8 @@ def test_a_program_run_in_a_subprocess_asks_about_steps_as_a_later_layout_change
         Step("v3", "constraint", ("v2",), spec=(None, ("a", "b")))], [()])
     calls = suite.dependent_candidates(program, "(b) jit with in/out_shardings")
     sliced = [c.out_spec for c in calls if c.op == "dynamic_slice"]
-    assert (None, ("a", "b")) in sliced, f"got the dynamic_slice asked about as laid out {sliced}, but should be also as the constraint after it lays it out"
+    assert (None, ("a", "b")) in sliced, (f"got the dynamic_slice asked about as laid out {sliced}, "
+                                          f"but should be also as the constraint after it lays it out")
 
 
 def test_an_explicit_refusal_is_asked_about_the_step_whose_prefix_raises(monkeypatch):
@@ -1368,7 +1387,8 @@ def test_an_explicit_refusal_is_asked_about_the_step_whose_prefix_raises(monkeyp
     first, second = program.steps[0], program.steps[1]
     shown = {first.result: ("its value differs from numpy's", (np.zeros(1), np.ones(1))),
              second.result: (suite.RAISES + "ShardingTypeError", None)}
-    monkeypatch.setattr(suite, "prefix_goes_wrong", lambda program, way, step, spec, inside=None: shown.get(step.result))
+    monkeypatch.setattr(suite, "prefix_goes_wrong",
+                        lambda program, way, step, spec, inside=None: shown.get(step.result))
     rejected = {second.op}
     monkeypatch.setattr(suite, "expected_rejection", lambda call: "it says so" if call.op in rejected else None)
 

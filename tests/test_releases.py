@@ -40,7 +40,8 @@ def test_tox_environments_name_their_python_pins_and_pass_extra_arguments_to_the
     commands = ini["testenv"]["commands"].strip().splitlines()
     assert commands[0].strip() == "pytest tests/" and "{posargs}" in commands[1]
     for name in ("compare", "matrix"):  # they read reports: no JAX installed
-        assert ini[f"testenv:{name}"]["skip_install"] == "true" and ini[f"testenv:{name}"]["deps"].split() == ["packaging", "pytest"]
+        assert ini[f"testenv:{name}"]["skip_install"] == "true" and \
+            ini[f"testenv:{name}"]["deps"].split() == ["packaging", "pytest"]
         assert "{posargs" in ini[f"testenv:{name}"]["commands"]
 
 
@@ -175,7 +176,8 @@ def test_the_bisection_judges_a_bare_assert_by_the_frame_its_report_records():
     bisection's symptom check reads it: a bare AssertionError raised in the frame an entry's
     raised_in names matches; one raised elsewhere, or of a report without the frame, does not."""
     from reports.plugin import seen_fields
-    entry = fake_entry(">=0.6.0", {"raises": "AssertionError", "match": "^$", "raised_in": r"^jax\._src\.lax\.lax\._split_on_one_axis$"})
+    entry = fake_entry(">=0.6.0", {"raises": "AssertionError", "match": "^$",
+                                   "raised_in": r"^jax\._src\.lax\.lax\._split_on_one_axis$"})
 
     def _split_on_one_axis():
         raise AssertionError()
@@ -185,7 +187,8 @@ def test_the_bisection_judges_a_bare_assert_by_the_frame_its_report_records():
         recorded = seen_fields(e)
     assert recorded["frame"].endswith("._split_on_one_axis"), recorded
     seen = dict(recorded, frame="jax._src.lax.lax._split_on_one_axis")
-    result = {"by_release": {"0.6.0": ["fails", "", seen], "0.7.0": ["fails", "", dict(seen, frame="jax._src.core.other")],
+    result = {"by_release": {"0.6.0": ["fails", "", seen],
+                             "0.7.0": ["fails", "", dict(seen, frame="jax._src.core.other")],
                              "0.8.0": ["fails", "", {k: v for k, v in seen.items() if k != "frame"}]}}
     assert sorted(envs.symptom_differs(entry, [entry], result)) == ["0.7.0", "0.8.0"]
 

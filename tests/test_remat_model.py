@@ -130,7 +130,8 @@ def test_checkpoint_draws_shard_and_vary_the_policy():
     drawn = _runs(remat_examples(DEVICES))
     stats = {
         "an operand cut": _share(drawn, lambda e: any(_cuts(e.mesh, s) for s in e.specs)),
-        "contracted side cut": _share(drawn, lambda e: 1 in _cut_dims(e.mesh, e.specs[0]) or 0 in _cut_dims(e.mesh, e.specs[1])),
+        "contracted side cut": _share(drawn, lambda e: 1 in _cut_dims(e.mesh, e.specs[0])
+                                      or 0 in _cut_dims(e.mesh, e.specs[1])),
         "policy not everything_saveable": _share(drawn, lambda e: e.policy[0] != "everything_saveable"),
         "inner constraint": _share(drawn, lambda e: e.inner_spec is not None),
     }

@@ -113,7 +113,8 @@ def test_a_newer_report_is_read_with_a_note_not_refused(tmp_path):
     notes = []
     loaded = load(save(tmp_path, "newer", newer), note=notes.append)
     assert loaded["tests"][0]["id"] == BASE_TESTS[0]["id"]
-    assert len(notes) == 2 and f"written by a newer suite (format jax-conformance-report/{FORMAT_VERSION + 1}" in notes[0], notes
+    assert len(notes) == 2 and \
+        f"written by a newer suite (format jax-conformance-report/{FORMAT_VERSION + 1}" in notes[0], notes
     assert notes[1].endswith("keys this reader does not know were skipped: $.environment.accelerator_firmware, "
                              "$.extra_section, $.tests[].energy_joules"), notes
     newer["tests"][0]["outcome"] = "sometimes"
@@ -412,7 +413,8 @@ def test_bench_growth_table_compares_device_counts():
         runs[n] = record([entry("suites/test_a.py::test_one", duration=seconds)])
         runs[n]["wall_seconds"] = seconds + 1
     text = growth_table(runs)
-    assert next(line for line in text.splitlines() if line.startswith("test_a")).split() == ["test_a", "2.0", "5.0", "x2.5"]
+    assert next(line for line in text.splitlines() if line.startswith("test_a")).split() == \
+        ["test_a", "2.0", "5.0", "x2.5"]
     assert "(device count grows x8 from 8 to 64)" in text
 
 
@@ -454,7 +456,8 @@ def test_a_run_records_its_suite_deviation_files_and_memory_and_junit_reads_plai
     assert cases
     for case in cases:
         properties = {p.get("name"): p.get("value") for p in case.iter("property")}
-        assert properties.get("area") == "mesh", f"got properties {properties}, but should name the area mesh [{case.get('name')}]"
+        assert properties.get("area") == "mesh", \
+            f"got properties {properties}, but should name the area mesh [{case.get('name')}]"
         assert not [v for v in properties.values() if v.startswith(("{", "(", "["))], properties
     deviated = [t["id"].split("::")[1] for t in report["tests"] if t["deviation"]]
     for case in cases:
@@ -488,7 +491,8 @@ def test_a_strict_known_deviation_that_passes_is_reported_fixed(tmp_path):
     records the deviation as fixed."""
     test = "suites/test_named_sharding.py::test_tutorial_mesh_holds_each_device_once"
     deviations = tmp_path / "deviations.toml"
-    deviations.write_text(f'format = 2\n[[deviation]]\ntest = "{test}"\njax = ">=0.1"\nreason = "planted: passes everywhere"\n'
+    deviations.write_text(f'format = 2\n[[deviation]]\ntest = "{test}"\njax = ">=0.1"\n'
+                          'reason = "planted: passes everywhere"\n'
                           'symptom = { raises = "AssertionError" }\n')
     run_dir = tmp_path / "run"
     result = run_pytest([test, "--known-deviations", str(deviations), "--report-dir", str(run_dir)])

@@ -96,7 +96,8 @@ def test_cells_show_one_letter_per_outcome_explained_by_a_legend():
     """Every outcome (and a fixed known deviation) shows as its letter in a coloured cell, with its
     reason on hover, and the legend explains each letter."""
     fixed = {"jax": ">=0.6", "strict": True, "reproduced_by": None, "fixed": True}
-    tests = [entry(f"suites/test_o.py::test_{o}", o, reason=f"why {o}") for o in LETTERS if o not in ("fixed", "absent")]
+    tests = [entry(f"suites/test_o.py::test_{o}", o, reason=f"why {o}")
+             for o in LETTERS if o not in ("fixed", "absent")]
     tests.append(entry("suites/test_o.py::test_fixed", "failed", deviation=fixed, reason="why fixed"))
     page = matrix_page([record(tests)])
     cells = {test_id.rsplit("_", 1)[-1]: html for _, test_id, _, html in rows(page)}

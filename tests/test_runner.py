@@ -29,7 +29,8 @@ PROBE = "tests/probes/probe_devices.py"
     ("6", "cpu", {"JAX_PLATFORMS": "cuda"}, DevicePlan("cpu", 6, "--devices")),
     (None, None, {"JAX_NUM_CPU_DEVICES": "4", "XLA_FLAGS": "--xla_force_host_platform_device_count=5"},
      DevicePlan("cpu", 4, "$JAX_NUM_CPU_DEVICES")),
-    (None, None, {"JAX_NUM_CPU_DEVICES": "4", "CONFORMANCE_DEVICES": "2"}, DevicePlan("cpu", 2, "$CONFORMANCE_DEVICES")),
+    (None, None, {"JAX_NUM_CPU_DEVICES": "4", "CONFORMANCE_DEVICES": "2"},
+     DevicePlan("cpu", 2, "$CONFORMANCE_DEVICES")),
     (None, "tpu", {"JAX_NUM_CPU_DEVICES": "4"}, DevicePlan("tpu", None, "all tpu devices present")),
 ])
 def test_plan_devices(option, backend, env, expected):
@@ -113,7 +114,8 @@ def test_load_deviations(tmp_path):
     assert load_deviations(tmp_path / "absent.toml") == []
     loose = tmp_path / "loose.toml"
     loose.write_text('format = 2\n[[deviation]]\ntest = "t"\njax = ">=0.5"\nreason = "r"\nstrict = false\n'
-                     'reproduced_by = "suites/t.py::test_b"\ntrigger = "at_update_of_a_value_a_constraint_has_just_cut"\n' + symptom)
+                     'reproduced_by = "suites/t.py::test_b"\n'
+                     'trigger = "at_update_of_a_value_a_constraint_has_just_cut"\n' + symptom)
     (entry,) = load_deviations(loose, tests_exist=False)
     assert not entry.strict and entry.reproduced_by == "suites/t.py::test_b"
 
@@ -243,7 +245,8 @@ def test_a_deviation_applies_on_its_backend_only(backend, platform, device_kind,
 
     entry = Deviation("suites/t.py::test_a", ">=0.4.30", "r", backend=backend)
     assert entry.applies_on(platform, device_kind) is applies, (
-        f"got applies_on({platform!r}, {device_kind!r}) = {not applies} for backend {backend!r}, but should be {applies}")
+        f"got applies_on({platform!r}, {device_kind!r}) = {not applies} for backend {backend!r}, "
+        f"but should be {applies}")
 
 
 def test_users_deviations_merge_with_the_suites_and_come_first(tmp_path):
@@ -255,13 +258,18 @@ def test_users_deviations_merge_with_the_suites_and_come_first(tmp_path):
 
     suite = tmp_path / "suite.toml"
     symptom = 'symptom = { raises = "AssertionError" }\n'
-    suite.write_text('format = 2\n[[deviation]]\ntest = "suites/test_mesh.py::test_mesh_attributes_match_the_model"\njax = ">=0.4.30"\nreason = "suite\'s"\n'
-                     + symptom + '[[deviation]]\ntest = "suites/test_mesh.py::test_mesh_rejects_duplicate_axis_names"\njax = "<0.4.30"\nreason = "old"\n' + symptom)
+    suite.write_text('format = 2\n[[deviation]]\ntest = "suites/test_mesh.py::test_mesh_attributes_match_the_model"\n'
+                     'jax = ">=0.4.30"\nreason = "suite\'s"\n'
+                     + symptom + '[[deviation]]\ntest = "suites/test_mesh.py::test_mesh_rejects_duplicate_axis_names"\n'
+                     'jax = "<0.4.30"\nreason = "old"\n' + symptom)
     user = tmp_path / "team.toml"
-    user.write_text('format = 2\n[[deviation]]\ntest = "suites/test_mesh.py::test_mesh_attributes_match_the_model"\njax = ">=0.4.30"\nreason = "ours"\n'
-                    + symptom + '[[deviation]]\ntest = "suites/test_mesh.py::test_make_mesh_holds_distinct_devices"\njax = ">=0.4.30"\nreason = "gpu"\n'
+    user.write_text('format = 2\n[[deviation]]\ntest = "suites/test_mesh.py::test_mesh_attributes_match_the_model"\n'
+                    'jax = ">=0.4.30"\nreason = "ours"\n'
+                    + symptom + '[[deviation]]\ntest = "suites/test_mesh.py::test_make_mesh_holds_distinct_devices"\n'
+                    'jax = ">=0.4.30"\nreason = "gpu"\n'
                     'backend = "gpu"\n' + symptom)
-    files = [read_deviation_file(suite, "suite", "--known-deviations"), read_deviation_file(user, "user", "--deviations")]
+    files = [read_deviation_file(suite, "suite", "--known-deviations"),
+             read_deviation_file(user, "user", "--deviations")]
     chosen = DeviationsInEffect.select(files, lambda spec: "0.10.2" in SpecifierSet(spec), "cpu", "cpu", tmp_path)
     assert [d.reason for d in chosen.deviations] == ["ours", "suite's"]
     assert chosen.for_test("suites/test_mesh.py::test_mesh_attributes_match_the_model").reason == "ours"
@@ -284,9 +292,11 @@ def test_a_users_deviation_file_applies_its_entries_on_their_backend(tmp_path):
     user = tmp_path / "team.toml"
     user.write_text(
         'format = 2\n[[deviation]]\ntest = "suites/test_mesh.py::test_make_mesh_holds_distinct_devices"\n'
-        'jax = ">=0.4.30"\nreason = "(self-test) applied on cpu"\nbackend = "cpu"\nsymptom = { raises = "AssertionError" }\n'
+        'jax = ">=0.4.30"\nreason = "(self-test) applied on cpu"\nbackend = "cpu"\n'
+        'symptom = { raises = "AssertionError" }\n'
         '[[deviation]]\ntest = "suites/test_mesh.py::test_mesh_attributes_match_the_model"\n'
-        'jax = ">=0.4.30"\nreason = "(self-test) a GPU-only entry"\nbackend = "gpu"\nsymptom = { raises = "AssertionError" }\n')
+        'jax = ">=0.4.30"\nreason = "(self-test) a GPU-only entry"\nbackend = "gpu"\n'
+        'symptom = { raises = "AssertionError" }\n')
     result = run_pytest("suites/test_mesh.py", "-k", "holds_distinct or attributes_match", "--deviations", str(user),
                         "--report-dir", str(tmp_path / "run"), "--devices", "2")
     header = next(line for line in result.stdout.splitlines() if line.startswith("known deviations in effect"))

@@ -50,7 +50,8 @@ def test_a_library_function_costs_its_stated_ulps():
     assert y.bound.tolist() == pytest.approx([1e-4 + rounding.FUNCTION_ULPS * U, rounding.FUNCTION_ULPS * U * math.e])
     t = np.tanh(rounding.Bounded([0.0], [1e-4]))
     assert t.bound[0] == pytest.approx(1e-4)  # tanh'(0) = 1, tanh(0) = 0 rounds exactly
-    assert np.log(rounding.Bounded([2.0], [1e-4])).bound[0] == pytest.approx(5e-5 + rounding.FUNCTION_ULPS * U * math.log(2))
+    assert np.log(rounding.Bounded([2.0], [1e-4])).bound[0] == \
+        pytest.approx(5e-5 + rounding.FUNCTION_ULPS * U * math.log(2))
     # x**3 at 2 = 8: 3 * 4 * e, and pow's FUNCTION_ULPS u |8|
     assert (rounding.Bounded([2.0], [1e-4]) ** 3).bound[0] == pytest.approx(1.2e-3 + rounding.FUNCTION_ULPS * 8 * U)
     with pytest.raises(NotImplementedError):
@@ -206,7 +207,8 @@ def test_close_takes_a_bound_per_element():
     atol = np.array([1e-6, 1e-3])
     case.close("y", np.float64([1.0 + 5e-7, 100.0 + 5e-4]), expected, rtol=0.0, atol=atol)
     # within the largest bound, but not within its own element's
-    with pytest.raises(ConformanceFailure, match=r"beyond rtol=0.0, the per-element atol \(1e-06 there\); first at \(0,\)"):
+    with pytest.raises(ConformanceFailure,
+                       match=r"beyond rtol=0.0, the per-element atol \(1e-06 there\); first at \(0,\)"):
         case.close("y", np.float64([1.0 + 5e-4, 100.0]), expected, rtol=0.0, atol=atol)
     with pytest.raises(ValueError, match="per-element atol has shape"):
         case.close("y", expected, expected, rtol=0.0, atol=np.ones(3))

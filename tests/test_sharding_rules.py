@@ -248,8 +248,8 @@ SLICING = [
     case("slice", "slicing", [(4, 8)], [("a", "b")], ("a", "b"), {"index": (slice(None, None, -1),)}, eager=True),
     case("strided_slice", "slicing", [(4, 8)], [(None, "b")], (None, "b"), {"index": (slice(None, None, 2),)},
          eager=True),
-    case("strided_slice", "slicing", [(4, 1)], [(None, "y")], (None, None), {"index": (slice(None, None, 2), slice(None, None, -1))},
-         mesh=MESH_Y, eager=True),
+    case("strided_slice", "slicing", [(4, 1)], [(None, "y")], (None, None),
+         {"index": (slice(None, None, 2), slice(None, None, -1))}, mesh=MESH_Y, eager=True),
     case("slice", "slicing", [(4,)], [("a",)], ("a",), {"index": (slice(0, 1),)}, mesh=ONE, eager=True),
 ]
 
@@ -361,7 +361,8 @@ CONTRACTION = [
     case("matmul", "contraction", [(4, 8), (8, 4)], [("a", None), (None, "a")], REJECT),
     case("dot_int", "contraction", [(4, 8), (8,)], [("a", None), ("b",)], ("a",)),
     # jnp.dot of 3-d operands has no batch dimensions: both leading dimensions are free
-    case("dot_int", "contraction", [(2, 4, 8), (4, 8, 3)], [("a", None, None), ("b", None, None)], ("a", None, "b", None)),
+    case("dot_int", "contraction", [(2, 4, 8), (4, 8, 3)], [("a", None, None), ("b", None, None)],
+         ("a", None, "b", None)),
     case("dot_int", "contraction", [(2, 4, 8), (4, 8, 3)], [("a", None, None), ("a", None, None)], REJECT),
     case("einsum", "contraction", [(4,), (8,)], [("a",), ("b",)], ("a", "b"), {"subscripts": "i,j->ij"}),
     case("einsum", "contraction", [(4,), (8,)], [("a",), ("a",)], REJECT, {"subscripts": "i,j->ij"}),
@@ -463,7 +464,8 @@ CONTRACTIONS_BEFORE_0_11_1 = [
 
 
 @pytest.mark.parametrize("op, family, shapes, specs, static, mesh, eager, latest, before", CONTRACTIONS_BEFORE_0_11_1)
-def test_contractions_before_batch_specs_had_to_be_equal(op, family, shapes, specs, static, mesh, eager, latest, before):
+def test_contractions_before_batch_specs_had_to_be_equal(op, family, shapes, specs, static, mesh, eager, latest,
+                                                         before):
     """From JAX 0.11.1 a contraction's batch dimensions must be sharded identically on both sides
     (jax-ml/jax a8976b5069); before, a batch dimension sharded on one side only gives that entry."""
     check_release(op, family, shapes, specs, static, mesh, eager, latest, LATEST)
@@ -483,7 +485,8 @@ RESHAPE_BEFORE_0_10 = [
     # new dimension, whose size its tiling must divide
     release_case("reshape", "shape", [(8,)], [("a",)], ("a", None), ("a", None), {"shape": (2, 4)}),
     release_case("reshape", "shape", [(8,)], [(("a", "b"),)], ("a", "b"), REJECT, {"shape": (2, 4)}),
-    release_case("reshape", "shape", [(16,)], [(("a", "b"),)], (("a", "b"), None), (("a", "b"), None), {"shape": (8, 2)}),
+    release_case("reshape", "shape", [(16,)], [(("a", "b"),)], (("a", "b"), None), (("a", "b"), None),
+                 {"shape": (8, 2)}),
     release_case("reshape", "shape", [(4,)], [(("a", "y"),)], ("a", "y"), (("a", "y"), None), {"shape": (2, 2)},
                  mesh=MESH_Y),
     # the ravel of argmax over all axes is such a merge
@@ -540,7 +543,8 @@ INDEXING_BEFORE_0_9_1 = [
     indexing_case("slice", "slicing", [(4, 8)], ROWS, [REJECT] * 4, {"index": (slice(2, None, -1),)}),
     indexing_case("slice", "slicing", [(4, 8)], ROWS, [("a", None), ("a", None), REJECT, REJECT],
                   {"index": (slice(-9, None), slice(None, 0, -1))}),
-    indexing_case("slice", "slicing", [(4, 8)], COLUMNS, [REJECT] * 4, {"index": (slice(-9, None), slice(None, 0, -1))}),
+    indexing_case("slice", "slicing", [(4, 8)], COLUMNS, [REJECT] * 4,
+                  {"index": (slice(-9, None), slice(None, 0, -1))}),
     indexing_case("strided_slice", "slicing", [(4, 8)], COLUMNS, [(None, "b"), (None, "b"), REJECT, REJECT],
                   {"index": (slice(None, None, -2),)}),
     # jnp's choice is by how the index is written: x[1::-1] takes a whole dimension of 2, reversed, through
@@ -603,10 +607,12 @@ def test_a_slice_taking_every_dimension_whole_is_no_indexing_operation_before_in
     reversal (x[::-1], lax.rev; measured eagerly and jitted on 0.6.0 and 0.7.0); a strided slice is
     refused eagerly and jitted, a partial one eagerly."""
     for eager in (False, True):
-        for index in ((slice(-3, None, 1),), (slice(None, None, 1),), (slice(None), slice(0, 5)), (slice(None, None, -1),)):
+        for index in ((slice(-3, None, 1),), (slice(None, None, 1),), (slice(None), slice(0, 5)),
+                      (slice(None, None, -1),)):
             assert sharding_verdict("slice", "slicing", [(2, 2)], [("a", None)], {"index": index}, MESH, eager=eager,
                                     rules=BEFORE_SCATTER_RULE) == Accepts(("a", None)), index
-        assert isinstance(sharding_verdict("slice", "slicing", [(2, 2)], [("a", None)], {"index": (slice(None, None, 2),)},
+        assert isinstance(sharding_verdict("slice", "slicing", [(2, 2)], [("a", None)],
+                                           {"index": (slice(None, None, 2),)},
                                            MESH, eager=eager, rules=BEFORE_SCATTER_RULE), Rejects)
     assert isinstance(sharding_verdict("slice", "slicing", [(2, 2)], [(None, "a")], {"index": (slice(1, None),)}, MESH,
                                        eager=True, rules=BEFORE_SCATTER_RULE), Rejects)
@@ -631,8 +637,10 @@ def test_a_sort_along_a_sharded_dimension_keeps_its_spec_on_the_releases_whose_r
     typed with its operand's spec; without it (from 0.9.2: "Arguments to sort must be unsharded over
     the sorting dimension") it is refused; an unsharded sorted dimension is typed alike by both."""
     kept = ReleaseRules(sort_keeps_a_sharded_dimension=True)
-    assert sharding_verdict("sort", "sorting", [(4, 8)], [(None, "a")], {"axis": 1}, MESH, rules=kept) == Accepts((None, "a"))
-    assert sharding_verdict("sort", "sorting", [(4, 8)], [(None, "a")], {"axis": -1}, MESH, rules=kept) == Accepts((None, "a"))
+    assert sharding_verdict("sort", "sorting", [(4, 8)], [(None, "a")], {"axis": 1}, MESH, rules=kept) == \
+        Accepts((None, "a"))
+    assert sharding_verdict("sort", "sorting", [(4, 8)], [(None, "a")], {"axis": -1}, MESH, rules=kept) == \
+        Accepts((None, "a"))
     assert isinstance(sharding_verdict("sort", "sorting", [(4, 8)], [(None, "a")], {"axis": 1}, MESH), Rejects)
     assert sharding_verdict("sort", "sorting", [(4, 8)], [("a", None)], {"axis": 1}, MESH, rules=kept) == \
         sharding_verdict("sort", "sorting", [(4, 8)], [("a", None)], {"axis": 1}, MESH) == Accepts(("a", None))
@@ -668,7 +676,8 @@ def test_forward_propagation_gives_a_join_or_select_its_one_sharded_operands_spe
     for op in ("select", "where"):
         assert sharding_verdict(op, "selection", [(2,), (2,), (2,)], [(), ("a",), ("a",)], {}, MESH,
                                 rules=kept) == Accepts(("a",))
-        assert isinstance(sharding_verdict(op, "selection", [(2,), (2,), (2,)], [(), ("a",), ("a",)], {}, MESH), Rejects)
+        assert isinstance(sharding_verdict(op, "selection", [(2,), (2,), (2,)], [(), ("a",), ("a",)], {}, MESH),
+                          Rejects)
     assert sharding_verdict("select", "selection", [(), (2,), (2,)], [(), (), ("a",)], {}, MESH, rules=kept) == \
         Accepts(("a",))
 
@@ -692,7 +701,8 @@ def test_forward_propagation_unshards_the_dimensions_a_dynamic_slice_resizes():
     assert sliced((2, 2, 4), ("b", None, "a"), (1, 1, 4), auto_0_4_30) == Accepts((None, None, None))
     assert isinstance(sliced((2, 2, 4), ("b", None, "a"), (1, 1, 4), LATEST), Rejects)
     # y (2, 8) P(None, 'a') to (2, 4): 'a' (4 ways) divides 4, yet the resized dimension is unsharded
-    assert sliced((2, 8), (None, "a"), (2, 4), auto) == sliced((2, 8), (None, "a"), (2, 4), auto_0_4_30) == Accepts((None, None))
+    assert sliced((2, 8), (None, "a"), (2, 4), auto) == sliced((2, 8), (None, "a"), (2, 4), auto_0_4_30) == \
+        Accepts((None, None))
     assert sliced((2, 8), (None, "a"), (2, 4), LATEST) == Accepts((None, "a"))
     # resizing only an unsharded dimension keeps the spec on every release
     assert sliced((2, 8), (None, "a"), (1, 8), auto) == sliced((2, 8), (None, "a"), (1, 8), auto_0_4_30) == \
@@ -706,7 +716,8 @@ def test_a_scan_along_a_sharded_dimension_keeps_its_spec_on_the_releases_whose_r
     typed alike by both."""
     kept = ReleaseRules(scan_keeps_a_sharded_dimension=True)
     for op in ("cumsum", "cummax", "cumprod"):
-        assert sharding_verdict(op, "scan", [(4, 8)], [("a", None)], {"axis": 0}, MESH, rules=kept) == Accepts(("a", None))
+        assert sharding_verdict(op, "scan", [(4, 8)], [("a", None)], {"axis": 0}, MESH, rules=kept) == \
+            Accepts(("a", None))
         assert isinstance(sharding_verdict(op, "scan", [(4, 8)], [("a", None)], {"axis": 0}, MESH), Rejects)
         assert sharding_verdict(op, "scan", [(4, 8)], [("a", None)], {"axis": 1}, MESH, rules=kept) == \
             sharding_verdict(op, "scan", [(4, 8)], [("a", None)], {"axis": 1}, MESH) == Accepts(("a", None))

@@ -41,12 +41,14 @@ def test_inline_tables_are_found_one_a_line(tmp_path):
     ('[[thing]]\nid = "a"\ncont = 2\n', ":3: thing 'a' has unknown key(s) cont (did you mean count?)"),
     ('[[thing]]\nid = "a"\nzzz = 2\n', ":3: thing 'a' has unknown key(s) zzz (known: id, tags, on, count)"),
     ('[[thing]]\nid = "a"\non = 1\n', ":3: thing 'a' has on = 1, a number, but on must be true or false"),
-    ('[[thing]]\nid = "a"\ncount = true\n', ":3: thing 'a' has count = True, true or false, but count must be a number"),
+    ('[[thing]]\nid = "a"\ncount = true\n',
+     ":3: thing 'a' has count = True, true or false, but count must be a number"),
     ('[[thing]]\nid = 3\n', ':2: thing has id = 3, a number, but id must be a string: quote it, id = "3"'),
     ('[[thing]]\nid = " "\n', ":1: thing ' ' lacks id"),
     ('[[thing]]\ntags = []\n', ":1: thing lacks id"),
     ('[thing]\nid = "a"\n', ":1: [thing] is one table: write each entry as a [[thing]] table (two brackets)"),
-    ('[[things]]\nid = "a"\n', ":1: unknown table or key 'things': the file holds [[thing]] tables (did you mean 'thing'?)"),
+    ('[[things]]\nid = "a"\n',
+     ":1: unknown table or key 'things': the file holds [[thing]] tables (did you mean 'thing'?)"),
     ('[[thing]\n', ":1: not TOML: "),
 ])
 def test_a_malformed_file_is_refused_in_one_line_naming_file_and_line(tmp_path, text, message):

@@ -83,7 +83,8 @@ def test_mlp_reference_gradient_matches_central_differences():
 
 def test_stack_reference_applies_the_layers_in_order():
     """Two hand-worked scalar layers: h1 = 1 + tanh(1 * 2 + 0) * 1, h2 = h1 + tanh(h1 * 1 + 1) * -1."""
-    params = {"w_in": np.array([[[2.0]], [[1.0]]]), "b": np.array([[0.0], [1.0]]), "w_out": np.array([[[1.0]], [[-1.0]]])}
+    params = {"w_in": np.array([[[2.0]], [[1.0]]]), "b": np.array([[0.0], [1.0]]),
+              "w_out": np.array([[[1.0]], [[-1.0]]])}
     h1 = 1 + np.tanh(2.0)
     h2 = h1 - np.tanh(h1 + 1)
     loss, h = t.stack_reference(params, np.ones((1, 1, 1)), np.zeros((1, 1, 1), np.float32))

@@ -173,8 +173,8 @@ def test_the_meta_test_fails_for_an_excuse_broadened(broadened, trigger, monkeyp
         keep = symptoms.Symptom.why_not
 
         def broad(self, seen, mesh_kind=None, candidates=()):
-            loose = dict(raises=(seen.raised,) if self.raises and seen.raised else self.raises) if "exception" in broadened \
-                else dict(wrong=seen.shows if seen.shows != "raised" else self.wrong)
+            loose = dict(raises=(seen.raised,) if self.raises and seen.raised else self.raises) \
+                if "exception" in broadened else dict(wrong=seen.shows if seen.shows != "raised" else self.wrong)
             return keep(replace(self, **loose), seen, mesh_kind, candidates)
         monkeypatch.setattr(symptoms.Symptom, "why_not", broad)
     with pytest.raises(AssertionError, match="but should"):

@@ -65,13 +65,16 @@ DEVIATION_FILES = [
                    deviation_file(jax="0.4")),
     bad_deviations("[deviation] with one bracket", ":3: [deviation] is one table: write each entry as a [[deviation]]",
                    deviation_file(header="[deviation]")),
-    bad_deviations("test as a list", ":4: deviation has test = ['suites/test_mesh.py::test_mesh_rejects_duplicate_devices'], a list",
+    bad_deviations("test as a list",
+                   ":4: deviation has test = ['suites/test_mesh.py::test_mesh_rejects_duplicate_devices'], a list",
                    deviation_file(test='["suites/test_mesh.py::test_mesh_rejects_duplicate_devices"]')),
     bad_deviations("a misspelled key", ":9: deviation has unknown key(s) backnd (did you mean backend?)",
                    deviation_file(backnd='"tpu"')),
-    bad_deviations("a misspelled table name", ":3: unknown table or key 'deviations': the file holds format = 2 and [[deviation]] tables",
+    bad_deviations("a misspelled table name",
+                   ":3: unknown table or key 'deviations': the file holds format = 2 and [[deviation]] tables",
                    deviation_file(header="[[deviations]]")),
-    bad_deviations("a test that does not exist", ":4: deviation has test = 'suites/test_mesh.py::test_mesh_rejects_duplicat_devices', "
+    bad_deviations("a test that does not exist",
+                   ":4: deviation has test = 'suites/test_mesh.py::test_mesh_rejects_duplicat_devices', "
                    "which names no test: suites/test_mesh.py has no test_mesh_rejects_duplicat_devices (did you mean "
                    "test_mesh_rejects_duplicate_devices?)",
                    deviation_file(test='"suites/test_mesh.py::test_mesh_rejects_duplicat_devices"')),
@@ -80,23 +83,30 @@ DEVIATION_FILES = [
                    deviation_file(test='"suites/test_mesh_.py::test_x"')),
     bad_deviations("not TOML", ":3: not TOML: ", deviation_file(header="[[deviation]")),
     bad_deviations("no format line", ": deviation file format 1 is not read by this suite", deviation_file(top="")),
-    bad_deviations("strict as a string", ':9: deviation has strict = \'yes\', a string, but strict must be true or false',
+    bad_deviations("strict as a string",
+                   ':9: deviation has strict = \'yes\', a string, but strict must be true or false',
                    deviation_file(strict='"yes"')),
     bad_deviations("an unknown kind", ":7: deviation has kind = 'bugg', not one of bug, unspecified",
                    deviation_file(kind='"bugg"')),
-    bad_deviations("a documented change as an entry", ":7: deviation has kind = 'documented change': a change JAX made on "
+    bad_deviations("a documented change as an entry",
+                   ":7: deviation has kind = 'documented change': a change JAX made on "
                    "purpose is not a deviation", deviation_file(kind='"documented change"')),
-    bad_deviations("a cause on an entry that is not a bug", ":9: deviation has cause = 'x' but kind = 'unspecified': only a bug",
+    bad_deviations("a cause on an entry that is not a bug",
+                   ":9: deviation has cause = 'x' but kind = 'unspecified': only a bug",
                    deviation_file(kind='"unspecified"', cause='"x"')),
-    bad_deviations("a misspelled backend", ":9: deviation has backend = 'tpuu': not a platform", deviation_file(backend='"tpuu"')),
-    bad_deviations("an unknown trigger", ":10: deviation names an unknown trigger 'clamped_start' (similar: clamped_start_with_a_cut_output)",
+    bad_deviations("a misspelled backend", ":9: deviation has backend = 'tpuu': not a platform",
+                   deviation_file(backend='"tpuu"')),
+    bad_deviations("an unknown trigger",
+                   ":10: deviation names an unknown trigger 'clamped_start' "
+                   "(similar: clamped_start_with_a_cut_output)",
                    deviation_file(**{**RANDOM, "trigger": '"clamped_start"'},
                                   reproduced_by='"suites/test_mesh.py::test_mesh_rejects_duplicate_devices"')),
     bad_deviations("a random entry with no reproduction", ":9: deviation is not strict, so it must name the strict",
                    deviation_file(**RANDOM)),
     bad_deviations("no symptom", ":3: deviation lacks symptom", deviation_file(symptom=None)),
     bad_deviations("an invalid range", ":5: deviation has an invalid jax range '=>0.4'", deviation_file(jax='"=>0.4"')),
-    bad_deviations("a reproduction that does not exist", ":11: deviation has reproduced_by = 'suites/test_mesh.py::test_nope', "
+    bad_deviations("a reproduction that does not exist",
+                   ":11: deviation has reproduced_by = 'suites/test_mesh.py::test_nope', "
                    "which names no test", deviation_file(**RANDOM, reproduced_by='"suites/test_mesh.py::test_nope"')),
     bad_deviations("a symptom key misspelled", ":8: deviation symptom has unknown key(s) rasies",
                    deviation_file(symptom='{ rasies = "ValueError" }')),
@@ -187,15 +197,17 @@ def test_an_entry_naming_a_case_that_is_not_collected_is_refused_after_collectio
     done = run_pytest(["suites/", "-m", "mesh", "--deviations", str(tmp_path / "d.toml"),
                        "--report-dir", str(tmp_path / "run")], timeout=300)
     last = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()][-1]
-    assert done.returncode == PYTEST_USAGE and last.startswith(f"ERROR: {tmp_path}/d.toml:3: deviation names a case "
-                                                               "suites/test_sharding_invariance.py::test_sharding_never_changes_values"
-                                                               "[dynamic_slise] that is not collected (did you mean 'dynamic_slice'?)"), last
+    assert done.returncode == PYTEST_USAGE and last.startswith(
+        f"ERROR: {tmp_path}/d.toml:3: deviation names a case "
+        "suites/test_sharding_invariance.py::test_sharding_never_changes_values"
+        "[dynamic_slise] that is not collected (did you mean 'dynamic_slice'?)"), last
     assert not (tmp_path / "run").exists()
 
 
 def test_a_selection_of_nothing_writes_no_report(tmp_path):
     """-k (or -m) selecting no property runs nothing and leaves no run report behind."""
-    done = run_pytest(["suites/", "-k", "no_property_is_called_this", "--report-dir", str(tmp_path / "run")], timeout=300)
+    done = run_pytest(["suites/", "-k", "no_property_is_called_this", "--report-dir", str(tmp_path / "run")],
+                      timeout=300)
     assert done.returncode == 5, done.stdout[-2000:]  # pytest's NO_TESTS_COLLECTED
     assert not (tmp_path / "run").exists()
 

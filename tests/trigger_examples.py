@@ -23,6 +23,7 @@ import numpy as np
 
 from conformance.checking import triggers
 from conformance.checking.triggers import Call
+from conformance.checking.ways import Way
 from conformance.model.layout import MeshModel
 from strategies.batched import MultiAxisExample, VmapExample, VmappedBody
 from strategies.contractions import Contraction, PartlyConstrained, Reshape
@@ -31,7 +32,7 @@ from strategies.manual import AllToAllExample
 MESH = MeshModel(tuple(range(8)), (2, 4), ("a", "b"))  # two axes that cut: ('a',) leaves 'b' replicated
 SIZE_ONE = MeshModel(tuple(range(8)), (8, 1), ("a", "b"))  # 'b' has size 1
 BY_Y = MeshModel(tuple(range(6)), (2, 3), ("b", "y"))
-JIT, CONSTRAINED, EAGER = "(b) jit with in/out_shardings", "(c) jit with sharding constraints", "(a) eager"
+JIT, CONSTRAINED, EAGER = Way.JIT_SHARDINGS, Way.JIT_CONSTRAINTS, Way.EAGER
 
 X4 = np.arange(4, dtype=np.int32)
 X22 = np.arange(4, dtype=np.int32).reshape(2, 2)
@@ -277,36 +278,43 @@ EXAMPLES: Dict[str, Pair] = {
         "the operand is replicated"),
     "jitted_read_of_a_clamped_dynamic_slice": Pair(
         call("at_max", (a(1, 2), a(0)), {"index": slice(None, None, 2)}, in_specs=(None, ()), out_spec=(), way=JIT,
-             producers=(call("dynamic_slice", (a(0, 1, 2), np.int32(-1)), {"sizes": (2,)}, in_specs=(("a",), ())), None)),
+             producers=(call("dynamic_slice", (a(0, 1, 2), np.int32(-1)), {"sizes": (2,)}, in_specs=(("a",), ())),
+                        None)),
         call("at_max", (a(1, 2), a(0)), {"index": slice(None, None, 2)}, in_specs=(None, ()), out_spec=(), way=JIT,
-             producers=(call("dynamic_slice", (a(0, 1, 2), np.int32(1)), {"sizes": (2,)}, in_specs=(("a",), ())), None)),
+             producers=(call("dynamic_slice", (a(0, 1, 2), np.int32(1)), {"sizes": (2,)}, in_specs=(("a",), ())),
+                        None)),
         "the start needs no clamping", (a(1, 2), a(2, 2))),
     "explicit_roll_with_a_piece_of_size_one_dimensions_only": Pair(
         explicit("roll", (X4.reshape(1, 4),), (("b",),), {"shift": 1, "axis": 1}, mesh=SIZE_ONE),
         explicit("roll", (X4.reshape(1, 4),), (("b",),), {"shift": 2, "axis": 1}, mesh=SIZE_ONE),
         "both pieces have a dimension of size 2"),
     "join_of_a_take_leaving_its_operand_cut_over_part_of_the_mesh": Pair(
-        call("concatenate", (X22, X22), {"axis": 0}, mesh=MeshModel(tuple(range(8)), (4, 2), ("a", "b")), in_specs=((), ()),
+        call("concatenate", (X22, X22), {"axis": 0}, mesh=MeshModel(tuple(range(8)), (4, 2), ("a", "b")),
+             in_specs=((), ()),
              producers=(call("take", (np.zeros((2, 2, 4), np.uint32), np.int32(1)), {"axis": 2},
                              mesh=MeshModel(tuple(range(8)), (4, 2), ("a", "b")), in_specs=(("b", None, "a"), ())),)),
-        call("concatenate", (X22, X22), {"axis": 0}, mesh=MeshModel(tuple(range(8)), (4, 2), ("a", "b")), in_specs=((), ()),
+        call("concatenate", (X22, X22), {"axis": 0}, mesh=MeshModel(tuple(range(8)), (4, 2), ("a", "b")),
+             in_specs=((), ()),
              producers=(call("take", (np.zeros((2, 2, 4), np.uint32), np.int32(1)), {"axis": 2},
                              mesh=MeshModel(tuple(range(8)), (4, 2), ("a", "b")), in_specs=(("b", "a", None), ())),)),
         "the take's operand keeps both axes", (np.array([0, 1, 2, 3], np.int32), np.array([0, 4, 8, 12], np.int32))),
     "explicit_pad_with_a_piece_of_size_one_dimensions_only": Pair(
-        explicit("pad", (np.arange(6, dtype=np.int32),), (("b",),), {"widths": ((1, 1),), "mode": "symmetric"}, mesh=SIZE_ONE),
-        explicit("pad", (np.arange(6, dtype=np.int32),), (("b",),), {"widths": ((2, 2),), "mode": "symmetric"}, mesh=SIZE_ONE),
+        explicit("pad", (np.arange(6, dtype=np.int32),), (("b",),), {"widths": ((1, 1),), "mode": "symmetric"},
+                 mesh=SIZE_ONE),
+        explicit("pad", (np.arange(6, dtype=np.int32),), (("b",),), {"widths": ((2, 2),), "mode": "symmetric"},
+                 mesh=SIZE_ONE),
         "the mirrored pieces have two elements"),
     "range_update_moving_its_major_cut_axis_to_another_dimension": Pair(
-        call("at_set_shifted", (X22.repeat(2, 0),), {"shift": -1, "axis": 0}, mesh=MeshModel((0, 1, 2, 3), (2, 2), ("a", "b")),
-             in_specs=((("a", "b"),),), out_spec=(None, "a")),
-        call("at_set_shifted", (X22.repeat(2, 0),), {"shift": -1, "axis": 0}, mesh=MeshModel((0, 1, 2, 3), (2, 2), ("a", "b")),
-             in_specs=((("a", "b"),),), out_spec=(None, "b")),
+        call("at_set_shifted", (X22.repeat(2, 0),), {"shift": -1, "axis": 0},
+             mesh=MeshModel((0, 1, 2, 3), (2, 2), ("a", "b")), in_specs=((("a", "b"),),), out_spec=(None, "a")),
+        call("at_set_shifted", (X22.repeat(2, 0),), {"shift": -1, "axis": 0},
+             mesh=MeshModel((0, 1, 2, 3), (2, 2), ("a", "b")), in_specs=((("a", "b"),),), out_spec=(None, "b")),
         "the output cuts the other dimension over the minor axis",
         # (x.at[1:].set(x[:-1]) of x = X22 repeated, [[0, 1], [0, 1], [2, 3], [2, 3]]: the operand back, its last row 0)
         (np.array([[0, 1], [0, 1], [0, 1], [2, 3]], np.int32), np.array([[0, 1], [0, 1], [2, 3], [0, 0]], np.int32))),
     "explicit_sort_of_a_sharded_operand": pair_explicit(
-        "argsort", (X22,), (("a",),), {"axis": 1}, mesh=TWO, wrong=(blocks(TWO, ("a",), (2, 2)), blocks(TWO, (), (2, 2)))),
+        "argsort", (X22,), (("a",),), {"axis": 1}, mesh=TWO,
+        wrong=(blocks(TWO, ("a",), (2, 2)), blocks(TWO, (), (2, 2)))),
     "explicit_at_min_or_max": pair_explicit("at_max", (X4, X4[:2]), (("a",), ())),
     "explicit_at_set": pair_explicit("at_set_shifted", (X4,), (("a",),), {"shift": 1}),
     "explicit_at_add": pair_explicit("at_add_shifted", (X4,), (("a",),), {"shift": 1}),
@@ -320,7 +328,8 @@ EXAMPLES: Dict[str, Pair] = {
         explicit("device_put", (X4,), (("a",),), {"spec": ()}, way=EAGER), "it runs eagerly"),
     "explicit_edge_pad_of_a_sharded_operand": Pair(
         explicit("pad", (X4,), (("b",),), {"mode": "edge", "widths": ((1, 0),)}, mesh=SIZE_ONE),
-        explicit("pad", (X4,), ((),), {"mode": "edge", "widths": ((1, 0),)}, mesh=SIZE_ONE), "the operand is replicated"),
+        explicit("pad", (X4,), ((),), {"mode": "edge", "widths": ((1, 0),)}, mesh=SIZE_ONE),
+        "the operand is replicated"),
     "explicit_mirror_pad_of_a_cut_dimension_it_does_not_pad": Pair(
         explicit("pad", (X22,), (("a",),), {"mode": "symmetric", "widths": ((0, 0), (0, 0))}),
         explicit("pad", (X22,), (("a",),), {"mode": "symmetric", "widths": ((1, 0), (0, 0))}),
@@ -393,7 +402,8 @@ EXAMPLES: Dict[str, Pair] = {
         (blocks(MESH, (), (4,)), blocks(MESH, ("a",), (4,)))),
     "at_update_of_a_value_a_constraint_has_just_cut": Pair(
         call("at_min", (X4, X4[:2]), in_specs=(None, ()), way=CONSTRAINED, producers=(constraint((), ("a",)), None)),
-        call("at_min", (X4, X4[:2]), in_specs=(None, ()), way=CONSTRAINED, producers=(constraint(("a",), ("a",)), None)),
+        call("at_min", (X4, X4[:2]), in_specs=(None, ()), way=CONSTRAINED,
+             producers=(constraint(("a",), ("a",)), None)),
         "the constraint keeps its operand's layout", (a(0, 1, 2, 0), a(0, 3, 2, 0))),
     "jitted_at_update_of_a_join_along_its_cut_dimension": Pair(
         call("at_set_shifted", (a(0, 1, 2, 2, 2, 2),), {"axis": 0, "shift": 5}, in_specs=(("a",),), out_spec=(),
@@ -421,10 +431,12 @@ EXAMPLES: Dict[str, Pair] = {
                  call("slice", (a(0, 1),), {"index": (slice(None, 1, 1),)}, in_specs=((("a", "b"),),)),)), None)),
         "the sliced operand is cut over every axis", (a(0), a(-1))),
     "strided_at_update_of_a_cut_operand_by_itself": Pair(
-        call("at_min", (ROW, ROW), {"index": slice(None, None, 2)}, mesh=TWO, in_specs=((None, "a"), (None, "a")), way=JIT),
-        call("at_min", (ROW, ROW.copy()), {"index": slice(None, None, 2)}, mesh=TWO, in_specs=((None, "a"), (None, "a")),
-             way=JIT),
-        "the update is another value, equal to the operand", (np.array([[0, 1]], np.int32), np.array([[0, 0]], np.int32))),
+        call("at_min", (ROW, ROW), {"index": slice(None, None, 2)}, mesh=TWO,
+             in_specs=((None, "a"), (None, "a")), way=JIT),
+        call("at_min", (ROW, ROW.copy()), {"index": slice(None, None, 2)}, mesh=TWO,
+             in_specs=((None, "a"), (None, "a")), way=JIT),
+        "the update is another value, equal to the operand",
+        (np.array([[0, 1]], np.int32), np.array([[0, 0]], np.int32))),
     "at_update_after_a_strided_one_on_a_constrained_value": Pair(
         call("at_min", (X4, X4[:1]), {"index": slice(0, 1, 2)}, in_specs=(None, ()), out_spec=("a",), way=JIT,
              producers=(call("at_min", (X4, X4[:2]), {"index": slice(None, None, 2)}, in_specs=(None, ()), way=JIT,
@@ -476,37 +488,41 @@ EXAMPLES: Dict[str, Pair] = {
         VmapExample(SimpleNamespace(name="add"), 2, {}, MESH, ((("a", "b"),),), True),
         VmapExample(SimpleNamespace(name="add"), 2, {}, MESH, (("a",),), True), "one mesh axis per dimension"),
     "vmapped_dynamic_slice_far_out_of_range_over_a_cut_batch": Pair(
-        VmapExample(SimpleNamespace(name="dynamic_slice"), (np.array([[1, 2], [3, 4]], np.int32), a(3, 3)), {"sizes": (1,)}, MESH,
-         (("a",), ()), False),
-        VmapExample(SimpleNamespace(name="dynamic_slice"), (np.array([[1, 2], [3, 4]], np.int32), a(2, 2)), {"sizes": (1,)}, MESH,
-         (("a",), ()), False), "the start is within [-n, n]", (np.array([[2], [4]], np.int32), np.zeros((2, 1), np.int32))),
+        VmapExample(SimpleNamespace(name="dynamic_slice"), (np.array([[1, 2], [3, 4]], np.int32), a(3, 3)),
+         {"sizes": (1,)}, MESH, (("a",), ()), False),
+        VmapExample(SimpleNamespace(name="dynamic_slice"), (np.array([[1, 2], [3, 4]], np.int32), a(2, 2)),
+         {"sizes": (1,)}, MESH, (("a",), ()), False), "the start is within [-n, n]",
+        (np.array([[2], [4]], np.int32), np.zeros((2, 1), np.int32))),
     "vmapped_dynamic_slice_far_out_of_range_on_a_cut_dimension": Pair(
-        VmapExample(SimpleNamespace(name="dynamic_slice"), (np.array([[1, 2], [3, 4]], np.int32), a(2, 2)), {"sizes": (1,)}, MESH,
-         ((None, "a"), ()), False),
-        VmapExample(SimpleNamespace(name="dynamic_slice"), (np.array([[1, 2], [3, 4]], np.int32), a(1, 1)), {"sizes": (1,)}, MESH,
-         ((None, "a"), ()), False), "the start is inside the dimension",
+        VmapExample(SimpleNamespace(name="dynamic_slice"), (np.array([[1, 2], [3, 4]], np.int32), a(2, 2)),
+         {"sizes": (1,)}, MESH, ((None, "a"), ()), False),
+        VmapExample(SimpleNamespace(name="dynamic_slice"), (np.array([[1, 2], [3, 4]], np.int32), a(1, 1)),
+         {"sizes": (1,)}, MESH, ((None, "a"), ()), False), "the start is inside the dimension",
         (np.array([[2], [4]], np.int32), np.zeros((2, 1), np.int32))),
     "vmapped_clipped_take_on_a_cut_axis": Pair(
-        VmapExample(SimpleNamespace(name="take_clip"), (np.array([[0, 1], [2, 1]], np.int32), a(-1, -1)), {"axis": 0}, MESH,
-         ((None, "a"), ()), False),
-        VmapExample(SimpleNamespace(name="take_clip"), (np.array([[0, 1], [2, 1]], np.int32), a(0, 1)), {"axis": 0}, MESH,
-         ((None, "a"), ()), False), "the indices are inside the axis",
+        VmapExample(SimpleNamespace(name="take_clip"), (np.array([[0, 1], [2, 1]], np.int32), a(-1, -1)),
+         {"axis": 0}, MESH, ((None, "a"), ()), False),
+        VmapExample(SimpleNamespace(name="take_clip"), (np.array([[0, 1], [2, 1]], np.int32), a(0, 1)),
+         {"axis": 0}, MESH, ((None, "a"), ()), False), "the indices are inside the axis",
         (np.array([0, 2], np.int32), np.array([0, 0], np.int32))),
     "vmapped_clipped_take_over_a_cut_batch": Pair(
-        VmapExample(SimpleNamespace(name="take_clip"), (np.array([[0, 1], [2, 1]], np.int32), a(-1, -1)), {"axis": 0}, MESH,
-         (("b",), ()), False),
-        VmapExample(SimpleNamespace(name="take_clip"), (np.array([[0, 1], [2, 1]], np.int32), a(0, 1)), {"axis": 0}, MESH,
-         (("b",), ()), False), "the indices are inside the axis",
+        VmapExample(SimpleNamespace(name="take_clip"), (np.array([[0, 1], [2, 1]], np.int32), a(-1, -1)),
+         {"axis": 0}, MESH, (("b",), ()), False),
+        VmapExample(SimpleNamespace(name="take_clip"), (np.array([[0, 1], [2, 1]], np.int32), a(0, 1)),
+         {"axis": 0}, MESH, (("b",), ()), False), "the indices are inside the axis",
         (np.array([0, 2], np.int32), np.array([0, 0], np.int32))),
     "vmapped_pad_starting_inside_interior_padding": Pair(
-        VmapExample(SimpleNamespace(name="lax_pad_negative"), 2, {"config": ((-1, 0, 1),)}, MESH, ((None, "a"), ()), False),
-        VmapExample(SimpleNamespace(name="lax_pad_negative"), 2, {"config": ((-2, 0, 1),)}, MESH, ((None, "a"), ()), False),
+        VmapExample(SimpleNamespace(name="lax_pad_negative"), 2, {"config": ((-1, 0, 1),)}, MESH,
+         ((None, "a"), ()), False),
+        VmapExample(SimpleNamespace(name="lax_pad_negative"), 2, {"config": ((-2, 0, 1),)}, MESH,
+         ((None, "a"), ()), False),
         "the result starts on an element"),
     "vmapped_strided_slice_of_a_cut_dimension": Pair(
-        VmapExample(SimpleNamespace(name="strided_slice"), (np.zeros((2, 8), np.float32),), {"index": (slice(None, -2, -3),)},
-         MESH, ((None, "b"),), False),
-        VmapExample(SimpleNamespace(name="strided_slice"), (np.zeros((2, 8), np.float32),), {"index": (slice(None, -2, -3),)},
-         MESH, (("b",),), False), "the batched operand cuts its batch dimension, not the sliced one"),
+        VmapExample(SimpleNamespace(name="strided_slice"), (np.zeros((2, 8), np.float32),),
+         {"index": (slice(None, -2, -3),)}, MESH, ((None, "b"),), False),
+        VmapExample(SimpleNamespace(name="strided_slice"), (np.zeros((2, 8), np.float32),),
+         {"index": (slice(None, -2, -3),)}, MESH, (("b",),), False),
+        "the batched operand cuts its batch dimension, not the sliced one"),
     "auto_split_of_a_cut_dimension_into_a_part_the_axes_cannot_cut": Pair(
         Reshape(MESH, "Auto", np.arange(8, dtype=np.int32), (2, 4), "split", (0,), (0, 1), ("b",), ()),
         Reshape(MESH, "Auto", np.arange(8, dtype=np.int32), (4, 2), "split", (0,), (0, 1), ("b",), ()),
@@ -519,17 +535,25 @@ EXAMPLES: Dict[str, Pair] = {
     "batch_laid_out_over_an_axis_both_operands_contract_over": Pair(
         Contraction(MESH, "Auto", "dot_general", X44, X44, "bk", "kb", "b", ("a", "b"), ("b", "a"), ("b",)),
         Contraction(MESH, "Auto", "dot_general", X44, X44, "bk", "kb", "b", ("a", None), (None, "a"), ("b",)),
-        "the contracted dimension is not cut", (np.array([16, 49, 69, 76], np.int32), np.array([16, 49, 0, 0], np.int32))),
+        "the contracted dimension is not cut",
+        (np.array([16, 49, 69, 76], np.int32), np.array([16, 49, 0, 0], np.int32))),
     "take_along_a_cut_operand_over_two_mesh_axes": Pair(
         call("take_along_axis", (X22, np.array([[0, 1], [1, 1]], np.int32)), {"axis": 0}, mesh=CUBE,
              in_specs=(("a",), ()), out_spec=("x", "b"), shape=(2, 2)),
         call("take_along_axis", (X22, np.array([[0, 1], [1, 1]], np.int32)), {"axis": 0}, mesh=CUBE,
              in_specs=((), ()), out_spec=("x", "b"), shape=(2, 2)),
-        "the operand and the indices are replicated", (np.array([[0, 3], [2, 3]], np.int32), np.array([[2, 3], [2, 3]], np.int32))),
+        "the operand and the indices are replicated",
+        (np.array([[0, 3], [2, 3]], np.int32), np.array([[2, 3], [2, 3]], np.int32))),
     "jitted_take_along_into_combined_axes_out_of_mesh_order": Pair(
-        call("take_along_axis", (np.arange(4, dtype=np.int32).reshape(1, 2, 2), np.array([[[1, 1], [1, 1], [0, 1], [1, 1], [1, 1], [1, 1], [1, 1], [1, 1]]], np.int32)), {"axis": 1}, mesh=CUBE, in_specs=((), ()),
+        call("take_along_axis",
+             (np.arange(4, dtype=np.int32).reshape(1, 2, 2),
+              np.array([[[1, 1], [1, 1], [0, 1], [1, 1], [1, 1], [1, 1], [1, 1], [1, 1]]], np.int32)),
+             {"axis": 1}, mesh=CUBE, in_specs=((), ()),
              out_spec=(None, ("x", "b"), "a"), shape=(1, 8, 2)),
-        call("take_along_axis", (np.arange(4, dtype=np.int32).reshape(1, 2, 2), np.array([[[1, 1], [1, 1], [0, 1], [1, 1], [1, 1], [1, 1], [1, 1], [1, 1]]], np.int32)), {"axis": 1}, mesh=CUBE, in_specs=((), ()),
+        call("take_along_axis",
+             (np.arange(4, dtype=np.int32).reshape(1, 2, 2),
+              np.array([[[1, 1], [1, 1], [0, 1], [1, 1], [1, 1], [1, 1], [1, 1], [1, 1]]], np.int32)),
+             {"axis": 1}, mesh=CUBE, in_specs=((), ()),
              out_spec=(None, ("b", "x"), "a"), shape=(1, 8, 2)), "the axes are combined in the mesh's order",
         (np.array([[[2, 3], [2, 3], [0, 3], [2, 3], [2, 3], [2, 3], [2, 3], [2, 3]]], np.int32),
          np.array([[[2, 3], [2, 3], [2, 3], [2, 3], [2, 3], [2, 3], [2, 3], [2, 3]]], np.int32))),
@@ -560,20 +584,25 @@ EXAMPLES: Dict[str, Pair] = {
         "it is tiled"),
     "non_partitionable_draw_into_a_partially_replicated_layout": Pair(
         SimpleNamespace(partitionable=False, mesh=MESH, out_spec=("a",), key_spec=()),
-        SimpleNamespace(partitionable=True, mesh=MESH, out_spec=("a",), key_spec=()), "jax_threefry_partitionable is on",
+        SimpleNamespace(partitionable=True, mesh=MESH, out_spec=("a",), key_spec=()),
+        "jax_threefry_partitionable is on",
         (a(5, 2**31 + 7, dtype=np.uint32), a(10, 14, dtype=np.uint32))),
     "partitionable_normal_draw_into_a_cut_output": Pair(
-        SimpleNamespace(partitionable=True, sampler=SimpleNamespace(name="normal"), mesh=MESH, out_spec=("a",), key_spec=()),
-        SimpleNamespace(partitionable=True, sampler=SimpleNamespace(name="bits"), mesh=MESH, out_spec=("a",), key_spec=()),
+        SimpleNamespace(partitionable=True, sampler=SimpleNamespace(name="normal"), mesh=MESH, out_spec=("a",),
+                        key_spec=()),
+        SimpleNamespace(partitionable=True, sampler=SimpleNamespace(name="bits"), mesh=MESH, out_spec=("a",),
+                        key_spec=()),
         "the draw is of bits",
         (np.array([-0.12597287, -1.714954], np.float32), np.array([-0.12597287, -1.7149543], np.float32))),
     "jitted_einsum_returning_its_batch_and_free_dimensions_over_swapped_axes": Pair(
-        call("einsum", (np.zeros((4, 2, 2), np.float32), np.zeros((4, 2, 4), np.float32)), {"subscripts": "bij,bjk->bik"},
-             mesh=MeshModel(tuple(range(8)), (1, 4, 1, 2), ("a", "b", "x", "y")),
-             in_specs=((("a", "b"), None, "y"), ("b", ("a", "x", "y"))), out_spec=(("a", "x", "y"), None, "b"), shape=(4, 2, 4)),
-        call("einsum", (np.zeros((4, 2, 2), np.float32), np.zeros((4, 2, 4), np.float32)), {"subscripts": "bij,bjk->bik"},
-             mesh=MeshModel(tuple(range(8)), (1, 4, 1, 2), ("a", "b", "x", "y")),
-             in_specs=((("a", "b"), None, "y"), ("b", ("a", "x", "y"))), out_spec=("b", None, ("a", "x", "y")), shape=(4, 2, 4)),
+        call("einsum", (np.zeros((4, 2, 2), np.float32), np.zeros((4, 2, 4), np.float32)),
+             {"subscripts": "bij,bjk->bik"}, mesh=MeshModel(tuple(range(8)), (1, 4, 1, 2), ("a", "b", "x", "y")),
+             in_specs=((("a", "b"), None, "y"), ("b", ("a", "x", "y"))), out_spec=(("a", "x", "y"), None, "b"),
+             shape=(4, 2, 4)),
+        call("einsum", (np.zeros((4, 2, 2), np.float32), np.zeros((4, 2, 4), np.float32)),
+             {"subscripts": "bij,bjk->bik"}, mesh=MeshModel(tuple(range(8)), (1, 4, 1, 2), ("a", "b", "x", "y")),
+             in_specs=((("a", "b"), None, "y"), ("b", ("a", "x", "y"))), out_spec=("b", None, ("a", "x", "y")),
+             shape=(4, 2, 4)),
         "the batch is returned over the axis that cut it",
         {"zeros": (np.array([-32.0, 7.0], np.float32), np.array([0.0, 0.0], np.float32)),
          "values_of_the_expected_result": (np.array([-32.0, 7.0], np.float32), np.array([7.0, -32.0], np.float32))}),
@@ -610,9 +639,11 @@ def table(rows) -> str:
              "the example, none of which an entry may excuse. Every row's meta-test is",
              "`tests/test_trigger_meta.py::test_no_entry_of_a_trigger_excuses_an_unrelated_failure[<trigger>]`.",
              "Grouped by the family each serves (``@trigger(family)`` in conformance/checking/triggers.py).",
-             "", "| family | trigger | entries | near miss (the entry's own symptom, not excused) | unrelated failures planted |",
+             "", "| family | trigger | entries | near miss (the entry's own symptom, not excused) "
+                 "| unrelated failures planted |",
              "|---|---|---|---|---|"]
     for name, entries, plants in rows:
-        lines.append(f"| {triggers.FAMILY[name]} | `{name}` | {entries} | {EXAMPLES[name].taken_away} | {'; '.join(plants)} |")
+        lines.append(f"| {triggers.FAMILY[name]} | `{name}` | {entries} | {EXAMPLES[name].taken_away} "
+                     f"| {'; '.join(plants)} |")
     return "\n".join(lines) + "\n"
 

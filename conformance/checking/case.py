@@ -191,7 +191,7 @@ def _audit_failure(case: "Case", check: str, verdict: str) -> None:
     if os.environ.get(AUDIT_ENV):
         test = os.environ.get("PYTEST_CURRENT_TEST", "?").rsplit(" (", 1)[0]
         kind = "no script" if not case.repro else "failed" if verdict else "no verdict"
-        name = max((n for n in case.outcomes if check.startswith(n)), key=len, default=None)
+        name = verdicts.outcome_name(case.outcomes, check)
         _record({"test": test, "check": check, "kind": kind, "outcome": name,
                  **({"script": case.repro + verdict} if verdict else {})})
 
@@ -203,7 +203,7 @@ def _audit(case: "Case", what: str, lines: Callable[[str], Sequence[str]], exact
     if not os.environ.get(AUDIT_ENV):
         return
     test = os.environ.get("PYTEST_CURRENT_TEST", "?").rsplit(" (", 1)[0]
-    name = what if exact else max((n for n in case.outcomes if what.startswith(n)), key=len, default=None)
+    name = what if exact else verdicts.outcome_name(case.outcomes, what)
     expression = case.outcomes.get(name) if name is not None else None
     if not case.repro:
         kind, key = "no script", re.sub(r"\d+", "N", what)
@@ -224,9 +224,9 @@ class Case:
     """One example under test: a one-line description of the call, and a script reproducing it."""
 
     def __init__(self, call: str, repro: str = "", outcomes: Optional[Dict[str, str]] = None, indent: str = ""):
-        """(``outcomes``: {a check's name, or the start of it: the expression in ``repro`` whose
-        value that check judges}; ``indent``: where the script's last lines are, e.g. inside a
-        ``with`` block for an Explicit mesh.)"""
+        """(``outcomes``: {a check's name, or the name it extends (``verdict.outcome_name``): the
+        expression in ``repro`` whose value that check judges}; ``indent``: where the script's last
+        lines are, e.g. inside a ``with`` block for an Explicit mesh.)"""
         self.call = call
         self.repro = repro
         self.outcomes = dict(outcomes or {})
@@ -378,7 +378,8 @@ class Case:
         ok = np.isclose(g, e, rtol=rtol, atol=atol, equal_nan=True)
         if not ok.all():
             where = tuple(int(i) for i in np.argwhere(~ok)[0])
-            bound = f"atol={atol}" if not np.ndim(atol) else f"the per-element atol ({float(np.asarray(atol)[where])!r} there)"
+            bound = f"atol={atol}" if not np.ndim(atol) else \
+                f"the per-element atol ({float(np.asarray(atol)[where])!r} there)"
             self.fail(f"{what} differs in {int((~ok).sum())} of {got.size} element(s) beyond "
                       f"rtol={rtol}, {bound}; first at {where}: got {got[where]!r}, but should "
                       f"be {expected[where]!r} [{self.call}]", check=what, shows="values", verdict=verdict(),

@@ -19,7 +19,7 @@ from conformance.jaxside import bridge, compat
 from strategies.parallelism import ParallelLayout
 
 
-def CONSTRAIN(x, sharding, axis_type):  # noqa: N802 - the reproduction scripts define it too
+def CONSTRAIN(x, sharding, axis_type):  # (capitals: the reproduction scripts define it too)
     return compat.constrain(x, sharding, axis_type)
 
 

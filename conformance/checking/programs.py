@@ -29,6 +29,7 @@ from . import verdict as verdicts
 from .case import Case
 from .repro import (array_literal, context_indent, describe_mesh, dtype_literal, in_a_child_lines, mesh_literal,
                     script, sharding_literal, spec_literal, TIMEOUT_LINE)
+from .ways import JIT_WAYS, Way
 
 
 EXCEPTION_LINE = re.compile(r"^(?P<name>[A-Za-z_][\w.]*(Error|Exception)): ?(?P<message>.*)$")
@@ -183,11 +184,11 @@ def in_context_lines(program: Program) -> List[str]:
         "        print(way, show(call()))",
         "    except Exception as e:",
         "        print(way, 'raised', type(e).__name__, str(e)[:1000])",
-        "run('(a) eager:', lambda: program(*placed()))",
-        "run('(b) jit with in/out_shardings:', lambda: jax.jit(program, in_shardings=in_shardings, "
+        f"run('{Way.EAGER}:', lambda: program(*placed()))",
+        f"run('{Way.JIT_SHARDINGS}:', lambda: jax.jit(program, in_shardings=in_shardings, "
         f"out_shardings=out_shardings, donate_argnums={program.donated!r})(*placed()))",
         CONSTRAINED_LINE,
-        "run('(c) jit with constraints:', lambda: constrained(*placed()))",
+        f"run('{Way.JIT_CONSTRAINTS}:', lambda: constrained(*placed()))",
     ]
 
 
@@ -200,9 +201,9 @@ def program_outcomes(program: Program) -> dict:
     """The script's expression for each check of a program (see ``Case``): the two jit ways'
     calls and each of their outputs, and every step's value eagerly and unsharded."""
     names = ", ".join(program.inputs) + ("," if len(program.inputs) == 1 else "")
-    calls = {"(b) jit with in/out_shardings": "jax.jit(program, in_shardings=in_shardings, out_shardings=out_shardings, "
-                                              f"donate_argnums={program.donated!r})(*placed())",
-             "(c) jit with constraints": "constrained(*placed())"}
+    calls = {Way.JIT_SHARDINGS: "jax.jit(program, in_shardings=in_shardings, out_shardings=out_shardings, "
+                                f"donate_argnums={program.donated!r})(*placed())",
+             Way.JIT_CONSTRAINTS: "constrained(*placed())"}
     outcomes = dict(calls)
     for k, name in enumerate(program.outputs):
         for way in calls:
@@ -210,8 +211,8 @@ def program_outcomes(program: Program) -> dict:
     outcomes["(0) unsharded program jitted on one device"] = f"jax.jit(unsharded)(*(jnp.asarray(x) for x in ({names})))"
     for s in program.steps:
         step = f"{s.result} = {expression(s)}"
-        outcomes[f"(a) eager {step}"] = eager = f"value_of(program_values(*placed()), {s.result!r})"
-        outcomes[f"np.asarray of (a) eager {step}"] = f"np.asarray({eager})"
+        outcomes[f"{Way.EAGER} {step}"] = eager = f"value_of(program_values(*placed()), {s.result!r})"
+        outcomes[f"np.asarray of {Way.EAGER} {step}"] = f"np.asarray({eager})"
         outcomes[f"(0) unsharded {step}"] = \
             f"value_of(unsharded_values(*(jnp.asarray(x) for x in ({names}))), {s.result!r})"
     return outcomes
@@ -224,7 +225,9 @@ def program_case(program: Program) -> Case:
                 indent=context_indent(program.axis_type, in_context_lines(program)))
 
 
-ISOLATED_WAYS = ("(b)", "(c)")  # what runs in a fresh interpreter by default: the two jit ways
+# What runs in a fresh interpreter by default: the two jit ways, named there by their letters
+ISOLATED_WAYS = tuple(way.letter for way in JIT_WAYS)
+EAGER = Way.EAGER.letter
 # A program run in a fresh interpreter that has not ended this long after its start never will (one
 # that XLA compiles into kernels that spin: dynamic_slice_join_never_returns): Python's faulthandler
 # then prints where it waits, "Timeout (0:01:00)!" first (TIMEOUT_LINE), and ends it with status 1. A program of
@@ -241,11 +244,11 @@ def isolated_lines(program: Program, ways: Sequence[str] = ISOLATED_WAYS) -> Lis
     stop] per dimension]} of its addressable shards>`` and ``<mode> <key> differing <JSON list of
     the devices whose shard's bytes differ from the value's block>``; ``WATCHDOG_LINE`` first, so a
     program that never returns ends the interpreter."""
-    run = (["outs = {}"] + (["outs['(a)'] = dict(program_values(*placed()))"] if "(a)" in ways else []) + [
-        "outs['(b)'] = dict(enumerate(jax.jit(program, in_shardings=in_shardings, out_shardings=out_shardings, "
-        f"donate_argnums={program.donated!r})(*placed())))",
+    run = (["outs = {}"] + ([f"outs[{EAGER!r}] = dict(program_values(*placed()))"] if EAGER in ways else []) + [
+        f"outs[{Way.JIT_SHARDINGS.letter!r}] = dict(enumerate(jax.jit(program, in_shardings=in_shardings, "
+        f"out_shardings=out_shardings, donate_argnums={program.donated!r})(*placed())))",
         CONSTRAINED_LINE,
-        "outs['(c)'] = dict(enumerate(constrained(*placed())))",
+        f"outs[{Way.JIT_CONSTRAINTS.letter!r}] = dict(enumerate(constrained(*placed())))",
         "for mode, values in outs.items():",
         "    for k, o in values.items():",
         "        full = np.asarray(o)",
@@ -268,7 +271,7 @@ def printed_values(program: Program, mode: str) -> List[tuple]:
     """What ``isolated_lines`` prints for ``mode``, in order: ``(key, what it is, the value numpy
     gives, the step that lays it out or None)``: the outputs by index in (b) and (c), every step's
     result by name in (a)."""
-    if mode == "(a)":
+    if mode == EAGER:
         return [(s.result, f"{s.result} = {expression(s)}", program.value(s.result), s) for s in program.steps]
     return [(str(k), f"output {name}", program.value(name), None) for k, name in enumerate(program.outputs)]
 
@@ -310,7 +313,8 @@ def isolated_case(case: Case, program: Program, ways: Sequence[str], status: str
             outcomes[f"{mode} {what} printed by the subprocess"] = f"printed.get({key!r}) is not None"
             outcomes[f"{mode} {what}: bytes printed by the subprocess"] = f"len(bytes.fromhex(printed[{key!r}]))"
             outcomes[f"{mode} {what} (in a subprocess)"] = \
-                f"np.frombuffer(bytes.fromhex(printed[{key!r}]), {dtype_literal(expected.dtype)}).reshape({expected.shape!r})"
+                (f"np.frombuffer(bytes.fromhex(printed[{key!r}]), {dtype_literal(expected.dtype)})"
+                 f".reshape({expected.shape!r})")
             outcomes[f"{mode} {what} indices (in a subprocess)"] = f"index_map({key!r})"
             outcomes[f"{mode} {what}: devices whose shard differs from its block (in a subprocess)"] = \
                 f"shards.get({key + ('differing',)!r})"
@@ -322,7 +326,7 @@ def stated_layout(program: Program, mode: str, key: str, step: Optional[Step]):
     spec; in (a) a layout change's target; none stated for an eager step's other results (its
     shards are checked against its value only)."""
     from conformance.model.layout import Layout
-    if mode == "(a)":
+    if mode == EAGER:
         return Layout(program.mesh, step.spec, np.shape(program.value(step.result))) if step.changes_layout else None
     name = program.outputs[int(key)]
     return Layout(program.mesh, program.out_specs[int(key)], np.shape(program.value(name)))
@@ -332,7 +336,8 @@ def check_jitted_in_subprocess(case: Case, program: Program, run_isolated: Calla
                                classify: Callable[[str, str], Optional[str]] = lambda name, message: None,
                                ways: Sequence[str] = ISOLATED_WAYS,
                                layouts: Optional[Callable[[str, str, Optional[Step]], object]] = None,
-                               way_context: Callable[[str], object] = lambda label: contextlib.nullcontext()) -> Optional[str]:
+                               way_context: Callable[[str], object] = lambda label: contextlib.nullcontext()
+                               ) -> Optional[str]:
     """Run (b) and (c) (or ``ways``: "(a)" too) in a fresh interpreter (``run_isolated(lines)``,
     for a program XLA may abort on) and check each value it prints (``printed_values``: the
     outputs, and in (a) every step's result) as in-process runs do: numpy's value, the index map of
@@ -344,7 +349,8 @@ def check_jitted_in_subprocess(case: Case, program: Program, run_isolated: Calla
     names it). The exit status is checked in ``way_context(label)`` (label: the ways joined by
     "/"), a jit way's outputs in ``way_context(mode)``, each eager step's result in
     ``way_context("(a) <its name>")``: where a known deviation excuses a failure, the other ways
-    are still checked (and, as in-process, not the values after it in its way). A failure's script is the subprocess's (``isolated_case``), with ``case``'s call."""
+    are still checked (and, as in-process, not the values after it in its way). A failure's script
+    is the subprocess's (``isolated_case``), with ``case``'s call."""
     label = "/".join(ways)
     layouts = layouts or (lambda mode, key, step: stated_layout(program, mode, key, step))
     result = run_isolated(isolated_lines(program, ways))
@@ -370,10 +376,10 @@ def check_jitted_in_subprocess(case: Case, program: Program, run_isolated: Calla
     printed = read_printed(result.stdout)
     for mode in ways:
         values = printed_values(program, mode)
-        groups = [[v] for v in values] if mode == "(a)" else [values]  # (a): each step apart, in order
+        groups = [[v] for v in values] if mode == EAGER else [values]  # (a): each step apart, in order
         for group in groups:
             checked = False
-            with way_context(f"(a) {group[0][0]}" if mode == "(a)" else mode):
+            with way_context(f"{EAGER} {group[0][0]}" if mode == EAGER else mode):
                 for key, what, expected, step in group:
                     check_printed(case, printed, (mode, key), f"{mode} {what}", expected, layouts(mode, key, step))
                 checked = True
@@ -389,8 +395,8 @@ def check_printed(case: Case, printed: dict, key: tuple, what: str, expected: np
     got = printed["printed"].get(key)
     case.true(f"{what} printed by the subprocess", got is not None)
     case.equal(f"{what}: bytes printed by the subprocess", len(bytes.fromhex(got)), expected.nbytes)
-    case.same_bits(f"{what} (in a subprocess)", np.frombuffer(bytes.fromhex(got), expected.dtype).reshape(expected.shape),
-                   expected)
+    case.same_bits(f"{what} (in a subprocess)",
+                   np.frombuffer(bytes.fromhex(got), expected.dtype).reshape(expected.shape), expected)
     if layout is not None:
         case.index_map(f"{what} indices (in a subprocess)", printed["index_map"](key), layout.blocks,
                        judged=lambda e: verdicts.equal_lines(e, layout.blocks))

@@ -320,8 +320,8 @@ def _stack(arrays, axis=0) -> Bounded:
                                np.stack([bound_of(a) for a in arrays], axis))
 
 
-FUNCTIONS = {np.stack: _stack, np.einsum: _einsum, np.sum: _sum, np.cumsum: _cumsum, np.mean: _mean, np.max: _max, np.amax: _max, np.where: _where,
-             np.take_along_axis: _take_along_axis}
+FUNCTIONS = {np.stack: _stack, np.einsum: _einsum, np.sum: _sum, np.cumsum: _cumsum, np.mean: _mean, np.max: _max,
+             np.amax: _max, np.where: _where, np.take_along_axis: _take_along_axis}
 
 
 # --- tolerances -------------------------------------------------------------------------------

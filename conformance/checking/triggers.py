@@ -9,8 +9,7 @@ Vocabulary:
   name, numpy operands and static arguments, the mesh and its axis type, each operand's spec and
   the output's (a value computed inside a program has the spec our model derives for it; the
   output's is None where nothing lays it out: an eager call, whose output follows its operands),
-  the way it runs
-  (``(a) eager``, ``(b) jit with in/out_shardings``, ``(c) jit with ...constraints``), the
+  the way it runs (a ``conformance.checking.ways.Way``), the
   result's shape and, for a program's step, the steps that compute its operands (``producers``, so
   that a trigger whose bug needs two steps reads both) and, for the step a program's failure was
   localized to, its own ``values`` (expected, got: what a symptom's ``where`` reads);
@@ -35,6 +34,8 @@ import numpy as np
 from conformance.model import sharding_rules
 from conformance.model.layout import MeshModel, Spec, spec_axes
 from conformance.model.program import LAYOUT_CHANGES
+
+from .ways import Way
 
 
 # --- the registry: each trigger is registered by ``@trigger(family)`` ---------------------------
@@ -70,16 +71,20 @@ class Call:
     axis_type: str = "Auto"
     in_specs: Tuple[Optional[Spec], ...] = ()
     out_spec: Optional[Spec] = None
-    way: str = ""
+    way: Optional[Way] = None  # (a label or a letter is read as its Way)
     result_shape: Optional[Tuple[int, ...]] = None
     producers: Tuple[Optional["Call"], ...] = ()  # a program step's: the step computing each operand (None: an input)
     beside: Tuple["Call", ...] = ()  # a program step's: the program's other steps reading its first operand
     read_by: Tuple["Call", ...] = ()  # a program step's: the program's steps reading its result
     values: Optional[tuple] = field(default=None, compare=False, repr=False)  # a localized step's (expected, got)
 
+    def __post_init__(self):
+        if self.way is not None and not isinstance(self.way, Way):
+            object.__setattr__(self, "way", Way.of(self.way) if self.way else None)
+
     @property
     def eager(self) -> bool:
-        return self.way.startswith("(a)")
+        return self.way is Way.EAGER
 
 
 def axes_of(spec: Optional[Spec], rank: int) -> Tuple[Tuple[str, ...], ...]:
@@ -160,7 +165,8 @@ def start_needs_clamping(call: Call) -> bool:
 
 # What XLA moves a slice through (a layout change: an annotation; a unary elementwise operation of
 # the catalogue, family "elementwise": the simplifier slices its operand instead).
-ANY_LAYOUT_CHANGE = LAYOUT_CHANGES + ("layout change of a layout change",)  # (how step_call names one of another's result)
+ANY_LAYOUT_CHANGE = (LAYOUT_CHANGES
+                     + ("layout change of a layout change",))  # (how step_call names one of another's result)
 PASSED_OVER = ANY_LAYOUT_CHANGE + ("negative", "abs", "sin", "exp", "logical_not")
 JOINS_AND_COPIES = ("stack", "concatenate", "broadcast_to") + PASSED_OVER  # (what carries a value's elements on)
 
@@ -760,7 +766,8 @@ def jitted_take_of_operand_and_indices_cut_alike_into_another_axis(call: Call) -
     if call.op == "index_array" and idx.ndim == 0:  # (a 0-d index: a dynamic_slice, no gather)
         return False
     rank, axis = np.ndim(x), call.static.get("axis", 0) % max(np.ndim(x), 1)
-    x_axes = {a for d, axes in enumerate(axes_of(call.in_specs[0], rank)) if d != axis for a in cut_axes(call.mesh, axes)}
+    x_axes = {a for d, axes in enumerate(axes_of(call.in_specs[0], rank)) if d != axis
+              for a in cut_axes(call.mesh, axes)}
     shared = x_axes & {a for axes in axes_of(call.in_specs[1], idx.ndim) for a in cut_axes(call.mesh, axes)}
     if not shared or call.out_spec is None:
         return False
@@ -785,7 +792,8 @@ def scatter_beside_a_prefix_slice_with_its_operands_shard_shape(call: Call) -> b
         seen += 1
         if made is None or made.eager:
             continue
-        if made.op in AT_UPDATES and any(jitted_prefix_slice_with_its_operands_shard_shape(other) for other in made.beside):
+        if made.op in AT_UPDATES and any(jitted_prefix_slice_with_its_operands_shard_shape(other)
+                                         for other in made.beside):
             return True
         todo += list(made.producers)
     return False
@@ -802,7 +810,8 @@ def identity_update_returned_beside_a_prefix_slice_of_its_operand(call: Call) ->
     if call.eager or call.op != "at_set_shifted" or not call.operands or not keeps_its_value(
             call.op, call.static, np.shape(call.operands[0]), call.result_shape):
         return False
-    return any(jitted_prefix_slice_with_its_operands_shard_shape(r) for other in call.beside for r in (other,) + other.read_by)
+    return any(jitted_prefix_slice_with_its_operands_shard_shape(r)
+               for other in call.beside for r in (other,) + other.read_by)
 
 
 @trigger('at')
@@ -973,7 +982,8 @@ def at_update_after_a_strided_one_on_a_constrained_value(call: Call) -> bool:
     made = call.producers[0]
     while made is not None and made.op == "device_put" and made.producers:
         made = made.producers[0]
-    if made is None or made.op not in ("at_min", "at_max") or not _strided(made.static.get("index")) or not made.producers:
+    if made is None or made.op not in ("at_min", "at_max") or not _strided(made.static.get("index")) or \
+            not made.producers:
         return False
     first = made.producers[0]
     return first is not None and first.op in ("constraint", "layout change of a layout change")
@@ -1151,7 +1161,8 @@ def explicit_jitted_pad_reading_a_prefix_of_a_device_put(call: Call) -> bool:
         return False
     put = call.producers[0]
     shape = np.shape(call.operands[0]) if call.operands else ()
-    if put is None or put.op != "device_put" or not put.in_specs or not shape or cuts_dim(call.mesh, call.in_specs[0], 0):
+    if put is None or put.op != "device_put" or not put.in_specs or not shape or \
+            cuts_dim(call.mesh, call.in_specs[0], 0):
         return False
     low, high = np.broadcast_to(np.asarray(call.static.get("widths", 0), dtype=np.int64), (len(shape), 2))[0]
     k, n = cut_ways(call.mesh, axes_of(put.in_specs[0], len(shape))[0]), shape[0]
@@ -1248,7 +1259,7 @@ def jitted_edge_pad_of_two_dimensions_moving_a_cut_axis(call: Call) -> bool:
 def zero_size_result_with_out_shardings(call: Call) -> bool:
     """A result with no elements, under jit with out_shardings (way b)."""
     shape = call.result_shape
-    return shape is not None and 0 in shape and call.way.startswith("(b)")
+    return shape is not None and 0 in shape and call.way is Way.JIT_SHARDINGS
 
 
 @trigger('zero size')
@@ -1257,14 +1268,15 @@ def zero_size_result_with_a_cut_layout(call: Call) -> bool:
     shape = call.result_shape
     if shape is None or 0 not in shape:
         return False
-    return (bool(call.in_specs) and cuts(call.mesh, call.in_specs[0])) or (not call.eager and cuts(call.mesh, call.out_spec))
+    return ((bool(call.in_specs) and cuts(call.mesh, call.in_specs[0]))
+            or (not call.eager and cuts(call.mesh, call.out_spec)))
 
 
 @trigger('zero size')
 def zero_size_result_constrained(call: Call) -> bool:
     """A result with no elements, constrained to a layout inside jit (way c)."""
     shape = call.result_shape
-    return shape is not None and 0 in shape and call.way.startswith("(c)")
+    return shape is not None and 0 in shape and call.way is Way.JIT_CONSTRAINTS
 
 
 # --- cumulative scans -------------------------------------------------------------------------
@@ -1391,12 +1403,14 @@ def batch_and_free_dimension_returned_over_swapped_axes(example) -> bool:
     mesh = example.mesh
     lhs, rhs = axes_of(example.lhs_spec, len(example.lhs)), axes_of(example.rhs_spec, len(example.rhs))
     out = axes_of(example.out_spec, len(example.out))
-    contracted = set().union(*(set(cut_axes(mesh, lhs[example.lhs.index(k)])) & set(cut_axes(mesh, rhs[example.rhs.index(k)]))
+    contracted = set().union(*(set(cut_axes(mesh, lhs[example.lhs.index(k)]))
+                               & set(cut_axes(mesh, rhs[example.rhs.index(k)]))
                                for k in example.lhs if k in example.rhs and k not in example.out))
     for i, batch in enumerate(example.out):
         if batch not in example.lhs or batch not in example.rhs:
             continue
-        batch_axes = set(cut_axes(mesh, lhs[example.lhs.index(batch)])) & set(cut_axes(mesh, rhs[example.rhs.index(batch)]))
+        batch_axes = (set(cut_axes(mesh, lhs[example.lhs.index(batch)]))
+                      & set(cut_axes(mesh, rhs[example.rhs.index(batch)])))
         for returned_over in set(cut_axes(mesh, out[i])) & contracted:
             for j, free in enumerate(example.out):
                 if free in example.lhs and free in example.rhs:
@@ -1429,7 +1443,8 @@ def batch_returned_over_an_axis_cutting_other_contracted_dimensions(example) -> 
     for i, batch in enumerate(example.out):
         if batch not in example.lhs or batch not in example.rhs:
             continue
-        batch_axes = set(cut_axes(mesh, lhs[example.lhs.index(batch)])) & set(cut_axes(mesh, rhs[example.rhs.index(batch)]))
+        batch_axes = (set(cut_axes(mesh, lhs[example.lhs.index(batch)]))
+                      & set(cut_axes(mesh, rhs[example.rhs.index(batch)])))
         for axis in cut_axes(mesh, out[i]):
             in_lhs, in_rhs = contracted_cut_by(axis, example.lhs, lhs), contracted_cut_by(axis, example.rhs, rhs)
             if in_lhs and in_rhs and in_lhs != in_rhs and any(
@@ -1529,7 +1544,8 @@ def explicit_sort_of_a_sharded_operand(call: Call) -> bool:
 def explicit_tril_of_a_sharded_operand(call: Call) -> bool:
     """On an Explicit mesh, jnp.tril of an operand sharded over any mesh axis (it selects with a
     mask typed apart from the operand)."""
-    return call.axis_type == "Explicit" and call.op == "tril" and bool(call.in_specs) and names_an_axis(call.in_specs[0])
+    return (call.axis_type == "Explicit" and call.op == "tril" and bool(call.in_specs)
+            and names_an_axis(call.in_specs[0]))
 
 
 @trigger('explicit other')
@@ -1733,7 +1749,8 @@ def normal_draws_of_cut_keys(example) -> bool:
     device transforms its keys' bits (met on 0.7.0, seed 2600034720: vmap of normal(fold_in(key, 7),
     ()) over eight keys placed P('a') on eight devices, into P(), jax_threefry_partitionable off,
     element 7 one ulp off)."""
-    return bool(example.batch) and example.sampler.name in ("normal", "fold_in") and cuts(example.mesh, example.key_spec)
+    return (bool(example.batch) and example.sampler.name in ("normal", "fold_in")
+            and cuts(example.mesh, example.key_spec))
 
 
 # --- control flow and checkpointing -----------------------------------------------------------

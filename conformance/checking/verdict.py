@@ -54,15 +54,18 @@ def values_lines(expression: str, expected, *, rtol: float = 0.0, atol=0.0, bits
     tolerance = "atol[i]" if per_element else f"{atol}"
     same = ("lambda a, b, i=(): a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()"
             if bits else
-            f"lambda a, b, i=(): a.shape == b.shape and a.dtype == b.dtype and bool(np.isclose(a.astype(np.complex128), "
+            f"lambda a, b, i=(): a.shape == b.shape and a.dtype == b.dtype and "
+            f"bool(np.isclose(a.astype(np.complex128), "
             f"b.astype(np.complex128), rtol={rtol}, atol={tolerance}, equal_nan=True).all())")
     return [
         "import sys",
         f"expected = {array_literal(expected)}",
-        *([f"atol = {array_literal(np.asarray(atol, np.float64))}  # the bound of each element"] if per_element else []),
+        *([f"atol = {array_literal(np.asarray(atol, np.float64))}  # the bound of each element"]
+          if per_element else []),
         f"got = {expression}",
         f"same = {same}",
-        "shards_agree = all(same(np.asarray(s.data), expected[s.index], s.index) for s in getattr(got, 'addressable_shards', ()))",
+        "shards_agree = all(same(np.asarray(s.data), expected[s.index], s.index) "
+        "for s in getattr(got, 'addressable_shards', ()))",
         "print('got:     ', np.asarray(got).dtype, np.asarray(got).tolist())",
         "print('expected:', expected.dtype, expected.tolist())",
         "if same(np.asarray(got), expected) and not shards_agree:",
@@ -95,7 +98,8 @@ def returns_lines(expression: str) -> List[str]:
         "    print('raised:', type(e).__name__, str(e)[:1000])",
         "    print('expected: a result, no exception')",
         "    sys.exit(1)",
-        "print('returned, as it should:', type(got).__name__, getattr(got, 'shape', ''))  # (not its value: a printed value can fail on its own)",
+        "print('returned, as it should:', type(got).__name__, getattr(got, 'shape', ''))  "
+        "# (not its value: a printed value can fail on its own)",
         "sys.exit(0)",
     ]
 
@@ -134,7 +138,8 @@ def equal_lines(expression: str, expected) -> List[str]:
 def index_map_lines(expression: str, expected: dict) -> List[str]:
     """Judge the index map of ``expression`` (a sharding, or an array's sharding) against
     ``expected`` ({device id: ((start, stop) per dimension)}), listing the devices that differ."""
-    shape = tuple(max(block[d][1] for block in expected.values()) for d in range(len(next(iter(expected.values()), ()))))
+    shape = tuple(max(block[d][1] for block in expected.values())
+                  for d in range(len(next(iter(expected.values()), ()))))
     return [
         "import sys",
         f"expected = {dict(sorted(expected.items()))!r}",
@@ -171,7 +176,8 @@ def layout_lines(expression: str, blocks: dict, shape: Sequence[int], shard_shap
         "    if block(s.index) != expected.get(d):",
         "        problems.append(f'device {d}: shard holds {block(s.index)}, but should hold {expected.get(d)}')",
         "    if {e.id for e in s.data.devices()} != {d}:",
-        "        problems.append(f'device {d}: shard data on devices {sorted(e.id for e in s.data.devices())}, but should be on [{d}]')",
+        "        problems.append(f'device {d}: shard data on devices {sorted(e.id for e in s.data.devices())}, "
+        "but should be on [{d}]')",
         f"    if tuple(s.data.shape) != {shard_shape!r}:",
         f"        problems.append(f'device {{d}}: shard shape {{tuple(s.data.shape)}}, but should be {shard_shape!r}')",
     ]
@@ -180,7 +186,8 @@ def layout_lines(expression: str, blocks: dict, shape: Sequence[int], shard_shap
         lines += [
             "    want = x_expected[s.index]",
             "    if np.asarray(s.data).dtype != want.dtype or np.asarray(s.data).tobytes() != want.tobytes():",
-            "        problems.append(f'device {d}: shard data {np.asarray(s.data).tolist()}, but should be {want.tolist()}')",
+            "        problems.append(f'device {d}: shard data {np.asarray(s.data).tolist()}, "
+            "but should be {want.tolist()}')",
         ]
     lines += [
         "print('\\n'.join(problems) if problems else 'laid out as it should be')",
@@ -214,7 +221,18 @@ def indented(lines: Sequence[str], indent: str) -> List[str]:
     return [indent + line for line in lines]
 
 
+def outcome_name(outcomes: dict, what: str) -> Optional[str]:
+    """The outcome a check named ``what`` reads: the one of its own name, else the longest name it
+    extends word by word (``loss`` for ``loss sharding devices_indices_map`` or ``loss.shape``, never
+    for ``losses``); None without one."""
+    if what in outcomes:
+        return what
+    names = [name for name in outcomes
+             if name and what.startswith(name) and not (name[-1].isalnum() and what[len(name)].isalnum())]
+    return max(names, key=len) if names else None
+
+
 def outcome_for(outcomes: dict, what: str) -> Optional[str]:
-    """The expression of the longest outcome name that ``what`` starts with (None without one)."""
-    names = [name for name in outcomes if what.startswith(name)]
-    return outcomes[max(names, key=len)] if names else None
+    """The expression of the outcome check ``what`` reads (``outcome_name``; None without one)."""
+    name = outcome_name(outcomes, what)
+    return None if name is None else outcomes[name]

@@ -29,7 +29,8 @@ from conformance.model.program import LAYOUT_CHANGES
 from conformance.model.sharding_rules import shifted_ranges
 
 from .triggers import (AT_UPDATES, CUMULATIVE, STATIC_SLICES, Call, cuts_dim, index_parts,
-                       jitted_prefix_slice_with_its_operands_shard_shape, prefix_slice_dims_with_the_operands_shard_shape)
+                       jitted_prefix_slice_with_its_operands_shard_shape,
+                       prefix_slice_dims_with_the_operands_shard_shape)
 
 
 def _bits(x: np.ndarray) -> np.ndarray:

@@ -119,7 +119,8 @@ def reduce(spec: Spec, axes: Sequence[int]) -> Spec:
     return tuple(e for i, e in enumerate(spec) if i not in set(axes))
 
 
-def cumulative(spec: Spec, axis: int, what: str = "cumulative reduction", keeps_a_sharded_dimension: bool = False) -> Spec:
+def cumulative(spec: Spec, axis: int, what: str = "cumulative reduction",
+               keeps_a_sharded_dimension: bool = False) -> Spec:
     """A scan keeps its operand's spec; the scanned dimension must be unsharded
     (``_cumred_sharding_rule``), unless the release keeps a sharded one too
     (``keeps_a_sharded_dimension``: ``ReleaseRules.scan_keeps_a_sharded_dimension``)."""

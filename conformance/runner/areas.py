@@ -18,12 +18,17 @@ AREAS = {
     "aot": "lower().compile(): compiled shardings against the model, and calls with other layouts",
     "shard_map_bodies": "catalogue operations and multi-axis collectives inside shard_map bodies, against the model",
     "vmap": "vmap over sharded arrays and shard_map bodies, and spmd_axis_name, against per-example results",
-    "autodiff": "grad/value_and_grad/jvp/vjp of sharded jit and shard_map code equal the unsharded program's",
-    "control_flow": "scan/fori/while/cond/switch, checkpoint policies and donation on sharded values equal the unsharded run",
+    "autodiff": "grad/value_and_grad/jvp/vjp of sharded jit and shard_map code equal the "
+                "unsharded program's",
+    "control_flow": "scan/fori/while/cond/switch, checkpoint policies and donation on sharded values "
+                    "equal the unsharded run",
     "random": "jax.random with sharded keys and outputs equals the unsharded draw, laid out as asked",
-    "operand_layouts": "UNCONSTRAINED constraints, reshapes across sharded dimensions and sharded contractions, against numpy and the model",
-    "model_programs": "MLPs and transformer blocks under data/FSDP/tensor/sequence-parallel layouts equal the one-device run",
-    "training": "training steps (value_and_grad, Adam, donation) and scanned, rematerialized layer stacks equal the one-device run",
+    "operand_layouts": "UNCONSTRAINED constraints, reshapes across sharded dimensions and sharded contractions, "
+                       "against numpy and the model",
+    "model_programs": "MLPs and transformer blocks under data/FSDP/tensor/sequence-parallel layouts "
+                      "equal the one-device run",
+    "training": "training steps (value_and_grad, Adam, donation) and scanned, rematerialized layer stacks "
+                "equal the one-device run",
     "sharding_invariance": "an operation catalogue on sharded inputs equals unsharded execution",
     "programs": "generated chains of catalogue operations and layout changes equal the unsharded run",
     "multiprocess": "arrays and collectives across processes (--processes N), against the model",

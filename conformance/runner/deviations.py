@@ -169,17 +169,19 @@ def parse_entry(entry: toml_schema.Entry, tests_root: Optional[Path] = None) -> 
     try:
         SpecifierSet(entry["jax"])
     except InvalidSpecifier:
-        refuse(f"has an invalid jax range {entry['jax']!r} (a range as packaging reads it, e.g. \">=0.4.30,<0.5\")", "jax")
+        refuse(f"has an invalid jax range {entry['jax']!r} (a range as packaging reads it, "
+               f"e.g. \">=0.4.30,<0.5\")", "jax")
     strict = entry.get("strict", True)
     if not strict and not entry.get("reproduced_by"):
-        refuse("is not strict, so it must name the strict deterministic test that reproduces it (reproduced_by)", "strict")
+        refuse("is not strict, so it must name the strict deterministic test that reproduces it (reproduced_by)",
+               "strict")
     trigger = entry.get("trigger")
     if not strict and not trigger:
         refuse("is not strict, so it must name the trigger its examples meet (trigger = one of "
                f"{', '.join(sorted(triggers.TRIGGERS))})", "strict")
     if strict and trigger:
-        refuse("is strict (a deterministic test), so it takes no trigger: a trigger selects examples of a random property",
-               "trigger")
+        refuse("is strict (a deterministic test), so it takes no trigger: a trigger selects examples of a "
+               "random property", "trigger")
     if trigger and trigger not in triggers.TRIGGERS:
         close = ", ".join([n for n in sorted(triggers.TRIGGERS) if n.startswith(trigger)][:3]
                           or difflib.get_close_matches(trigger, triggers.TRIGGERS, n=3)) or "none close"
@@ -187,7 +189,8 @@ def parse_entry(entry: toml_schema.Entry, tests_root: Optional[Path] = None) -> 
     kind = entry.get("kind")
     if kind == "documented change":
         refuse("has kind = 'documented change': a change JAX made on purpose is not a deviation; the model follows "
-               "it (conformance/jaxside/compat.py decides by feature), and the releases before it are its rule too", "kind")
+               "it (conformance/jaxside/compat.py decides by feature), and the releases before it are its rule too",
+               "kind")
     if kind and kind not in KINDS:
         refuse(f"has kind = {kind!r}, not one of {', '.join(KINDS)}", "kind")
     if entry.get("cause") and kind != "bug":
@@ -247,14 +250,16 @@ def unknown_cases(entries: Sequence[Deviation], nodeids: Sequence[str]) -> List[
     for d in entries:
         test, _, named = d.test.partition("[")
         wanted = list(d.params) or ([named.removesuffix("]")] if named else [])
-        collected = next((ids for function, ids in cases.items() if function == test or function.endswith("/" + test)), None)
+        collected = next((ids for function, ids in cases.items()
+                          if function == test or function.endswith("/" + test)), None)
         if collected is None or not wanted:
             continue
         for case in wanted:
             if case not in collected:
                 close = difflib.get_close_matches(case, collected, n=1)
                 problems.append(f"{d.where}: deviation names a case {test}[{case}] that is not collected"
-                                + (f" (did you mean {close[0]!r}?)" if close else f" (its cases: {', '.join(collected[:8])})"))
+                                + (f" (did you mean {close[0]!r}?)" if close
+                                   else f" (its cases: {', '.join(collected[:8])})"))
     return problems
 
 
@@ -262,7 +267,8 @@ def unknown_cases(entries: Sequence[Deviation], nodeids: Sequence[str]) -> List[
 def test_functions(path: Path) -> List[str]:
     """The test functions a suite file defines (read, not imported)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    return [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")]
+    return [n.name for n in tree.body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")]
 
 
 def missing_test(test: str, root: Path = ROOT) -> str:
@@ -489,6 +495,7 @@ class Excuses:
     def report(self) -> List[dict]:
         """Per entry that excused something: its label, file:line, range, kind, upstream, trigger
         and count."""
-        return [{"entry": e.label, "where": e.where, "jax": e.jax, "kind": e.kind or None, "upstream": e.upstream or None,
-                 "trigger": e.trigger, "symptom": e.symptom.describe(), "excused": len(examples)}
+        return [{"entry": e.label, "where": e.where, "jax": e.jax, "kind": e.kind or None,
+                 "upstream": e.upstream or None, "trigger": e.trigger, "symptom": e.symptom.describe(),
+                 "excused": len(examples)}
                 for e, examples in sorted(self.excused.items(), key=lambda kv: kv[0].where)]

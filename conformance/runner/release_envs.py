@@ -71,7 +71,8 @@ def interpreter_for(python: str, env: Mapping[str, str] = os.environ) -> str:
     if found and works(found):  # (a pyenv shim of an inactive version is on PATH but fails)
         return found
     hint = (f"; or set ${environment.PYTHON313} to one (your distribution's python3.13 package, "
-            f"`pyenv install 3.13`, or `uv python install 3.13` then `uv python find 3.13`)") if python == "3.13" else ""
+            f"`pyenv install 3.13`, or `uv python install 3.13` then "
+            f"`uv python find 3.13`)") if python == "3.13" else ""
     raise UsageError(f"no python{python} found on PATH (JAX releases that need it cannot be run){hint}")
 
 
@@ -295,7 +296,8 @@ def deviation_table(measured: dict, deviations: Sequence) -> str:
             "DIFFERS" if claimed_all != failing else "SYMPTOM"
         lines.append(f"{agree:<8} {d.test.replace('suites/', '')}\n         entry: {d.jax:<22} measured: "
                      f"{' | '.join(result['ranges']) or 'never fails'}"
-                     + ("" if claimed_all == failing else f"  (entry only: {sorted(claimed_all - failing, key=Version)}, "
+                     + ("" if claimed_all == failing else
+                        f"  (entry only: {sorted(claimed_all - failing, key=Version)}, "
                         f"measured only: {sorted(failing - claimed_all, key=Version)})")
                      + "".join(f"\n         on {v}: {why}" for v, why in other_ways.items()))
     return "\n".join(lines)

@@ -111,7 +111,8 @@ commands =
     pytest suites/ --report-dir {{toxinidir}}/reports/runs/{{envname}} {{posargs}}
 {environments}
 # What changed between two runs (by default the oldest and the newest release's); exits 1 on
-# regressions. Reads run reports only: installs no JAX (pytest only for the replay). To replay regressions on the base release
+# regressions. Reads run reports only: installs no JAX (pytest only for the replay). To replay \
+regressions on the base release
 # first: tox -e compare -- 0.10.2 0.12.0 --replay-with .tox/jax-0.10.2/bin/python
 [testenv:compare]
 skip_install = true

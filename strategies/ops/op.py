@@ -37,7 +37,8 @@ class Op:
 
     def __post_init__(self):
         if self.result not in dtypes.RULES:
-            raise dtypes.UnknownRule(f"{self.name}: no dtype rule {self.result!r}; the rules are {sorted(dtypes.RULES)}")
+            raise dtypes.UnknownRule(f"{self.name}: no dtype rule {self.result!r}; "
+                                     f"the rules are {sorted(dtypes.RULES)}")
 
     def result_dtype(self, operands: Iterable, *, x64: bool = False) -> np.dtype:
         """The model's dtype of this operation's result on ``operands`` (numpy, in order)."""

@@ -1,4 +1,5 @@
-# The gradient of an untiled lax.all_to_all whose concat_axis differs from its split_axis fails: its transpose re-applies the untiled dimension insertion to the cotangent.
+# The gradient of an untiled lax.all_to_all whose concat_axis differs from its split_axis fails: its
+# transpose re-applies the untiled dimension insertion to the cotangent.
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -22,7 +23,8 @@ f = shard_map(lambda b: lax.all_to_all(b[0], "i", 0, 1, tiled=False)[None], mesh
               in_specs=(P("i"),), out_specs=P("i"))
 x = np.arange(2 * 2 * 2, dtype=np.float32).reshape(2, 2, 2)
 w = np.arange(2 * 2 * 2, dtype=np.float32).reshape(2, 2, 2)
-expected = np.stack([np.stack([w[s, :, d] for s in range(2)]) for d in range(2)])  # the transpose: expected[d, s, c] = w[s, c, d]
+# the transpose: expected[d, s, c] = w[s, c, d]
+expected = np.stack([np.stack([w[s, :, d] for s in range(2)]) for d in range(2)])
 try:
     got = np.asarray(jax.grad(lambda x: jnp.sum(w * f(x)))(x))
 except Exception as e:  # what JAX raises is the bug

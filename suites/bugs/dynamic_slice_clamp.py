@@ -1,4 +1,5 @@
-# lax.dynamic_slice with an out-of-range traced start gives wrong values when its output is sharded (the start is clamped against the shard size, not the slice size).
+# lax.dynamic_slice with an out-of-range traced start gives wrong values when its output is sharded
+# (the start is clamped against the shard size, not the slice size).
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

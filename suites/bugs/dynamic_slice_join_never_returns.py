@@ -1,4 +1,5 @@
-# Jitted jnp.concatenate of a lax.dynamic_slice's value with itself, one copy constrained to be replicated, into an output cut over one of two mesh axes, never returns: its kernels spin (CPU, since JAX 0.7.2).
+# Jitted jnp.concatenate of a lax.dynamic_slice's value with itself, one copy constrained to be replicated,
+# into an output cut over one of two mesh axes, never returns: its kernels spin (CPU, since JAX 0.7.2).
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

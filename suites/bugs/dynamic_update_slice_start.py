@@ -1,4 +1,5 @@
-# lax.dynamic_update_slice with a traced start that needs clamping drops the update when the operand is sharded along the updated dimension.
+# lax.dynamic_update_slice with a traced start that needs clamping drops the update when the operand
+# is sharded along the updated dimension.
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

@@ -1,4 +1,5 @@
-# On an Explicit mesh, jnp.where whose operands broadcast one mesh axis onto two result dimensions raises an internal DuplicateSpecError instead of a ShardingTypeError.
+# On an Explicit mesh, jnp.where whose operands broadcast one mesh axis onto two result dimensions
+# raises an internal DuplicateSpecError instead of a ShardingTypeError.
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -19,7 +20,8 @@ try:
     got = jnp.where(True, x, y)
 except Exception as e:
     print(f"got:      {type(e).__name__}: {str(e).splitlines()[0]}")
-    print("expected: ShardingTypeError (as x + y raises), or", np.where(True, np.arange(2), np.arange(2).reshape(2, 1)).tolist())
+    print("expected: ShardingTypeError (as x + y raises), or",
+          np.where(True, np.arange(2), np.arange(2).reshape(2, 1)).tolist())
     sys.exit(0 if type(e).__name__ == "ShardingTypeError" else 1)
 expected = np.where(True, np.arange(2), np.arange(2).reshape(2, 1))
 print("got:     ", np.asarray(got).tolist())

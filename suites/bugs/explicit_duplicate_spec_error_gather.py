@@ -1,4 +1,5 @@
-# On an Explicit mesh, x[idx] with x and idx sharded over the same mesh axis raises an internal DuplicateSpecError instead of a ShardingTypeError.
+# On an Explicit mesh, x[idx] with x and idx sharded over the same mesh axis raises an internal
+# DuplicateSpecError instead of a ShardingTypeError.
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

@@ -1,4 +1,5 @@
-# On an Explicit mesh, jnp.pad(x, ((0, 0), (0, 0)), mode='edge') of x sharded along a dimension pads nothing, yet raises ShardingTypeError: _pad_edge slices the edges of every dimension, unpadded ones too.
+# On an Explicit mesh, jnp.pad(x, ((0, 0), (0, 0)), mode='edge') of x sharded along a dimension pads
+# nothing, yet raises ShardingTypeError: _pad_edge slices the edges of every dimension, unpadded ones too.
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

@@ -1,4 +1,5 @@
-# On an Explicit mesh, x @ y with the batch dimension sharded on y only raises ValueError "Incompatible types for matmul arguments" (0.10.1 returns the right values).
+# On an Explicit mesh, x @ y with the batch dimension sharded on y only raises ValueError
+# "Incompatible types for matmul arguments" (0.10.1 returns the right values).
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

@@ -1,4 +1,5 @@
-# On an Explicit mesh, jnp.reshape(x, (4,)) of x int32[2, 2] sharded P('a', ('b', 'x')), x a size-1 mesh axis, raises a bare AssertionError (sharded P('a', 'b') it gives P(('a', 'b'))).
+# On an Explicit mesh, jnp.reshape(x, (4,)) of x int32[2, 2] sharded P('a', ('b', 'x')), x a size-1
+# mesh axis, raises a bare AssertionError (sharded P('a', 'b') it gives P(('a', 'b'))).
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

@@ -1,4 +1,5 @@
-# On an Explicit mesh, jnp.reshape of a sharded array that adds, drops or moves a size-1 dimension fails inside lax's reshape sharding rule (ShardingTypeError, bare AssertionError, IndexError).
+# On an Explicit mesh, jnp.reshape of a sharded array that adds, drops or moves a size-1 dimension
+# fails inside lax's reshape sharding rule (ShardingTypeError, bare AssertionError, IndexError).
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

@@ -1,4 +1,5 @@
-# On an Explicit mesh, jnp.reshape(x, (1, 4, 1)) of x int32[2, 2] sharded P('a') raises an internal IndexError from lax's reshape sharding rule.
+# On an Explicit mesh, jnp.reshape(x, (1, 4, 1)) of x int32[2, 2] sharded P('a') raises an internal
+# IndexError from lax's reshape sharding rule.
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

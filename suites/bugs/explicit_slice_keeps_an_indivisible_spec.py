@@ -1,4 +1,5 @@
-# On an Explicit mesh, an empty slice x[0:0, :1] and a range update x.at[:, :1].set(v) of x sharded two ways along dimension 1 keep x's spec on a dimension of size 1 and raise a divisibility ValueError instead of a ShardingTypeError.
+# On an Explicit mesh, an empty slice x[0:0, :1] and a range update x.at[:, :1].set(v) of x sharded two ways along
+# dimension 1 keep x's spec on a dimension of size 1 and raise a divisibility ValueError instead of a ShardingTypeError.
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

@@ -1,4 +1,6 @@
-# On an Explicit mesh, jnp.roll(x, 1, axis=1) of x int32[1, 4] sharded P('x') over a size-1 axis raises ShardingTypeError: its slice x[:, 3:4], all of whose dimensions have size 1, is typed P(None, None) (since JAX 0.11.0).
+# On an Explicit mesh, jnp.roll(x, 1, axis=1) of x int32[1, 4] sharded P('x') over a size-1 axis
+# raises ShardingTypeError: its slice x[:, 3:4], all of whose dimensions have size 1, is typed
+# P(None, None) (since JAX 0.11.0).
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=1"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

@@ -1,4 +1,6 @@
-# A jitted shard_map manual over axes {'b', 'a'} of a (b=2, a=2, x=2) mesh, 'x' automatic, fails to partition under GSPMD: "Incompatible manual sharding" (the default partitioner before JAX 0.7.0; with jax.config.update("jax_use_shardy_partitioner", False) it fails on every release from 0.5.1).
+# A jitted shard_map manual over axes {'b', 'a'} of a (b=2, a=2, x=2) mesh, 'x' automatic, fails to
+# partition under GSPMD: "Incompatible manual sharding" (the default partitioner before JAX 0.7.0;
+# with jax.config.update("jax_use_shardy_partitioner", False) it fails on every release from 0.5.1).
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

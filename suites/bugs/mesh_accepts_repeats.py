@@ -1,4 +1,5 @@
-# jax.sharding.Mesh accepts a device given twice and an axis name given twice; the mesh then fails later with an unrelated error, or lays an array out wrong
+# jax.sharding.Mesh accepts a device given twice and an axis name given twice; the mesh then fails
+# later with an unrelated error, or lays an array out wrong
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -21,7 +22,8 @@ for what, devices, names in [("device d0 twice", np.array([d[0], d[0]]), ("a",))
     accepted = True
     try:
         y = jax.device_put(np.arange(devices.size), NamedSharding(mesh, P("a")))
-        later = f"device_put of arange({devices.size}) onto P('a') gives shards {[s.data.tolist() for s in y.addressable_shards]}"
+        later = (f"device_put of arange({devices.size}) onto P('a') gives shards "
+                 f"{[s.data.tolist() for s in y.addressable_shards]}")
     except Exception as e:
         first_line = str(e).partition("\n")[0]
         later = f"device_put onto P('a') raised {type(e).__name__}: {first_line}"

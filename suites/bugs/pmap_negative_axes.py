@@ -1,4 +1,5 @@
-# pmap with a negative in_axes or out_axes maps the wrong axis: out_axes=-1 stacks the results along axis 0, and in_axes=-1 fails inside with an unrelated ValueError from squeeze.
+# pmap with a negative in_axes or out_axes maps the wrong axis: out_axes=-1 stacks the results along
+# axis 0, and in_axes=-1 fails inside with an unrelated ValueError from squeeze.
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

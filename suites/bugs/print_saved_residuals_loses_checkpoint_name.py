@@ -1,4 +1,5 @@
-# print_saved_residuals reports a residual saved because it is named (checkpoint_name) as "output of reduce_precision", not by its name.
+# print_saved_residuals reports a residual saved because it is named (checkpoint_name) as "output of
+# reduce_precision", not by its name.
 import contextlib
 import io
 import os

@@ -1,4 +1,5 @@
-# With check_vma=True, lax.psum over ('i', 'j') of a shard_map value that varies over 'j' and is invariant over 'i' raises ValueError instead of summing.
+# With check_vma=True, lax.psum over ('i', 'j') of a shard_map value that varies over 'j' and is
+# invariant over 'i' raises ValueError instead of summing.
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

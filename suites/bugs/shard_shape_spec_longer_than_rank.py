@@ -1,4 +1,5 @@
-# NamedSharding.shard_shape of a shape with fewer dimensions than the PartitionSpec has entries raises IndexError instead of ValueError.
+# NamedSharding.shard_shape of a shape with fewer dimensions than the PartitionSpec has entries
+# raises IndexError instead of ValueError.
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

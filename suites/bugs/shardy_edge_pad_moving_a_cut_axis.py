@@ -1,4 +1,5 @@
-# jit of jnp.pad(x, ((0, 2), (1, 0)), mode='edge') of x int32[2, 2] P('a', 'b') on a (2, 2) mesh, out_shardings P('b'), fails XLA's HLO verifier ("Expected instruction to have shape equal to s32[2,1], actual shape is s32[2,2]").
+# jit of jnp.pad(x, ((0, 2), (1, 0)), mode='edge') of x int32[2, 2] P('a', 'b') on a (2, 2) mesh, out_shardings
+# P('b'), fails XLA's HLO verifier ("Expected instruction to have shape equal to s32[2,1], actual shape is s32[2,2]").
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

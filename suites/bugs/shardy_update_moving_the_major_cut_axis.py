@@ -1,4 +1,5 @@
-# Jitted x.at[1:].set(x[:-1]) of an array cut over two mesh axes, into a layout that cuts another dimension over the first of them, returns per-device buffers of the wrong shape (Shardy, since JAX 0.7.0).
+# Jitted x.at[1:].set(x[:-1]) of an array cut over two mesh axes, into a layout that cuts another dimension
+# over the first of them, returns per-device buffers of the wrong shape (Shardy, since JAX 0.7.0).
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

@@ -1,4 +1,5 @@
-# jit of lax.dot_general(x, y) ('bkm,kb->bm'), x P('a', 'b'), y P('b', 'a'), out_shardings P('b', 'a') on a (2, 4) mesh returns zeros in half the result.
+# jit of lax.dot_general(x, y) ('bkm,kb->bm'), x P('a', 'b'), y P('b', 'a'), out_shardings P('b',
+# 'a') on a (2, 4) mesh returns zeros in half the result.
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

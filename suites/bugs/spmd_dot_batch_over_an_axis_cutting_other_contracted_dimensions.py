@@ -1,4 +1,5 @@
-# jit of lax.dot_general(x, y) ('bkl,bkl->b'), x P('b', None, 'a'), y P('b', 'a'), out_shardings P('a') on a (4, 2) mesh returns zeros in half the result.
+# jit of lax.dot_general(x, y) ('bkl,bkl->b'), x P('b', None, 'a'), y P('b', 'a'), out_shardings
+# P('a') on a (4, 2) mesh returns zeros in half the result.
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

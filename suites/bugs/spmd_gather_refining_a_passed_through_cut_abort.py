@@ -18,6 +18,7 @@ i = np.zeros(1, np.int32)
 f = jax.jit(lambda x, i: jnp.take(x, i, axis=0), out_shardings=NamedSharding(mesh, P(None, ("b", "x"))))
 expected = x[i]
 print("expected:", expected.tolist(), flush=True)
-got = np.asarray(f(jax.device_put(x, NamedSharding(mesh, P(None, "b"))), i))  # the process aborts here while the bug is there
+# the process aborts here while the bug is there
+got = np.asarray(f(jax.device_put(x, NamedSharding(mesh, P(None, "b"))), i))
 print("got:     ", got.tolist())
 sys.exit(0 if np.array_equal(got, expected) else 1)

@@ -1,4 +1,5 @@
-# jit of lax.pad with interior padding gives wrong values when its output is sharded ([1, 0, 2, 0, 2, 0] or [1, 0, 2, 2, 0, 3] for [1, 0, 2, 0, 3, 0]).
+# jit of lax.pad with interior padding gives wrong values when its output is sharded ([1, 0, 2, 0,
+# 2, 0] or [1, 0, 2, 2, 0, 3] for [1, 0, 2, 0, 3, 0]).
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

@@ -1,4 +1,5 @@
-# XLA aborts the process (spmd_partitioner.cc "Check failed: get_first_valid_element_offset_on_dilated_shard(0) == swd->padding_low()") partitioning lax.pad with interior padding and a negative low edge.
+# XLA aborts the process (spmd_partitioner.cc "Check failed: get_first_valid_element_offset_on_dilated_shard(0)
+# == swd->padding_low()") partitioning lax.pad with interior padding and a negative low edge.
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

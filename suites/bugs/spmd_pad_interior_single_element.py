@@ -1,4 +1,5 @@
-# jit of lax.pad with interior padding of a one-element dimension repeats the element ([5, 5] for [5, 0]) when its output is sharded.
+# jit of lax.pad with interior padding of a one-element dimension repeats the element ([5, 5] for
+# [5, 0]) when its output is sharded.
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

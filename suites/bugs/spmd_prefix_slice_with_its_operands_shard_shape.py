@@ -1,4 +1,5 @@
-# jit of (constrain(-x, P()), constrain(x[0:1], P())) with x split over two devices fails XLA's HLO verifier ("Expected instruction to have shape equal to u32[2], actual shape is u32[1]").
+# jit of (constrain(-x, P()), constrain(x[0:1], P())) with x split over two devices fails XLA's HLO
+# verifier ("Expected instruction to have shape equal to u32[2], actual shape is u32[1]").
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

@@ -1,4 +1,5 @@
-# A one-element slice of a float32 vector split over two devices, jitted into a replicated output, comes back +0.0 where the vector holds -0.0.
+# A one-element slice of a float32 vector split over two devices, jitted into a replicated output,
+# comes back +0.0 where the vector holds -0.0.
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

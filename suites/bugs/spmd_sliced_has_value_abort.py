@@ -1,4 +1,5 @@
-# XLA aborts (hlo_sharding_util.cc "Check failed: sliced.has_value()") resharding a value split over 'b' onto the combined axes ('b', 'x').
+# XLA aborts (hlo_sharding_util.cc "Check failed: sliced.has_value()") resharding a value split over
+# 'b' onto the combined axes ('b', 'x').
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=6"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

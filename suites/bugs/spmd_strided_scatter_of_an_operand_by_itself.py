@@ -1,4 +1,5 @@
-# x.at[::2].min(x) of x = [[0, 1]] split P(None, 'a') over two CPU devices, jitted into a replicated output, returns [[0, 0]] where numpy returns x.
+# x.at[::2].min(x) of x = [[0, 1]] split P(None, 'a') over two CPU devices, jitted into a replicated
+# output, returns [[0, 0]] where numpy returns x.
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

@@ -1,4 +1,5 @@
-# jit of lax.slice with a stride longer than the dimension, of a sharded array, returns the wrong element ([0] for x[1:2:3] of [0, 1]).
+# jit of lax.slice with a stride longer than the dimension, of a sharded array, returns the wrong
+# element ([0] for x[1:2:3] of [0, 1]).
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

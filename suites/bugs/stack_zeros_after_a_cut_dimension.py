@@ -1,4 +1,5 @@
-# jax.jit of jnp.stack into an output that cuts the new dimension over one mesh axis and the dimension before it over another returns zeros for part of the result.
+# jax.jit of jnp.stack into an output that cuts the new dimension over one mesh axis and the
+# dimension before it over another returns zeros for part of the result.
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"  # a 2x2 mesh
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

@@ -1,4 +1,5 @@
-# jax.jit(lambda x: (lambda v: v.at[::2].max(v))(x[0:1])) of x = [0, 1] sharded P('a') on an (a=2, b=4) mesh returns [1]: the update, a slice of the cut operand, is read from the other shard.
+# jax.jit(lambda x: (lambda v: v.at[::2].max(v))(x[0:1])) of x = [0, 1] sharded P('a') on an (a=2,
+# b=4) mesh returns [1]: the update, a slice of the cut operand, is read from the other shard.
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

@@ -14,7 +14,8 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 mesh = Mesh(np.array(jax.devices()[:2]), ("a",))
 s = lambda *spec: NamedSharding(mesh, P(*spec))
 f = jax.jit(lambda k, x, y: lax.switch(jnp.sum(k), [lambda x, y: lax.with_sharding_constraint(x * 2 + y, s("a")),
-                                                     lambda x, y: lax.with_sharding_constraint(jnp.sin(x) * y, s())], x, y),
+                                                     lambda x, y: lax.with_sharding_constraint(jnp.sin(x) * y, s())],
+                                       x, y),
             out_shardings=s())
 k0, x0, y0 = np.zeros(2, np.int32), np.arange(2, dtype=np.float32), np.ones(2, np.float32)
 k, x, y = (jax.device_put(a, s("a")) for a in (k0, x0, y0))

@@ -1,4 +1,5 @@
-# jax.jit of jnp.take whose operand and indices are cut over one mesh axis, into an output that cuts the indices' dimension over a larger one, fails XLA's HLO verifier.
+# jax.jit of jnp.take whose operand and indices are cut over one mesh axis, into an output that cuts
+# the indices' dimension over a larger one, fails XLA's HLO verifier.
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"  # a 4x2 mesh: 'a' must be larger than 'b'
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

@@ -1,4 +1,5 @@
-# jax.jit of a cumsum followed by v.at[1:4].set(v[0:3]) returns zeros on CPU: the in-place dynamic-update-slice reads elements it has already overwritten.
+# jax.jit of a cumsum followed by v.at[1:4].set(v[0:3]) returns zeros on CPU: the in-place
+# dynamic-update-slice reads elements it has already overwritten.
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=1"  # no sharding: one device shows it
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

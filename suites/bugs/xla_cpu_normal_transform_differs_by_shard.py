@@ -1,4 +1,5 @@
-# jax.random.normal jitted into an output cut over eight CPU devices is two ulps off the unsharded draw at element 2 (the random bits are equal).
+# jax.random.normal jitted into an output cut over eight CPU devices is two ulps off the unsharded
+# draw at element 2 (the random bits are equal).
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

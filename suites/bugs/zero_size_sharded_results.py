@@ -1,4 +1,5 @@
-# jit(out_shardings=P(None, 'a')) of a zero-size array raises 'Unexpected XLA sharding override', or returns shards of the full shape under that sharding
+# jit(out_shardings=P(None, 'a')) of a zero-size array raises 'Unexpected XLA sharding override', or
+# returns shards of the full shape under that sharding
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")

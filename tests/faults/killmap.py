@@ -173,7 +173,8 @@ def main(argv=None) -> int:
         wall = None
         if env.get("started") and env.get("finished"):
             from datetime import datetime
-            wall = round((datetime.fromisoformat(env["finished"]) - datetime.fromisoformat(env["started"])).total_seconds(), 1)
+            wall = round((datetime.fromisoformat(env["finished"])
+                          - datetime.fromisoformat(env["started"])).total_seconds(), 1)
         base = {"status": 1 if failing or report.get("status") != "complete" else 0, "wall": wall,
                 "tests": tests, "tail": failing[:3]}
         print(f"jax {jax_version}: unfaulted run taken from {args.baseline_report} ({len(tests)} tests)", flush=True)

@@ -9,7 +9,8 @@ def _has_unconstrained(spec) -> bool:
 
 
 @fault("unconstrained-constraint-constrains-nothing",
-       "with_sharding_constraint of a spec holding UNCONSTRAINED leaves every dimension unconstrained (the asked axes dropped)",
+       "with_sharding_constraint of a spec holding UNCONSTRAINED leaves every dimension unconstrained "
+       "(the asked axes dropped)",
        suites=("operand_layouts",))
 @replacing(lax_module, "with_sharding_constraint")
 def unconstrained_constraint_constrains_nothing(original):
@@ -41,7 +42,8 @@ def unconstrained_accepted_on_explicit_meshes():
 
 
 @fault("reshape-merges-and-splits-column-major",
-       "jnp.reshape that merges or splits dimensions does it in column-major order (a sharded dimension's blocks out of order)",
+       "jnp.reshape that merges or splits dimensions does it in column-major order "
+       "(a sharded dimension's blocks out of order)",
        suites=("operand_layouts",))
 @replacing(jnp_module, "reshape")
 def reshape_merges_and_splits_column_major(original):
@@ -64,7 +66,8 @@ def _first_halves(x, dims):
 
 
 @fault("contraction-skips-the-cross-shard-sum",
-       "lax.dot_general and jnp.einsum sum a contracting dimension over its first half only (one shard's partial sum, not summed across shards)",
+       "lax.dot_general and jnp.einsum sum a contracting dimension over its first half only "
+       "(one shard's partial sum, not summed across shards)",
        suites=("operand_layouts",))
 def contraction_skips_the_cross_shard_sum():
     lax, jnp = lax_module(), jnp_module()
@@ -91,7 +94,8 @@ def contraction_skips_the_cross_shard_sum():
 
 
 @fault("explicit-reshape-accepts-what-it-should-refuse",
-       "on an Explicit mesh, a jnp.reshape JAX refuses with ShardingTypeError is made instead, its operand replicated first",
+       "on an Explicit mesh, a jnp.reshape JAX refuses with ShardingTypeError is made instead, "
+       "its operand replicated first",
        suites=("sharding_invariance", "operand_layouts"))
 def explicit_reshape_accepts_what_it_should_refuse():
     from .excuses import compat_module, explicit_sharding_available

@@ -63,7 +63,8 @@ def _repeated(original, *, array_argument: bool = False):
 
 
 @fault("random-draws-repeat-per-shard",
-       "a jax.random draw jitted with out_shardings over n devices draws one block per device from the same key (repeated blocks)",
+       "a jax.random draw jitted with out_shardings over n devices draws one block per device from the same key "
+       "(repeated blocks)",
        suites=("random",))
 def random_draws_repeat_per_shard():
     jax = jax_module()
@@ -82,7 +83,8 @@ def threefry_partitionable_default_flipped():
 
 
 @fault("custom-vjp-bwd-summed-over-devices",
-       "a custom_vjp function's bwd cotangents come back multiplied by the device count (as if each device's partial cotangent were summed)",
+       "a custom_vjp function's bwd cotangents come back multiplied by the device count "
+       "(as if each device's partial cotangent were summed)",
        suites=("autodiff",))
 def custom_vjp_bwd_summed_over_devices():
     jax = jax_module()

@@ -4,7 +4,8 @@ from .registry import fault, jax_module, lax_module, replacing
 
 
 @fault("value-and-grad-halves-gradients",
-       "jax.value_and_grad returns every gradient halved, as a per-shard gradient over two shards missing its cross-shard sum would be",
+       "jax.value_and_grad returns every gradient halved, as a per-shard gradient over two shards "
+       "missing its cross-shard sum would be",
        suites=("training",))
 @replacing(jax_module, "value_and_grad")
 def value_and_grad_halves_gradients(original):

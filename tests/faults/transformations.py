@@ -43,7 +43,8 @@ def psum_over_several_axes_sums_the_first(original):
 
 
 @fault("reverse-mode-moves-cotangents",
-       "jax.grad and jax.value_and_grad return cotangents split over the mesh's first axis (replicated where it does not divide)",
+       "jax.grad and jax.value_and_grad return cotangents split over the mesh's first axis "
+       "(replicated where it does not divide)",
        suites=("autodiff",))
 def reverse_mode_moves_cotangents():
     jax = jax_module()
@@ -91,7 +92,8 @@ def vmap_ignores_spmd_axis_name(original):
     return lambda fun, *args, spmd_axis_name=None, **kwargs: original(fun, *args, **kwargs)
 
 
-@fault("vmap-reverses-a-sharded-batch", "jax.vmap over arrays sharded across several devices returns the examples reversed",
+@fault("vmap-reverses-a-sharded-batch",
+       "jax.vmap over arrays sharded across several devices returns the examples reversed",
        suites=("vmap",))
 @replacing(jax_module, "vmap")
 def vmap_reverses_a_sharded_batch(original):
@@ -143,7 +145,8 @@ def jit_ignores_donate_argnums(original):
     return lambda fun, *args, donate_argnums=None, **kwargs: original(fun, *args, **kwargs)
 
 
-@fault("compiled-call-reshards-arguments", "a compiled function moves a committed argument to its input layout instead of refusing it",
+@fault("compiled-call-reshards-arguments",
+       "a compiled function moves a committed argument to its input layout instead of refusing it",
        suites=("aot",))
 @replacing(stages_compiled_class, "__call__")
 def compiled_call_reshards_arguments(original):
@@ -165,7 +168,8 @@ def compiled_reports_replicated_outputs(original):
 
 
 @fault("inspect-array-sharding-reports-a-split",
-       "jax.debug.inspect_array_sharding reports every value split along its first dimension over the mesh axes that divide it",
+       "jax.debug.inspect_array_sharding reports every value split along its first dimension over the mesh axes "
+       "that divide it",
        suites=("traced_inspection",))
 @replacing(lambda: jax_module().debug, "inspect_array_sharding")
 def inspect_array_sharding_reports_a_split(original):
@@ -202,7 +206,8 @@ def typeof_forgets_explicit_shardings(original):
     return typeof
 
 
-@fault("psum-leaves-values-varying", "lax.psum in a shard_map body leaves its result typed as varying over the summed axes",
+@fault("psum-leaves-values-varying",
+       "lax.psum in a shard_map body leaves its result typed as varying over the summed axes",
        suites=("traced_inspection",))
 @replacing(lax_module, "psum")
 def psum_leaves_values_varying(original):

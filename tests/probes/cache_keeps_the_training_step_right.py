@@ -15,7 +15,8 @@ with tempfile.TemporaryDirectory() as d:
         r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                             "suites/test_training.py::test_training_step_under_a_parallelism_layout",
                             "--hypothesis-seed=1198186503", "--compilation-cache", os.path.join(d, "cache"),
-                            "--report-dir", os.path.join(d, f"r{i}")], cwd=os.environ.get("CHECKOUT", os.getcwd()), capture_output=True, text=True)
+                            "--report-dir", os.path.join(d, f"r{i}")],
+                           cwd=os.environ.get("CHECKOUT", os.getcwd()), capture_output=True, text=True)
         outs.append(r.returncode)
     import jax
     print(jax.__version__, "exit statuses of three cached runs:", outs)

@@ -10,7 +10,7 @@ import tempfile
 
 # What every measuring child runs first: 8 CPU devices, the cache in the folder given as its argument,
 # kept for every program, its hits counted in `hits`, and an (a=2, b=4) mesh.
-PRELUDE = r'''
+PRELUDE = (r'''
 import os, sys
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
 os.environ["JAX_PLATFORMS"] = "cpu"
@@ -20,9 +20,10 @@ jax.config.update("jax_compilation_cache_dir", sys.argv[1])
 jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
 jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
 hits = []
-jax.monitoring.register_event_listener(lambda e, **k: hits.append(e) if e == "/jax/compilation_cache/cache_hits" else None)
+jax.monitoring.register_event_listener('''
+           r'''lambda e, **k: hits.append(e) if e == "/jax/compilation_cache/cache_hits" else None)
 mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("a", "b"))
-'''
+''')
 
 PROGRAMS = r'''
 for i in range(5):
