@@ -27,6 +27,7 @@ import contextlib
 import functools
 import inspect
 from dataclasses import dataclass
+from typing import Tuple
 
 import jax
 import jax.numpy as jnp
@@ -386,6 +387,19 @@ def compare(case, name, layout, got, unsharded, reference, out_specs, what, dtyp
 PUT_INPUTS = "(lambda args, shardings: jax.tree_util.tree_map(jax.device_put, args, shardings))"
 
 
+def two_output_outcomes(sharded_call: str, inputs: str, names: Tuple[str, str]) -> dict:
+    """The script's expression for each check of a program of two outputs ``names``: the jitted
+    call, the inputs put, and each output, sharded and unsharded, against numpy and its dtype."""
+    outcomes = {"jitted with shardings": sharded_call, "unsharded": "unsharded",
+                "device_put of the inputs": f"{PUT_INPUTS}(({inputs}), in_shardings)"}
+    for k, name in enumerate(names):
+        outcomes.update({name: f"{sharded_call}[{k}]", f"sharded {name}": float64_outcome(f"{sharded_call}[{k}]"),
+                         f"unsharded {name} vs numpy": float64_outcome(f"unsharded[{k}]"),
+                         f"sharded {name} dtype": dtype_outcome(f"{sharded_call}[{k}]"),
+                         f"unsharded {name} dtype": dtype_outcome(f"unsharded[{k}]")})
+    return outcomes
+
+
 def make_case(call, layout, lines, outcomes):
     return scripted_case(f"{call} under {layout.describe()}; {describe_mesh(layout.mesh)}", lines,
                          meshes={"mesh": layout.mesh}, axis_type=layout.axis_type, outcomes=outcomes)
@@ -459,17 +473,7 @@ def test_transformer_block_under_parallel_layouts(example, excuses, known_deviat
                                 "print('unsharded loss', unsharded[0])"],
                        {"params": params, "ids": ids, "labels": labels})
     case = make_case(f"transformer_block(causal={example.causal}, {dtype})", layout, lines,
-                     outcomes={"jitted with shardings": sharded_call,
-                               "sharded loss": float64_outcome(f"{sharded_call}[0]"),
-                               "device_put of the inputs": f"{PUT_INPUTS}((params, ids, labels), in_shardings)",
-                               "loss": f"{sharded_call}[0]", "logits": f"{sharded_call}[1]",
-                               "sharded logits": float64_outcome(f"{sharded_call}[1]"), "unsharded": "unsharded",
-                               "unsharded loss vs numpy": float64_outcome("unsharded[0]"),
-                               "unsharded logits vs numpy": float64_outcome("unsharded[1]"),
-                               "sharded loss dtype": dtype_outcome(f"{sharded_call}[0]"),
-                               "sharded logits dtype": dtype_outcome(f"{sharded_call}[1]"),
-                               "unsharded loss dtype": dtype_outcome("unsharded[0]"),
-                               "unsharded logits dtype": dtype_outcome("unsharded[1]")})
+                     outcomes=two_output_outcomes(sharded_call, "params, ids, labels", ("loss", "logits")))
     args = (cast(params, dtype), ids, labels)
     result, unsharded = run_sharded_and_unsharded(
         case, layout, lambda place: block_program(place, example.causal), args, arg_specs, out_specs,
@@ -595,17 +599,7 @@ def test_drawn_layer_stacks_under_parallel_layouts(stack, layout, seed):
                                 "print('unsharded', unsharded[1])"],
                        {"params": params, "x": x})
     case = make_case(f"layer_stack({blocks})", layout, lines,
-                     outcomes={"jitted with shardings": sharded_call,
-                               "sharded activations": float64_outcome(f"{sharded_call}[0]"),
-                               "device_put of the inputs": f"{PUT_INPUTS}((params, x), in_shardings)",
-                               "activations": f"{sharded_call}[0]", "mean_square": f"{sharded_call}[1]",
-                               "sharded mean_square": float64_outcome(f"{sharded_call}[1]"), "unsharded": "unsharded",
-                               "unsharded activations vs numpy": float64_outcome("unsharded[0]"),
-                               "unsharded mean_square vs numpy": float64_outcome("unsharded[1]"),
-                               "sharded activations dtype": dtype_outcome(f"{sharded_call}[0]"),
-                               "sharded mean_square dtype": dtype_outcome(f"{sharded_call}[1]"),
-                               "unsharded activations dtype": dtype_outcome("unsharded[0]"),
-                               "unsharded mean_square dtype": dtype_outcome("unsharded[1]")})
+                     outcomes=two_output_outcomes(sharded_call, "params, x", ("activations", "mean_square")))
     result, unsharded = run_sharded_and_unsharded(case, layout, lambda place: stack_program(place, blocks),
                                                   (params, x), arg_specs, out_specs, (params, x))
     reference, _ = bounded_references(functools.partial(np_layer_stack, blocks), (params, x), "float32")

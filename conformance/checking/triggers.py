@@ -1255,28 +1255,27 @@ def jitted_edge_pad_of_two_dimensions_moving_a_cut_axis(call: Call) -> bool:
 
 
 # --- zero-size results ------------------------------------------------------------------------
+def has_no_elements(call: Call) -> bool:
+    return call.result_shape is not None and 0 in call.result_shape
+
+
 @trigger('zero size')
 def zero_size_result_with_out_shardings(call: Call) -> bool:
     """A result with no elements, under jit with out_shardings (way b)."""
-    shape = call.result_shape
-    return shape is not None and 0 in shape and call.way is Way.JIT_SHARDINGS
+    return has_no_elements(call) and call.way is Way.JIT_SHARDINGS
 
 
 @trigger('zero size')
 def zero_size_result_with_a_cut_layout(call: Call) -> bool:
     """A result with no elements, of an operand that is cut or (jitted) asked to be laid out cut."""
-    shape = call.result_shape
-    if shape is None or 0 not in shape:
-        return False
-    return ((bool(call.in_specs) and cuts(call.mesh, call.in_specs[0]))
-            or (not call.eager and cuts(call.mesh, call.out_spec)))
+    return has_no_elements(call) and ((bool(call.in_specs) and cuts(call.mesh, call.in_specs[0]))
+                                      or (not call.eager and cuts(call.mesh, call.out_spec)))
 
 
 @trigger('zero size')
 def zero_size_result_constrained(call: Call) -> bool:
     """A result with no elements, constrained to a layout inside jit (way c)."""
-    shape = call.result_shape
-    return shape is not None and 0 in shape and call.way is Way.JIT_CONSTRAINTS
+    return has_no_elements(call) and call.way is Way.JIT_CONSTRAINTS
 
 
 # --- cumulative scans -------------------------------------------------------------------------
