@@ -1342,11 +1342,9 @@ def test_a_cut_layout_of_a_stack_of_a_clamped_dynamic_slice_is_asked_about_the_s
     assert not holds(found(out=())) and not holds(found(start=1)) and not holds(found(), "(a) eager")
 
 
-def test_a_raised_failure_is_localized_to_the_first_step_whose_prefix_raises(monkeypatch):
-    """A failure that raised is localized to the first step whose prefix raises, past an earlier step
-    whose prefix only returns a wrong value (another deviation: met at ten times the examples on
-    0.11.1, a clamped dynamic_slice blamed for its cumsum's ShardingTypeError); a wrong-values
-    failure, and a raised one where no prefix raises, to the first step that goes wrong either way."""
+def wrong_then_raising_prefixes(monkeypatch):
+    """The suite, a written program, a jit way and what each prefix shows (planted in the suite's
+    ``prefix_goes_wrong``): the first step's prefix returns a wrong value, the second's raises."""
     import suites.test_programs as suite
     program, way = suite.written_examples()[3], "(b) jit with in/out_shardings"
     first, second = program.steps[0], program.steps[1]
@@ -1354,6 +1352,16 @@ def test_a_raised_failure_is_localized_to_the_first_step_whose_prefix_raises(mon
              second.result: (suite.RAISES + "ShardingTypeError", None)}
     monkeypatch.setattr(suite, "prefix_goes_wrong",
                         lambda program, way, step, spec, inside=None: shown.get(step.result))
+    return suite, program, way, shown
+
+
+def test_a_raised_failure_is_localized_to_the_first_step_whose_prefix_raises(monkeypatch):
+    """A failure that raised is localized to the first step whose prefix raises, past an earlier step
+    whose prefix only returns a wrong value (another deviation: met at ten times the examples on
+    0.11.1, a clamped dynamic_slice blamed for its cumsum's ShardingTypeError); a wrong-values
+    failure, and a raised one where no prefix raises, to the first step that goes wrong either way."""
+    suite, program, way, shown = wrong_then_raising_prefixes(monkeypatch)
+    first, second = program.steps[0], program.steps[1]
     assert suite.first_wrong_step(program, way, raised=True)[0] is second
     assert suite.first_wrong_step(program, way)[0] is first
     del shown[second.result]
@@ -1382,13 +1390,8 @@ def test_an_explicit_refusal_is_asked_about_the_step_whose_prefix_raises(monkeyp
     """Whether our model expects an Explicit mesh's refusal of a jit way is asked about the first step
     whose prefix raises, not an earlier one whose prefix returns a wrong value: the refusal is
     accepted when the model rejects that step, and fails when it rejects none."""
-    import suites.test_programs as suite
-    program, way = suite.written_examples()[3], "(b) jit with in/out_shardings"
-    first, second = program.steps[0], program.steps[1]
-    shown = {first.result: ("its value differs from numpy's", (np.zeros(1), np.ones(1))),
-             second.result: (suite.RAISES + "ShardingTypeError", None)}
-    monkeypatch.setattr(suite, "prefix_goes_wrong",
-                        lambda program, way, step, spec, inside=None: shown.get(step.result))
+    suite, program, way, _ = wrong_then_raising_prefixes(monkeypatch)
+    second = program.steps[1]
     rejected = {second.op}
     monkeypatch.setattr(suite, "expected_rejection", lambda call: "it says so" if call.op in rejected else None)
 
