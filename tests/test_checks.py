@@ -2,6 +2,7 @@
 their messages read "got X, but should be Y [call]" followed by a runnable reproduction."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -390,3 +391,19 @@ def test_a_way_is_named_by_its_member_its_label_or_its_letter_and_nothing_else()
     for wrong in ("(b) jit", "(d)", "", "(c) jit with constraints"):
         with pytest.raises(ValueError, match="names no way"):
             Way.of(wrong)
+
+
+def test_the_ways_a_check_ran_in_are_read_from_the_start_of_its_name():
+    from conformance.checking.symptoms import Symptom
+    from conformance.checking.ways import Way, ran_in
+    assert ran_in("(b) jit with in/out_shardings output v3") == {Way.JIT_SHARDINGS}
+    assert ran_in("(a) eager") == {Way.EAGER} and ran_in("(c) output 0 (in a subprocess)") == {Way.JIT_CONSTRAINTS}
+    assert ran_in("(b)/(c) in a subprocess") == {Way.JIT_SHARDINGS, Way.JIT_CONSTRAINTS}
+    assert ran_in("exit status of (b)/(c) in a subprocess") == set() and ran_in("(a)x") == set()
+    assert Symptom.parse({"wrong": "values", "ways": ["(b)", "(c) jit with sharding constraints"]}).ways == \
+        (Way.JIT_SHARDINGS, Way.JIT_CONSTRAINTS)
+    for table, message in (({"wrong": "values", "ways": []}, "a list of the ways"),
+                           ({"wrong": "values", "ways": "(b)"}, "a list of the ways"),
+                           ({"wrong": "values", "ways": ["(d)"]}, "names no way")):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            Symptom.parse(table)

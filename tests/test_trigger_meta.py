@@ -25,6 +25,7 @@ from hypothesis import find, strategies as st
 from conformance.checking import triggers
 from conformance.checking.case import ORACLE_NAMES
 from conformance.checking.symptoms import MESH_KINDS, Seen
+from conformance.checking.ways import Way, ran_in
 from conformance.runner.deviations import DEVIATIONS_FILE, Deviation, Excuses, load_deviations
 from tests import trigger_examples as examples
 
@@ -53,7 +54,9 @@ def witness(entry: Deviation, pair: examples.Pair) -> Seen:
     """A failure that shows ``entry``'s symptom: its exception (or wrong outcome), a message, check
     and frame its patterns find, and what the check compared as the bug makes it (``pair.wrong``)."""
     s = entry.symptom
-    check = matching(s.at, "(b) jit result", ORACLE_NAMES.pattern)
+    check = matching(s.at, f"{s.ways[0]} result" if s.ways else "(b) jit result", ORACLE_NAMES.pattern)
+    if s.ways and not ran_in(check) & set(s.ways):  # (the check's name starts with the way it ran in)
+        check = f"{s.ways[0]} {check.lstrip()}"
     if s.raises:
         return Seen(s.raises[0], matching(s.match, "planted"), check, "raised", matching(s.raised_in, ""))
     wrong = pair.wrong.get(s.where) if isinstance(pair.wrong, dict) else pair.wrong  # (one form per where)
@@ -95,6 +98,10 @@ def plants(entry: Deviation, pair: examples.Pair) -> List[Tuple[str, Seen, objec
     elif s.wrong != "values":
         out.append(("wrong values", replace(own, shows="values"), None))
     out.append(("the unsharded run against numpy", replace(own, check="unsharded result vs numpy", oracle=True), None))
+    other = next((w for w in Way if w not in s.ways), None) if s.ways else None
+    if other is not None:
+        out.append((f"in another way, {other.letter}", replace(own, check=f"{other} {own.check.split(' ', 1)[1]}"),
+                    None))
     if s.where:
         what = "a value computed wrongly in one element" if s.wrong == "values" else "blocks past those asked"
         out.append((what, replace(own, got=computed_wrongly(own.expected, pair.holds)), None))

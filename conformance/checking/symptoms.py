@@ -12,7 +12,8 @@ Vocabulary:
   searched in the innermost frame that raised it, ``module.function``: what names a bare
   ``AssertionError``, whose message is empty), or a wrong outcome
   (``wrong``: values, layout, dtype, shape, mismatch or accepted) at a named check (``at``, a
-  pattern searched in the check's name: the way, the step of a program) and, for a random
+  pattern searched in the check's name: the step of a program, the output), in the ways it names
+  (``ways``: ``conformance.checking.ways``, read from the check's name by ``ran_in``) and, for a random
   property's wrong values or layout, how they are wrong (``where``, a pattern of
   ``conformance.checking.wrongness`` that must hold for what the check compared), and, for a
   random property, the kind of mesh (``mesh``: Auto or Explicit) it is limited to.
@@ -30,9 +31,10 @@ from typing import Optional, Sequence, Tuple
 
 from . import wrongness
 from .case import SHOWS, ConformanceFailure, is_oracle_failure
+from .ways import Way, ran_in
 
 MESH_KINDS = ("Auto", "Explicit")
-SYMPTOM_KEYS = ("raises", "match", "raised_in", "wrong", "at", "where", "mesh")
+SYMPTOM_KEYS = ("raises", "match", "raised_in", "wrong", "at", "ways", "where", "mesh")
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,7 @@ class Symptom:
     mesh: str = ""
     raised_in: str = ""
     where: str = ""  # a name in conformance.checking.wrongness.WRONGNESS
+    ways: Tuple[Way, ...] = ()  # the ways the failed check must have run in (ways.ran_in); () any
 
     @classmethod
     def parse(cls, table) -> "Symptom":
@@ -129,13 +132,21 @@ class Symptom:
         if where and wrongness.SHOWN_BY[where] != wrong:
             raise ValueError(f"symptom where = {where!r} says how {wrongness.SHOWN_BY[where]} are wrong: it goes "
                              f"with wrong = \"{wrongness.SHOWN_BY[where]}\"")
+        named = table.get("ways", [])
+        if "ways" in table and (not isinstance(named, list) or not named):
+            raise ValueError(f"symptom ways = {named!r}: a list of the ways it shows in, e.g. [\"(b)\", \"(c)\"]")
+        try:
+            ways = tuple(Way.of(w) for w in named)
+        except ValueError as e:
+            raise ValueError(f"symptom ways: {e}") from None
         if table.get("raised_in") and not raises:
             raise ValueError("symptom raised_in names where an exception is raised: it goes with raises")
         if table.get("match") == "^$" and not table.get("raised_in"):
             raise ValueError("symptom raises an exception with an empty message (a bare assert, anywhere in JAX): name "
                              "the function that raises it (raised_in = a pattern of the innermost frame's "
                              "'module.function'), or match its message")
-        return cls(raises, table.get("match", ""), wrong, table.get("at", ""), mesh, table.get("raised_in", ""), where)
+        return cls(raises, table.get("match", ""), wrong, table.get("at", ""), mesh, table.get("raised_in", ""), where,
+                   ways)
 
     def describe(self) -> str:
         what = ("raises " + " or ".join(self.raises)) if self.raises else f"wrong {self.wrong}"
@@ -144,6 +155,8 @@ class Symptom:
             parts.append(f"message matching {self.match!r}")
         if self.raised_in:
             parts.append(f"raised in {self.raised_in!r}")
+        if self.ways:
+            parts.append(f"in {'/'.join(w.letter for w in self.ways)}")
         if self.at:
             parts.append(f"at a check matching {self.at!r}")
         if self.where:
@@ -171,6 +184,9 @@ class Symptom:
             return f"the message does not match {self.match!r}: saw {seen.describe()}"
         if self.raised_in and not re.search(self.raised_in, seen.frame):
             return f"it was raised in {seen.frame or 'an unknown frame'}, not one matching {self.raised_in!r}"
+        if self.ways and not ran_in(seen.check) & set(self.ways):
+            return (f"the check ran in {'/'.join(sorted(w.letter for w in ran_in(seen.check))) or 'no way'}, not in "
+                    f"{'/'.join(w.letter for w in self.ways)}: saw {seen.describe()}")
         if self.at and not re.search(self.at, seen.check):
             return f"the check is not one matching {self.at!r}: saw {seen.describe()}"
         if self.where and not wrongness.holds(self.where, candidates, seen.expected, seen.got):
