@@ -165,6 +165,22 @@ class ParallelLayout:
             return _entry(tuple(a for a in axes if a not in self.fsdp))
         return tuple(drop(e) for e in spec)
 
+    def role_specs(self) -> dict:
+        """The spec of every array role the model programs name (suites/test_model_programs.py,
+        suites/test_training.py), under this layout."""
+        batch, seq, tensor = self.activation_spec()[0], self.activation_spec()[1], self.tensor_activation_spec()[2]
+        return {"act": self.activation_spec(), "tensor_act": self.tensor_activation_spec(),
+                "batch": self.batch_spec(2), "tensor_batch": (batch, tensor), "tokens": self.tokens_spec(),
+                "heads": (batch, seq, tensor, None), "heads_gathered": (batch, None, tensor, None),
+                "scores": (batch, tensor, seq, None), "column_weight": self.column_weight_spec(),
+                "row_weight": self.row_weight_spec(), "column_bias": self.column_bias_spec(),
+                "heads_weight": self.heads_weight_spec(), "heads_out_weight": self.heads_out_weight_spec(),
+                "embedding": self.embedding_spec(), "vector": self.vector_spec(), "scalar": ()}
+
+    def gathered_role_specs(self) -> dict:
+        """Every role's spec after the FSDP all-gather (``gathered``)."""
+        return {role: self.gathered(spec) for role, spec in self.role_specs().items()}
+
     def _with_fsdp(self, spec, free: int) -> Spec:
         dim = free if self.fsdp_dim == 0 else 1 - free
         current = spec[dim]

@@ -39,7 +39,7 @@ from jax import lax
 
 import suites.test_programs_reproductions as programs_reproductions
 from conformance.checking import triggers
-from conformance.checking.placement import Placement, placement, placement_literal, role_specs
+from conformance.checking.placement import Placement, placement, placement_literal
 from conformance.checking.repro import describe_mesh, scripted_case, shard_map_lines
 from conformance.checking import running_error as rounding
 from conformance.checking.twin import against_twin_and_numpy, held, model_dtype
@@ -302,7 +302,7 @@ PARAM_ROLES = {"embed": "embedding", "wq": "heads_weight", "wk": "heads_weight",
 
 
 def param_specs(layout: ParallelLayout, params):
-    specs = role_specs(layout)
+    specs = layout.role_specs()
     return jax.tree_util.tree_map_with_path(lambda path, _: specs[PARAM_ROLES[path[-1].key]], params)
 
 
@@ -456,7 +456,7 @@ def test_transformer_block_under_parallel_layouts(example, excuses, known_deviat
     params = block_params(rng)
     ids = rng.integers(0, SIZES["vocab"], size=(SIZES["batch"], SIZES["seq"])).astype(np.int32)
     labels = rng.integers(0, SIZES["vocab"], size=ids.shape).astype(np.int32)
-    specs = role_specs(layout)
+    specs = layout.role_specs()
     arg_specs = (param_specs(layout, params), specs["tokens"], specs["tokens"])
     out_specs = ((), specs["act"])
     sharded_call = ("jax.jit(lambda params, ids, labels: transformer_block(place, causal, params, ids, labels), "
@@ -506,7 +506,7 @@ def test_mlp_under_parallel_layouts(example):
     rng = np.random.default_rng(example.seed)
     params = ffn_params(rng, SIZES["hidden"], SIZES["ffn"])
     x = rng.uniform(-1, 1, size=(SIZES["batch"], SIZES["hidden"])).astype(np.float32)
-    specs = role_specs(layout)
+    specs = layout.role_specs()
     arg_specs = (param_specs(layout, params), specs["batch"])
     out_specs = (specs["batch"],)
     sharded_call = ("jax.jit(lambda params, x: mlp(place, params, x), in_shardings=in_shardings, "
@@ -584,7 +584,7 @@ def test_drawn_layer_stacks_under_parallel_layouts(stack, layout, seed):
     rng = np.random.default_rng(seed)
     params = stack_params(rng, first, blocks)
     x = rng.uniform(-1, 1, size=(SIZES["batch"], SIZES["seq"], first)).astype(np.float32)
-    specs = role_specs(layout)
+    specs = layout.role_specs()
     # a dense block's column-parallel weight needs its width to divide: widths are multiples of N
     arg_specs = (param_specs(layout, params), specs["act"])
     out_specs = (specs["act"], ())
@@ -670,7 +670,7 @@ class ManualLayer:
 
 
 def manual_layer(layout: ParallelLayout, which: str) -> ManualLayer:
-    specs = role_specs(layout)
+    specs = layout.role_specs()
     keys = MLP_KEYS if which == "mlp" else ATTENTION_KEYS
     pspecs = {k: specs[PARAM_ROLES[k]] for k in keys}
     dims = _fsdp_dims(pspecs, layout.fsdp)

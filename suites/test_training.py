@@ -58,7 +58,7 @@ from hypothesis import strategies as st
 from jax import lax
 
 from conformance.checking.case import Case
-from conformance.checking.placement import placement, role_specs
+from conformance.checking.placement import placement
 from conformance.checking.repro import script
 from conformance.checking import running_error as rounding
 from conformance.checking.twin import against_twin_and_numpy, held, model_dtype
@@ -153,7 +153,7 @@ MLP_PARAM_ROLES = {"embed": "embedding", "w1": "column_weight", "b1": "column_bi
 
 
 def mlp_param_specs(layout: ParallelLayout) -> dict:
-    specs = role_specs(layout)
+    specs = layout.role_specs()
     return {k: specs[role] for k, role in MLP_PARAM_ROLES.items()}
 
 
@@ -512,7 +512,7 @@ STACK_PARAM_ROLES = {"w_in": "column_weight", "b": "column_bias", "w_out": "row_
 def stack_param_specs(layout: ParallelLayout) -> dict:
     """The stacked layer params: the layer dimension replicated, the others as a column-parallel
     (w_in, b) then row-parallel (w_out) dense pair."""
-    specs = role_specs(layout)
+    specs = layout.role_specs()
     return {k: (None, *specs[role]) for k, role in STACK_PARAM_ROLES.items()}
 
 

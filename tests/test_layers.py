@@ -160,10 +160,28 @@ def test_no_import_cycle():
     assert cycles(own) == []
 
 
+def package_graph(own: Dict[str, Set[str]]) -> Dict[str, Set[str]]:
+    """The import graph between the checkout's top-level packages (``conformance``, ``strategies``,
+    ...): an edge where some module of one imports a module of the other."""
+    top = lambda name: name.split(".")[0]
+    graph: Dict[str, Set[str]] = {}
+    for name, targets in own.items():
+        graph.setdefault(top(name), set()).update(top(t) for t in targets if top(t) != top(name))
+    return graph
+
+
+def test_no_package_cycle():
+    """No two top-level packages import each other: the strategies draw model objects from
+    ``conformance.model``, so no module of ``conformance`` imports ``strategies`` (a suite passes
+    what was drawn)."""
+    own, _ = import_graph()
+    assert cycles(package_graph(own)) == [], f"got package cycles {cycles(package_graph(own))}, but should be none"
+
+
 def test_the_checks_catch_what_they_look_for(tmp_path):
-    """On a planted tree: an upward import, a forbidden library in the model, and cycles (one
-    through a package's __init__, which `from . import module` runs) are each found; a module in no
-    layer is an error."""
+    """On a planted tree: an upward import, a forbidden library in the model, cycles (one through a
+    package's __init__, which `from . import module` runs) and two packages importing each other
+    (no module cycle) are each found; a module in no layer is an error."""
     files = {
         "conformance/__init__.py": "",
         "conformance/model/__init__.py": "",
@@ -174,7 +192,9 @@ def test_the_checks_catch_what_they_look_for(tmp_path):
         "conformance/checking/__init__.py": "from .case import Case\n",
         "conformance/checking/case.py": "from . import repro\n",  # (runs the package's __init__: a cycle)
         "conformance/checking/repro.py": "",
-        "strategies/__init__.py": "", "reports/__init__.py": "", "suites/__init__.py": "",
+        "conformance/checking/placement.py": "from strategies.parallelism import ParallelLayout\n",
+        "strategies/__init__.py": "", "strategies/parallelism.py": "from conformance.model import layout\n",
+        "reports/__init__.py": "", "suites/__init__.py": "",
         "tests/__init__.py": "", "conftest.py": "",
     }
     for relative, text in files.items():
@@ -188,6 +208,7 @@ def test_the_checks_catch_what_they_look_for(tmp_path):
     ]
     assert cycles(own) == [["conformance.checking", "conformance.checking.case"],
                            ["conformance.runner.devices", "conformance.runner.plugin"]]
+    assert cycles(package_graph(own)) == [["conformance", "strategies"]]  # (no module cycle: the packages')
     with pytest.raises(LookupError, match="in no layer"):
         layer_of("elsewhere.module")
 

@@ -10,13 +10,11 @@ define (``CONSTRAIN`` as ``compat.constrain`` spells it on the running release).
 from __future__ import annotations
 
 import functools
-from typing import Optional
 
 import jax
 import jax.numpy as jnp
 
 from conformance.jaxside import bridge, compat
-from strategies.parallelism import ParallelLayout
 
 
 def CONSTRAIN(x, sharding, axis_type):  # (capitals: the reproduction scripts define it too)
@@ -79,36 +77,19 @@ class Placement:
         return self.act(jnp.einsum(subscripts, a, b), role)
 
 
-def role_specs(layout: ParallelLayout) -> dict:
-    """The spec of every array role the programs name, under ``layout``."""
-    batch, seq, tensor = layout.activation_spec()[0], layout.activation_spec()[1], layout.tensor_activation_spec()[2]
-    return {"act": layout.activation_spec(), "tensor_act": layout.tensor_activation_spec(),
-            "batch": layout.batch_spec(2), "tensor_batch": (batch, tensor), "tokens": layout.tokens_spec(),
-            "heads": (batch, seq, tensor, None), "heads_gathered": (batch, None, tensor, None),
-            "scores": (batch, tensor, seq, None), "column_weight": layout.column_weight_spec(),
-            "row_weight": layout.row_weight_spec(), "column_bias": layout.column_bias_spec(),
-            "heads_weight": layout.heads_weight_spec(), "heads_out_weight": layout.heads_out_weight_spec(),
-            "embedding": layout.embedding_spec(), "vector": layout.vector_spec(), "scalar": ()}
-
-
-def gathered_specs(layout: ParallelLayout) -> dict:
-    """Every role's spec after the FSDP all-gather (``Placement.param``'s)."""
-    return {role: layout.gathered(spec) for role, spec in role_specs(layout).items()}
-
-
 @functools.lru_cache(maxsize=None)
-def placement(layout: Optional[ParallelLayout]) -> Placement:
-    """The layout's ``Placement`` (its mesh and axis type, every role's spec); ``layout`` None: the
-    one-device twin's, ``Placement()``."""
+def placement(layout) -> Placement:
+    """The ``Placement`` of ``layout`` (a ``strategies.parallelism.ParallelLayout``: its mesh and
+    axis type, every role's spec); ``layout`` None: the one-device twin's, ``Placement()``."""
     if layout is None:
         return Placement()
-    return Placement(bridge.jax_mesh(layout.mesh, layout.axis_type), layout.axis_type, role_specs(layout),
-                     gathered_specs(layout))
+    return Placement(bridge.jax_mesh(layout.mesh, layout.axis_type), layout.axis_type, layout.role_specs(),
+                     layout.gathered_role_specs())
 
 
-def placement_literal(layout: ParallelLayout) -> str:
+def placement_literal(layout) -> str:
     """``placement(layout)`` as a reproduction script writes it (its ``mesh`` the layout's)."""
-    return f"Placement(mesh, {layout.axis_type!r}, {role_specs(layout)!r}, {gathered_specs(layout)!r})"
+    return f"Placement(mesh, {layout.axis_type!r}, {layout.role_specs()!r}, {layout.gathered_role_specs()!r})"
 
 
-__all__ = ["CONSTRAIN", "Placement", "gathered_specs", "placement", "placement_literal", "role_specs"]
+__all__ = ["CONSTRAIN", "Placement", "placement", "placement_literal"]
