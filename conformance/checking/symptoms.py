@@ -184,8 +184,9 @@ class Symptom:
             return f"the message does not match {self.match!r}: saw {seen.describe()}"
         if self.raised_in and not re.search(self.raised_in, seen.frame):
             return f"it was raised in {seen.frame or 'an unknown frame'}, not one matching {self.raised_in!r}"
-        if self.ways and not ran_in(seen.check) & set(self.ways):
-            return (f"the check ran in {'/'.join(sorted(w.letter for w in ran_in(seen.check))) or 'no way'}, not in "
+        ran = ran_in(seen.check) if self.ways else frozenset()
+        if self.ways and not ran & set(self.ways):
+            return (f"the check ran in {'/'.join(sorted(w.letter for w in ran)) or 'no way'}, not in "
                     f"{'/'.join(w.letter for w in self.ways)}: saw {seen.describe()}")
         if self.at and not re.search(self.at, seen.check):
             return f"the check is not one matching {self.at!r}: saw {seen.describe()}"

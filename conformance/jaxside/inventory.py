@@ -147,10 +147,10 @@ def take() -> Dict[str, dict]:
                 if described is not None and namespace.select(name, [p[0] for p in described["params"]]):
                     entries[f"{namespace.module}.{name}"] = described
         stages = importlib.import_module("jax.stages")
-        for cls in STAGES_CLASSES:
-            for name, obj in public_callables(getattr(stages, cls, None) or object()):
+        for cls in (c for c in STAGES_CLASSES if hasattr(stages, c)):
+            for name, obj in public_callables(getattr(stages, cls)):
                 described = describe(obj)
-                if described is not None and getattr(stages, cls, None) is not None:
+                if described is not None:
                     entries[f"jax.stages.{cls}.{name}"] = described
     return dict(sorted(entries.items()))
 
