@@ -305,28 +305,45 @@ def test_a_normal_draw_into_eight_shards_has_the_unsharded_bits():
                                                   np.array([1411, 1596981141], np.uint32), "typed", True)
 
 
+def check_vmapped_draws_of_cut_keys_against_the_unsharded_ones(draw: str, data: np.ndarray,
+                                                              partitionable: bool) -> None:
+    """``jax.jit(<draw>, out_shardings=P())`` of the typed keys made from ``data`` placed P('a')
+    over eight devices, with jax_threefry_partitionable as given, against the same draws jitted
+    unsharded, bit for bit."""
+    mesh = bridge.first_devices_mesh(("a", 8))
+    sharded = (f"jax.jit({draw}, out_shardings=NamedSharding(mesh, P()))"
+               f"(jax.device_put(keys, NamedSharding(mesh, P('a'))))")
+    case = scripted_case(f"{sharded} with jax_threefry_partitionable={partitionable} on {describe_mesh(mesh)}, "
+                         f"keys {data.tolist()}",
+                         [compat.THREEFRY_PARTITIONABLE_SOURCE.format(partitionable),
+                          f"keys = {KEY_SOURCES['typed'].format('data')}",
+                          f"print({sharded}, jax.jit({draw})(keys))"],
+                         meshes={"mesh": mesh}, arrays={"data": data},
+                         outcomes={"the jitted draws vs the unsharded draws": sharded})
+    f = bridge.function_of(draw)
+    with compat.threefry_partitionable(partitionable):
+        keys = KEYS["typed"](data)
+        got = jax.jit(f, out_shardings=bridge.named_sharding(mesh, ()))(
+            jax.device_put(keys, bridge.named_sharding(mesh, ("a",))))
+        expected = np.asarray(jax.jit(f)(keys))
+    case.same_bits("the jitted draws vs the unsharded draws", np.asarray(got), expected)
+
+
 @bridge.needs_devices(8, "for eight shards")
 def test_normal_draws_of_eight_keys_split_eight_ways_have_the_unsharded_bits():
     """jax.vmap(lambda key: jax.random.normal(jax.random.fold_in(key, 7), ())) jitted with
     out_shardings P() of eight keys placed P('a') over eight devices has the bits of the same draws
     jitted unsharded, jax_threefry_partitionable off (found on 0.7.0 by the release matrix, seed
     2600034720: element 7 one ulp off)."""
-    mesh = bridge.first_devices_mesh(("a", 8))
     data = np.array([[0, 1], [2, 3], [4, 5], [6, 7], [8, 9], [10, 11], [12, 13], [3473, 2878368095]], np.uint32)
-    draw = "jax.vmap(lambda key: jax.random.normal(jax.random.fold_in(key, 7), ()))"
-    sharded = (f"jax.jit({draw}, out_shardings=NamedSharding(mesh, P()))"
-               f"(jax.device_put(keys, NamedSharding(mesh, P('a'))))")
-    case = scripted_case(f"{sharded} with jax_threefry_partitionable=False on {describe_mesh(mesh)}, "
-                         f"keys {data.tolist()}",
-                         [compat.THREEFRY_PARTITIONABLE_SOURCE.format(False),
-                          f"keys = {KEY_SOURCES['typed'].format('data')}",
-                          f"print({sharded}, jax.jit({draw})(keys))"],
-                         meshes={"mesh": mesh}, arrays={"data": data},
-                         outcomes={"the jitted draws vs the unsharded draws": sharded})
-    f = bridge.function_of(draw)
-    with compat.threefry_partitionable(False):
-        keys = KEYS["typed"](data)
-        got = jax.jit(f, out_shardings=bridge.named_sharding(mesh, ()))(
-            jax.device_put(keys, bridge.named_sharding(mesh, ("a",))))
-        expected = np.asarray(jax.jit(f)(keys))
-    case.same_bits("the jitted draws vs the unsharded draws", np.asarray(got), expected)
+    check_vmapped_draws_of_cut_keys_against_the_unsharded_ones(
+        "jax.vmap(lambda key: jax.random.normal(jax.random.fold_in(key, 7), ()))", data, False)
+
+
+@bridge.needs_devices(8, "for eight shards")
+def test_partitionable_normal_draws_of_eight_keys_split_eight_ways_have_the_unsharded_bits():
+    """jax.vmap(lambda key: jax.random.normal(key, (4,))) jitted with out_shardings P() of eight
+    keys placed P('a') over eight devices has the bits of the same draws jitted unsharded,
+    jax_threefry_partitionable on (found on 0.12.0.1, seed 2273204870: element (3, 1) one ulp off)."""
+    check_vmapped_draws_of_cut_keys_against_the_unsharded_ones(
+        "jax.vmap(lambda key: jax.random.normal(key, (4,)))", np.arange(16, dtype=np.uint32).reshape(8, 2), True)
