@@ -14,6 +14,10 @@
                                                            the installed JAX (its script run here); exit 1
                                                            if a script does not show its bug
     python -m reports bugs --page [FILE]                   write BUGS.md (every cause, its releases, status)
+    python -m reports api-coverage [RUN] [--check] [--markdown FILE]
+                                                           every (entry, parameter) of the installed JAX's
+                                                           inventory: checked by the run, or the row that
+                                                           says why not; --check: exit 1 for one with no row
 
 BASE, NEW and RUN are run folders (holding report.json), report.json files, or JAX versions
 (``0.10.2`` or ``jax-0.10.2``: the tox run folder reports/runs/jax-0.10.2). ``matrix --all`` takes
@@ -40,7 +44,7 @@ from conformance.runner.releases import release
 from conformance.runner.run_folder import ROOT, write_atomically
 
 from . import bench as bench_
-from . import bugs
+from . import api_coverage, bugs
 from . import compare as cmp
 from . import deviations as dev
 from . import gate
@@ -134,6 +138,32 @@ def write_bugs(folder, page) -> int:
     return 1 if failed else 0
 
 
+def newest_run_of_the_installed_jax() -> str:
+    """The run folder under reports/runs whose report is the newest for the installed JAX."""
+    version = installed_jax()
+    found = sorted((f for f in RUNS.glob(f"*jax-{version}*") if (f / REPORT_NAME).exists()),
+                   key=lambda f: (f / REPORT_NAME).stat().st_mtime)
+    if not found:
+        raise ReportError(f"no run of JAX {version} under {RUNS} (run pytest suites/ first)")
+    return str(found[-1])
+
+
+def api_coverage_command(run, check: bool, markdown) -> int:
+    """``api-coverage``: the summary (and the pairs with no row), the table as Markdown if asked; 1
+    with --check when a pair has no row."""
+    version, pairs = api_coverage.of_run(load(locate(run) if run else newest_run_of_the_installed_jax()))
+    counted = api_coverage.summary(pairs)
+    print(api_coverage.markdown(pairs, version).split("\n\n")[1])
+    missing = [p for p in pairs if p.status == "no row"]
+    for p in missing:
+        print(f"no row: {p.entry} {p.parameter}")
+    if markdown:
+        target = output_file(markdown, "--markdown")
+        write_atomically(target, api_coverage.markdown(pairs, version))
+        print(f"wrote {target}")
+    return 1 if check and counted.get("no row") else 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m reports", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -181,8 +211,15 @@ def main(argv=None) -> int:
                    help=f"write the page of every cause instead (default {bugs.PAGE.name} at the checkout's top)")
     t = commands.add_parser("table", help="a run's seconds, examples/s and compilations per suite")
     t.add_argument("run")
+    a = commands.add_parser("api-coverage", help="the run's API coverage: every (entry, parameter) of the inventory",
+                            description=api_coverage.__doc__.split("\n\n")[0])
+    a.add_argument("run", nargs="?", help="a run (default: the newest run folder of the installed JAX in reports/runs)")
+    a.add_argument("--check", action="store_true", help="exit 1 when a pair is neither checked nor has a row")
+    a.add_argument("--markdown", metavar="FILE", help="write the whole table as Markdown")
     args = parser.parse_args(argv)
     try:
+        if args.command == "api-coverage":
+            return api_coverage_command(args.run, args.check, args.markdown)
         if args.command == "bench":
             return bench_.bench(args.devices, args.keep, args.pytest_args, args.warm)
         if args.command == "deviations":
@@ -213,6 +250,8 @@ def main(argv=None) -> int:
                 write_atomically(html_file, comparison_page(base, new, changes, verdict, unused, cmp.KINDS,
                                                             *run_page_links(html_file, args.base, args.new)))
             print(cmp.text_table(base, new, changes, verdict, unused))
+            if base["environment"]["jax"] != new["environment"]["jax"]:
+                print("\n" + api_coverage.api_changes_text(base["environment"]["jax"], new["environment"]["jax"]))
             return verdict.exit_status
         if args.command == "matrix":
             output = output_file(args.output, "-o")

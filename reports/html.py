@@ -234,6 +234,7 @@ def run_page(record: dict) -> str:
         body.append("</table>")
 
     body.append(environment)
+    body += api_coverage_part(record)
     body.append("<h2>Suites</h2>")
     for suite in sorted(by_suite):
         tests = by_suite[suite]
@@ -248,6 +249,25 @@ def run_page(record: dict) -> str:
                         f"<td>{esc(note)}</td></tr>")
         body.append("</table>")
     return page(f"Conformance run {run_label(record)}", body)
+
+
+def api_coverage_part(record: dict) -> List[str]:
+    """The run's API coverage (reports/api_coverage.py): its summary, then every pair in a folded
+    table; what stops it (no inventory for this JAX, a report without recorded calls) said instead."""
+    from . import api_coverage
+    from .record import ReportError
+
+    try:
+        version, pairs = api_coverage.of_run(record)
+    except ReportError as e:
+        return [f"<h2>API coverage</h2><p>{esc(e)}</p>"]
+    text = api_coverage.markdown(pairs, version).split("\n\n")
+    rows = "".join(f"<tr><td class=\"mono\">{esc(p.entry)}</td><td class=\"mono\">{esc(p.parameter)}</td>"
+                   f"<td>{esc(p.status)}</td><td>{esc(', '.join(p.forms))}</td><td>{esc(', '.join(p.contexts))}</td>"
+                   f"<td>{esc(p.detail)}</td></tr>" for p in pairs)
+    return [f"<h2>API coverage</h2><p>{esc(text[1])} (python -m reports api-coverage)</p><details><summary>"
+            f"every (entry, parameter) pair</summary><table><tr><th>entry</th><th>parameter</th><th>status</th>"
+            f"<th>forms (spelling)</th><th>contexts</th><th>why</th></tr>{rows}</table></details>"]
 
 
 def backend_part(env: dict) -> str:

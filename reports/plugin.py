@@ -249,6 +249,7 @@ class ReportWriter:
         self.last_write = 0.0
         self.running: Optional[str] = None  # the test in progress (named if the run breaks)
         self.write_on_setup = False  # multi-process leader: the launcher reads "running"
+        self.api_calls: Dict[tuple, list] = {}  # (entry, parameter, form, spelling, context) -> [calls, tests]
 
     # --- pytest hooks (controller) ---
     def pytest_sessionstart(self, session):
@@ -273,8 +274,14 @@ class ReportWriter:
         for name, value in getattr(report, "user_properties", ()):
             if name == DETAILS:
                 entry.update({k: v for k, v in value.items() if v is not None or k not in entry})
+            if name == state.API_CALLS and report.when == "call":
+                for *call, count in value:
+                    counted = self.api_calls.setdefault(tuple(call), [0, 0])
+                    counted[0] += count
+                    counted[1] += 1
         report.user_properties = [(name, value) for name, value in report.user_properties
-                                  if name not in (DETAILS, state.COMPILATIONS, state.EXCUSED, state.REFUSALS)]
+                                  if name not in (DETAILS, state.COMPILATIONS, state.EXCUSED, state.REFUSALS,
+                                                  state.API_CALLS)]
         self.apply_outcome(entry, report)
         if report.when == "setup":
             self.running = report.nodeid
@@ -340,7 +347,8 @@ class ReportWriter:
         tests = sorted(self.tests.values(), key=lambda t: t["id"])
         return {"format": rec.FORMAT, "status": status, "environment": self.environment,
                 "summary": rec.summary(tests), "tests": tests,
-                "running": None if status == "complete" else self.running}
+                "running": None if status == "complete" else self.running,
+                "api_calls": [[*call, *counted] for call, counted in sorted(self.api_calls.items())]}
 
     def write(self, status: str) -> None:
         run_folder.write_atomically(self.run_dir / rec.REPORT_NAME, rec.dump(self.record(status)))

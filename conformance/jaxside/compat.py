@@ -209,6 +209,15 @@ FEATURES = {
     "explicit_sharding": Feature("Explicit-axis sharding in types (core.ShardingTypeError)",
                                  "jax._src.core.ShardingTypeError", arrived="0.6.0"),
     "typeof": Feature("jax.typeof", "jax.typeof", arrived="0.5.3"),
+    # the mesh in effect where code runs, whose manual_axes name a shard_map body's axes (measured
+    # in the inventories: absent on 0.5.2, present from 0.5.3)
+    # the trace a call runs under (EvalTrace when eager), which the run's API coverage reads to name
+    # a call's context (conformance/runner/api_calls.py): measured absent on 0.4.35, present on 0.4.36,
+    # 0.10.2 and 0.12.0.1; before it the context is read from the arguments' tracers
+    "trace_context": Feature("jax._src.core.trace_ctx (the trace in effect)", "jax._src.core.trace_ctx",
+                             arrived="0.4.36"),
+    "get_abstract_mesh": Feature("jax.sharding.get_abstract_mesh", "jax.sharding.get_abstract_mesh",
+                                 arrived="0.5.3"),
     # --- shard_map and pmap
     "jax.shard_map": Feature("jax.shard_map", "jax.shard_map", arrived="0.6.1"),
     # The varying manual axes of a value in a shard_map body (jax.typeof(x).vma), which check_vma
@@ -325,6 +334,25 @@ def set_cpu_device_count(n: int) -> None:
 def platforms_setting() -> str:
     """The platform list JAX will use ('' for JAX's own default)."""
     return jax.config.jax_platforms or os.environ.get("JAX_PLATFORMS", "") or ""
+
+
+@functools.lru_cache(maxsize=None)
+def _feature_obj(name: str):
+    return FEATURES[name].obj
+
+
+def current_trace_name() -> Optional[str]:
+    """The class name of the trace in effect where this is called (``EvalTrace`` when eager), or None
+    where JAX does not say (before 0.4.36)."""
+    context = _feature_obj("trace_context")
+    return None if context is None else type(context.trace).__name__
+
+
+def manual_axes_in_context() -> bool:
+    """Whether a shard_map body's manual mesh axes are in effect where this is called (the mesh in
+    effect's manual_axes); False where JAX has no get_abstract_mesh (a body reads as jit there)."""
+    get = _feature_obj("get_abstract_mesh")
+    return get is not None and bool(getattr(get(), "manual_axes", ()))
 
 
 def x64_enabled() -> bool:

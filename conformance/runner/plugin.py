@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from . import areas, devices, environment, hookspecs, profiles, run_folder, state
+from . import api_calls, areas, devices, environment, hookspecs, profiles, run_folder, state
 from .deviations import (DeviationsInEffect, Excuses, KnownDeviationSeen, is_unexpected_pass, strict_verdict,
                          unknown_cases)
 from .state import leader_of
@@ -125,11 +125,16 @@ def pytest_collection_modifyitems(config, items):
 # --- running --------------------------------------------------------------------------------
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
-    """Count the programs a property's run asked JAX for (for the run report and the benchmark);
+    """Count the programs a property's run asked JAX for (for the run report and the benchmark) and
+    the sharding API's calls it made (``api_calls``: the run's API coverage);
     a strict known deviation's test is xfailed only by a failure that shows an entry's symptom; a
     random property's excused examples go to the report."""
     ledger = item.config.stash.get(state.COMPILES, None) if areas.in_suites(item.nodeid) else None
     before = ledger.snapshot() if ledger else None
+    recorder = item.config.stash.get(state.API_RECORDER, None) if areas.in_suites(item.nodeid) else None
+    calls_before = recorder.calls.copy() if recorder else None
+    if recorder:
+        recorder.active = True
     try:
         result = yield
     except Exception as failure:  # pytest's outcomes (skip, xfail) are BaseExceptions
@@ -145,6 +150,9 @@ def pytest_runtest_call(item):
         verdict.failure = failure
         raise verdict.with_traceback(None) from None
     finally:
+        if recorder:
+            recorder.active = False
+            item.user_properties.append((state.API_CALLS, api_calls.as_rows(recorder.since(calls_before))))
         if ledger is not None:
             item.user_properties.append((state.COMPILATIONS, dataclasses.asdict(ledger.snapshot().since(before))))
         excuses = item.stash.get(state.EXCUSES, None)

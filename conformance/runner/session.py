@@ -7,6 +7,7 @@ header, skip tests whose API this JAX lacks, and give the suites an isolated int
 from __future__ import annotations
 
 import functools
+import json
 import os
 import sys
 from pathlib import Path
@@ -19,7 +20,7 @@ import pytest
 from conformance.checking import isolation
 from conformance.jaxside import compat
 
-from . import areas, compilation_cache, devices, environment, profiles, run_folder, state
+from . import api_calls, areas, compilation_cache, devices, environment, profiles, run_folder, state
 from .compilations import release_if_holding_too_much, settle, start_counting
 from .deviations import DEVIATIONS_FILE, DeviationsInEffect, read_deviation_file
 from .multiprocess import launcher, protocol, steps
@@ -41,11 +42,25 @@ def start(config, plan: devices.DevicePlan, x64: bool, jax_was_imported: bool) -
         raise pytest.UsageError(str(e)) from None
     config.stash[state.JAX_VERSION] = jax.__version__
     config.stash[state.COMPILES] = start_counting()
+    config.stash[state.API_RECORDER] = start_recording_api_calls()
     config.stash[state.DEVIATIONS] = deviations_in_effect(config)
     share_the_seed(config)
     if role is not None:
         take_part(config, *role)  # a follower ends here; the leader goes on
     config.pluginmanager.register(sys.modules[__name__], "conformance-runner-session")
+
+
+def start_recording_api_calls():
+    """The recorder of the sharding API's calls (``api_calls``), installed over the entries of the
+    installed JAX's stored inventory (taken now where none is stored); it counts only while a
+    suite's test runs."""
+    from conformance.jaxside import inventory
+
+    stored = inventory.path_for(jax.__version__)
+    entries = json.loads(stored.read_text(encoding="utf-8"))["entries"] if stored.exists() else inventory.take()
+    recorder = api_calls.Recorder()
+    recorder.install(entries)
+    return recorder
 
 
 def deviations_file(config) -> Path:

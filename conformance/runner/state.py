@@ -21,6 +21,8 @@ ITEM_STRICT = pytest.StashKey[tuple]()  # on an item: its strict known deviation
 ITEM_RANDOM = pytest.StashKey[tuple]()  # on an item: its random property's known deviations on this JAX
 EXCUSES = pytest.StashKey[Excuses]()  # on an item: its excuses fixture (what it excused)
 
+API_RECORDER = pytest.StashKey[object]()  # the run's api_calls.Recorder (every process that runs suites)
+API_CALLS = "api_calls"  # the user property a test's API calls (api_calls.as_rows) go in
 COMPILATIONS = "compilations"  # the user property a test's compilations.Compilations (as a dict) goes in
 EXCUSED = "excused"  # the user property a random property's excused examples go in, per entry
 REFUSALS = "refusals"  # the user property a property's accepted refusals (the model rejects the call) go in
