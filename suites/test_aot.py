@@ -5,16 +5,18 @@ keeps); calling it with arguments laid out as lowered, or with host (numpy) argu
 jitted result; an argument committed to another layout is refused with ValueError (the AOT
 documentation: compiled functions do not reshard their arguments), never answered wrongly."""
 
+from typing import NamedTuple
+
 import jax
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance.checking.case import Case
 from conformance.checking.repro import describe_mesh, scripted_case, spec_literal
 from conformance.jaxside import bridge, compat
-from conformance.model.layout import Layout
+from conformance.model.layout import Layout, MeshModel
 from strategies import cutting_meshes, dividing_specs, sharding_specs
 from strategies.ops import CATALOGUE
 
@@ -128,3 +130,107 @@ def test_compiled_function_shardings_and_calls(example):
                    atol=op.atol)
     else:
         case.rejects("compiled(x committed to another layout)", lambda: compiled(other), (ValueError,))
+
+
+# --- a compiled executable's argument checks (issue 41) ---------------------------------------
+OTHER_ARGUMENTS = ("the same spec on other devices", "another shape", "another dtype")
+
+
+class OtherArgumentExample(NamedTuple):
+    """A compiled function's input (dtype, shape, mesh, spec) and the argument it is called with:
+    how it differs (one of OTHER_ARGUMENTS) and, for other devices, its mesh."""
+
+    dtype: str
+    shape: tuple
+    mesh: MeshModel
+    spec: tuple
+    other: str
+    other_mesh: MeshModel
+
+
+@st.composite
+def other_argument_examples(draw):
+    """A compiled ``x * 2 + 1`` of an int32 or float32 input laid out over a mesh that mostly cuts
+    it, and an argument that differs from what it was compiled for in one way: its devices (the
+    same spec on a mesh of the same shape over the devices in another order, or over others), its
+    shape (twice the rows, so the spec still divides it) or its dtype (the other of int32 and
+    float32)."""
+    dtype = draw(st.sampled_from(("int32", "float32")))
+    rows = draw(st.integers(1, 3))
+    mesh = draw(cutting_meshes(DEVICES, (rows * len(DEVICES), 2), max_axes=2))
+    spec = draw(sharding_specs(mesh, (rows * len(DEVICES), 2)))
+    shape = (rows * len(DEVICES), 2)
+    other = draw(st.sampled_from(OTHER_ARGUMENTS))
+    other_mesh = mesh
+    if other == OTHER_ARGUMENTS[0]:
+        pool = draw(st.permutations(DEVICES))
+        other_mesh = type(mesh)(tuple(pool[:mesh.size]), mesh.shape, mesh.axis_names)
+    return OtherArgumentExample(dtype, shape, mesh, spec, other, other_mesh)
+
+
+@settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(example=other_argument_examples())
+def test_compiled_function_refuses_arguments_it_was_not_compiled_for(example, excuses):
+    """A compiled function called with an argument of another shape or dtype than it was lowered
+    for raises TypeError; with the same spec on other devices it raises ValueError where any device
+    would hold another block than it was compiled for (it does not reshard), and where every device
+    holds the same block it either computes numpy's answer or raises ValueError (JAX compares
+    device assignments, not only blocks)."""
+    dtype, shape, mesh, spec, other, other_mesh = example
+    x0 = np.arange(int(np.prod(shape)), dtype=dtype).reshape(shape)
+    argument = {OTHER_ARGUMENTS[0]: "jax.device_put(x0, NamedSharding(other_mesh, spec))",
+                OTHER_ARGUMENTS[1]: "jax.device_put(np.concatenate([x0, x0]), NamedSharding(mesh, spec))",
+                OTHER_ARGUMENTS[2]: f"jax.device_put(x0.astype('{'float32' if dtype == 'int32' else 'int32'}'), "
+                                    "NamedSharding(mesh, spec))"}[other]
+    case = scripted_case(f"jax.jit(lambda x: x * 2 + 1, in_shardings=NamedSharding(mesh, {spec_literal(spec)}))"
+                         f".lower(x).compile() on {describe_mesh(mesh)}, x {dtype}{list(shape)}; then called with "
+                         f"{other} ({argument}{', ' + describe_mesh(other_mesh) if other_mesh is not mesh else ''})",
+                         [f"spec = {spec_literal(spec)}",
+                          "compiled = jax.jit(lambda x: x * 2 + 1, in_shardings=NamedSharding(mesh, spec))"
+                          ".lower(jax.device_put(x0, NamedSharding(mesh, spec))).compile()",
+                          "try:",
+                          f"    print(compiled({argument}))",
+                          "except Exception as e:",
+                          "    print('raised:', type(e).__name__, e)"],
+                         meshes={"mesh": mesh, "other_mesh": other_mesh}, arrays={"x0": x0},
+                         outcomes={"the call": f"compiled({argument})"})
+    sharding = bridge.named_sharding(mesh, spec)
+    x = jax.device_put(x0, sharding)
+    compiled = compiled_once(jax.jit(lambda v: v * 2 + 1, in_shardings=sharding).lower(x), mesh)
+    if other == OTHER_ARGUMENTS[1]:
+        longer = np.concatenate([x0, x0])  # (twice the rows: the spec still divides them)
+        case.rejects("the call", lambda: compiled(jax.device_put(longer, sharding)), (TypeError,))
+    elif other == OTHER_ARGUMENTS[2]:
+        case.rejects("the call", lambda: compiled(jax.device_put(x0.astype("float32" if dtype == "int32" else "int32"),
+                                                                sharding)), (TypeError,))
+    else:
+        moved = jax.device_put(x0, bridge.named_sharding(other_mesh, spec))
+        if Layout(other_mesh, spec, shape).blocks == Layout(mesh, spec, shape).blocks:
+            try:
+                got = np.asarray(compiled(moved))
+            except ValueError:  # (refused as documented: the device assignment differs)
+                return
+            case.same_bits("the call's result", got, x0 * 2 + 1)
+        else:
+            with excuses.way([example], example=example):
+                case.rejects("the call", lambda: compiled(moved), (ValueError,))
+
+
+@bridge.needs_devices(4, "for two meshes of two devices")
+def test_a_compiled_function_refuses_an_argument_on_other_devices():
+    """``jax.jit(lambda x: x * 2 + 1, in_shardings=NamedSharding(mesh, P('a'))).lower(x).compile()``
+    for a mesh of devices 0-1, called with x placed P('a') on a mesh of devices 2-3, raises
+    ValueError: a compiled function does not move its arguments (found on 0.4.30, 2026-12-06)."""
+    mesh, other = bridge.first_devices_mesh(("a", 2)), MeshModel((2, 3), (2,), ("a",))
+    x0 = np.arange(4, dtype=np.int32).reshape(2, 2)
+    call = "compiled(jax.device_put(x0, NamedSharding(other, P('a'))))"
+    case = scripted_case(f"{call}, compiled = jax.jit(lambda x: x * 2 + 1, in_shardings=NamedSharding(mesh, "
+                         f"P('a'))).lower(x).compile(); {describe_mesh(mesh)}, other {describe_mesh(other)}",
+                         ["compiled = jax.jit(lambda x: x * 2 + 1, in_shardings=NamedSharding(mesh, P('a')))"
+                          ".lower(jax.device_put(x0, NamedSharding(mesh, P('a')))).compile()",
+                          "try:", f"    print({call})", "except Exception as e:",
+                          "    print('raised:', type(e).__name__, e)"],
+                         meshes={"mesh": mesh, "other": other}, arrays={"x0": x0}, outcomes={"the call": call})
+    sharding = bridge.named_sharding(mesh, ("a",))
+    compiled = jax.jit(lambda v: v * 2 + 1, in_shardings=sharding).lower(jax.device_put(x0, sharding)).compile()
+    case.rejects("the call", lambda: compiled(jax.device_put(x0, bridge.named_sharding(other, ("a",)))), (ValueError,))

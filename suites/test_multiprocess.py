@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from conformance.checking.case import Case
 from conformance.checking.repro import describe_layout
 from conformance.jaxside import compat
+from conformance.model import multihost
 from conformance.model.layout import Layout, MeshModel, block_slices
 from conformance.runner.multiprocess import steps
 from strategies import assembly, congruent_shapes, dividing_specs, meshes, partition_specs
@@ -307,18 +308,14 @@ def test_broadcast_one_to_all_gives_every_process_the_source_value(tree, source,
             f"multihost_utils.broadcast_one_to_all(tree, is_source=jax.process_index() == {source})")
     case = tree_case(call, tree)
     answers = multiprocess_leader.run("broadcast", dict(tree, source=source))
-    expected = steps.local_leaves(tree, source or 0)
+    expected = multihost.broadcast([steps.local_leaves(tree, p) for p in range(jax.process_count())], source or 0)
     for process, answer in enumerate(answers):
         check_tree(case, f"broadcast_one_to_all on process {process}", answer, expected)
 
 
 def gathered_leaves(tree: dict, tiled: bool):
-    """The model of process_allgather of per-process values: each leaf of every process, stacked
-    along a new leading axis in process order (tiled=False, or a rank-0 leaf), or concatenated
-    along axis 0 (tiled=True)."""
-    per_process = [steps.local_leaves(tree, p) for p in range(jax.process_count())]
-    join = lambda leaves: np.stack(leaves) if not tiled or leaves[0].ndim == 0 else np.concatenate(leaves)
-    return [join([leaves[i] for leaves in per_process]) for i in range(len(tree["leaves"]))]
+    """process_allgather's model (conformance/model/multihost.py) of every process's own leaves."""
+    return multihost.gathered([steps.local_leaves(tree, p) for p in range(jax.process_count())], tiled)
 
 
 @given(tree=assembly.per_process_trees(), tiled=st.booleans(), kind=st.sampled_from(("numpy", "jax")))

@@ -136,3 +136,12 @@ def test_rows_that_break_the_file_are_refused(tmp_path, text, message):
 
 def test_the_suites_rows_read():
     assert all(r.status in cov.STATUSES for r in cov.load_rows())
+
+
+def test_a_call_the_recorder_cannot_read_still_runs(recorder, monkeypatch):
+    """Recording never changes what a call does: a failure to read it is counted, not raised."""
+    def broken(*args, **kwargs):
+        raise RuntimeError("cannot read")
+    monkeypatch.setattr(calls, "form_of", broken)
+    assert np.asarray(jnp.zeros(2)).tolist() == [0.0, 0.0]
+    assert any(c.parameter == calls.UNRECORDED and c.form == "RuntimeError" for c in recorder.calls)

@@ -195,7 +195,7 @@ import numpy as np
 from jax._src import mesh
 record = open(os.environ["MESHES_USED"], "a")
 def note(devices):
-    record.write(f"{len(set(np.asarray(devices, dtype=object).flat))}\\n")
+    record.write(f"{max(d.id for d in np.asarray(devices, dtype=object).flat) + 1}\\n")
     record.flush()
 build, pmap = mesh.Mesh.__new__, jax.pmap
 def built(cls, devices, *args, **kwargs):
@@ -227,8 +227,8 @@ _SCRIPT_SERVER = ScriptServer()
 
 def recorded_run(script, folder, timeout: float = 600):
     """``script`` run on the installed JAX in a fresh interpreter (a child of ``_SCRIPT_SERVER``, as
-    bugs.run_script runs it, its meshes recorded): (how it ended, the most devices any mesh of it
-    holds, or any pmap of it is given; 0: none)."""
+    bugs.run_script runs it, its meshes recorded): (how it ended, the devices its meshes (and the
+    devices= of its pmaps) reach: the highest device id any of them holds, plus one; 0: none)."""
     record = folder / f"{script.stem}.meshes"
     record.unlink(missing_ok=True)
     code = "\n".join(["import os, sys", f"os.chdir({str(script.parent)!r})",
@@ -244,8 +244,9 @@ def recorded_run(script, folder, timeout: float = 600):
 
 
 def devices_its_meshes_use(script, folder) -> int:
-    """The most devices any mesh of ``script`` holds, or any pmap of it is given, when it runs on
-    the installed JAX (0: none)."""
+    """The devices the meshes of ``script`` (and the devices= of its pmaps) reach when it runs on the
+    installed JAX: the highest device id any of them holds, plus one (0: none; two meshes over
+    disjoint devices reach both)."""
     return recorded_run(script, folder)[1]
 
 
@@ -256,12 +257,16 @@ def test_the_devices_a_script_s_meshes_use_are_counted_as_it_runs(tmp_path):
                       "Mesh(np.array(jax.devices()[:2]), ('a',))\njax.pmap(lambda a: a, devices=jax.devices()[:1])\n")
     assert devices_its_meshes_use(script, tmp_path) == 2
     script.write_text('import os\nos.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=3"\n'
+                      "import jax\nimport numpy as np\nfrom jax.sharding import Mesh\n"
+                      "Mesh(np.array(jax.devices()[:1]), ('a',)); Mesh(np.array(jax.devices()[1:3]), ('a',))\n")
+    assert devices_its_meshes_use(script, tmp_path) == 3
+    script.write_text('import os\nos.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=3"\n'
                       "import jax\nprint(jax.devices())\n")
     assert devices_its_meshes_use(script, tmp_path) == 0
 
 
 def test_every_script_forces_no_more_devices_than_its_meshes_use(every, script_runs):
-    """A script forces exactly the devices its largest mesh holds, one where it builds no mesh."""
+    """A script forces exactly the devices its meshes reach, one where it builds no mesh."""
     causes, _ = every
     wrong = []
     for c in causes.values():
@@ -269,7 +274,7 @@ def test_every_script_forces_no_more_devices_than_its_meshes_use(every, script_r
             used = max(script_runs[c.id][1], 1)
             if bugs.forced_devices(c.script) != used:
                 wrong.append(f"{c.script.name} forces {bugs.forced_devices(c.script)} devices, but should force "
-                             f"{used}, the most its meshes (or pmap's devices=) use")
+                             f"{used}, the devices its meshes (or pmap's devices=) reach")
     assert not wrong, "\n".join(wrong)
 
 

@@ -606,6 +606,20 @@ EXAMPLES: Dict[str, Pair] = {
         "the batch is returned over the axis that cut it",
         {"zeros": (np.array([-32.0, 7.0], np.float32), np.array([0.0, 0.0], np.float32)),
          "values_of_the_expected_result": (np.array([-32.0, 7.0], np.float32), np.array([7.0, -32.0], np.float32))}),
+    "compiled_call_on_other_devices_with_other_blocks": Pair(
+        SimpleNamespace(shape=(8, 2), mesh=MeshModel((0, 1, 2, 3), (4,), ("a",)), spec=("a",),
+                        other="the same spec on other devices", other_mesh=MeshModel((4, 5, 6, 7), (4,), ("a",))),
+        SimpleNamespace(shape=(8, 2), mesh=MeshModel((0, 1, 2, 3), (4,), ("a",)), spec=(),
+                        other="the same spec on other devices", other_mesh=MeshModel((1, 0, 2, 3), (4,), ("a",))),
+        "every device holds the block it was compiled for"),
+    "untiled_gather_on_one_process": Pair(
+        SimpleNamespace(tree={"leaves": [{"shape": [2], "dtype": "int32"}], "seed": 0}, tiled=False, kind="numpy"),
+        SimpleNamespace(tree={"leaves": [{"shape": [2], "dtype": "int32"}], "seed": 0}, tiled=True, kind="numpy"),
+        "tiled=True"),
+    "tiled_gather_of_a_scalar_leaf": Pair(
+        SimpleNamespace(tree={"leaves": [{"shape": [], "dtype": "int32"}], "seed": 0}, tiled=True, kind="numpy"),
+        SimpleNamespace(tree={"leaves": [{"shape": [1], "dtype": "int32"}], "seed": 0}, tiled=True, kind="numpy"),
+        "no leaf is a scalar"),
     "normal_draws_of_cut_keys": Pair(
         SimpleNamespace(batch=8, sampler=SimpleNamespace(name="fold_in"), mesh=MESH, key_spec=(("a",),), out_spec=()),
         SimpleNamespace(batch=8, sampler=SimpleNamespace(name="fold_in"), mesh=MESH, key_spec=(), out_spec=()),

@@ -32,7 +32,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from conformance.model import sharding_rules
-from conformance.model.layout import MeshModel, Spec, spec_axes
+from conformance.model.layout import Layout, MeshModel, Spec, spec_axes
 from conformance.model.program import LAYOUT_CHANGES
 
 from .ways import Way
@@ -1750,6 +1750,34 @@ def normal_draws_of_cut_keys(example) -> bool:
     element 7 one ulp off)."""
     return (bool(example.batch) and example.sampler.name in ("normal", "fold_in")
             and cuts(example.mesh, example.key_spec))
+
+
+# --- ahead-of-time compilation ----------------------------------------------------------------
+@trigger('aot')
+def compiled_call_on_other_devices_with_other_blocks(example) -> bool:
+    """An example of suites/test_aot.py's argument checks (``OtherArgumentExample``: ``shape``,
+    ``mesh``, ``spec``, ``other``, ``other_mesh``) whose argument is laid out with the same spec on
+    other devices, some device holding another block than compiled for (0.4.30 and 0.4.31 move it
+    to the compiled devices instead of refusing it)."""
+    return (example.other == "the same spec on other devices"
+            and Layout(example.other_mesh, example.spec, example.shape).blocks
+            != Layout(example.mesh, example.spec, example.shape).blocks)
+
+
+# --- multihost_utils on one process -------------------------------------------------------------
+@trigger('multihost utils')
+def untiled_gather_on_one_process(example) -> bool:
+    """A process_allgather example of suites/test_multihost_utils.py (``AllgatherExample``:
+    ``tree``, ``tiled``, ``kind``) with tiled=False: one process returned each leaf unstacked before
+    0.5.0 (jax-ml/jax#25783)."""
+    return not example.tiled
+
+
+@trigger('multihost utils')
+def tiled_gather_of_a_scalar_leaf(example) -> bool:
+    """A process_allgather example (as above) with tiled=True and a rank-0 leaf, which one process
+    returns unstacked where the docstring and several processes stack a scalar."""
+    return example.tiled and any(not leaf["shape"] for leaf in example.tree["leaves"])
 
 
 # --- control flow and checkpointing -----------------------------------------------------------

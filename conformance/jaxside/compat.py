@@ -209,6 +209,10 @@ FEATURES = {
     "explicit_sharding": Feature("Explicit-axis sharding in types (core.ShardingTypeError)",
                                  "jax._src.core.ShardingTypeError", arrived="0.6.0"),
     "typeof": Feature("jax.typeof", "jax.typeof", arrived="0.5.3"),
+    # jnp.asarray(..., device=): its signature has the parameter (measured in the inventories: absent
+    # on 0.4.30, present from 0.4.31)
+    "asarray_device": Feature("jax.numpy.asarray(device=)", "jax.numpy.asarray", arrived="0.4.31",
+                              present=lambda: "device" in inspect.signature(_lookup("jax.numpy.asarray")).parameters),
     # the mesh in effect where code runs, whose manual_axes name a shard_map body's axes (measured
     # in the inventories: absent on 0.5.2, present from 0.5.3)
     # the trace a call runs under (EvalTrace when eager), which the run's API coverage reads to name
@@ -346,6 +350,17 @@ def current_trace_name() -> Optional[str]:
     where JAX does not say (before 0.4.36)."""
     context = _feature_obj("trace_context")
     return None if context is None else type(context.trace).__name__
+
+
+def hide_from_jax_tracebacks(path: str) -> None:
+    """Leave the frames of the file ``path`` out of JAX's filtered tracebacks and the source
+    locations its errors name, as JAX's own (``register_exclusion`` of jax._src.source_info_util and
+    traceback_util: measured present on 0.4.30, 0.10.2 and 0.12.0.1; a release without them names
+    the frames)."""
+    for module in ("jax._src.source_info_util", "jax._src.traceback_util"):
+        register = getattr(importlib.import_module(module), "register_exclusion", None)
+        if register is not None:
+            register(path)
 
 
 def manual_axes_in_context() -> bool:

@@ -20,7 +20,9 @@ Vocabulary:
   transformation names it.
 
 Only the parameters a call passes are counted (a default is not a form the caller chose); a call
-whose arguments do not bind to the signature counts once as parameter ``(unbindable)``.
+whose arguments do not bind to the signature counts once as parameter ``(unbindable)``, and one
+the recorder fails to read as ``(unrecorded)`` (the form names the error): recording never changes
+what a call does.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ TRACER_CONTEXTS = {"DynamicJaxprTracer": "jit", "ShardMapTracer": "shard_map bod
                    "JVPTracer": "grad", "LinearizeTracer": "grad", "JaxprTracer": "grad"}
 CONTEXTS = ("eager", "jit", "shard_map body", "vmap", "grad")
 UNBINDABLE = "(unbindable)"
+UNRECORDED = "(unrecorded)"  # the recorder failed to read the call (its form is the error's class)
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,10 @@ def form_of(value) -> str:
     if isinstance(value, jax.core.Tracer):
         return "tracer"
     if isinstance(value, jax.Array):
-        return "sharded jax.Array" if len(value.sharding.device_set) > 1 else "jax.Array"
+        try:
+            return "sharded jax.Array" if len(value.sharding.device_set) > 1 else "jax.Array"
+        except Exception:  # noqa: BLE001 - a key array over a host value has no sharding (0.4.30)
+            return "jax.Array"
     if isinstance(value, np.ndarray):
         return "numpy"
     if isinstance(value, jax.Device):
@@ -166,6 +172,8 @@ class Recorder:
                 recorder.active = False  # (reading the context may call a wrapped entry itself)
                 try:
                     recorder.record(name, signature, args, kwargs)
+                except Exception as e:  # noqa: BLE001 - recording never changes what the call does
+                    recorder.calls[ApiCall(name, UNRECORDED, type(e).__name__, "-", "-")] += 1
                 finally:
                     recorder.active = True
             return original(*args, **kwargs)

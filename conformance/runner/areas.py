@@ -16,6 +16,10 @@ AREAS = {
     "collectives": "psum and the other collectives under pmap and shard_map against the model",
     "traced_inspection": "inspect/visualize_array_sharding and jax.typeof inside jit and shard_map, against the model",
     "aot": "lower().compile(): compiled shardings against the model, and calls with other layouts",
+    "argument_forms": "the argument forms the API's signatures allow (lists or tuples, negative axes, spec and "
+                      "sharding spellings, keywords) give the canonical answer or the documented refusal",
+    "multihost_utils": "multihost_utils and make_array_from_process_local_data on one process, against the "
+                       "multi-process model with one process",
     "shard_map_bodies": "catalogue operations and multi-axis collectives inside shard_map bodies, against the model",
     "vmap": "vmap over sharded arrays and shard_map bodies, and spmd_axis_name, against per-example results",
     "autodiff": "grad/value_and_grad/jvp/vjp of sharded jit and shard_map code equal the "
@@ -40,7 +44,8 @@ AREAS = {
 # median time to the first failure with -x across the fault catalogue. A file of deterministic
 # reproductions runs just before the property it explains.
 SUITE_ORDER = ("congruence", "named_sharding", "mesh", "device_put", "visualize", "positional_sharding",
-               "collectives", "pmap", "traced_inspection", "aot", "shard_map_bodies", "vmap",
+               "collectives", "pmap", "traced_inspection", "aot", "argument_forms", "multihost_utils",
+               "shard_map_bodies", "vmap",
                "autodiff", "control_flow", "random", "operand_layouts", "model_programs", "training",
                "sharding_invariance_reproductions", "sharding_invariance",
                "programs_reproductions", "programs", "multiprocess")

@@ -60,6 +60,7 @@ def start_recording_api_calls():
     entries = json.loads(stored.read_text(encoding="utf-8"))["entries"] if stored.exists() else inventory.take()
     recorder = api_calls.Recorder()
     recorder.install(entries)
+    compat.hide_from_jax_tracebacks(api_calls.__file__)  # (an error names the caller's line, not the recorder's)
     return recorder
 
 

@@ -19,7 +19,7 @@ import pytest
 
 from conformance.runner import state
 
-from . import (assembly, branches_and_remat, collectives, device_put, excuses, jit, layouts, meshes,  # noqa: F401 - they register
+from . import (argument_forms, assembly, branches_and_remat, collectives, device_put, excuses, jit, layouts, meshes,  # noqa: F401 - they register
                model_programs, multi_axis_collectives, operand_layouts, pmap, positional, programs,
                random_and_custom_rules, training, transformations, visualize)
 from .registry import FAULTS, Fault, fault, unkilled

@@ -11,7 +11,7 @@ def multihost_utils_module():
 
 
 @fault("psum-divides-by-axis-size", "lax.psum returns the mean (divides by the axis size)",
-       suites=("collectives", "pmap", "shard_map_bodies", "autodiff", "vmap"))
+       suites=("collectives", "pmap", "shard_map_bodies", "autodiff", "vmap", "argument_forms"))
 @replacing(lax_module, "psum")
 def psum_divides_by_axis_size(original):
     def psum(x, axis_name, **kwargs):
@@ -46,7 +46,7 @@ def pmin_is_pmax(original):
 
 
 @fault("all-gather-reversed", "lax.all_gather stacks the devices in reverse order",
-       suites=("collectives",))
+       suites=("collectives", "argument_forms"))
 @replacing(lax_module, "all_gather")
 def all_gather_reversed(original):
     def all_gather(x, axis_name, *, axis=0, tiled=False, **kwargs):
@@ -58,7 +58,7 @@ def all_gather_reversed(original):
 
 
 @fault("ppermute-inverse", "lax.ppermute sends along the inverse permutation",
-       suites=("collectives",))
+       suites=("collectives", "argument_forms"))
 @replacing(lax_module, "ppermute")
 def ppermute_inverse(original):
     return lambda x, axis_name, perm: original(x, axis_name, perm=[(dst, src) for src, dst in perm])
@@ -80,7 +80,7 @@ def axis_index_reversed(original):
 
 
 @fault("psum-scatter-shifted", "lax.psum_scatter hands each device its neighbour's chunk",
-       suites=("collectives",))
+       suites=("collectives", "argument_forms"))
 @replacing(lax_module, "psum_scatter")
 def psum_scatter_shifted(original):
     lax = lax_module()
@@ -92,7 +92,7 @@ def psum_scatter_shifted(original):
 
 
 @fault("all-to-all-shifted", "lax.all_to_all hands each device its neighbour's result",
-       suites=("collectives",))
+       suites=("collectives", "argument_forms"))
 @replacing(lax_module, "all_to_all")
 def all_to_all_shifted(original):
     lax = lax_module()

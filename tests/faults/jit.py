@@ -18,7 +18,7 @@ def jit_reshards_output_afterwards(original):
 
 
 @fault("jit-ignores-out-shardings", "jit drops its out_shardings argument",
-       suites=("device_put", "sharding_invariance"))
+       suites=("device_put", "sharding_invariance", "argument_forms"))
 @replacing(jax_module, "jit")
 def jit_ignores_out_shardings(original):
     return lambda fun, *args, out_shardings=None, **kwargs: original(fun, *args, **kwargs)

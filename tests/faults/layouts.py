@@ -4,7 +4,8 @@ from .registry import fault, named_sharding_class, replacing, replicated
 
 
 @fault("swap-index-map", "NamedSharding.devices_indices_map swaps two devices' blocks",
-       suites=("named_sharding", "device_put", "congruence", "visualize", "positional_sharding"))
+       suites=("named_sharding", "device_put", "congruence", "visualize", "positional_sharding", "argument_forms",
+               "multihost_utils"))
 @replacing(named_sharding_class, "devices_indices_map")
 def swap_index_map(original):
     def devices_indices_map(self, global_shape):

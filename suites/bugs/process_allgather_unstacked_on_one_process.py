@@ -1,0 +1,15 @@
+# multihost_utils.process_allgather(x, tiled=False) on one process returns x as it is (a scalar:
+# shape ()), where several processes stack it (shape (process_count,)): with one process the answer
+# should have shape (1,).
+import os
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=1"
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+import sys
+
+import jax
+import numpy as np
+from jax.experimental import multihost_utils
+
+got = np.shape(multihost_utils.process_allgather(np.int32(7), tiled=False))
+print(f"{jax.process_count()} process: process_allgather(np.int32(7), tiled=False).shape: got {got}, expected (1,)")
+sys.exit(0 if got == (1,) else 1)
