@@ -69,6 +69,20 @@ def host_local_to_global_replicates(original):
     return host_local_array_to_global_array
 
 
+@fault("device-put-of-an-empty-spec-lands-on-one-device",
+       "jax.device_put onto NamedSharding(mesh, P()) puts the value on the mesh's first device only",
+       suites=("argument_forms",))
+@replacing(jax_module, "device_put")
+def device_put_of_an_empty_spec_lands_on_one_device(original):
+    jax = jax_module()
+
+    def device_put(x, device=None, *args, **kwargs):
+        if isinstance(device, jax.sharding.NamedSharding) and not tuple(device.spec):
+            device = jax.sharding.SingleDeviceSharding(device.mesh.devices.flat[0])
+        return original(x, device, *args, **kwargs)
+    return device_put
+
+
 @fault("concatenate-joins-a-sequence-reversed", "jnp.concatenate joins its arrays in reverse order",
        suites=("argument_forms",))
 @replacing(lambda: jax_module().numpy, "concatenate")
@@ -79,20 +93,18 @@ def concatenate_joins_a_sequence_reversed(original):
     return concatenate
 
 
-@fault("named-sharding-flattens-nested-spec-entries",
-       "NamedSharding accepts a nested tuple in a PartitionSpec entry, flattening it", suites=("argument_forms",))
-@replacing(lambda: jax_module().sharding, "NamedSharding")
-def named_sharding_flattens_nested_spec_entries(original):
-    from jax.sharding import PartitionSpec
-
+@fault("partition-spec-flattens-nested-tuples",
+       "PartitionSpec accepts a nested tuple in an entry, flattening it", suites=("argument_forms",))
+@replacing(lambda: jax_module().sharding, "PartitionSpec")
+def partition_spec_flattens_nested_tuples(original):
     def flat(entry):
         if not isinstance(entry, tuple):
             return entry
         return tuple(name for part in entry for name in (flat(part) if isinstance(part, tuple) else (part,)))
 
-    def named_sharding(mesh, spec, *args, **kwargs):
-        return original(mesh, PartitionSpec(*(flat(e) for e in spec)), *args, **kwargs)
-    return named_sharding
+    def partition_spec(*entries, **kwargs):
+        return original(*(flat(e) for e in entries), **kwargs)
+    return partition_spec
 
 
 @fault("broadcast-one-to-all-casts-to-float32", "multihost_utils.broadcast_one_to_all returns every leaf as float32",

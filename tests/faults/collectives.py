@@ -45,15 +45,17 @@ def pmin_is_pmax(original):
     return lambda x, axis_name, **kwargs: lax.pmax(x, axis_name, **kwargs)
 
 
-@fault("all-gather-reversed", "lax.all_gather stacks the devices in reverse order",
+@fault("all-gather-reversed", "lax.all_gather stacks (or tiles) the devices in reverse order",
        suites=("collectives", "argument_forms"))
 @replacing(lax_module, "all_gather")
 def all_gather_reversed(original):
     def all_gather(x, axis_name, *, axis=0, tiled=False, **kwargs):
         gathered = original(x, axis_name, axis=axis, tiled=tiled, **kwargs)
-        if tiled:
-            return gathered
-        return jnp_module().flip(gathered, axis=axis)
+        if not tiled:
+            return jnp_module().flip(gathered, axis=axis)
+        jnp = jnp_module()
+        size = lax_module().psum(1, axis_name)  # (the axis size: a Python int)
+        return jnp.concatenate(jnp.split(gathered, size, axis=axis)[::-1], axis=axis)
     return all_gather
 
 
