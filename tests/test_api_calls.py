@@ -145,3 +145,22 @@ def test_a_call_the_recorder_cannot_read_still_runs(recorder, monkeypatch):
     monkeypatch.setattr(calls, "form_of", broken)
     assert np.asarray(jnp.zeros(2)).tolist() == [0.0, 0.0]
     assert any(c.parameter == calls.UNRECORDED and c.form == "RuntimeError" for c in recorder.calls)
+
+
+def test_the_gate_lists_what_a_release_adds_removes_or_renames():
+    """compare's API lines come from the two stored inventories: 0.12.0.1 renames make_mesh's
+    axis_shapes and removes lax.psend; a release compared with itself has no change."""
+    lines = cov.api_changes("0.10.2", "0.12.0.1")
+    assert "jax.make_mesh: parameter axis_shapes removed (renamed to axis_sizes?)" in lines
+    assert "removed: jax.lax.psend" in lines
+    assert cov.api_changes("0.10.2", "0.10.2") == []
+    assert cov.api_changes("0.10.2", "9.9.9")[0].startswith("no stored inventory")
+
+
+def test_the_run_page_shows_the_api_coverage():
+    from reports.html import api_coverage_part
+    record = {"environment": {"jax": "0.10.2"}, "tests": [], "api_calls": [
+        ["jax.device_put", "device", "NamedSharding", "keyword", "eager", 2, 1]]}
+    part = "".join(api_coverage_part(record))
+    assert "<h2>API coverage</h2>" in part and "NamedSharding (keyword)" in part
+    assert "recorded no API calls" in "".join(api_coverage_part({"environment": {"jax": "0.10.2"}, "tests": []}))
