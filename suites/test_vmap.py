@@ -251,3 +251,23 @@ def test_vmap_of_a_checked_shard_map_with_psum():
     g = jax.jit(compat.shard_map(lambda b: jax.lax.psum(b, "a"), bridge.jax_mesh(mesh), ((("a",),),), (), check=True))
     got = case.accepts("vmap of the shard_map", lambda: jax.vmap(g)(xs))
     case.same_bits("result", np.asarray(got), xs.sum(axis=1, keepdims=True))
+
+
+@bridge.needs_devices(8, "for a dimension of eight cut eight ways")
+def test_eager_vmap_of_a_concatenate_of_a_cut_operand_with_replicated_ones():
+    """jax.vmap(lambda *xs: jnp.concatenate(xs, axis=0)) of x0, x1 int32[2, 2, 2] placed P() and x2
+    int32[2, 8, 2] placed P(None, 'a') on eight devices, eagerly, joins each example's three pieces
+    (found on 0.9.2 by the release matrix, seed 2064527310: IndivisibleError)."""
+    mesh = bridge.first_devices_mesh(("a", 8))
+    x0 = np.arange(8, dtype=np.int32).reshape(2, 2, 2)
+    x1 = x0 + 8
+    x2 = np.arange(32, dtype=np.int32).reshape(2, 8, 2) + 16
+    call = "jax.vmap(lambda *xs: jnp.concatenate(xs, axis=0))(*args)"
+    case = scripted_case(f"{call} on {describe_mesh(mesh)}: x0, x1 int32[2, 2, 2] P(), x2 int32[2, 8, 2] P(None, 'a')",
+                         ["args = [jax.device_put(x, NamedSharding(mesh, s)) for x, s in "
+                          "((x0, P()), (x1, P()), (x2, P(None, 'a')))]", f"print({call})"],
+                         meshes={"mesh": mesh}, arrays={"x0": x0, "x1": x1, "x2": x2},
+                         outcomes={"jax.vmap(f)": call, "result": f"np.asarray({call})"})
+    args = [jax.device_put(x, bridge.named_sharding(mesh, s)) for x, s in ((x0, ()), (x1, ()), (x2, (None, "a")))]
+    got = case.accepts("jax.vmap(f)", lambda: jax.vmap(lambda *xs: jnp.concatenate(xs, axis=0))(*args))
+    case.same_bits("result", np.asarray(got), np.concatenate([x0, x1, x2], axis=1))

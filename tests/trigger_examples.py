@@ -612,6 +612,12 @@ EXAMPLES: Dict[str, Pair] = {
         SimpleNamespace(shape=(8, 2), mesh=MeshModel((0, 1, 2, 3), (4,), ("a",)), spec=(),
                         other="the same spec on other devices", other_mesh=MeshModel((1, 0, 2, 3), (4,), ("a",))),
         "every device holds the block it was compiled for"),
+    "eager_vmapped_concatenate_of_a_cut_operand_with_uncut_ones": Pair(
+        VmapExample(SimpleNamespace(name="concatenate"), (np.zeros((2, 2, 2), np.int32), np.zeros((2, 8, 2), np.int32)),
+                    {"axis": 0}, MeshModel(tuple(range(8)), (8,), ("a",)), ((), (None, ("a",))), False),
+        VmapExample(SimpleNamespace(name="concatenate"), (np.zeros((2, 2, 2), np.int32), np.zeros((2, 8, 2), np.int32)),
+                    {"axis": 0}, MeshModel(tuple(range(8)), (8,), ("a",)), ((), (None, ("a",))), True),
+        "it runs under jit"),
     "untiled_gather_on_one_process": Pair(
         SimpleNamespace(tree={"leaves": [{"shape": [2], "dtype": "int32"}], "seed": 0}, tiled=False, kind="numpy"),
         SimpleNamespace(tree={"leaves": [{"shape": [2], "dtype": "int32"}], "seed": 0}, tiled=True, kind="numpy"),

@@ -1617,6 +1617,20 @@ def vmapped_partially_replicated_join(example) -> bool:
 
 
 @trigger('vmap')
+def eager_vmapped_concatenate_of_a_cut_operand_with_uncut_ones(example) -> bool:
+    """A vmap example (``strategies.batched.VmapExample``) of concatenate, run eagerly, whose joined
+    dimension one batched operand cuts over a mesh axis of size > 1 while another operand leaves it
+    whole (met on 0.9.2, seed 2064527310: x0, x1 int32[2, 2, 2] P() and x2 int32[2, 8, 2]
+    P(None, ('a',)) on eight devices, axis=0: IndivisibleError)."""
+    if example.op.name != "concatenate" or example.jitted:
+        return False
+    rank = np.ndim(example.batches[0]) - 1
+    joined = 1 + example.static.get("axis", 0) % max(rank, 1)
+    cut = [cuts_dim(example.mesh, spec, joined) for spec in example.specs]
+    return any(cut) and not all(cut)
+
+
+@trigger('vmap')
 def vmapped_operands_over_combined_axes(example) -> bool:
     """A vmap example (``strategies.batched.VmapExample``) with a batched operand that puts
     two or more mesh axes of size > 1 on one dimension."""
