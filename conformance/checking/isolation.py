@@ -22,6 +22,21 @@ from .repro import preamble, preamble_imports
 XLA_SLICE_CHECK = r"sliced\.has_value\(\)"
 
 
+def aborted_in_a_warm_interpreter(case, warm_interpreter, excuses, entry, example, what: str) -> bool:
+    """Run ``case``'s reproduction in ``warm_interpreter`` first, for an example this JAX's XLA may
+    abort the process on (``entry``: the known deviation that says so): True, the abort counted as
+    excused by ``entry`` (``what`` names it), where XLA's slice check killed it; a failure of
+    ``case`` where it died otherwise; False where it lived (the example then runs in this process)."""
+    import re
+    tried = warm_interpreter.run(case.repro)
+    if tried.returncode < 0 and re.search(XLA_SLICE_CHECK, tried.stderr):
+        excuses.count(entry, example, what)
+        return True
+    case.true(f"the case ran in a warm interpreter without killing it (exit status {tried.returncode}: "
+              f"{' | '.join(tried.stderr.strip().splitlines()[-3:])})", tried.returncode >= 0)
+    return False
+
+
 def run_isolated(lines: Sequence[str], *, prelude: str = "", timeout: float = 300,
                  server: Optional["ForkServer"] = None) -> subprocess.CompletedProcess:
     """Run the repro preamble (this run's platform and device count), ``prelude`` (code the run
