@@ -17,7 +17,7 @@ from conformance.checking.case import Case
 from conformance.checking import isolation
 from conformance.checking.repro import check_in_a_subprocess, describe_mesh, scripted_case, spec_literal
 from conformance.jaxside import bridge, compat
-from conformance.model.layout import Layout, MeshModel
+from conformance.model.layout import Layout, MeshModel, spec_axes
 from strategies import cutting_meshes, dividing_specs, sharding_specs
 from strategies.ops import CATALOGUE
 
@@ -64,7 +64,7 @@ def layout_map(case: Case, what: str, sharding, layout: Layout) -> None:
 
 def moves_an_axis_to_another_dimension(in_spec, out_spec) -> bool:
     """Whether some mesh axis names one dimension in ``in_spec`` and another in ``out_spec``."""
-    where = lambda spec: {a: d for d, e in enumerate(spec) for a in ((e,) if isinstance(e, str) else e or ())}
+    where = lambda spec: {a: d for d, axes in enumerate(spec_axes(spec)) for a in axes}
     before, after = where(in_spec), where(out_spec)
     return any(a in after and after[a] != d for a, d in before.items())
 

@@ -38,7 +38,6 @@ TRACE_CONTEXTS = {"EvalTrace": "eager", "DynamicJaxprTrace": "jit", "ShardMapTra
                   "BatchTrace": "vmap", "JVPTrace": "grad", "LinearizeTrace": "grad", "JaxprTrace": "grad"}
 TRACER_CONTEXTS = {"DynamicJaxprTracer": "jit", "ShardMapTracer": "shard_map body", "BatchTracer": "vmap",
                    "JVPTracer": "grad", "LinearizeTracer": "grad", "JaxprTracer": "grad"}
-CONTEXTS = ("eager", "jit", "shard_map body", "vmap", "grad")
 UNBINDABLE = "(unbindable)"
 UNRECORDED = "(unrecorded)"  # the recorder failed to read the call (its form is the error's class)
 
