@@ -394,6 +394,13 @@ EXAMPLES: Dict[str, Pair] = {
         call("take", (np.zeros((2, 4), np.int32), np.zeros(1, np.int32)), {"axis": 0}, mesh=SQUARE,
              in_specs=((None, "b"), ()), out_spec=(None, ("a", "b")), shape=(1, 4)),
         "the output's axes start with another axis than the operand's"),
+    "explicit_jitted_exp_relaid_out": Pair(
+        call("exp", (np.zeros((2, 4, 2), np.float32),), mesh=SQUARE, axis_type="Explicit",
+             in_specs=(("b", None, "a"),), out_spec=(None, ("a", "b")), shape=(2, 4, 2)),
+        call("exp", (np.zeros((2, 4, 2), np.float32),), mesh=SQUARE, axis_type="Explicit",
+             in_specs=(("b", None, "a"),), out_spec=("b", None, "a"), shape=(2, 4, 2)),
+        "the output keeps the operand's layout",
+        (np.array([1.4549913, 5.0784187], np.float32), np.array([1.4549915, 5.078419], np.float32))),
     "explicit_step_rejected_as_typed_before_a_device_put": pair_explicit(
         triggers.REJECTED_AS_TYPED_BEFORE_A_DEVICE_PUT, (X4,), (("a",),), way=JIT),
     "second_layout_change_in_a_row": Pair(
