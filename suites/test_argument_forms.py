@@ -214,6 +214,17 @@ def doubling(in_form: str, mesh: MeshModel):
     return jax.jit(lambda x, y: x + 2 * y, in_shardings=shardings, out_shardings=s)
 
 
+def same_program_as(canonical, spelled, *args):
+    """``spelled``'s jit lowers ``args`` to the module ``canonical``'s does (forms that differ only
+    in spelling are one program: it is lowered, never compiled again); then ``canonical``'s result
+    (its program compiled once per mesh, shared by every spelling)."""
+    got, expected = spelled.lower(*args).as_text(), canonical.lower(*args).as_text()
+    if got != expected:
+        raise AssertionError(f"the spelling lowers to another module than the canonical form's:\n{got}\n"
+                             f"-- but should be --\n{expected}")
+    return canonical(*args)
+
+
 for in_form in ("tuple", "list", "prefix"):
     spelled = {"tuple": "(s, s)", "list": "[s, s]", "prefix": "s"}[in_form]
     @form("jax.jit", "in_shardings", f"a {in_form}" if in_form != "prefix" else "one sharding for both arguments",
@@ -221,7 +232,7 @@ for in_form in ("tuple", "list", "prefix"):
           "  # s = NamedSharding(mesh, P('a'))",
           expected=lambda ex: (Layout(ex.mesh, ("a",), ex.x.shape), ex.x * 3))
     def _(ex, in_form=in_form):
-        return doubling(in_form, ex.mesh)(ex.x, ex.x)
+        return same_program_as(doubling("tuple", ex.mesh), doubling(in_form, ex.mesh), ex.x, ex.x)
 
 
 @functools.lru_cache(maxsize=None)
@@ -236,7 +247,8 @@ for argnums_form in ("int", "tuple", "list", "negative int"):
           f"jax.jit(lambda x, k: x * k, static_argnums={spelled})(jax.device_put(x, NamedSharding(mesh, P('a'))), 3)",
           expected=lambda ex: (Layout(ex.mesh, ("a",), ex.x.shape), ex.x * 3))
     def _(ex, argnums_form=argnums_form):
-        return with_static(argnums_form)(jax.device_put(ex.x, bridge.named_sharding(ex.mesh, ("a",))), 3)
+        x = jax.device_put(ex.x, bridge.named_sharding(ex.mesh, ("a",)))
+        return same_program_as(with_static("int"), with_static(argnums_form), x, 3)
 
 
 # --- sequences as lists or tuples ---------------------------------------------------------------

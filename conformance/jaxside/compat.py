@@ -268,6 +268,71 @@ def feature(name: str):
     return obj
 
 
+def _releases_with(entry: str, parameter: str) -> tuple:
+    """When ``parameter`` of ``entry`` arrived and when it left, as the stored inventories
+    (conformance/jaxside/inventories/) list it: (the first release with it, the first release after
+    the last with it that lacks it, or None), for a skip's reason."""
+    from packaging.version import Version
+    import json
+    having, lacking = [], []
+    for path in (Path(__file__).parent / "inventories").glob("jax-*.json"):
+        params = json.loads(path.read_text()).get("entries", {}).get(entry, {}).get("params", ())
+        (having if any(p[0] == parameter for p in params) else lacking).append(Version(path.stem[4:]))
+    if not having:
+        return "a later release", None
+    gone = [v for v in lacking if v > max(having)]
+    return str(min(having)), (str(min(gone)) if gone else None)
+
+
+@functools.lru_cache(maxsize=None)
+def parameter_feature(entry: str, parameter: str) -> Feature:
+    """The parameter ``parameter`` of the public callable ``entry`` (a dotted path; a method as
+    ``jax.stages.Compiled.as_text``) as a feature: present where the installed JAX's signature has
+    it (inspect.signature, as the inventory reads it)."""
+    parts = entry.split(".")
+    owner = next(".".join(parts[:i]) for i in range(len(parts), 0, -1)
+                 if i == 1 or _lookup(".".join(parts[:i])) is not None)  # (a method's class)
+
+    def present() -> bool:
+        found = _lookup(owner)
+        for name in parts[len(owner.split(".")):]:
+            found = getattr(found, name, None)
+        try:
+            return found is not None and parameter in inspect.signature(found).parameters
+        except (TypeError, ValueError):
+            return False
+    arrived, removed = _releases_with(entry, parameter)
+    return Feature(f"{entry}({parameter}=)", owner, arrived=arrived,
+                   removed=removed if removed and not present() else None, present=present)
+
+
+@functools.lru_cache(maxsize=None)
+def entry_feature(entry: str) -> Feature:
+    """The public callable ``entry`` (a dotted path) as a feature, present where the installed JAX
+    has it; its arrival and removal as the stored inventories list it."""
+    from packaging.version import Version
+    import json
+    having, lacking = [], []
+    for path in (Path(__file__).parent / "inventories").glob("jax-*.json"):
+        (having if entry in json.loads(path.read_text()).get("entries", {}) else lacking).append(
+            Version(path.stem[4:]))
+    arrived = str(min(having)) if having else "a later release"
+    gone = [v for v in lacking if having and v > max(having)]
+    found = _lookup(entry)
+    return Feature(entry, entry, arrived=arrived, removed=str(min(gone)) if gone and found is None else None)
+
+
+def parameters(entry: str, *names: str) -> None:
+    """Skip the calling test (naming the version) unless the installed ``entry`` exists and takes
+    every parameter of ``names``."""
+    if not entry_feature(entry).available:
+        raise feature_missing(entry_feature(entry))
+    for name in names:
+        f = parameter_feature(entry, name)
+        if not f.available:
+            raise feature_missing(f)
+
+
 REQUIRES_MARK = "requires_feature"  # evaluated by the runner before a test's set-up
 
 
@@ -298,6 +363,8 @@ BRANCHES_COMPARE_OUTPUT_SHARDING_TYPES: bool = in_effect("BRANCHES_COMPARE_OUTPU
 THREEFRY_PARTITIONABLE_DEFAULT: bool = in_effect("THREEFRY_PARTITIONABLE_DEFAULT")
 MULTIPROCESS_CPU: bool = in_effect("MULTIPROCESS_CPU")
 CONCURRENT_COLLECTIVES_HANG: bool = in_effect("CONCURRENT_COLLECTIVES_HANG")
+RAGGED_DOT_DIFFERENTIABLE: bool = in_effect("RAGGED_DOT_DIFFERENTIABLE")
+EXPLICIT_CONV_HAS_A_SHARDING_RULE: bool = in_effect("EXPLICIT_CONV_HAS_A_SHARDING_RULE")
 ALLGATHER_REFUSES_UNTILED_GLOBAL: bool = in_effect("ALLGATHER_REFUSES_UNTILED_GLOBAL")
 PERSISTENT_CACHE_ON_CPU: bool = in_effect("PERSISTENT_CACHE_ON_CPU")
 
