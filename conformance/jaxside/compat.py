@@ -268,20 +268,37 @@ def feature(name: str):
     return obj
 
 
-def _releases_with(entry: str, parameter: str) -> tuple:
-    """When ``parameter`` of ``entry`` arrived and when it left, as the stored inventories
-    (conformance/jaxside/inventories/) list it: (the first release with it, the first release after
-    the last with it that lacks it, or None), for a skip's reason."""
-    from packaging.version import Version
+def _inventory_releases(entry: str, parameter: Optional[str] = None) -> tuple:
+    """When ``entry`` (or its ``parameter``) arrived and when it left, as the stored inventories
+    (conformance/jaxside/inventories/) list it, seen from the installed release: (the first release
+    with it, or "a later release"; the first release after the installed one's last with it that
+    lacks it, where the installed release comes after every release with it, else None)."""
     import json
     having, lacking = [], []
     for path in (Path(__file__).parent / "inventories").glob("jax-*.json"):
-        params = json.loads(path.read_text()).get("entries", {}).get(entry, {}).get("params", ())
-        (having if any(p[0] == parameter for p in params) else lacking).append(Version(path.stem[4:]))
+        entries = json.loads(path.read_text()).get("entries", {})
+        has = entry in entries if parameter is None else \
+            any(p[0] == parameter for p in entries.get(entry, {}).get("params", ()))
+        (having if has else lacking).append(Version(path.stem[4:]))
     if not having:
         return "a later release", None
     gone = [v for v in lacking if v > max(having)]
-    return str(min(having)), (str(min(gone)) if gone else None)
+    return str(min(having)), (str(min(gone)) if gone and JAX_VERSION > max(having) else None)
+
+
+def _resolve(entry: str):
+    """The object at a dotted path whose tail may be attributes (a class's method:
+    ``jax.stages.Compiled.as_text``), or None."""
+    parts = entry.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for name in parts[i:]:
+            found = getattr(found, name, None)
+        return found
+    return None
 
 
 @functools.lru_cache(maxsize=None)
@@ -289,37 +306,23 @@ def parameter_feature(entry: str, parameter: str) -> Feature:
     """The parameter ``parameter`` of the public callable ``entry`` (a dotted path; a method as
     ``jax.stages.Compiled.as_text``) as a feature: present where the installed JAX's signature has
     it (inspect.signature, as the inventory reads it)."""
-    parts = entry.split(".")
-    owner = next(".".join(parts[:i]) for i in range(len(parts), 0, -1)
-                 if i == 1 or _lookup(".".join(parts[:i])) is not None)  # (a method's class)
-
     def present() -> bool:
-        found = _lookup(owner)
-        for name in parts[len(owner.split(".")):]:
-            found = getattr(found, name, None)
+        found = _resolve(entry)
         try:
             return found is not None and parameter in inspect.signature(found).parameters
         except (TypeError, ValueError):
             return False
-    arrived, removed = _releases_with(entry, parameter)
-    return Feature(f"{entry}({parameter}=)", owner, arrived=arrived,
-                   removed=removed if removed and not present() else None, present=present)
+    arrived, removed = _inventory_releases(entry, parameter)
+    return Feature(f"{entry}({parameter}=)", "jax.__version__", arrived=arrived, removed=removed, present=present)
 
 
 @functools.lru_cache(maxsize=None)
 def entry_feature(entry: str) -> Feature:
-    """The public callable ``entry`` (a dotted path) as a feature, present where the installed JAX
-    has it; its arrival and removal as the stored inventories list it."""
-    from packaging.version import Version
-    import json
-    having, lacking = [], []
-    for path in (Path(__file__).parent / "inventories").glob("jax-*.json"):
-        (having if entry in json.loads(path.read_text()).get("entries", {}) else lacking).append(
-            Version(path.stem[4:]))
-    arrived = str(min(having)) if having else "a later release"
-    gone = [v for v in lacking if having and v > max(having)]
-    found = _lookup(entry)
-    return Feature(entry, entry, arrived=arrived, removed=str(min(gone)) if gone and found is None else None)
+    """The public callable ``entry`` (a dotted path, a method's included) as a feature, present
+    where the installed JAX has it; its arrival and removal as the stored inventories list it."""
+    arrived, removed = _inventory_releases(entry)
+    return Feature(entry, "jax.__version__", arrived=arrived, removed=removed,
+                   present=lambda: _resolve(entry) is not None)
 
 
 def parameters(entry: str, *names: str) -> None:

@@ -40,6 +40,7 @@ TRACER_CONTEXTS = {"DynamicJaxprTracer": "jit", "ShardMapTracer": "shard_map bod
                    "JVPTracer": "grad", "LinearizeTracer": "grad", "JaxprTracer": "grad"}
 UNBINDABLE = "(unbindable)"
 UNRECORDED = "(unrecorded)"  # the recorder failed to read the call (its form is the error's class)
+NO_PARAMETERS = "(no parameters)"  # a call of an entry that takes none (the coverage table's pair for it)
 
 
 @dataclass(frozen=True)
@@ -188,11 +189,14 @@ class Recorder:
             self.calls[ApiCall(name, UNBINDABLE, "-", "-", context)] += 1
             return
         positional = len(args)
+        if not signature.parameters:
+            self.calls[ApiCall(name, NO_PARAMETERS, "-", "-", context)] += 1
+            return
         for index, (parameter, value) in enumerate(bound.arguments.items()):
             kind = signature.parameters[parameter].kind
-            if kind is inspect.Parameter.VAR_KEYWORD:
+            if kind is inspect.Parameter.VAR_KEYWORD:  # (**kwargs: each keyword passed through it, by its name)
                 for key, item in value.items():
-                    self.calls[ApiCall(name, key, form_of(item), "keyword", context)] += 1
+                    self.calls[ApiCall(name, parameter, f"{form_of(item)} as {key}=", "keyword", context)] += 1
                 continue
             if kind is inspect.Parameter.VAR_POSITIONAL:
                 forms = sorted({form_of(v) for v in value}) or ["none"]

@@ -18,6 +18,13 @@ AREAS = {
     "aot": "lower().compile(): compiled shardings against the model, and calls with other layouts",
     "argument_forms": "the argument forms the API's signatures allow (lists or tuples, negative axes, spec and "
                       "sharding spellings, keywords) give the canonical answer or the documented refusal",
+    "out_sharding": "jax.numpy creators with device= / out_sharding= and the jnp and lax operations that take "
+                    "out_sharding= or sharding=, on Auto and Explicit meshes, against numpy and the layout model",
+    "api_parameters": "the other parameters of the transformations (jit, vmap, grad, vjp, jvp, linearize, "
+                      "eval_shape, checkpoint, pmap), device queries, jax.stages methods, sharding helpers and "
+                      "collectives, against numpy, the model or the unsharded run",
+    "calling_contexts": "every computing entry point of the inventory eagerly, under jit (with in/out shardings, on "
+                        "an Explicit mesh), in a shard_map body, under vmap and under grad, against numpy",
     "multihost_utils": "multihost_utils and make_array_from_process_local_data on one process, against the "
                        "multi-process model with one process",
     "shard_map_bodies": "catalogue operations and multi-axis collectives inside shard_map bodies, against the model",
@@ -27,6 +34,8 @@ AREAS = {
     "control_flow": "scan/fori/while/cond/switch, checkpoint policies and donation on sharded values "
                     "equal the unsharded run",
     "random": "jax.random with sharded keys and outputs equals the unsharded draw, laid out as asked",
+    "random_samplers": "every jax.random sampler and key function with each of its parameters: the draw sharded "
+                       "equals it unsharded, in its distribution's support, with the shape, dtype and layout asked",
     "operand_layouts": "UNCONSTRAINED constraints, reshapes across sharded dimensions and sharded contractions, "
                        "against numpy and the model",
     "model_programs": "MLPs and transformer blocks under data/FSDP/tensor/sequence-parallel layouts "
@@ -44,9 +53,10 @@ AREAS = {
 # median time to the first failure with -x across the fault catalogue. A file of deterministic
 # reproductions runs just before the property it explains.
 SUITE_ORDER = ("congruence", "named_sharding", "mesh", "device_put", "visualize", "positional_sharding",
-               "collectives", "pmap", "traced_inspection", "aot", "argument_forms", "multihost_utils",
+               "collectives", "pmap", "traced_inspection", "aot", "argument_forms", "out_sharding", "api_parameters",
+               "calling_contexts", "multihost_utils",
                "shard_map_bodies", "vmap",
-               "autodiff", "control_flow", "random", "operand_layouts", "model_programs", "training",
+               "autodiff", "control_flow", "random", "random_samplers", "operand_layouts", "model_programs", "training",
                "sharding_invariance_reproductions", "sharding_invariance",
                "programs_reproductions", "programs", "multiprocess")
 

@@ -19,9 +19,10 @@ import pytest
 
 from conformance.runner import state
 
-from . import (argument_forms, assembly, branches_and_remat, collectives, device_put, excuses, jit, layouts, meshes,  # noqa: F401 - they register
-               model_programs, multi_axis_collectives, operand_layouts, pmap, positional, programs,
-               random_and_custom_rules, training, transformations, visualize)
+from . import (  # noqa: F401 - each module registers its faults
+    api_parameters, argument_forms, assembly, branches_and_remat, calling_contexts, collectives, device_put, excuses,
+    jit, layouts, meshes, model_programs, multi_axis_collectives, operand_layouts, out_sharding, pmap, positional,
+    programs, random_and_custom_rules, random_samplers, training, transformations, visualize)
 from .registry import FAULTS, Fault, fault, unkilled
 
 __all__ = ["FAULTS", "Fault", "fault", "unkilled"]
