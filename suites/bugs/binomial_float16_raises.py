@@ -5,7 +5,7 @@
 # returned values", and the result is "A random array with the specified dtype and with shape given
 # by shape": float16 counts, each an integer in [0, n] of its column.
 import os
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=1"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import sys
 

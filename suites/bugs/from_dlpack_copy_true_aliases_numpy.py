@@ -9,7 +9,7 @@
 # buffer itself to be deterministic: numpy's own allocations are only sometimes 64-byte aligned.)
 # Exits 0 on a release whose from_dlpack has no copy parameter: no bug to measure.
 import os
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=1"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import inspect
 import sys

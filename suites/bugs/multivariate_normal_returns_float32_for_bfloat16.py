@@ -6,7 +6,7 @@
 # shape given by shape + mean.shape[-1:]", so the result should be bfloat16 of shape (8, 3). (Giving
 # mean and cov in bfloat16 is no way out: eigh, svd and cholesky refuse bfloat16 on CPU.)
 import os
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=1"
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import sys
 
