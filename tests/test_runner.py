@@ -121,12 +121,14 @@ def test_load_deviations(tmp_path):
 
 
 def declared_ids(path: str, name: str) -> list:
-    """The ids a suite's test declares in its parametrize marks (``ids=[...]``), read by importing
-    the suite's module."""
+    """The ids a suite's test declares in its parametrize marks (``ids=[...]``, or ``pytest.param(...,
+    id=...)`` among its values), read by importing the suite's module."""
     import importlib
     module = importlib.import_module(path.removesuffix(".py").replace("/", "."))
-    marks = getattr(getattr(module, name), "pytestmark", [])
-    return [i for m in marks if m.name == "parametrize" for i in (m.kwargs.get("ids") or [])]
+    marks = [m for m in getattr(getattr(module, name), "pytestmark", []) if m.name == "parametrize"]
+    listed = [i for m in marks for i in (m.kwargs.get("ids") or [])]
+    return listed + [v.id for m in marks for v in (m.args[1] if len(m.args) > 1 else m.kwargs.get("argvalues", ()))
+                     if getattr(v, "id", None)]
 
 
 def test_shipped_deviations_name_existing_tests():

@@ -13,7 +13,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-print("jax", jax.__version__)
 if not hasattr(jax.random, "binomial"):
     print("jax.random.binomial does not exist in this release: the bug is not here")
     sys.exit(0)

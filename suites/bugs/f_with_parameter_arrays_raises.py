@@ -15,7 +15,6 @@ import sys
 import jax
 import numpy as np
 
-print("jax", jax.__version__)
 dfnum = np.array([3.0, 4.0], np.float32)
 dfden = np.array([5.0, 6.0], np.float32)
 try:

@@ -14,11 +14,9 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import inspect
 import sys
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
-print("jax", jax.__version__)
 if "copy" not in inspect.signature(jnp.from_dlpack).parameters:
     print("jnp.from_dlpack takes no copy on this release: nothing to measure")
     sys.exit(0)

@@ -14,7 +14,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-print("jax", jax.__version__)
 mean = np.array([50.0, -50.0, 0.0], np.float32)
 cov = np.diag([0.01, 4.0, 1.0]).astype(np.float32)
 wrong = 0

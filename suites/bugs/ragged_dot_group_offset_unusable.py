@@ -19,7 +19,6 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-print("jax", jax.__version__)
 if not hasattr(lax, "ragged_dot") or "group_offset" not in inspect.signature(lax.ragged_dot).parameters:
     print("lax.ragged_dot takes no group_offset on this release: nothing to measure")
     sys.exit(0)

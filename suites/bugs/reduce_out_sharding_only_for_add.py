@@ -20,7 +20,6 @@ import numpy as np
 from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-print("jax", jax.__version__)
 if "out_sharding" not in inspect.signature(lax.reduce).parameters or not hasattr(jax.sharding, "AxisType"):
     print("lax.reduce takes no out_sharding on this release (or no Explicit axes): nothing to measure")
     sys.exit(0)

@@ -19,7 +19,6 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-print("jax", jax.__version__)
 if not hasattr(jax.sharding, "AxisType") or "out_sharding" not in inspect.signature(jnp.repeat).parameters:
     print("no Explicit axes or no jnp.repeat(out_sharding=) on this release: nothing to measure")
     sys.exit(0)
