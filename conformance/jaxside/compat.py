@@ -268,18 +268,24 @@ def feature(name: str):
     return obj
 
 
+@functools.lru_cache(maxsize=None)
+def _stored_inventories() -> tuple:
+    """(release, its entries) of every stored inventory (conformance/jaxside/inventories/), read once."""
+    import json
+    return tuple((Version(path.stem[4:]), json.loads(path.read_text()).get("entries", {}))
+                 for path in (Path(__file__).parent / "inventories").glob("jax-*.json"))
+
+
 def _inventory_releases(entry: str, parameter: Optional[str] = None) -> tuple:
     """When ``entry`` (or its ``parameter``) arrived and when it left, as the stored inventories
     (conformance/jaxside/inventories/) list it, seen from the installed release: (the first release
     with it, or "a later release"; the first release after the installed one's last with it that
     lacks it, where the installed release comes after every release with it, else None)."""
-    import json
     having, lacking = [], []
-    for path in (Path(__file__).parent / "inventories").glob("jax-*.json"):
-        entries = json.loads(path.read_text()).get("entries", {})
+    for version, entries in _stored_inventories():
         has = entry in entries if parameter is None else \
             any(p[0] == parameter for p in entries.get(entry, {}).get("params", ()))
-        (having if has else lacking).append(Version(path.stem[4:]))
+        (having if has else lacking).append(version)
     if not having:
         return "a later release", None
     gone = [v for v in lacking if v > max(having)]
