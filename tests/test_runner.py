@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.runner import areas, environment, profiles
+from conformance.runner import areas, environment, last_words, profiles
 from conformance.runner.deviations import DEVIATIONS_FILE, load_deviations
 from conformance.runner.devices import DevicePlan, UsageError, environment_for, plan_devices
 from conformance.runner.pytest_process import fresh_environment
@@ -206,6 +206,39 @@ def test_every_process_gets_the_devices_and_seed(workers, tmp_path):
     assert len(lines) == 12
     if workers:
         assert {"gw0", "gw1"} <= set(lines[0::3])
+
+
+def test_a_crashed_workers_report_holds_its_last_example_and_stack():
+    """A worker that aborts (as on an XLA CHECK failure) leaves, in the report of the test it crashed
+    in, the script of the last Case it made and Python's stack where it died; the run's folder of
+    last words is gone when the run ends."""
+    result = run_pytest("-n", "1", "tests/probes/probe_abort.py", PROBE_MARK="the-mark-of-this-example")
+    out = result.stdout
+    assert result.returncode == 1, out + result.stderr
+    assert "crashed while running 'tests/probes/probe_abort.py::test_a_case_then_an_abort'" in out, out
+    assert "the example it was running (its last Case's script):" in out, out
+    assert "x = 1  # the-mark-of-this-example" in out, out
+    assert "Python's stack where it died (faulthandler)" in out and "test_a_case_then_an_abort" in out, out
+    folder = next(line.split(": ", 1)[1].rstrip("/") for line in out.splitlines()
+                  if line.startswith("a crashed process's last example and stack:"))
+    assert not Path(folder).exists(), folder
+
+
+def test_last_words_keep_only_the_latest_case(tmp_path):
+    """A process's case file holds its test and its last Case's script, dedented, and nothing of the
+    examples before; a test with no Case yet says so."""
+    witness = last_words.Witness(tmp_path, "gw3")
+    witness.started("suites/test_x.py::test_y")
+    assert "no Case made yet" in last_words.read(tmp_path, "gw3")
+    witness.saw("    a = 1\n    print(a)")
+    witness.saw("    b = 2")
+    said = last_words.read(tmp_path, "gw3")
+    witness.close()
+    assert "# suites/test_x.py::test_y\nb = 2" in said and "a = 1" not in said, said
+    assert last_words.read(tmp_path, "gw9") is None
+    assert [last_words.process_name(env) for env in (
+        {}, {"PYTEST_XDIST_WORKER": "gw1"}, {environment.PROCESS_ID: "1"},
+        {environment.PROCESS_ID: "1", "PYTEST_XDIST_WORKER": "gw0"})] == ["main", "gw1", "process1", "process1-gw0"]
 
 
 def test_xdist_workers_share_the_controllers_random_seed(tmp_path):

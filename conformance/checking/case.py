@@ -49,6 +49,15 @@ ORACLE_TAG = "conformance_oracle"  # the attribute a failure raised inside Case.
 _in_the_oracle = contextvars.ContextVar("in_the_oracle", default=False)
 _excusable = contextvars.ContextVar("excusable", default=False)
 
+# Who is told of each new Case's script (the runner's ``last_words``: the example a process was
+# running when it crashed), in the order they asked.
+_case_watchers: list = []
+
+
+def watch_cases(callback: Callable[[str], None]) -> None:
+    """Call ``callback(script)`` with the reproduction script of every Case made from now on."""
+    _case_watchers.append(callback)
+
 
 class ConformanceFailure(AssertionError):
     """JAX disagreed with the reference model or with numpy. ``finding`` is the one-line message,
@@ -231,6 +240,8 @@ class Case:
         self.repro = repro
         self.outcomes = dict(outcomes or {})
         self.indent = indent
+        for watcher in _case_watchers:
+            watcher(repro or f"# (no script) {call}")
 
     @contextlib.contextmanager
     def oracle(self):

@@ -26,9 +26,11 @@ PROCESS_COUNT = "CONFORMANCE_PROCESS_COUNT"  # ... the number of processes
 COORDINATOR = "CONFORMANCE_COORDINATOR"  # ... the coordination service's address
 LAUNCHER_PID = "CONFORMANCE_LAUNCHER_PID"  # ... the launcher, whose end ends the copy
 PROGRAM_LOG = "CONFORMANCE_PROGRAM_LOG"  # a soak round's file for the program it is running
+LAST_WORDS = "CONFORMANCE_LAST_WORDS"  # the folder where each process keeps its last example and stack
 
 ALL = (DEVICES, REPORT_DIR, STEP_TIMEOUT, INIT_TIMEOUT, COORDINATOR_PORT, VENVS, PYTHON313, COMPILATION_CACHE,
-       SEED, PROCESS_ID, PROCESS_COUNT, COORDINATOR, LAUNCHER_PID, PROGRAM_LOG)
+       SEED, PROCESS_ID, PROCESS_COUNT, COORDINATOR, LAUNCHER_PID, PROGRAM_LOG,
+       LAST_WORDS)
 
 
 def quiet_on_a_closed_pipe() -> None:

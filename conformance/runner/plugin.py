@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from . import api_calls, areas, devices, environment, hookspecs, profiles, run_folder, state
+from . import api_calls, areas, devices, environment, hookspecs, last_words, profiles, run_folder, state
 from .deviations import (DeviationsInEffect, Excuses, KnownDeviationSeen, is_unexpected_pass, strict_verdict,
                          unknown_cases)
 from .state import leader_of
@@ -39,6 +39,8 @@ def pytest_configure(config):
         x64 = x64_asked(config)
     except devices.UsageError as e:
         raise pytest.UsageError(str(e)) from None
+    if not os.environ.get(environment.LAST_WORDS):  # (before xdist starts workers: they inherit its name)
+        config.stash[state.LAST_WORDS] = last_words.make_folder()
     from . import session  # imports JAX: only now that its environment is set
 
     session.start(config, plan, x64, jax_was_imported)
@@ -72,6 +74,50 @@ def pytest_sessionfinish(session, exitstatus):
     leader = leader_of(session.config)
     if leader is not None:
         leader.stop()
+
+
+# --- a crash's last words (last_words) ------------------------------------------------------
+@pytest.hookimpl(trylast=True)  # after pytest's faulthandler plugin set its own
+def pytest_sessionstart(session):
+    """This process keeps the example it runs (each Case's script) and, in a worker, its stack
+    where it dies, for the report of a test it crashes in."""
+    from conformance.checking import case
+
+    witness = last_words.Witness(last_words.make_folder(), last_words.process_name())
+    if hasattr(session.config, "workerinput"):  # (the controller's stack goes to the terminal, as pytest's)
+        witness.watch_for_a_crash()
+    case.watch_cases(witness.saw)
+    session.config.stash[state.WITNESS] = witness
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    witness = item.config.stash.get(state.WITNESS, None)
+    if witness is not None:
+        witness.started(item.nodeid)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_handlecrashitem(crashitem, report, sched):
+    """pytest-xdist's report of a test a worker crashed in says what the worker was running and
+    where it died (its last words)."""
+    said = last_words.read(last_words.make_folder(), report.node.gateway.id)
+    if said:
+        report.longrepr = f"{report.longrepr}\n\n{said}"
+
+
+def pytest_report_header(config):
+    folder = config.stash.get(state.LAST_WORDS, None)
+    return [f"a crashed process's last example and stack: {folder}/"] if folder is not None else []
+
+
+def pytest_unconfigure(config):
+    witness = config.stash.get(state.WITNESS, None)
+    if witness is not None:
+        witness.close()
+    folder = config.stash.get(state.LAST_WORDS, None)
+    if folder is not None:  # (made here, and the run ended: nothing in it is a crash's any more)
+        last_words.remove(folder)
 
 
 # --- collection -----------------------------------------------------------------------------

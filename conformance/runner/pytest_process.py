@@ -15,7 +15,7 @@ from .run_folder import ROOT
 
 # What a run sets for itself and its workers: a fresh run must decide them again.
 RUN_SET = ("JAX_NUM_CPU_DEVICES", "JAX_ENABLE_X64", environment.SEED, environment.PROCESS_ID,
-           environment.PROCESS_COUNT, environment.COORDINATOR, environment.LAUNCHER_PID)
+           environment.PROCESS_COUNT, environment.COORDINATOR, environment.LAUNCHER_PID, environment.LAST_WORDS)
 
 
 def command(args: Sequence[str], python: Optional[str] = None) -> list:
