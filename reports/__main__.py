@@ -151,17 +151,23 @@ def newest_run_of_the_installed_jax() -> str:
 def api_coverage_command(run, check: bool, markdown) -> int:
     """``api-coverage``: the summary (and the pairs with no row), the table as Markdown if asked; 1
     with --check when a pair has no row."""
-    version, pairs = api_coverage.of_run(load(locate(run) if run else newest_run_of_the_installed_jax()))
+    record = load(locate(run) if run else newest_run_of_the_installed_jax())
+    version, pairs = api_coverage.of_run(record)
+    cells = api_coverage.contexts_of_run(record)
     counted = api_coverage.summary(pairs)
     print(api_coverage.markdown(pairs, version).split("\n\n")[1])
+    print(api_coverage.context_markdown(cells).split("\n\n")[1])
     missing = [p for p in pairs if p.status == "no row"]
     for p in missing:
         print(f"no row: {p.entry} {p.parameter}")
+    missing_contexts = [c for c in cells if c.status == "no row"]
+    for c in missing_contexts:
+        print(f"no row: {c.entry} in context {c.context!r}")
     if markdown:
         target = output_file(markdown, "--markdown")
-        write_atomically(target, api_coverage.markdown(pairs, version))
+        write_atomically(target, api_coverage.markdown(pairs, version) + "\n" + api_coverage.context_markdown(cells))
         print(f"wrote {target}")
-    return 1 if check and counted.get("no row") else 0
+    return 1 if check and (counted.get("no row") or missing_contexts) else 0
 
 
 def main(argv=None) -> int:

@@ -18,6 +18,12 @@ Vocabulary:
     python -m reports api-coverage [RUN] [--check] [--markdown FILE]
 
 RUN defaults to the newest run folder of the installed JAX under reports/runs/.
+
+The **contexts** of a computing entry (one of the inventory's namespaces that compute: jax.numpy,
+jax.lax, jax.random): each calling context the recorder tells apart (``eager``, ``jit``,
+``shard_map body``, ``vmap``, ``grad``) is ``checked`` where a property called the entry there in
+this run, else the status and reason of a row of ``api_contexts.toml`` for it (``not applicable``,
+``refused as documented``, ``not yet``), else ``no row``, which ``--check`` refuses too.
 """
 
 from __future__ import annotations
@@ -34,6 +40,10 @@ from conformance.jaxside import inventory
 from .record import ReportError
 
 ROWS_FILE = Path(inventory.__file__).with_name("api_coverage.toml")
+CONTEXT_ROWS_FILE = Path(inventory.__file__).with_name("api_contexts.toml")
+COMPUTING_NAMESPACES = ("jax.numpy", "jax.lax", "jax.random")  # the inventory's namespaces whose entries compute
+CONTEXTS = ("eager", "jit", "shard_map body", "vmap", "grad")  # as conformance/runner/api_calls.py tells them apart
+CONTEXT_STATUSES = ("refused as documented", "not applicable", "not yet")
 STATUSES = ("checked by", "refused as documented", "not applicable", "not yet")
 ROW_SCHEMA = toml_schema.Schema(
     table="entry", holds="[[entry]] tables", named_by="name", top=("format",),
@@ -55,6 +65,104 @@ class Row:
 
     def speaks_for(self, parameter: str) -> bool:
         return "*" in self.parameters or parameter in self.parameters
+
+
+CONTEXT_ROW_SCHEMA = toml_schema.Schema(
+    table="entry", holds="[[entry]] tables", named_by="name", top=("format",),
+    keys=(toml_schema.Key("name", str, required=True), toml_schema.Key("contexts", list, required=True),
+          toml_schema.Key("status", str, required=True), toml_schema.Key("reason", str, required=True)))
+
+
+@dataclass(frozen=True)
+class ContextRow:
+    """What people wrote of an entry's calling contexts that a run's calls do not show (``name``:
+    an entry, or a namespace's entries as ``jax.lax.*``; ``contexts``: those it speaks for, ``["*"]``
+    every one the run did not check)."""
+
+    name: str
+    contexts: Tuple[str, ...]
+    status: str
+    reason: str
+    where: str = ""
+
+    def speaks_for(self, entry: str, context: str) -> bool:
+        names = self.name == entry or self.name.endswith(".*") and entry.rsplit(".", 1)[0] == self.name[:-2]
+        return names and ("*" in self.contexts or context in self.contexts)
+
+
+def load_context_rows(path: Path = CONTEXT_ROWS_FILE) -> List[ContextRow]:
+    rows = []
+    for entry in toml_schema.read(path, CONTEXT_ROW_SCHEMA, error=ReportError)[1]:
+        if entry["status"] not in CONTEXT_STATUSES:
+            entry.refuse(f"has status {entry['status']!r}, not one of {', '.join(CONTEXT_STATUSES)}", "status")
+        unknown = [c for c in entry["contexts"] if c not in CONTEXTS + ("*",)]
+        if unknown:
+            entry.refuse(f"names contexts {unknown}, not among {', '.join(CONTEXTS)} or '*'", "contexts")
+        rows.append(ContextRow(entry["name"], tuple(entry["contexts"]), entry["status"], entry["reason"],
+                               entry.where()))
+    return rows
+
+
+@dataclass(frozen=True)
+class ContextCell:
+    """One (computing entry, context) and its status in a run."""
+
+    entry: str
+    context: str
+    status: str
+    detail: str = ""
+
+
+def computing(entries: Dict[str, dict]) -> List[str]:
+    """The inventory's entries that compute (those of ``COMPUTING_NAMESPACES``)."""
+    return [e for e in entries if e.rsplit(".", 1)[0] in COMPUTING_NAMESPACES]
+
+
+def context_table(entries: Dict[str, dict], api_calls: Sequence[list], rows: Sequence[ContextRow]) -> List[ContextCell]:
+    """Every (computing entry, context) of ``entries`` with its status (see the module's vocabulary);
+    a specific row wins over a namespace's."""
+    seen = {(entry, context) for entry, _parameter, _form, _spelling, context, *_ in api_calls}
+    ordered = sorted(rows, key=lambda r: r.name.endswith(".*"))
+    cells = []
+    for entry in computing(entries):
+        for context in CONTEXTS:
+            if (entry, context) in seen:
+                cells.append(ContextCell(entry, context, "checked"))
+                continue
+            row = next((r for r in ordered if r.speaks_for(entry, context)), None)
+            cells.append(ContextCell(entry, context, "no row", f"not called there and no row of "
+                                     f"{CONTEXT_ROWS_FILE.name} says why") if row is None else
+                         ContextCell(entry, context, row.status, row.reason))
+    return cells
+
+
+def context_summary(cells: Sequence[ContextCell]) -> Dict[str, int]:
+    counts: Dict[str, int] = defaultdict(int)
+    for c in cells:
+        counts[c.status] += 1
+    return {"cells": len(cells), "entries": len({c.entry for c in cells}), **dict(sorted(counts.items()))}
+
+
+def context_markdown(cells: Sequence[ContextCell]) -> str:
+    """The contexts' part of the table: a summary line, then per entry its contexts' statuses, and
+    each reason once."""
+    counted = context_summary(cells)
+    lines = [f"## Calling contexts of the {counted['entries']} computing entries", "",
+             f"{counted['cells']} (entry, context) cells: "
+             + ", ".join(f"{n} {k}" for k, n in counted.items() if k not in ("cells", "entries")), "",
+             "| entry | " + " | ".join(CONTEXTS) + " |", "|---|" + "---|" * len(CONTEXTS)]
+    reasons: Dict[str, int] = {}
+    by_entry: Dict[str, Dict[str, ContextCell]] = defaultdict(dict)
+    for c in cells:
+        by_entry[c.entry][c.context] = c
+        if c.status != "checked":
+            reasons.setdefault(f"{c.status}: {c.detail}", len(reasons) + 1)
+    for entry, row in by_entry.items():
+        marks = [("checked" if c.status == "checked" else f"{c.status} [{reasons[f'{c.status}: {c.detail}']}]")
+                 for c in (row[k] for k in CONTEXTS)]
+        lines.append(f"| `{entry}` | " + " | ".join(marks) + " |")
+    lines += [""] + [f"[{n}] {why}" for why, n in reasons.items()]
+    return "\n".join(lines) + "\n"
 
 
 def load_rows(path: Path = ROWS_FILE) -> List[Row]:
@@ -146,6 +254,12 @@ def of_run(record: dict, rows: Optional[Sequence[Row]] = None) -> Tuple[str, Lis
         raise ReportError("the run recorded no API calls (a report written before the recorder)")
     ran = [t["id"] for t in record["tests"] if t["outcome"] not in ("skipped",)]
     return version, table(entries, record["api_calls"], load_rows() if rows is None else rows, ran)
+
+
+def contexts_of_run(record: dict, rows: Optional[Sequence[ContextRow]] = None) -> List[ContextCell]:
+    """The contexts' table of a run record (its JAX's stored inventory, as ``of_run``)."""
+    entries = json.loads(inventory.path_for(record["environment"]["jax"]).read_text(encoding="utf-8"))["entries"]
+    return context_table(entries, record.get("api_calls", ()), load_context_rows() if rows is None else rows)
 
 
 def api_changes(base_version: str, new_version: str) -> List[str]:

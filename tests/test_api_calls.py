@@ -138,6 +138,39 @@ def test_the_suites_rows_read():
     assert all(r.status in cov.STATUSES for r in cov.load_rows())
 
 
+def test_each_computing_entry_has_each_context_checked_or_a_rows_reason():
+    """A computing entry's context is checked where a call ran there, else a row's status (an
+    entry's row before its namespace's), else "no row"; entries outside the computing namespaces
+    have no contexts' cells."""
+    inventory = {"jax.lax.psum": {"params": []}, "jax.numpy.zeros": {"params": []}, "jax.device_put": {"params": []}}
+    rows = [cov.ContextRow("jax.lax.*", ("grad",), "not yet", "namespace"),
+            cov.ContextRow("jax.lax.psum", ("eager", "grad"), "not applicable", "binds a mesh axis")]
+    calls = [["jax.lax.psum", "x", "tracer", "positional", "shard_map body", 1, 1],
+             ["jax.numpy.zeros", "shape", "tuple", "positional", "eager", 1, 1]]
+    cells = {(c.entry, c.context): c.status for c in cov.context_table(inventory, calls, rows)}
+    assert cells[("jax.lax.psum", "shard_map body")] == "checked"
+    assert cells[("jax.lax.psum", "grad")] == "not applicable" and cells[("jax.lax.psum", "jit")] == "no row"
+    assert cells[("jax.numpy.zeros", "eager")] == "checked" and cells[("jax.numpy.zeros", "vmap")] == "no row"
+    assert {e for e, _ in cells} == {"jax.lax.psum", "jax.numpy.zeros"} and len(cells) == 2 * len(cov.CONTEXTS)
+    text = cov.context_markdown(cov.context_table(inventory, calls, rows))
+    assert "| `jax.lax.psum` | not applicable [" in text and "binds a mesh axis" in text
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[[entry]]\nname = "jax.lax.psum"\ncontexts = ["pmap"]\nstatus = "not yet"\nreason = "r"\n', "names contexts"),
+    ('[[entry]]\nname = "jax.lax.psum"\ncontexts = ["*"]\nstatus = "checked"\nreason = "r"\n', "has status"),
+])
+def test_context_rows_that_break_the_file_are_refused(tmp_path, text, message):
+    path = tmp_path / "rows.toml"
+    path.write_text("format = 1\n" + text)
+    with pytest.raises(ReportError, match=message):
+        cov.load_context_rows(path)
+
+
+def test_the_suites_context_rows_read():
+    assert all(r.status in cov.CONTEXT_STATUSES for r in cov.load_context_rows())
+
+
 def test_a_call_the_recorder_cannot_read_still_runs(recorder, monkeypatch):
     """Recording never changes what a call does: a failure to read it is counted, not raised."""
     def broken(*args, **kwargs):
