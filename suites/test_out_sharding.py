@@ -34,7 +34,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from conformance.checking.case import Case
 from conformance.checking.layouts import check_layout
-from conformance.checking.repro import describe_mesh, scripted_case, spec_literal
+from conformance.checking.repro import array_literal, describe_mesh, scripted_case, spec_literal
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, MeshModel
 
@@ -985,3 +985,21 @@ def test_each_parameter_gives_numpys_values_laid_out_as_asked(row, ex):
         if row.warns is not None:
             case.true(f"the call warned {row.warns.__name__}", any(issubclass(w.category, row.warns) for w in caught))
         check_result(row, ex, case, got, row.expected(ex, values_of(row, ex)))
+
+
+def test_weighted_inverted_cdf_percentile_of_float16_is_numpys():
+    """jnp.percentile(a, q, axis=1, method='inverted_cdf', weights=w) with float16 a and w and a
+    float32 q returns numpy's weighted percentiles in a's dtype, as it does for float32 a and q: q's
+    dtype need not be a's (the form every float32 weighted percentile takes under --x64, where q is
+    float64, and which the weighted row above meets there). It holds in both x64 modes."""
+    compat.parameters("jax.numpy.percentile", "weights")  # (skips, naming the version, where this JAX lacks it)
+    a = np.array([[3, -1, 2, 0], [1, 1, -4, 2]], np.float16)
+    q = np.array([10.0, 50.0, 90.0], np.float32)
+    w = np.array([1, 3, 2, 1], np.float16)
+    call = "jnp.percentile(a, q, axis=1, method='inverted_cdf', weights=w)"
+    case = scripted_case(f"{call} of float16 a and w and float32 q",
+                         [f"a = {array_literal(a)}", f"q = {array_literal(q)}", f"w = {array_literal(w)}"],
+                         outcomes={"the call": call})
+    got = case.accepts("the call", lambda: jnp.percentile(a, q, axis=1, method="inverted_cdf", weights=w))
+    expected = np.percentile(a, q, axis=1, method="inverted_cdf", weights=np.broadcast_to(w, a.shape))
+    case.same_bits("the weighted percentiles", np.asarray(got), expected.astype(np.float16))
