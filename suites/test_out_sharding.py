@@ -964,6 +964,8 @@ def test_each_parameter_gives_numpys_values_laid_out_as_asked(row, ex):
         compat.parameters(row.entry, parameter)  # (skips, naming the version, where this JAX lacks it)
     if row.explicit:
         compat.feature("explicit_sharding")
+    if "out_sharding" in row.parameters:
+        compat.feature("out_sharding_without_a_config")
     if N < row.min_devices:
         pytest.skip(f"needs {row.min_devices} devices; this backend has {N}")
     case = out_case(row, ex)

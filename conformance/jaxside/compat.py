@@ -209,6 +209,12 @@ FEATURES = {
     "explicit_sharding": Feature("Explicit-axis sharding in types (core.ShardingTypeError)",
                                  "jax._src.core.ShardingTypeError", arrived="0.6.0"),
     "typeof": Feature("jax.typeof", "jax.typeof", arrived="0.5.3"),
+    # out_sharding= of jnp.einsum / lax.dot_general without a config: on 0.5.0 it raises
+    # NotImplementedError "out_sharding only works when sharding_in_types config is True" (an
+    # experimental flag, off by default; measured: the flag exists on 0.5.0 only)
+    "out_sharding_without_a_config": Feature("out_sharding= without the experimental jax_sharding_in_types config",
+                                             "jax.numpy.einsum", arrived="0.5.1",
+                                             present=lambda: not hasattr(jax.config, "jax_sharding_in_types")),
     # jnp.asarray(..., device=): its signature has the parameter (measured in the inventories: absent
     # on 0.4.30, present from 0.4.31)
     "asarray_device": Feature("jax.numpy.asarray(device=)", "jax.numpy.asarray", arrived="0.4.31",
