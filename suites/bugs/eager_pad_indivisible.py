@@ -29,7 +29,6 @@ import numpy as np
 from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-print("jax", jax.__version__)
 mesh4 = Mesh(np.array(jax.devices()[:4]), ("a",))
 mesh8 = Mesh(np.array(jax.devices()[:8]), ("a",))
 

@@ -26,7 +26,7 @@ w = np.array([1, 3, 2, 1], np.float32)  # the weights of a's columns (axis 1)
 # and the same without weights: row 0 sorted -1, 0, 2, 3 (weights 3, 1, 2, 1; cumulative 3, 4, 6, 7), the
 # first element whose cumulative weight reaches q% of 7; row 1 sorted -4, 1, 1, 2 (weights 2, 1, 3, 1).
 expected = np.array([[-1.0, -4.0], [0.0, 1.0], [3.0, 2.0]])
-print("jax", jax.__version__, "x64", jax.config.jax_enable_x64)
+print("x64", jax.config.jax_enable_x64)
 calls = {
     "jnp.percentile(a float32, q float64, axis=1, method='inverted_cdf', weights=w float32)":
         lambda: jnp.percentile(a, q, axis=1, method="inverted_cdf", weights=w),

@@ -17,7 +17,6 @@ import numpy as np
 from jax import lax
 
 jax.config.update("jax_threefry_partitionable", True)
-print("jax", jax.__version__)
 lower, upper = np.array([0, -1], jnp.bfloat16), np.array([0.5, 0], jnp.bfloat16)
 lo, hi = lower.astype(np.float32), upper.astype(np.float32)
 outside = []

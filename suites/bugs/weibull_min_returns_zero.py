@@ -15,7 +15,6 @@ import jax.numpy as jnp
 import numpy as np
 
 jax.config.update("jax_threefry_partitionable", True)
-print("jax", jax.__version__)
 scale = np.array([1, 100], jnp.bfloat16)
 concentration = np.array([200, 200], jnp.bfloat16)
 zeros = []
