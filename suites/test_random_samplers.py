@@ -18,8 +18,10 @@ distribution's support in this file (bounds, a bfloat16 grid, counts that sum to
 a permutation per row, categories drawn each once, ...), which catches a sampler that ignores a
 parameter; a parameter that only changes which bits are drawn (``mode``, ``method``, ``algorithm``)
 must change them (a contrast with its default), and ``unroll`` must not. Key functions are checked
-by what they mean: ``wrap_key_data`` of data round-trips through ``key_data``, ``key_impl`` names
-the implementation asked, ``PRNGKey(seed, impl=...)`` is the data of ``key(seed, impl=...)``,
+by what they mean: ``wrap_key_data`` of data round-trips through ``key_data``, ``key_impl``
+identifies the implementation asked (``key`` and ``wrap_key_data`` accept it back; it is the
+implementation's name where JAX represents it so), ``PRNGKey(seed, impl=...)`` is the data of
+``key(seed, impl=...)``,
 ``clone(key)`` draws what ``key`` draws. Then against the oracle, the same call jitted on one device
 (the key uncommitted, its support checked by numpy too), as far as JAX promises it. The ``jax.random``
 module docstring marks the PRNG implementations (Threefry with ``jax_threefry_partitionable`` on, the
@@ -361,21 +363,47 @@ def poisson_support(x, args) -> list:
 
 
 # --- checks of what key functions and options mean (a row's ``checks``, in the sharded way) -------
+def check_key_impl(case, k, impl: str, of: str) -> None:
+    """``jax.random.key_impl`` of key ``k`` identifies ``impl`` as JAX states it: it is the
+    identifier of ``key(0, impl=impl)``'s implementation, and ``key(impl=)`` and
+    ``wrap_key_data(impl=)`` take it back, giving keys of that implementation (key_impl "returns a
+    hashable identifier of its PRNG implementation", which they accept: jax-ml/jax#17983, the change
+    that introduced it); where JAX represents a built-in implementation by its name
+    (``compat.KEY_IMPL_OF_A_BUILTIN_IS_ITS_NAME``, from 0.4.36: jax-ml/jax#24593), it is the name
+    ``impl`` itself. Before, it is an opaque ``PRNGSpec`` whose ``str`` is the implementation's short
+    tag ('urbg' for unsafe_rbg, 'fry' for threefry2x32), which JAX never gave as a name."""
+    spec = jax.random.key_impl(k)
+    named = jax.random.key(0, impl=impl)
+    case.equal(f"jax.random.key_impl of {of} vs of key(0, impl={impl!r})", spec, jax.random.key_impl(named))
+    again = case.accepts(f"jax.random.key(0, impl=jax.random.key_impl({of}))", lambda: jax.random.key(0, impl=spec))
+    case.equal(f"the dtype of key(0, impl=key_impl({of})) vs of key(0, impl={impl!r})", again.dtype, named.dtype)
+    case.same_bits(f"key_data of key(0, impl=key_impl({of})) vs of key(0, impl={impl!r})",
+                   np.asarray(jax.random.key_data(again)), np.asarray(jax.random.key_data(named)))
+    rewrapped = case.accepts(f"jax.random.wrap_key_data(key_data({of}), impl=jax.random.key_impl({of}))",
+                             lambda: jax.random.wrap_key_data(jax.random.key_data(k), impl=spec))
+    case.equal(f"the dtype of {of} rewrapped with its key_impl vs {of}'s", rewrapped.dtype, k.dtype)
+    case.same_bits(f"key_data of {of} rewrapped with its key_impl vs {of}'s",
+                   np.asarray(jax.random.key_data(rewrapped)), np.asarray(jax.random.key_data(k)))
+    if compat.KEY_IMPL_OF_A_BUILTIN_IS_ITS_NAME:
+        case.equal(f"jax.random.key_impl of {of}", spec, impl)
+
+
 def impl_of_key(impl: str, make: Callable[[np.ndarray], object], words: int):
-    """The key that ``make`` builds from the first argument names ``impl`` and holds ``words`` words."""
+    """The key that ``make`` builds from the first argument is of ``impl`` (``check_key_impl``) and
+    holds ``words`` words."""
     def check(case, data, args, got):
         k = case.accepts(f"the {impl} key", lambda: make(data))
-        case.equal("jax.random.key_impl of the key", str(jax.random.key_impl(k)), impl)
+        check_key_impl(case, k, impl, "the key")
         case.equal("the key's data shape", tuple(np.shape(jax.random.key_data(k))), (words,))
     return check
 
 
 def round_trip(impl: str, make):
-    """key_data of the key wrapped from the data is the data; key_impl names ``impl``."""
+    """key_data of the key wrapped from the data is the data; the key is of ``impl`` (``check_key_impl``)."""
     def check(case, data, args, got):
         k = case.accepts("the wrapped key", lambda: make(data))
         case.same_bits("jax.random.key_data of the wrapped key", np.asarray(jax.random.key_data(k)), data)
-        case.equal("jax.random.key_impl of the wrapped key", str(jax.random.key_impl(k)), impl)
+        check_key_impl(case, k, impl, "the wrapped key")
     return check
 
 
@@ -391,7 +419,7 @@ def check_prng_key_is_key_data(case, seed, args, got):
 def check_key_dtype(impl: str):
     def check(case, seed, args, got):
         k = jax.random.key(seed, dtype=jax.random.key_dtype(impl))
-        case.equal("jax.random.key_impl of key(seed, dtype=key_dtype(impl))", str(jax.random.key_impl(k)), impl)
+        check_key_impl(case, k, impl, "key(seed, dtype=key_dtype(impl))")
         case.equal("the key's dtype vs key_dtype(impl)", k.dtype, jax.random.key_dtype(impl_spec=impl))
     return check
 
