@@ -23,7 +23,7 @@ EXAMPLE = dict(jax="0.10.2", jaxlib="0.10.2", numpy="2.4.6", hypothesis="6.170.1
                platforms_env="cpu", device_count=8, device_kind="cpu", devices_source="forced by default",
                processes=1, x64=False, profile="default", max_examples=100, seed="217191438",
                compilation_cache="/home/you/.cache/jax-conformance/compilation-cache/jax-0.10.2-jaxlib-0.10.2-cpu "
-                                 "(default)")
+                                 "(default)", last_words="/tmp/conformance-last-words-k2a9x7qe")
 
 # Import names that are not the distribution's name.
 DISTRIBUTION_OF = {"xdist": "pytest-xdist"}

@@ -106,11 +106,6 @@ def pytest_handlecrashitem(crashitem, report, sched):
         report.longrepr = f"{report.longrepr}\n\n{said}"
 
 
-def pytest_report_header(config):
-    folder = config.stash.get(state.LAST_WORDS, None)
-    return [f"a crashed process's last example and stack: {folder}/"] if folder is not None else []
-
-
 def pytest_unconfigure(config):
     witness = config.stash.get(state.WITNESS, None)
     if witness is not None:

@@ -218,13 +218,15 @@ def pytest_report_header(config):
         devices_source=f"forced by {plan.source}" if plan.forced is not None else plan.source,
         processes=jax.process_count(), x64=compat.x64_enabled(), profile=profiles.profile_name(config),
         max_examples=profiles.max_examples(), seed=config.option.hypothesis_seed,
-        deviations=config.stash[state.DEVIATIONS].header(), compilation_cache=config.stash[state.CACHE].describe())
+        deviations=config.stash[state.DEVIATIONS].header(), compilation_cache=config.stash[state.CACHE].describe(),
+        last_words=os.environ.get(environment.LAST_WORDS, ""))
 
 
 def header_lines(*, jax, jaxlib, numpy, hypothesis, backend, platforms_env, device_count, device_kind,
                  devices_source, processes, x64, profile, max_examples, seed, deviations,
-                 compilation_cache) -> list:
-    """The run's header: what it ran against (the README shows one, checked by a self-test)."""
+                 compilation_cache, last_words) -> list:
+    """The run's header: what it ran against, and where a crashed process leaves its last example
+    and stack (``last_words``; the README shows one, checked by a self-test)."""
     return [
         f"jax {jax}, jaxlib {jaxlib}, numpy {numpy}, hypothesis {hypothesis}",
         f"backend: {backend} (JAX_PLATFORMS={platforms_env}), devices: {device_count} x {device_kind} "
@@ -233,6 +235,7 @@ def header_lines(*, jax, jaxlib, numpy, hypothesis, backend, platforms_env, devi
         f"--hypothesis-seed={seed})",
         f"known deviations in effect for this JAX: {deviations}",
         f"compilation cache: {compilation_cache}",
+        f"a crashed process's last example and stack: {last_words}/",
     ]
 
 
