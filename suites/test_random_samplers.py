@@ -36,8 +36,9 @@ guarantee bitwise exact outputs, but the output should generally be within the e
 the floating point representation being used" (a JAX maintainer, jax-ml/jax#26147). So a draw of an
 integer, unsigned or boolean dtype (bits, key data, indices, counts, booleans) must match bit for bit,
 and a floating-point draw within the tolerance JAX's own test harness allows two compilations of one
-function (``COMPILATION_TOLERANCE``); each device's block must hold the sharded draw's bits there
-(replicas agree exactly: they run one program)."""
+function (``COMPILATION_TOLERANCE`` of conformance/checking/tolerance.py, shared with
+suites/test_random.py); each device's block must hold the sharded draw's bits there (replicas agree
+exactly: they run one program)."""
 
 from __future__ import annotations
 
@@ -56,6 +57,7 @@ from hypothesis.extra import numpy as hnp
 from conformance.checking.case import Case
 from conformance.checking.layouts import check_layout
 from conformance.checking.repro import describe_mesh, scripted_case, spec_literal
+from conformance.checking.tolerance import compare_compilations
 from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, MeshModel, Spec, spec_axes
 
@@ -64,12 +66,6 @@ DEVICES = bridge.live_device_ids()
 EXAMPLES = max(2, settings().max_examples // 50)  # a row is one call: compilation dominates
 BATCH = 8  # the keys a vmapped row draws from
 F16, BF = np.float16, jnp.bfloat16
-# The tolerance (atol and rtol alike) JAX's own test harness allows between two compilations of one
-# function (JaxTestCase._CompileAndCheck: jax.jit of it against its op-by-op run, assertAllClose with
-# jax/_src/public_test_util.py's default tolerance, the same on every supported release): by the
-# draw's dtype; integer and boolean draws (tolerance 0 there) are compared bit for bit.
-COMPILATION_TOLERANCE = {"bfloat16": 1e-2, "float16": 1e-3, "float32": 1e-6, "complex64": 1e-6,
-                         "float64": 1e-15, "complex128": 1e-15}
 
 
 # --- the examples ---------------------------------------------------------------------------------
@@ -755,8 +751,8 @@ def check_draw(ex: Draw, excuses) -> None:
     the key functions' meaning; the layout and, Explicit, the sharding in its type): judged by numpy
     and the model alone, it is excusable without the one-device run, and where it is excused
     nothing is left to compare. Then the oracle: the reference draw on one device, its shape and
-    support. Then the sharded draw against it (``compare_with_unsharded``), and each device's block
-    against the sharded draw, bit for bit."""
+    support. Then the sharded draw against it (``compare_compilations``: what JAX promises between
+    the two, the module docstring), and each device's block against the sharded draw, bit for bit."""
     r = ex.row
     case = draw_case(ex)
     first = KEY_KINDS[r.first][2](ex.data)  # (uncommitted: the reference runs on the default device)
@@ -795,19 +791,8 @@ def check_draw(ex: Draw, excuses) -> None:
         for what, ok in r.support(expected, ex.args):
             case.true(f"the unsharded draw: {what}", ok)
     with excuses.way([ex], example=ex):
-        compare_with_unsharded(case, got, expected)
+        compare_compilations(case, "the sharded draw vs the unsharded draw", got, expected)
         check_layout(case, result, layout, got, what="the sharded draw's blocks")
-
-
-def compare_with_unsharded(case: Case, got: np.ndarray, expected: np.ndarray) -> None:
-    """What JAX promises between the sharded draw and the one-device draw (the module docstring):
-    integer, unsigned and boolean draws the same bits; floating-point draws (two compilations of one
-    program) within ``COMPILATION_TOLERANCE`` of their dtype."""
-    tolerance = COMPILATION_TOLERANCE.get(np.dtype(expected.dtype).name)
-    if tolerance is None:
-        case.same_bits("the sharded draw vs the unsharded draw", got, expected)
-    else:
-        case.close("the sharded draw vs the unsharded draw", got, expected, rtol=tolerance, atol=tolerance)
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[r.id for r in ROWS])

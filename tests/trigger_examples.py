@@ -594,13 +594,6 @@ EXAMPLES: Dict[str, Pair] = {
         SimpleNamespace(partitionable=True, mesh=MESH, out_spec=("a",), key_spec=()),
         "jax_threefry_partitionable is on",
         (a(5, 2**31 + 7, dtype=np.uint32), a(10, 14, dtype=np.uint32))),
-    "partitionable_normal_draw_into_a_cut_output": Pair(
-        SimpleNamespace(partitionable=True, sampler=SimpleNamespace(name="normal"), mesh=MESH, out_spec=("a",),
-                        key_spec=()),
-        SimpleNamespace(partitionable=True, sampler=SimpleNamespace(name="bits"), mesh=MESH, out_spec=("a",),
-                        key_spec=()),
-        "the draw is of bits",
-        (np.array([-0.12597287, -1.714954], np.float32), np.array([-0.12597287, -1.7149543], np.float32))),
     "jitted_einsum_returning_its_batch_and_free_dimensions_over_swapped_axes": Pair(
         call("einsum", (np.zeros((4, 2, 2), np.float32), np.zeros((4, 2, 4), np.float32)),
              {"subscripts": "bij,bjk->bik"}, mesh=MeshModel(tuple(range(8)), (1, 4, 1, 2), ("a", "b", "x", "y")),
@@ -633,11 +626,6 @@ EXAMPLES: Dict[str, Pair] = {
         SimpleNamespace(tree={"leaves": [{"shape": [], "dtype": "int32"}], "seed": 0}, tiled=True, kind="numpy"),
         SimpleNamespace(tree={"leaves": [{"shape": [1], "dtype": "int32"}], "seed": 0}, tiled=True, kind="numpy"),
         "no leaf is a scalar"),
-    "normal_draws_of_cut_keys": Pair(
-        SimpleNamespace(batch=8, sampler=SimpleNamespace(name="fold_in"), mesh=MESH, key_spec=(("a",),), out_spec=()),
-        SimpleNamespace(batch=8, sampler=SimpleNamespace(name="fold_in"), mesh=MESH, key_spec=(), out_spec=()),
-        "the keys are replicated",
-        (np.array([-0.44097054, -1.1792438], np.float32), np.array([-0.44097054, -1.1792439], np.float32))),
     "constrained_dimension_dropping_an_axis_its_input_cuts_it_over": Pair(
         PartlyConstrained(MESH, "Auto", np.zeros((4, 4), np.int32), ("a",), (None, None), (1,)),
         PartlyConstrained(MESH, "Auto", np.zeros((4, 4), np.int32), ("a",), ("a", None), (1,)),

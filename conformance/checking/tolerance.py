@@ -4,7 +4,9 @@ Pure Python and numpy (no JAX). The bounds themselves come from ``running_error`
 beside a numpy reference). ``error_ratio`` measures ``max |got - expected| / bound`` (below 1
 passes; the nightly profile's largest is reported, and should stay well below it); ``record_error``
 appends it as one JSON line to ``$CONFORMANCE_ERROR_LOG`` when set; ``summarize_errors`` reads such
-a log back per program.
+a log back per program. ``COMPILATION_TOLERANCE`` is the tolerance JAX's own test harness allows
+between two compilations of one function, and ``compare_compilations`` compares two such results
+by it (the random suites' sharded and one-device draws).
 """
 
 from __future__ import annotations
@@ -29,6 +31,14 @@ SMALLEST_NORMAL = {
     "bfloat16": 2.0 ** -126,
     "tfloat32": 2.0 ** -126,
 }
+
+
+# The tolerance (atol and rtol alike) JAX's own test harness allows between two compilations of one
+# function (JaxTestCase._CompileAndCheck: jax.jit of it against its op-by-op run, assertAllClose with
+# jax/_src/public_test_util.py's default tolerance, the same on every supported release): by the
+# result's dtype; integer, unsigned and boolean results (tolerance 0 there) are compared bit for bit.
+COMPILATION_TOLERANCE = {"bfloat16": 1e-2, "float16": 1e-3, "float32": 1e-6, "complex64": 1e-6,
+                         "float64": 1e-15, "complex128": 1e-15}
 
 
 def smallest_normal(dtype: str) -> float:
@@ -106,4 +116,19 @@ def summarize_errors(path: str) -> dict:
     return out
 
 
-__all__ = ["UNIT_ROUNDOFF", "error_ratio", "record_error", "summarize_errors", "unit_roundoff"]
+def compare_compilations(case, what: str, got, expected) -> None:
+    """``got`` against ``expected``, two compilations of one program (a draw sharded and on one
+    device), as JAX promises them: the same bits where the result is of an integer, unsigned or
+    boolean dtype (``case.same_bits``), within ``COMPILATION_TOLERANCE`` of its dtype where it is
+    floating-point (``case.close``; XLA may round the two programs differently). ``case``: the
+    ``conformance.checking.case.Case`` the check belongs to."""
+    __tracebackhide__ = True  # pytest leaves our frames out of the traceback
+    tolerance = COMPILATION_TOLERANCE.get(np.dtype(np.asarray(expected).dtype).name)
+    if tolerance is None:
+        case.same_bits(what, got, expected)
+    else:
+        case.close(what, got, expected, rtol=tolerance, atol=tolerance)
+
+
+__all__ = ["COMPILATION_TOLERANCE", "UNIT_ROUNDOFF", "compare_compilations", "error_ratio", "record_error",
+           "summarize_errors", "unit_roundoff"]

@@ -1757,28 +1757,6 @@ def non_partitionable_draw_into_a_partially_replicated_layout(example) -> bool:
     return not example.partitionable and (cuts(example.mesh, example.out_spec) or cuts(example.mesh, example.key_spec))
 
 
-@trigger('random')
-def partitionable_normal_draw_into_a_cut_output(example) -> bool:
-    """A jax.random draw (as above) with jax_threefry_partitionable on, of normal values (the
-    catalogue's normal, and normal after fold_in), into an output cut over a mesh axis of size > 1
-    (XLA:CPU computes the normal transform of a shard otherwise than of the whole array; met on
-    0.8.1, seed 3442758830: jax.random.normal(key, (8,)) into P('a') over eight devices, one element
-    two ulps off; the bits are equal)."""
-    return (example.partitionable and example.sampler.name in ("normal", "fold_in")
-            and cuts(example.mesh, example.out_spec))
-
-
-@trigger('random')
-def normal_draws_of_cut_keys(example) -> bool:
-    """jax.random draws (as above) under vmap of a batch of keys whose spec cuts the batch over a
-    mesh axis of size > 1, of normal values (the catalogue's normal, and normal after fold_in): each
-    device transforms its keys' bits (met on 0.7.0, seed 2600034720: vmap of normal(fold_in(key, 7),
-    ()) over eight keys placed P('a') on eight devices, into P(), jax_threefry_partitionable off,
-    element 7 one ulp off)."""
-    return (bool(example.batch) and example.sampler.name in ("normal", "fold_in")
-            and cuts(example.mesh, example.key_spec))
-
-
 # --- ahead-of-time compilation ----------------------------------------------------------------
 @trigger('aot')
 def compiled_call_on_other_devices_with_other_blocks(example) -> bool:
