@@ -73,6 +73,24 @@ def _compiled_source(source: str):
 
 
 NOT_DIFFERENTIABLE = (("grad", "its result is an integer array (not differentiable)"),)
+
+
+@functools.lru_cache(maxsize=None)
+def drawn_unsharded(draw: str) -> np.ndarray:
+    """The random draw ``draw`` (a JAX expression of constant keys and shapes) jitted on one device:
+    the oracle of a random row, whose value numpy cannot give (JAX promises the bits of a draw
+    identical across shardings and contexts; the rows draw integers, so bit for bit)."""
+    return np.asarray(jax.jit(eval(f"lambda: {draw}", {"jax": jax, "jnp": jnp, "np": np}))())
+
+
+def random_row(entry: str, draw: str) -> "Computing":
+    """A jax.random row: ``x`` plus an int32 draw of x's last dimension (4) from constant keys, in
+    every context the draw is the unsharded one's (NOT_DIFFERENTIABLE: integers)."""
+    return Computing(entry, f"lambda x: x + ({draw}).astype(x.dtype)",
+                     lambda x, d=draw: x + drawn_unsharded(d).astype(x.dtype), "int32", NOT_DIFFERENTIABLE)
+
+
+KEY = "jax.random.key(7)"
 W43 = np.arange(12, dtype=np.float32).reshape(4, 3)
 W42 = np.arange(8, dtype=np.float32).reshape(4, 2)
 
@@ -150,6 +168,15 @@ COMPUTING = (
     Computing("jax.lax.reduce_sum", "lambda x: lax.reduce_sum(x, (1,))", lambda x: x.sum(1)),
     Computing("jax.lax.reshape", "lambda x: lax.reshape(x, (x.shape[0] * 2, 2))", lambda x: x.reshape(-1, 2),
               op="reshape"),
+    random_row("jax.random.randint", f"jax.random.randint({KEY}, (4,), -50, 50)"),
+    random_row("jax.random.bits", f"jax.random.bits({KEY}, (4,), jnp.uint8)"),
+    random_row("jax.random.bernoulli", f"jax.random.bernoulli({KEY}, 0.5, (4,))"),
+    random_row("jax.random.categorical", f"jax.random.categorical({KEY}, jnp.log(jnp.array([0.1, 0.2, 0.7])), "
+                                         "shape=(4,))"),
+    random_row("jax.random.permutation", f"jax.random.permutation({KEY}, 4)"),
+    random_row("jax.random.choice", f"jax.random.choice({KEY}, 10, (4,), replace=False)"),
+    random_row("jax.random.split", f"jax.random.randint(jax.random.split({KEY})[1], (4,), 0, 9)"),
+    random_row("jax.random.fold_in", f"jax.random.randint(jax.random.fold_in({KEY}, 3), (4,), 0, 9)"),
 )
 
 

@@ -1,8 +1,8 @@
 """Calling contexts (suites/test_calling_contexts.py): an entry point right eagerly and under jit
 that goes wrong in one other context only: under vmap, inside a shard_map body, under grad, or on
-an Explicit mesh."""
+an Explicit mesh (jax.random's draws among them)."""
 
-from .registry import fault, jnp_module, lax_module, replacing
+from .registry import fault, jnp_module, lax_module, replacing, wrap
 
 
 def _traced_by(value, kind: str) -> bool:
@@ -53,3 +53,44 @@ def full_like_on_an_explicit_mesh_ignores_its_fill(original):
         explicit = mesh is not None and any("Explicit" in str(t) for t in getattr(mesh, "axis_types", ()))
         return original(a, 0 if explicit else fill_value, *args, **kwargs)
     return full_like
+
+
+def random_module():
+    import jax.random
+    return jax.random
+
+
+# The samplers the calling-contexts table draws from (its random rows).
+CONTEXT_SAMPLERS = ("randint", "bits", "bernoulli", "categorical", "permutation", "choice")
+
+
+def folding_the_device(original):
+    """The sampler drawing, inside a shard_map body, from its key folded with the device's index."""
+    def draw(key, *args, **kwargs):
+        import jax
+        from conformance.jaxside import compat
+        if compat.manual_axes_in_context():
+            key = jax.random.fold_in(key, jax.lax.axis_index("a") + 1)
+        return original(key, *args, **kwargs)
+    return draw
+
+
+@fault("random-draws-in-a-shard-map-body-differ-per-device",
+       "the jax.random samplers inside a shard_map body (manual mesh axes) draw from the key folded with the "
+       "device's index, as if the key were per device", suites=("calling_contexts",))
+def random_draws_in_a_shard_map_body_differ_per_device():
+    random = random_module()
+    for name in CONTEXT_SAMPLERS:
+        wrap(random, name, folding_the_device)
+
+
+@fault("random-bits-under-vmap-ignore-the-key", "jax.random.bits under vmap (a batched value around) draws from key(0)",
+       suites=("calling_contexts",))
+@replacing(random_module, "bits")
+def bits_under_vmap_ignore_the_key(original):
+    def bits(key, *args, **kwargs):
+        import jax
+        from conformance.jaxside import compat
+        batched = "Batch" in (compat.current_trace_name() or "")
+        return original(jax.random.key(0) if batched else key, *args, **kwargs)
+    return bits
