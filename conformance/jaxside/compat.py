@@ -702,9 +702,9 @@ def watch_compile_requests(listener: Callable[[str, str], None]) -> bool:
 # 0.4.34, 0.4.35 and 0.4.37 (an xdist worker crashed in the training step). So the cache is used on
 # CPU from 0.6.0 only. Its thresholds are set so small CPU programs are kept (by default only those
 # that took a second to compile are).
-PERSISTENT_CACHE_ON_CPU_REASON = (f"JAX {JAX_VERSION} serves programs with donated inputs wrongly from its "
-                                  f"persistent compilation cache on CPU (wrong values or a crash; measured on "
-                                  f"0.4.30-0.5.3, right from 0.6.0)")
+PERSISTENT_CACHE_ON_CPU_REASON = (f"JAX {JAX_VERSION} serves some programs wrongly from its persistent "
+                                  f"compilation cache on CPU (wrong values or a crash: donated inputs on "
+                                  f"0.4.30-0.5.3, random samplers' loops on 0.6.0; right from 0.6.1)")
 
 
 def persistent_cache_available(platform: str) -> bool:
