@@ -454,7 +454,10 @@ def jitted_axis_moved_into_combined_axes(call: Call) -> bool:
     (hlo_sharding_util.cc "Check failed: sliced.has_value()"; met with jnp.greater on 0.12.0.1, x P('b')
     onto P(None, ('b', 'y')); measured: ('y', 'b') there, or 'b' already on that dimension, does not
     abort; met with jnp.take on 0.11.2 in the eleventh matrix pass, seed 2681482569: indices int32[2] P('x')
-    of x int32[2, 6, 2] taken along 0 into P(None, ('x', 'y')) on an (x=2, y=3) mesh, >=0.11.2)."""
+    of x int32[2, 6, 2] taken along 0 into P(None, ('x', 'y')) on an (x=2, y=3) mesh, >=0.11.2); or an
+    operand's combined axes whose first cuts another dimension of the output (met with
+    lax.dynamic_update_slice on 0.12.0.1 in CI, seed 2003179195: x P(('a', 'b', 'y'), None) into P('b', None,
+    ('a', 'y')) on a (y=1, b=3, a=2) mesh aborts with "Could not slice dimension 0 with size 3")."""
     if call.eager or call.result_shape is None or call.mesh is None or not call.in_specs:
         return False
     rank = len(call.result_shape)
@@ -473,7 +476,7 @@ def jitted_axis_moved_into_combined_axes(call: Call) -> bool:
     for target in targets:
         for d, axes in target.items():
             big = cut_axes(call.mesh, axes)
-            if len(big) > 1 and any(big[0] in cut_axes(call.mesh, a) for operand in aligned
+            if len(big) > 1 and any(big[0] in cut_axes(call.mesh, a) for operand in targets
                                     for e, a in operand.items() if e != d):
                 return True
     return False

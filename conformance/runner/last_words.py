@@ -95,14 +95,19 @@ class Witness:
 
 def read(folder: Path, name: str, limit: int = 6000) -> Optional[str]:
     """What process ``name`` left in ``folder``: its last Case's script and its stack where it died,
-    as a block for a crash's report (None where it left neither); each part cut to its last
-    ``limit`` characters."""
+    as a block for a crash's report (None where it left neither); the script cut to its last ``limit``
+    characters, the stack to its first (the current thread's innermost frames come first)."""
     parts = []
-    for title, path in (("the example it was running (its last Case's script)", Witness.case_path(folder, name)),
-                        ("Python's stack where it died (faulthandler)", Witness.stack_path(folder, name))):
+    for title, path, head in (
+            ("the example it was running (its last Case's script)", Witness.case_path(folder, name), False),
+            # (the stack's head: the current thread's frames, most recent first, where it died)
+            ("Python's stack where it died (faulthandler)", Witness.stack_path(folder, name), True)):
         text = path.read_text(encoding="utf-8", errors="replace").strip() if path.exists() else ""
+        if head and "Current thread" in text:  # (the thread that died; the others' stacks come before it)
+            first = text.splitlines()[0]
+            text = f"{first}\n{text[text.index('Current thread'):]}"
         if text:
-            cut = text if len(text) <= limit else "[...]\n" + text[-limit:]
+            cut = text if len(text) <= limit else text[:limit] + "\n[...]" if head else "[...]\n" + text[-limit:]
             parts.append(f"{title}:\n{cut}")
     return "\n\n".join(parts) if parts else None
 
