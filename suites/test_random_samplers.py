@@ -829,15 +829,21 @@ def test_a_jitted_float16_quotient_of_quotients_is_numpys():
 # key: at 1/128 per value a key shows such a bug in all but about e^-64 (weibull_min, both columns) or
 # e^-32 (truncated_normal, its lower = 0 column) of the cases; at 1/1024 (rayleigh in float16, both
 # columns) in all but about e^-8 (key(0) shows 5 values).
-def sampler_support_case(source: str, outside: str) -> Tuple[Case, Callable]:
-    """A Case for ``x = source`` (a call of key = jax.random.key(0)) whose check counts the values
-    ``outside`` (a numpy expression over the float32 ``x``) its support; and the call itself."""
+def check_a_draw_lies_in_its_support(source: str, outside: str, dtype: str) -> None:
+    """Draw ``x = source`` (a call of key = jax.random.key(0), jax_threefry_partitionable on) and check
+    it is of ``dtype`` and shape (4096, 2) and holds no value ``outside`` its support (a numpy
+    expression over the float32 ``x``); the Case's script prints that count."""
     count = f"int(np.count_nonzero({outside}))"
     case = scripted_case(f"x = {source} with jax_threefry_partitionable=True",
                          [compat.THREEFRY_PARTITIONABLE_SOURCE.format(True), "key = jax.random.key(0)",
                           f"x = np.asarray({source}).astype(np.float32)"],
                          outcomes={"the draw's values outside its support": count})
-    return case, lambda: eval(f"lambda key: {source}", {"jax": jax, "jnp": jnp, "np": np})(jax.random.key(0))
+    draw = eval(f"lambda key: {source}", {"jax": jax, "jnp": jnp, "np": np})
+    with compat.threefry_partitionable(True):
+        x = np.asarray(case.accepts("the draw", lambda: draw(jax.random.key(0))))
+    case.equal("the draw's dtype and shape", (x.dtype.name, x.shape), (dtype, (4096, 2)))
+    x = x.astype(np.float32)
+    case.equal("the draw's values outside its support", int(np.count_nonzero(eval(outside, {"x": x, "np": np}))), 0)
 
 
 def test_a_bfloat16_weibull_min_draw_lies_in_its_open_support():
@@ -847,12 +853,7 @@ def test_a_bfloat16_weibull_min_draw_lies_in_its_open_support():
     source = ("jax.random.weibull_min(key, np.array([1, 100], jnp.bfloat16), np.array([200, 200], jnp.bfloat16), "
               "(4096, 2), jnp.bfloat16)")
     outside = "~((x > 0) & (x < np.inf))"
-    case, call = sampler_support_case(source, outside)
-    with compat.threefry_partitionable(True):
-        x = np.asarray(case.accepts("the draw", call))
-    case.equal("the draw's dtype and shape", (x.dtype.name, x.shape), ("bfloat16", (4096, 2)))
-    x = x.astype(np.float32)
-    case.equal("the draw's values outside its support", int(np.count_nonzero(eval(outside, {"x": x, "np": np}))), 0)
+    check_a_draw_lies_in_its_support(source, outside, "bfloat16")
 
 
 def test_a_bfloat16_truncated_normal_draw_lies_in_its_open_interval():
@@ -863,12 +864,7 @@ def test_a_bfloat16_truncated_normal_draw_lies_in_its_open_interval():
     source = ("jax.random.truncated_normal(key, np.array([0, -1], jnp.bfloat16), np.array([0.5, 0], jnp.bfloat16), "
               "(4096, 2), jnp.bfloat16)")
     outside = "~((x > np.array([0, -1])) & (x < np.array([0.5, 0])))"
-    case, call = sampler_support_case(source, outside)
-    with compat.threefry_partitionable(True):
-        x = np.asarray(case.accepts("the draw", call))
-    case.equal("the draw's dtype and shape", (x.dtype.name, x.shape), ("bfloat16", (4096, 2)))
-    x = x.astype(np.float32)
-    case.equal("the draw's values outside its support", int(np.count_nonzero(eval(outside, {"x": x, "np": np}))), 0)
+    check_a_draw_lies_in_its_support(source, outside, "bfloat16")
 
 
 def test_a_float16_rayleigh_draw_lies_in_its_support():
@@ -878,9 +874,4 @@ def test_a_float16_rayleigh_draw_lies_in_its_support():
     [0, inf): no inf, where JAX's scale * sqrt(-2 log(u)) takes u = 0."""
     source = "jax.random.rayleigh(key, np.array([1, 0.01], jnp.float16), (4096, 2), jnp.float16)"
     outside = "~((x >= 0) & (x < np.inf))"
-    case, call = sampler_support_case(source, outside)
-    with compat.threefry_partitionable(True):
-        x = np.asarray(case.accepts("the draw", call))
-    case.equal("the draw's dtype and shape", (x.dtype.name, x.shape), ("float16", (4096, 2)))
-    x = x.astype(np.float32)
-    case.equal("the draw's values outside its support", int(np.count_nonzero(eval(outside, {"x": x, "np": np}))), 0)
+    check_a_draw_lies_in_its_support(source, outside, "float16")
