@@ -2,6 +2,7 @@
 that goes wrong in one other context only: under vmap, inside a shard_map body, under grad, or on
 an Explicit mesh (jax.random's draws among them)."""
 
+from .random_samplers import random_module
 from .registry import fault, jnp_module, lax_module, replacing, wrap
 
 
@@ -53,11 +54,6 @@ def full_like_on_an_explicit_mesh_ignores_its_fill(original):
         explicit = mesh is not None and any("Explicit" in str(t) for t in getattr(mesh, "axis_types", ()))
         return original(a, 0 if explicit else fill_value, *args, **kwargs)
     return full_like
-
-
-def random_module():
-    import jax.random
-    return jax.random
 
 
 # The samplers the calling-contexts table draws from (its random rows).
