@@ -84,7 +84,7 @@ class Witness:
 
     def saw(self, script: str) -> None:
         if script:
-            self._write(f"# {self.test}\n{textwrap.dedent(script).strip()}\n")
+            self._write(f"# {self.test}\n{script}\n")
 
     def close(self) -> None:
         if faulthandler.is_enabled():
@@ -106,6 +106,9 @@ def read(folder: Path, name: str, limit: int = 6000) -> Optional[str]:
         if head and "Current thread" in text:  # (the thread that died; the others' stacks come before it)
             first = text.splitlines()[0]
             text = f"{first}\n{text[text.index('Current thread'):]}"
+        if text and not head:  # (a Case's script, below its test's line, is indented as its failure message shows it)
+            test, _, script = text.partition("\n")
+            text = f"{test}\n{textwrap.dedent(script).strip()}"
         if text:
             cut = text if len(text) <= limit else text[:limit] + "\n[...]" if head else "[...]\n" + text[-limit:]
             parts.append(f"{title}:\n{cut}")
