@@ -159,7 +159,7 @@ ELEMENTWISE_VALUE_SHAPES = ((), (3,), (2, 3))
 
 @reused
 @st.composite
-def collective_parameters(draw, name: str, size: int, max_rank: int = 2):
+def collective_parameters(draw, name: str, size: int, max_rank: int = 2, grouped: bool = True):
     """``(groups, params, shape)`` for a collective of ``name`` over ``size`` devices (as
     suites/test_collectives.py takes them): axis_index_groups (``index_groups``; none for ppermute
     and axis_index), its parameters, and a per-device value shape of rank 0..``max_rank``, sides 1..3,
@@ -173,10 +173,12 @@ def collective_parameters(draw, name: str, size: int, max_rank: int = 2):
       too, so that the call with the two exchanged is valid too (and another), and ``tiled``;
     * ppermute: ``perm`` (``permutations_pairs``);
     * axis_index: nothing, and a scalar value shape: it reads no value (JAX drops the operand from
-      the program), so a drawn shape would only ask for the same program again."""
+      the program), so a drawn shape would only ask for the same program again.
+
+    ``grouped=False``: no axis_index_groups (vmap's collectives take none)."""
     if name == "axis_index":
         return None, {}, ()
-    groups = draw(index_groups(size)) if name != "ppermute" else None
+    groups = draw(index_groups(size)) if name != "ppermute" and grouped else None
     g = group_size(groups, size)
     if name in ELEMENTWISE_COLLECTIVES:
         return groups, ({"perm": draw(permutations_pairs(size))} if name == "ppermute" else {}), draw(

@@ -90,6 +90,17 @@ def random_row(entry: str, draw: str) -> "Computing":
                      lambda x, d=draw: x + drawn_unsharded(d).astype(x.dtype), "int32", NOT_DIFFERENTIABLE)
 
 
+# ragged_dot of x with the groups [eye(4), 2 eye(4)] over x's two halves, and where JAX refuses it: JAX's
+# Explicit-sharding doc says that where it cannot infer a sharding "we throw an error and require the user to
+# provide an out_sharding argument"; its batching rule says it is not implemented (0.6.x: "sharding rule for
+# ragged_dot_general is not implemented"; 0.4.30 names no dimension)
+RAGGED_DOT_REFERENCE = lambda x: x * np.where(np.arange(len(x)) < len(x) // 2, 1, 2)[:, None].astype(x.dtype)
+RAGGED_DOT_REFUSALS = (("jit on an Explicit mesh", (NotImplementedError, *compat.SHARDING_TYPE_ERRORS),
+                        "Please specify out_sharding|sharding rule for ragged_dot_general is not implemented", ""),
+                       ("vmap", (NotImplementedError,), "ragged_dot vmap over any dim but 0 - NYI|"
+                        "Batching rule for 'ragged_dot' not implemented", ""),
+                       ("grad", (NotImplementedError,), "Differentiation rule for 'ragged_dot' not implemented",
+                        "RAGGED_DOT_DIFFERENTIABLE"))
 KEY = "jax.random.key(7)"
 W43 = np.arange(12, dtype=np.float32).reshape(4, 3)
 W42 = np.arange(8, dtype=np.float32).reshape(4, 2)
@@ -154,16 +165,16 @@ COMPUTING = (
     Computing("jax.lax.ragged_dot",
               "lambda x: lax.ragged_dot(x, jnp.stack([jnp.eye(4, dtype=x.dtype), 2 * jnp.eye(4, dtype=x.dtype)]), "
               "jnp.array([x.shape[0] // 2, x.shape[0] - x.shape[0] // 2], jnp.int32))",
-              lambda x: x * np.where(np.arange(len(x)) < len(x) // 2, 1, 2)[:, None].astype(x.dtype),
-              # JAX's Explicit-sharding doc: where it cannot infer a sharding "we throw an error and require
-              # the user to provide an out_sharding argument"; its batching rule says it is not implemented
-              # (0.6.x: "sharding rule for ragged_dot_general is not implemented"; 0.4.30 names no dimension)
-              refused_in=(("jit on an Explicit mesh", (NotImplementedError, *compat.SHARDING_TYPE_ERRORS),
-                           "Please specify out_sharding|sharding rule for ragged_dot_general is not implemented", ""),
-                          ("vmap", (NotImplementedError,), "ragged_dot vmap over any dim but 0 - NYI|"
-                           "Batching rule for 'ragged_dot' not implemented", ""),
-                          ("grad", (NotImplementedError,), "Differentiation rule for 'ragged_dot' not implemented",
-                           "RAGGED_DOT_DIFFERENTIABLE"))),
+              RAGGED_DOT_REFERENCE, refused_in=RAGGED_DOT_REFUSALS),
+    Computing("jax.lax.ragged_dot_general",  # (ragged_dot's primitive, refused where ragged_dot is)
+              "lambda x: lax.ragged_dot_general(x, jnp.stack([jnp.eye(4, dtype=x.dtype), "
+              "2 * jnp.eye(4, dtype=x.dtype)]), "
+              "jnp.array([x.shape[0] // 2, x.shape[0] - x.shape[0] // 2], jnp.int32), lax.RaggedDotDimensionNumbers("
+              "(([1], [1]), ([], [])), [0], [0]))",
+              RAGGED_DOT_REFERENCE, refused_in=RAGGED_DOT_REFUSALS),
+    Computing("jax.lax.empty", "lambda x: x + lax.full_like(lax.empty(x.shape, x.dtype), 0)", lambda x: x + 0,
+              # (its values are "possibly uninitialized": what is checked is its shape and dtype, through full_like)
+              ),
     Computing("jax.lax.reduce", "lambda x: lax.reduce(x, np.float32(0), lax.add, (1,))", lambda x: x.sum(1)),
     Computing("jax.lax.reduce_sum", "lambda x: lax.reduce_sum(x, (1,))", lambda x: x.sum(1)),
     Computing("jax.lax.reshape", "lambda x: lax.reshape(x, (x.shape[0] * 2, 2))", lambda x: x.reshape(-1, 2),

@@ -1,7 +1,8 @@
 """The collectives (psum, pmean, pmax, pmin, all_gather, psum_scatter, ppermute, all_to_all,
-axis_index), under pmap and under shard_map, against conformance/model/spmd.py. Integer and bool
-results are exact; float sums and means are compared within a stated tolerance; data movement is
-exact."""
+axis_index), under pmap, under shard_map and under vmap with an axis name, against
+conformance/model/spmd.py; axis_size, pbroadcast, pshuffle and pswapaxes under a named vmap against
+numpy. Integer and bool results are exact; float sums and means are compared within a stated
+tolerance; data movement is exact."""
 
 import functools
 from dataclasses import dataclass
@@ -117,11 +118,11 @@ DTYPES.update(axis_index=("int32",))  # (it reads no value: one operand type, on
 
 @reused
 @st.composite
-def collective_examples(draw, name: str, size: int, max_rank: int = 2):
+def collective_examples(draw, name: str, size: int, max_rank: int = 2, grouped: bool = True):
     """``(collective, dtype, value shape)``: a collective of ``name`` over ``size`` devices with
     drawn parameters (``strategies.spmd.collective_parameters``), a dtype, and a per-device value
     shape the parameters fit (built, not filtered)."""
-    groups, params, shape = draw(collective_parameters(name, size, max_rank))
+    groups, params, shape = draw(collective_parameters(name, size, max_rank, grouped))
     dtype = draw(st.sampled_from(DTYPES[name]))
     return Collective(name, tuple(sorted(params.items())), groups), dtype, shape
 
@@ -185,6 +186,182 @@ def test_psum_total_is_on_every_device(selection, data):
     for shard in y.addressable_shards:
         case.same_bits(f"shard on device {shard.device.id}", np.asarray(shard.data).reshape(total.shape),
                        total)
+
+
+# --- the same collectives under vmap with an axis name ------------------------------------------
+@functools.lru_cache(maxsize=None)
+def vmapped_collective(collective: Collective):
+    """jit of vmap of the collective over the batch axis named 'i', once per collective."""
+    return jax.jit(jax.vmap(lambda x: collective.call(x, "i"), axis_name="i"))
+
+
+@dataclass(frozen=True)
+class NamedVmapExample:
+    """A collective drawn for a named vmap over a batch of ``size`` members, the batch ``x`` and
+    whether it is placed along the mesh's devices (what triggers read)."""
+
+    collective: Collective
+    size: int
+    x: np.ndarray
+    placed: bool
+
+
+@pytest.mark.parametrize("name", COLLECTIVES)
+@given(data=st.data())
+# (excuses holds no state to reset between examples: its counts of excused examples outlive them)
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_collective_under_a_named_vmap(name, data, excuses):
+    """Each collective under vmap with an axis name (the batch of every device's count or fewer,
+    placed along a mesh axis where it divides it), on any dtypes, shapes and parameters, gives each
+    batch member the model's value, as pmap gives each device."""
+    size = data.draw(st.sampled_from(sorted({2, 3, len(DEVICES)})), label="batch size")
+    collective, dtype, shape = data.draw(collective_examples(name, size, grouped=False), label="example")
+    x = data.draw(sample_values(dtype, (size, *shape), subnormals=not collective.does_arithmetic), label="x")
+    placed = size == len(DEVICES) and size > 1
+    with excuses.way([NamedVmapExample(collective, size, x, placed)], example=(collective, size)):
+        check_under_a_named_vmap(collective, x, placed)
+
+
+def check_under_a_named_vmap(collective: Collective, x: np.ndarray, placed: bool) -> None:
+    mesh = MeshModel(tuple(DEVICES), (len(DEVICES),), ("a",))
+    put = "jax.device_put(x, NamedSharding(mesh, P('a')))" if placed else "x"
+    call = f"jax.jit(jax.vmap(lambda x: {collective.source('x', 'i')}, axis_name='i'))({put})"
+    case = scripted_case(call + (f" on {describe_mesh(mesh)}" if placed else ""), [f"print({call})"],
+                         arrays={"x": x}, meshes={"mesh": mesh} if placed else {},
+                         outcomes={"vmap": call, f"vmap({collective.name}) result": f"np.asarray({call})"})
+    f = vmapped_collective(collective)
+    value = jax.device_put(x, bridge.named_sharding(mesh, ("a",))) if placed else x
+    got = case.accepts("vmap", lambda: f(value))
+    expected = spmd.stack_outputs(collective.model(list(x)), 0)
+    compare(case, f"vmap({collective.name}) result", got, expected, collective)
+
+
+def test_a_partial_ppermute_under_a_named_vmap_fills_zeros():
+    """vmap(lambda v: lax.ppermute(v, 'i', perm=[(0, 1)]), axis_name='i') of 4 values gives value 0
+    at member 1 and zeros elsewhere (ppermute's docstring: a position no pair names as its
+    destination is filled with zeros)."""
+    x = np.arange(16, dtype=np.int32).reshape(4, 4)
+    call = "jax.vmap(lambda v: lax.ppermute(v, 'i', perm=[(0, 1)]), axis_name='i')(x)"
+    case = scripted_case(call, [f"print({call})"], arrays={"x": x}, outcomes={"the call": f"np.asarray({call})"})
+    got = case.accepts("the call", lambda: jax.vmap(lambda v: lax.ppermute(v, "i", perm=[(0, 1)]), axis_name="i")(x))
+    case.same_bits("the call", np.asarray(got), spmd.stack_outputs(spmd.ppermute(list(x), ((0, 1),)), 0))
+
+
+# The collectives that move data by a rule of their own, each under a named vmap with its numpy
+# reference over the batch (n values, stacked along axis 0): (entry, the body's source of v, the
+# reference of the batch xs, the batch size).
+MORE_UNDER_VMAP = (
+    ("jax.lax.axis_size", "v * lax.axis_size('i')", lambda xs: xs * len(xs)),
+    ("jax.lax.pbroadcast", "lax.pbroadcast(v, 'i', 2)", lambda xs: np.broadcast_to(xs[2], xs.shape)),
+    ("jax.lax.pshuffle", "lax.pshuffle(v, 'i', [1, 2, 3, 0])", lambda xs: xs[[1, 2, 3, 0]]),
+    ("jax.lax.pswapaxes", "lax.pswapaxes(v, 'i', 0)", lambda xs: np.swapaxes(xs, 0, 1)),
+)
+
+
+@functools.lru_cache(maxsize=None)
+def vmapped_source(source: str):
+    return jax.jit(jax.vmap(eval(f"lambda v: {source}", {"lax": lax, "jnp": jnp}), axis_name="i"))
+
+
+@pytest.mark.parametrize("entry, source, reference", MORE_UNDER_VMAP, ids=[m[0].removeprefix("jax.lax.")
+                                                                            for m in MORE_UNDER_VMAP])
+@settings(max_examples=max(1, settings().max_examples // 25))
+@given(x=sample_values("int32", (4, 4)))
+def test_a_data_moving_collective_under_a_named_vmap_is_numpys(entry, source, reference, x):
+    """axis_size, pbroadcast, pshuffle and pswapaxes under vmap with an axis name (a batch of 4
+    values of shape (4,)) give numpy's rearrangement of the batch."""
+    compat.parameters(entry)  # (skips, naming the version, where this JAX lacks it)
+    call = f"jax.jit(jax.vmap(lambda v: {source}, axis_name='i'))(x)"
+    case = scripted_case(call, [f"print({call})"], arrays={"x": x}, outcomes={"the call": f"np.asarray({call})"})
+    got = case.accepts("the call", lambda: vmapped_source(source)(x))
+    case.same_bits("the call", np.asarray(got), np.asarray(reference(x)))
+
+
+# --- their gradients inside a shard_map body ----------------------------------------------------
+# The linear collectives (pmax and pmin have no differentiation rule in JAX; axis_index's result is an
+# integer), and whether their result is the same on every device of the axis (invariant) or not.
+DIFFERENTIATED = {"psum": True, "pmean": True, "all_gather": False, "psum_scatter": False, "ppermute": False,
+                  "all_to_all": False}
+
+
+@functools.lru_cache(maxsize=None)
+def differentiated_in_a_body(collective: Collective, mesh: MeshModel):
+    """jit of shard_map (replication check on) of jax.grad of sum(r ** 2 * w) in the body (r =
+    collective(y), w = 1, 2, ..., r.size in r's shape: where a value lands matters; times the
+    device's index + 1 where r varies: which device holds it matters),
+    over the mesh's one axis 'a', each device's value its block without its leading size-1 axis."""
+    def loss(y):
+        r = collective.call(y, "a")
+        weighted = jnp.sum(r ** 2 * jnp.arange(1, r.size + 1, dtype=r.dtype).reshape(r.shape))
+        return weighted if DIFFERENTIATED[collective.name] else weighted * (lax.axis_index("a") + 1)
+
+    def body(block):
+        return jax.grad(loss)(block[0])[None]
+    return jax.jit(compat.shard_map(body, bridge.jax_mesh(mesh), (("a",),), ("a",)))
+
+
+@pytest.mark.parametrize("name", sorted(DIFFERENTIATED))
+@given(data=st.data())
+# (excuses holds no state to reset between examples: its counts of excused examples outlive them)
+@settings(max_examples=max(1, settings().max_examples // 10),
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_the_gradient_of_a_collective_in_a_body_is_the_models(name, data, excuses):
+    """jax.grad of a weighted sum of the squares of a collective's result, taken inside a shard_map
+    body over every device, gives each device the model's gradient: of the loss summed over the
+    devices where the result varies, taken once where it is invariant (``spmd.body_gradient``)."""
+    n = len(DEVICES)
+    collective, _, shape = data.draw(collective_examples(name, n, grouped=False), label="example")
+    collective = Collective(collective.name, collective.params, None)
+    x = data.draw(sample_values("float32", (n, *shape), subnormals=False), label="x")
+    mesh = MeshModel(tuple(DEVICES), (n,), ("a",))
+    case = body_gradient_case(collective, mesh, x)
+    p = dict(collective.params)
+    # (what the triggers read: the collective and whether its result is invariant; all_to_all's entries read
+    # strategies.manual.AllToAllExample's fields)
+    candidates = [BodyGradientExample(collective, DIFFERENTIATED[name])] + (
+        [AllToAllExample(mesh, ("a",), p["split"], p["concat"], p["tiled"], tuple(shape))]
+        if name == "all_to_all" else [])
+    with excuses.way(candidates, example=(collective, x.shape)):
+        check_the_gradient_in_a_body(case, collective, mesh, x)
+
+
+def body_gradient_case(collective: Collective, mesh: MeshModel, x: np.ndarray) -> Case:
+    """The Case of ``differentiated_in_a_body``'s call on ``x``, its script the same loss in JAX source."""
+    device = "" if DIFFERENTIATED[collective.name] else " * (lax.axis_index('a') + 1)"
+    loss = (f"lambda y: (lambda r: jnp.sum(r ** 2 * jnp.arange(1, r.size + 1, dtype=r.dtype).reshape(r.shape))"
+            f"{device})({collective.source('y', 'a')})")
+    call = f"jax.jit(shard_map(lambda b: jax.grad({loss})(b[0])[None], mesh=mesh, in_specs=P('a'), out_specs=P('a')))"
+    setup = ("shard_map = jax.shard_map" if compat.FEATURES["jax.shard_map"].available else
+             "from jax.experimental.shard_map import shard_map")
+    return scripted_case(f"{call}(x) on {describe_mesh(mesh)}", [setup, f"print({call}(x))"],
+                         meshes={"mesh": mesh}, arrays={"x": x}, outcomes={"the gradient": f"np.asarray({call}(x))"})
+
+
+def check_the_gradient_in_a_body(case: Case, collective: Collective, mesh: MeshModel, x: np.ndarray) -> None:
+    got = case.accepts("the call", lambda: differentiated_in_a_body(collective, mesh)(x))
+    invariant = DIFFERENTIATED[collective.name]
+    expected = np.stack(spmd.body_gradient(collective.model, list(x), invariant)).astype(np.float32)
+    case.close("the gradient", np.asarray(got), expected, rtol=1e-5,
+               atol=1e-5 * float(np.max(np.abs(expected), initial=1.0)))
+
+
+@dataclass(frozen=True)
+class BodyGradientExample:
+    """A collective differentiated in a body, and whether its result is invariant over the axis."""
+
+    collective: Collective
+    invariant: bool
+
+
+def test_a_shifted_ppermute_differentiated_in_a_body_is_the_models():
+    """jax.grad in a shard_map body over every device of a weighted loss of ppermute shifting each
+    device's value to the next one (a varying loss: device d's weighs d + 1) gives the model's
+    gradient (``spmd.body_gradient``): 2 (d + 2) w x_d at device d, d + 1 the receiver's index."""
+    n = len(DEVICES)
+    collective = Collective("ppermute", (("perm", tuple((i, (i + 1) % n) for i in range(n))),), None)
+    x = (np.arange(n * 2, dtype=np.float32).reshape(n, 2) + 1)
+    mesh = MeshModel(tuple(DEVICES), (n,), ("a",))
+    check_the_gradient_in_a_body(body_gradient_case(collective, mesh, x), collective, mesh, x)
 
 
 # --- the same collectives through shard_map --------------------------------------------------

@@ -38,7 +38,14 @@ integer, unsigned or boolean dtype (bits, key data, indices, counts, booleans) m
 and a floating-point draw within the tolerance JAX's own test harness allows two compilations of one
 function (``COMPILATION_TOLERANCE`` of conformance/checking/tolerance.py, shared with
 suites/test_random.py); each device's block must hold the sharded draw's bits there (replicas agree
-exactly: they run one program)."""
+exactly: they run one program).
+
+A second property calls every row in the other calling contexts (eagerly on arguments placed on its
+mesh, in a shard_map body, under vmap of a batch of keys, under grad with respect to its
+floating-point parameters; the rows drawn under vmap above, also under jit with one key), each
+against the same unsharded run by the same rule; under vmap of rbg keys the oracle is the rule the
+jax.random docstring states for them (the whole batch drawn from the first key), and a float32
+draw's gradient is also held to central differences of the draw (no autodiff)."""
 
 from __future__ import annotations
 
@@ -90,6 +97,9 @@ class Row:
     # sharded draw must differ from it (a parameter that only changes which bits are drawn)
     contrast: Tuple[str, ...] = ()
     vmapped: bool = False  # drawn under vmap from a batch of keys placed on the mesh
+    # the row's call vmapped over a batch of first arguments, where JAX documents it otherwise than the
+    # call per key, stacked (a lambda of the batch and the args): rbg keys (``BATCH_FROM_THE_FIRST_KEY``)
+    vmap_reference: str = ""
     sampler: str = ""  # the entry of the source that takes out_sharding= (default: ``entry``, if it is a parameter)
     needs: Tuple[Tuple[str, str], ...] = ()  # more (entry, parameter) the source calls
     # more checks of what the parameters mean: (case, the first argument's data, args, the sharded draw)
@@ -633,34 +643,49 @@ row("ball", "key d p shape dtype out_sharding", "float16 d=3 L1",
     args=lambda d: (np.array(1, F16),), support=in_unit_l1_ball)
 row("jax.lax.rng_bit_generator", "key shape dtype algorithm out_sharding", "uint8 RNG_PHILOX",
     "lambda key, **out: lax.rng_bit_generator(key, (8, 4), jnp.uint8, lax.RandomAlgorithm.RNG_PHILOX, **out)[1]",
-    "words4", shape=(8, 4), dtype="uint8", checks=check_algorithms_differ)
+    "words4", shape=(8, 4), dtype="uint8", checks=check_algorithms_differ,
+    vmap_reference="lambda keys: lax.rng_bit_generator(keys[0], (8, 8, 4), jnp.uint8, "
+                   "lax.RandomAlgorithm.RNG_PHILOX)[1]")
 # --- key functions, each drawn through a sampler (sharded as that sampler is) ---------------------
 row("key", "seed impl", "unsafe_rbg through uniform",
     "lambda seed, **out: jax.random.uniform(jax.random.key(seed, impl='unsafe_rbg'), (8, 2), **out)", "seed",
     sampler="jax.random.uniform", support=lambda x, a: [("every value in [0, 1)", per_column(x, 0, 1))],
-    checks=impl_of_key("unsafe_rbg", lambda s: jax.random.key(s, impl="unsafe_rbg"), 4))
+    checks=impl_of_key("unsafe_rbg", lambda s: jax.random.key(s, impl="unsafe_rbg"), 4),
+    vmap_reference="lambda seeds: jax.random.uniform(jax.random.key(seeds[0], impl='unsafe_rbg'), (8, 8, 2))")
 row("key", "seed dtype", "key_dtype rbg through normal",
     "lambda seed, **out: jax.random.normal(jax.random.key(seed, dtype=jax.random.key_dtype('rbg')), (8, 2), **out)",
     "seed", sampler="jax.random.normal", needs=(("jax.random.key_dtype", "impl_spec"),),
-    support=lambda x, a: finite(x), checks=check_key_dtype("rbg"))
+    support=lambda x, a: finite(x), checks=check_key_dtype("rbg"),
+    vmap_reference="lambda seeds: jax.random.normal(jax.random.key(seeds[0], dtype=jax.random.key_dtype('rbg')), "
+                   "(8, 8, 2))")
 row("PRNGKey", "seed impl", "rbg through bits",
     "lambda seed, **out: jax.random.bits(jax.random.wrap_key_data(jax.random.PRNGKey(seed, impl='rbg'), "
     "impl='rbg'), (8, 2), **out)", "seed", dtype="uint32", sampler="jax.random.bits",
-    checks=check_prng_key_is_key_data)
+    checks=check_prng_key_is_key_data,
+    vmap_reference="lambda seeds: jax.random.bits(jax.random.wrap_key_data(jax.random.PRNGKey(seeds[0], impl='rbg'), "
+                   "impl='rbg'), (8, 8, 2))")
 row("wrap_key_data", "impl", "unsafe_rbg through normal",
     "lambda data, **out: jax.random.normal(jax.random.wrap_key_data(data, impl='unsafe_rbg'), (8, 2), **out)",
     "words4", sampler="jax.random.normal", support=lambda x, a: finite(x),
-    checks=round_trip("unsafe_rbg", lambda d: jax.random.wrap_key_data(d, impl="unsafe_rbg")))
+    checks=round_trip("unsafe_rbg", lambda d: jax.random.wrap_key_data(d, impl="unsafe_rbg")),
+    vmap_reference="lambda datas: jax.random.normal(jax.random.wrap_key_data(datas[0], impl='unsafe_rbg'), (8, 8, 2))")
 row("wrap_key_data", "dtype", "key_dtype rbg through bits",
     "lambda data, **out: jax.random.bits(jax.random.wrap_key_data(data, dtype=jax.random.key_dtype('rbg')), "
     "(8, 2), **out)", "words4", dtype="uint32", sampler="jax.random.bits",
     needs=(("jax.random.key_dtype", "impl_spec"),),
-    checks=round_trip("rbg", lambda d: jax.random.wrap_key_data(d, dtype=jax.random.key_dtype("rbg"))))
+    checks=round_trip("rbg", lambda d: jax.random.wrap_key_data(d, dtype=jax.random.key_dtype("rbg"))),
+    vmap_reference="lambda datas: jax.random.bits(jax.random.wrap_key_data(datas[0], "
+                   "dtype=jax.random.key_dtype('rbg')), (8, 8, 2))")
 row("split", "key num", "four keys of each key under vmap",
     "lambda key: jax.random.key_data(jax.random.split(key, 4))", shape=(4, 2), dtype="uint32", vmapped=True)
 row("clone", "key", "draws what the key draws under vmap",
     "lambda key: jax.random.bits(jax.random.clone(key), (2,))", reference="lambda key: jax.random.bits(key, (2,))",
     shape=(2,), dtype="uint32", vmapped=True)
+row("key_impl", "keys", "round trip of a traced key through bits",
+    "lambda key, **out: jax.random.bits(jax.random.wrap_key_data(jax.random.key_data(key), "
+    "impl=jax.random.key_impl(key)), (8, 2), **out)", dtype="uint32", sampler="jax.random.bits",
+    needs=(("jax.random.key_data", "keys"), ("jax.random.wrap_key_data", "impl")),
+    reference="lambda key: jax.random.bits(key, (8, 2))")
 
 
 # --- the property ---------------------------------------------------------------------------------
@@ -808,6 +833,253 @@ def test_each_sampler_draws_the_same_bits_sharded_as_unsharded_in_its_support(ro
     ex = data.draw(draws(row), label="example")
     with compat.threefry_partitionable(True):
         check_draw(ex, excuses)
+
+
+# --- every calling context -------------------------------------------------------------------------
+# The property above draws each row under jit (vmap for the rows marked so). This one calls each row
+# (one key, or seed, per call) in the other contexts a user calls a sampler in, those
+# test_calling_contexts names: eagerly on arguments placed on the row's mesh, in a shard_map body over
+# it, under vmap of a batch of keys, and under grad with respect to its floating-point parameters.
+# Each is compared with the unsharded run: the row's call jitted on one device (under vmap: that draw
+# per key, stacked; under grad: grad of the same loss jitted on one device), as the property above
+# compares (``compare_compilations``).
+SAMPLER_CONTEXTS = ("eager", "shard_map body", "vmap", "grad")
+ONE_KEY_UNDER_JIT = ("jit",)  # (the rows the property above draws under vmap only: one key under jit too)
+# The jax.random module docstring: "both "rbg" and "unsafe_rbg" behave unusually under jax.vmap. When
+# vmapping a random function over a batch of keys, its output values can differ from its true map over
+# the same keys. Instead, under vmap, the entire batch of output random numbers is generated from only
+# the first key in the input key batch" (jax.vmap(jax.random.normal)(keys) equals
+# jax.random.normal(keys[0], shape=(8,))): lax.rng_bit_generator, which they are built on, batches so.
+# The rows of those keys say it in their ``vmap_reference``.
+BATCH_FROM_THE_FIRST_KEY = "the whole batch drawn from the first key, as the jax.random docstring states for rbg keys"
+# (rows whose draw is of a float dtype and has a floating-point parameter, but no gradient to check)
+NO_GRADIENT = {
+    "jax.random.multinomial": "its draws are counts (a float dtype holding integers): piecewise constant in p",
+}
+
+
+@dataclass(frozen=True)
+class ContextDraw:
+    """One example of a row in the contexts: its first argument's data, a batch of BATCH of them
+    (vmap), the drawn args, the row's mesh (``fixed_layout``) and the spec the vmapped keys are
+    placed with (along the mesh's first axis)."""
+
+    row: Row
+    data: np.ndarray
+    batch: np.ndarray
+    args: tuple
+    mesh: MeshModel
+    key_spec: Spec
+
+
+@st.composite
+def context_draws(draw, row: Row) -> ContextDraw:
+    index = ROWS.index(row)
+    data = draw(first_data(row.first), label="data")
+    batch = draw(first_data(row.first, (BATCH,)), label="batch")
+    args = tuple(row.args(draw))
+    mesh, _ = fixed_layout(index, row.out_shape)
+    cut = BATCH % mesh.shape[0] == 0 and mesh.shape[0] > 1  # (the keys along the mesh's first axis)
+    return ContextDraw(row, data, batch, args, mesh, (mesh.axis_names[0],) if cut else ())
+
+
+def gradient_positions(r: Row, args: tuple) -> Tuple[int, ...]:
+    """The positions (in the call's arguments, the key first) of the floating-point parameters grad
+    differentiates with respect to; none where the draw is not of a real float dtype."""
+    if not jnp.issubdtype(r.dtype, jnp.floating) or r.entry in NO_GRADIENT:
+        return ()
+    return tuple(1 + i for i, a in enumerate(args) if jnp.issubdtype(np.asarray(a).dtype, jnp.floating))
+
+
+def summed(f):
+    """The scalar grad differentiates: the sum of the draw, in float32."""
+    return lambda *a: jnp.sum(f(*a).astype(jnp.float32))
+
+
+@functools.lru_cache(maxsize=None)
+def context_function(r: Row, context: str, mesh: MeshModel, positions: Tuple[int, ...]):
+    """The row's call as ``context`` runs it, built once per row, context and mesh."""
+    f = bridge.function_of(r.source)
+    if context == "eager":
+        return f
+    if context == "jit":
+        return jax.jit(f)
+    if context == "shard_map body":
+        return jax.jit(compat.shard_map(f, bridge.jax_mesh(mesh), ((),) * (1 + len(names_of(r.source)[1:])), ()))
+    if context == "vmap":
+        return jax.jit(over_keys(f))
+    return jax.jit(jax.grad(summed(f), argnums=positions))
+
+
+@functools.lru_cache(maxsize=None)
+def one_device_function(r: Row):
+    """The row's call (or its ``reference``) for one key, jitted: run on one device."""
+    return jax.jit(bridge.function_of(r.reference or r.source))
+
+
+@functools.lru_cache(maxsize=None)
+def reference_vmap(r: Row):
+    return jax.jit(bridge.function_of(r.vmap_reference))
+
+
+@functools.lru_cache(maxsize=None)
+def reference_gradient(r: Row, positions: Tuple[int, ...]):
+    return jax.jit(jax.grad(summed(bridge.function_of(r.source)), argnums=positions))
+
+
+CONTEXT_CALLS = {
+    "eager": "f(*jax.device_put(({args}), NamedSharding(mesh, P())))",
+    "jit": "jax.jit(f)(*jax.device_put(({args}), NamedSharding(mesh, P())))",
+    "shard_map body": "jax.jit(shard_map(f, mesh=mesh, in_specs={specs}, out_specs=P()))({args})",
+    "vmap": "jax.jit(jax.vmap(f, in_axes=(0,{nones})))(jax.device_put({first}s, NamedSharding(mesh, {key_spec}))"
+            "{rest})",
+    "grad": "jax.jit(jax.grad(lambda *a: jnp.sum(f(*a).astype(jnp.float32)), argnums={positions}))("
+            "*jax.device_put(({args}), NamedSharding(mesh, P())))",
+}
+UNSHARDED_CALLS = {
+    "eager": "jax.jit(f)({args})", "jit": "jax.jit(f)({args})", "shard_map body": "jax.jit(f)({args})",
+    "vmap": "np.stack([jax.jit(f)(k{rest}) for k in {first}s])",
+    "grad": "jax.jit(jax.grad(lambda *a: jnp.sum(f(*a).astype(jnp.float32)), argnums={positions}))({args})",
+}
+
+
+def vmapped_key_spec(ex: ContextDraw) -> tuple:
+    """The spec of the batch of first arguments: along the batch, the key words (if any) whole."""
+    words = () if ex.row.first == "typed" else KEY_KINDS[ex.row.first][0]
+    return tuple(ex.key_spec) + ((None,) * len(words) if ex.key_spec else ())
+
+
+def context_draw_case(ex: ContextDraw, context: str, positions: Tuple[int, ...]) -> Case:
+    r = ex.row
+    names = names_of(r.source)
+    first, spelled = names[0], KEY_KINDS[r.first][1]
+    fill = dict(args=", ".join(names), first=first, rest="".join(f", {n}" for n in names[1:]),
+                nones=" None," * len(names[1:]), specs="(" + "P(), " * len(names) + ")",
+                key_spec=spec_literal(vmapped_key_spec(ex)), positions=positions)
+    call, unsharded = CONTEXT_CALLS[context].format(**fill), UNSHARDED_CALLS[context].format(**fill)
+    if context == "vmap" and r.vmap_reference:  # (BATCH_FROM_THE_FIRST_KEY)
+        unsharded = f"jax.jit({r.vmap_reference})({first}s{fill['rest']})"
+    lines = [compat.THREEFRY_PARTITIONABLE_SOURCE.format(True),
+             ("shard_map = jax.shard_map" if compat.FEATURES["jax.shard_map"].available else
+              "from jax.experimental.shard_map import shard_map"),
+             f"{first} = {spelled.format('data')}", f"{first}s = {spelled.format('batch')}", f"f = {r.source}",
+             f"unsharded = {unsharded}", f"got = {call}", "print(got, unsharded, sep='\\n')"]
+    arrays = {"data": ex.data, "batch": ex.batch, **dict(zip(names[1:], ex.args))}
+    return scripted_case(
+        f"f = {r.source}: {context}, {call} on {describe_mesh(ex.mesh)} ({r.entry}), jax_threefry_partitionable=True",
+        lines, meshes={"mesh": ex.mesh}, arrays=arrays,
+        outcomes={"the call": "got", "the unsharded run": "unsharded", "the call vs the unsharded run": "got",
+                  "the call's shape and dtype": "(got.shape, got.dtype.name)"})
+
+
+def run_context(ex: ContextDraw, context: str, positions: Tuple[int, ...]):
+    """The row's call in ``context`` on the example's arguments (placed on its mesh)."""
+    r = ex.row
+    make = KEY_KINDS[r.first][2]
+    f = context_function(r, context, ex.mesh, positions)
+    if context == "vmap":
+        keys = jax.device_put(make(ex.batch), bridge.named_sharding(ex.mesh, vmapped_key_spec(ex)))
+        return f(keys, *ex.args)
+    if context == "shard_map body":
+        return f(make(ex.data), *ex.args)
+    placed = jax.device_put((make(ex.data), *ex.args), bridge.named_sharding(ex.mesh, ()))
+    return f(*placed)
+
+
+def central_differences(ex: ContextDraw, positions: Tuple[int, ...]) -> Tuple[np.ndarray, ...]:
+    """The gradient of the draw's sum with respect to the parameters at ``positions``, by central
+    differences of the row's call jitted on one device (the key fixed), in float64: each element p
+    moved by |p| / 64 (1/64 at 0) either way, divided by the distance the two float32 values lie
+    apart. Free of JAX's autodiff: the oracle of the float32 rows' gradients."""
+    r, key = ex.row, KEY_KINDS[ex.row.first][2](ex.data)
+    total = lambda args: float(np.sum(np.asarray(one_device_function(r)(key, *args)).astype(np.float64)))
+    gradients = []
+    for position in positions:
+        value = np.asarray(ex.args[position - 1])
+        gradient = np.zeros(value.shape, np.float64)
+        for i in np.ndindex(value.shape):
+            step = abs(float(value[i])) / 64 or 1 / 64
+            moved = []
+            for sign in (1, -1):
+                v = value.copy()
+                v[i] = value.dtype.type(float(value[i]) + sign * step)
+                args = list(ex.args)
+                args[position - 1] = v
+                moved.append((total(args), float(v[i])))
+            (up, at_up), (down, at_down) = moved
+            gradient[i] = (up - down) / (at_up - at_down)
+        gradients.append(gradient)
+    return tuple(gradients)
+
+
+def unsharded_run(ex: ContextDraw, context: str, positions: Tuple[int, ...]):
+    r = ex.row
+    make = KEY_KINDS[r.first][2]
+    if context == "vmap" and r.vmap_reference:
+        return np.asarray(reference_vmap(r)(make(ex.batch), *ex.args))
+    if context == "vmap":
+        return np.stack([np.asarray(one_device_function(r)(make(d), *ex.args)) for d in ex.batch])
+    if context == "grad":
+        return tuple(np.asarray(g) for g in reference_gradient(r, positions)(make(ex.data), *ex.args))
+    return np.asarray(one_device_function(r)(make(ex.data), *ex.args))
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r.id for r in ROWS])
+@settings(max_examples=1, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_each_sampler_draws_in_every_context_what_it_draws_jitted_unsharded(row, data, excuses):
+    """Each sampler and key function draws eagerly, in a shard_map body and under vmap what its call
+    jitted on one device draws (under vmap: per key, or as documented for rbg keys), and its gradient
+    with respect to its floating-point parameters is that of the one-device call (float32 draws:
+    and their central differences)."""
+    for entry, name in [(row.entry, p) for p in row.parameters if p != "out_sharding"] + list(row.needs):
+        compat.parameters(entry, name)  # (skips, naming the version, where this JAX lacks one)
+    ex = data.draw(context_draws(row), label="example")
+    positions = gradient_positions(row, ex.args)
+    failures = []
+    with compat.threefry_partitionable(True):
+        for context in (ONE_KEY_UNDER_JIT if row.vmapped else ()) + SAMPLER_CONTEXTS:
+            if context == "grad" and not positions:
+                continue
+            try:  # (every context runs, and is recorded, whichever fails first)
+                check_sampler_context(ex, context, positions, excuses)
+            except Exception as failure:  # noqa: BLE001 - the first is raised below, the others named on it
+                failures.append((context, failure))
+    if failures:
+        (_, first), others = failures[0], failures[1:]
+        for context, failure in others:
+            first.add_note(f"{context} failed too: {str(failure).splitlines()[0]}")
+        raise first
+
+
+def check_sampler_context(ex: ContextDraw, context: str, positions: Tuple[int, ...], excuses) -> None:
+    """The row's call in ``context`` against the unsharded run (and, float32 gradients, against
+    central differences)."""
+    row = ex.row
+    case, called = context_draw_case(ex, context, positions), []
+    with excuses.way([ex], example=ex):
+        called.append(case.accepts("the call", lambda: run_context(ex, context, positions)))
+    if not called:
+        return  # (excused by a known deviation)
+    with case.oracle():
+        expected = case.accepts("the unsharded run", lambda: unsharded_run(ex, context, positions))
+    with excuses.way([ex], example=ex):
+        got = called[0]
+        for k, (g, e) in enumerate(zip(got, expected) if context == "grad" else [(got, expected)]):
+            g = np.asarray(g)
+            case.equal("the call's shape and dtype", (g.shape, g.dtype.name), (e.shape, e.dtype.name))
+            if context == "grad":  # (in the draw's dtype, the precision the gradient is computed in)
+                g, e = g.astype(jnp.dtype(row.dtype)), e.astype(jnp.dtype(row.dtype))
+            of = f" (d/d argument {positions[k]})" if context == "grad" else ""
+            compare_compilations(case, f"the call vs the unsharded run{of}", g, e)
+    if context == "grad" and row.dtype == "float32":  # (the model: central differences, no autodiff)
+        with case.oracle():
+            numeric = central_differences(ex, positions)
+        with excuses.way([ex], example=ex):
+            for k, (g, n) in enumerate(zip(called[0], numeric)):
+                case.close(f"the gradient (d/d argument {positions[k]}) vs central differences",
+                           np.asarray(g).astype(np.float64), n, rtol=1e-3,
+                           atol=1e-3 * float(np.max(np.abs(n), initial=1.0)))
 
 
 def test_a_jitted_float16_quotient_of_quotients_is_numpys():

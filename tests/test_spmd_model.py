@@ -143,3 +143,20 @@ def test_shard_map_blocks_and_assembly_worked_by_hand():
     # a block the spec says is replicated over 'a' but whose replicas differ
     with pytest.raises(spmd.ReplicaMismatch):
         spmd.shard_map_assemble(mesh, (None, "b"), {d: np.array([[d]]) for d in range(4)})
+
+
+def test_body_gradient_counts_an_invariant_loss_once_and_a_varying_one_per_device():
+    """Hand-worked, values [1, 2] on two devices (one element each, weight 1; all_gather's two
+    elements weigh 1 and 2; a varying loss weighs 1 on device 0, 2 on device 1): psum's loss
+    (1 + 2)^2 is invariant, its gradient 2 * 3 on each device; all_gather's loss 1^2 + 2 * 2^2 on each
+    device (varying), summed 1 + 2 times: 3 * 2 * 1 = 6 for device 0 and 3 * 2 * 2 * 2 = 24 for device
+    1; a full ppermute's losses y1^2 and 2 y0^2: 4 y0 at device 0, 2 y1 at device 1; a partial one
+    (0 -> 1) leaves device 0's loss 0 and device 1's 2 y0^2: 4 y0 at device 0, 0 at device 1."""
+    values = [np.array([1.0]), np.array([2.0])]
+    assert [g.tolist() for g in spmd.body_gradient(spmd.psum, values, invariant=True)] == [[6.0], [6.0]]
+    gather = lambda vs: [np.reshape(r, -1) for r in spmd.all_gather(vs)]
+    assert [g.tolist() for g in spmd.body_gradient(gather, values, invariant=False)] == [[6.0], [24.0]]
+    swap = lambda vs: spmd.ppermute(vs, ((0, 1), (1, 0)))
+    assert [g.tolist() for g in spmd.body_gradient(swap, values, invariant=False)] == [[4.0], [4.0]]
+    partial = lambda vs: spmd.ppermute(vs, ((0, 1),))
+    assert [g.tolist() for g in spmd.body_gradient(partial, values, invariant=False)] == [[4.0], [0.0]]

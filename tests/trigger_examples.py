@@ -470,6 +470,19 @@ EXAMPLES: Dict[str, Pair] = {
         call("take", (X22, np.zeros(4, np.int32)), {"axis": 1}, mesh=MeshModel(tuple(range(8)), (4, 2), ("a", "b")),
              in_specs=(("b",), ("b",)), out_spec=(None, "b"), shape=(2, 4)),
         "the output cuts the indices' dimension over their own axis"),
+    "loss_varying_over_the_body_axis": Pair(
+        SimpleNamespace(collective=SimpleNamespace(name="all_gather"), invariant=False),
+        SimpleNamespace(collective=SimpleNamespace(name="psum"), invariant=True),
+        "the collective's result is invariant"),
+    "named_vmap_permuting_a_negative_zero_across_devices": Pair(
+        SimpleNamespace(collective=SimpleNamespace(name="ppermute"), placed=True, x=np.array([-0.0, 1.0], np.float32)),
+        SimpleNamespace(collective=SimpleNamespace(name="ppermute"), placed=True, x=np.array([0.0, 1.0], np.float32)),
+        "no value is -0.0", (np.array([-0.0, 1.0], np.float32), np.array([0.0, 1.0], np.float32))),
+    "partial_permutation_under_a_named_vmap": Pair(
+        SimpleNamespace(collective=SimpleNamespace(name="ppermute", params=(("perm", ((0, 1),)),)), size=4),
+        SimpleNamespace(collective=SimpleNamespace(name="ppermute", params=(("perm", ((0, 1), (1, 2), (2, 3),
+                                                                                      (3, 0))),)), size=4),
+        "the perm names every batch member"),
     "checked_body_with_pmax": Pair(
         MultiAxisExample(MESH, ("a",), SimpleNamespace(name="pmax"), X4),
         MultiAxisExample(MESH, ("a",), SimpleNamespace(name="psum"), X4),

@@ -1584,6 +1584,35 @@ def constrained_dimension_dropping_an_axis_its_input_cuts_it_over(example) -> bo
 
 
 # --- shard_map bodies and collectives ---------------------------------------------------------
+@trigger('collectives')
+def loss_varying_over_the_body_axis(example) -> bool:
+    """A collective differentiated in a shard_map body (suites/test_collectives.py's
+    ``BodyGradientExample``: ``collective``, ``invariant``) whose result, and so the loss, varies
+    over the body's axis (all_gather, psum_scatter, ppermute, all_to_all: jax.grad seeds it with a
+    varying cotangent). (Another kind of example beside it, without ``invariant``: no.)"""
+    return getattr(example, "invariant", None) is False
+
+
+@trigger('collectives')
+def named_vmap_permuting_a_negative_zero_across_devices(example) -> bool:
+    """A named-vmap collective example (suites/test_collectives.py's ``NamedVmapExample``) of ppermute
+    whose batch is placed along the mesh's devices and holds a -0.0: the batching rule takes the
+    batch along the permutation, which XLA's SPMD partitioner moves between devices with a masked
+    all-reduce, where -0.0 + 0.0 is +0.0."""
+    x = np.asarray(example.x)
+    return (example.collective.name == "ppermute" and example.placed and np.issubdtype(x.dtype, np.floating)
+            and bool(np.any((x == 0) & np.signbit(x))))
+
+
+@trigger('collectives')
+def partial_permutation_under_a_named_vmap(example) -> bool:
+    """A named-vmap collective example (suites/test_collectives.py's ``NamedVmapExample``:
+    ``collective``, ``size``) whose collective is ppermute with fewer (source, destination) pairs
+    than the batch has members (some member receives nothing)."""
+    collective = example.collective
+    return collective.name == "ppermute" and len(dict(collective.params)["perm"]) < example.size
+
+
 @trigger('shard_map')
 def checked_body_with_pmax(example) -> bool:
     """A shard_map body example (``strategies.batched.MultiAxisExample``) whose collective is pmax (the
@@ -1612,8 +1641,8 @@ def untiled_all_to_all_moving_its_split_dimension(example) -> bool:
     """An all_to_all example (``strategies.manual.AllToAllExample``) that is untiled with its
     concat dimension other than its split one: the untiled all_to_all inserts its new dimension
     elsewhere than the one it consumes, and its transpose (the gradient) applies that insertion to the
-    cotangent a second time."""
-    return not example.tiled and example.split != example.concat
+    cotangent a second time. (Another kind of example beside it, without ``tiled``: no.)"""
+    return getattr(example, "tiled", True) is False and example.split != example.concat
 
 
 # --- vmap -------------------------------------------------------------------------------------

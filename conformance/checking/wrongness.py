@@ -332,6 +332,16 @@ def within_two_ulps(call, expected, got) -> bool:
     return bool((np.isfinite(e) & np.isfinite(g) & (low <= g) & (g <= high)).all())
 
 
+def negative_zeros_made_positive(call, expected, got) -> bool:
+    """Every wrong element is a -0.0 of the expected result returned as +0.0: the sign of a zero
+    lost (a masked sum, -0.0 + 0.0), no value otherwise changed."""
+    found = _arrays(expected, got)
+    if found is None or found[0].dtype.kind != "f":
+        return False
+    e, g = found[0][found[2]], found[1][found[2]]
+    return bool(((e == 0) & np.signbit(e) & (g == 0) & ~np.signbit(g)).all())
+
+
 # The catalogue's reductions a step may apply to an update's elements (its numpy function).
 _REDUCTIONS = {"sum_int": np.sum, "sum_float": np.sum, "max": np.max, "min_int": np.min}
 
@@ -447,6 +457,7 @@ WRONGNESS: Dict[str, Callable[[object, object, object], bool]] = {f.__name__: f 
     laid_out_as_an_earlier_change, updated_from_another_window, values_of_the_sliced_operand,
     updated_outside_a_prefix_slice_beside_it_as_zeros, within_two_ulps, values_of_the_updates_operand_after_it,
     scanned_as_if_past_a_prefix_slice_beside_it_were_its_identity, values_of_the_dynamic_slices_operand,
+    negative_zeros_made_positive,
 )}
 SHOWN_BY = {name: "layout" if name in ("replicated_where_cut_was_asked", "cut_finer_than_asked",
                                        "laid_out_as_an_earlier_change") else "values" for name in WRONGNESS}

@@ -314,3 +314,34 @@ def shard_map_assemble(mesh, spec, per_device: dict) -> np.ndarray:
         written[block] = value
         out[block_slices(block)] = value
     return out
+
+
+def body_gradient(collective: Callable[[list], list], values, invariant: bool) -> list:
+    """Per device, the gradient ``jax.grad`` gives inside a shard_map body (replication check on) of
+    the loss ``sum(r ** 2 * w)`` of ``r = collective(y)``, ``w`` the weights 1, 2, ..., r.size in
+    r's shape (so that where a value lands matters), times d + 1 on device d where the result varies
+    (so that which device holds it matters), ``collective`` a linear collective's model (a
+    list of per-device values to a list of per-device results): the derivative with respect to each
+    device's value of the loss summed over the devices where the collective's result varies, taken
+    once where it is invariant (the same value on every device: psum, pmean). That is JAX's rule
+    that cotangent types follow primal types ("Autodiff and sharding": an invariant value's
+    cotangent is invariant, its copies not summed; the shard_map transposition JEP 17111 leaves the
+    numbers as they were). By central differences of step 1 in float64, exact here: the loss is
+    quadratic in the values."""
+    vals = [np.asarray(v, np.float64) for v in values]
+
+    def total(vs) -> float:
+        losses = [float(np.sum(np.square(o) * np.arange(1, o.size + 1).reshape(o.shape)))
+                  for o in (np.asarray(r, np.float64) for r in collective(vs))]
+        return losses[0] if invariant else sum((d + 1) * loss for d, loss in enumerate(losses))
+
+    gradients = []
+    for d, v in enumerate(vals):
+        g = np.zeros_like(v)
+        for i in np.ndindex(v.shape):
+            up, down = [x.copy() for x in vals], [x.copy() for x in vals]
+            up[d][i] += 1
+            down[d][i] -= 1
+            g[i] = (total(up) - total(down)) / 2
+        gradients.append(g)
+    return gradients

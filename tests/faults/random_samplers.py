@@ -1,6 +1,7 @@
 """Planted faults for suites/test_random_samplers.py: a jax.random parameter silently ignored (the
-dtype, out_sharding, independent, replace, the PRNG implementation), and parameter arrays read as
-their first element."""
+dtype, out_sharding, independent, replace, the PRNG implementation), parameter arrays read as
+their first element, and two of the calling contexts: eager calls on keys placed on several
+devices, gradients with respect to the parameters."""
 
 import inspect
 
@@ -106,3 +107,51 @@ def parameter_arrays_read_as_their_first_element():
     random = random_module()
     for name, names in parameters.items():
         wrap(random, name, rebinding(make_change(names)))
+
+
+# The samplers' floating-point parameters, which grad differentiates with respect to.
+FLOAT_PARAMETERS = {"uniform": ("minval", "maxval"), "truncated_normal": ("lower", "upper"), "gamma": ("a",),
+                    "beta": ("a", "b"), "triangular": ("left", "mode", "right"), "lognormal": ("sigma",),
+                    "double_sided_maxwell": ("loc", "scale"), "weibull_min": ("scale", "concentration"),
+                    "chisquare": ("df",), "rayleigh": ("scale",), "pareto": ("b",), "wald": ("mean",), "t": ("df",),
+                    "loggamma": ("a",), "f": ("dfnum", "dfden"), "dirichlet": ("alpha",)}
+
+
+@fault("random-parameter-gradients-doubled",
+       "the gradient of a jax.random draw with respect to its floating-point parameters (minval, scale, a, ...) is "
+       "twice what it is; the draws themselves unchanged", suites=("random_samplers",))
+def random_parameter_gradients_doubled():
+    from jax import lax
+
+    def doubled(value):  # (2p - p is p, exactly; its derivative is 2)
+        return 2 * value - lax.stop_gradient(value)
+
+    def make_change(names):
+        return lambda arguments: arguments.update({n: doubled(arguments[n]) for n in names if n in arguments})
+
+    random = random_module()
+    for name, names in FLOAT_PARAMETERS.items():
+        wrap(random, name, rebinding(make_change(names)))
+
+
+@fault("random-eager-draws-on-placed-keys-differ",
+       "a jax.random function (or lax.rng_bit_generator) called eagerly with a key placed on several devices draws "
+       "from another key (a typed key folded with 1, raw key words with their lowest bit flipped)",
+       suites=("random_samplers",))
+def random_eager_draws_on_placed_keys_differ():
+    import jax
+    from jax import lax
+
+    def another_key(arguments):
+        key = arguments.get("key")
+        if key is None or isinstance(key, jax.core.Tracer) or len(getattr(
+                getattr(key, "sharding", None), "device_set", ())) < 2:
+            return
+        typed = jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key)
+        arguments["key"] = jax.random.fold_in(key, 1) if typed else key ^ 1
+
+    random = random_module()
+    for name in (*DTYPE_SAMPLERS, "permutation", "choice", "categorical", "bernoulli", "split"):
+        if hasattr(random, name):
+            wrap(random, name, rebinding(another_key))
+    wrap(lax, "rng_bit_generator", rebinding(another_key))
