@@ -278,9 +278,10 @@ def test_a_data_moving_collective_under_a_named_vmap_is_numpys(entry, source, re
 
 
 # --- their gradients inside a shard_map body ----------------------------------------------------
-# The linear collectives (pmax and pmin have no differentiation rule in JAX; axis_index's result is an
-# integer), and whether their result is the same on every device of the axis (invariant) or not.
-DIFFERENTIATED = {"psum": True, "pmean": True, "all_gather": False, "psum_scatter": False, "ppermute": False,
+# The linear collectives differentiated in a body (pmax and pmin have no differentiation rule in JAX;
+# axis_index's result is an integer), each with whether its result is the same on every device of the
+# axis (invariant) or not.
+RESULT_IS_INVARIANT = {"psum": True, "pmean": True, "all_gather": False, "psum_scatter": False, "ppermute": False,
                   "all_to_all": False}
 
 
@@ -293,14 +294,14 @@ def differentiated_in_a_body(collective: Collective, mesh: MeshModel):
     def loss(y):
         r = collective.call(y, "a")
         weighted = jnp.sum(r ** 2 * jnp.arange(1, r.size + 1, dtype=r.dtype).reshape(r.shape))
-        return weighted if DIFFERENTIATED[collective.name] else weighted * (lax.axis_index("a") + 1)
+        return weighted if RESULT_IS_INVARIANT[collective.name] else weighted * (lax.axis_index("a") + 1)
 
     def body(block):
         return jax.grad(loss)(block[0])[None]
     return jax.jit(compat.shard_map(body, bridge.jax_mesh(mesh), (("a",),), ("a",)))
 
 
-@pytest.mark.parametrize("name", sorted(DIFFERENTIATED))
+@pytest.mark.parametrize("name", sorted(RESULT_IS_INVARIANT))
 @given(data=st.data())
 # (excuses holds no state to reset between examples: its counts of excused examples outlive them)
 @settings(max_examples=max(1, settings().max_examples // 10),
@@ -318,7 +319,7 @@ def test_the_gradient_of_a_collective_in_a_body_is_the_models(name, data, excuse
     p = dict(collective.params)
     # (what the triggers read: the collective and whether its result is invariant; all_to_all's entries read
     # strategies.manual.AllToAllExample's fields)
-    candidates = [BodyGradientExample(collective, DIFFERENTIATED[name])] + (
+    candidates = [BodyGradientExample(collective, RESULT_IS_INVARIANT[name])] + (
         [AllToAllExample(mesh, ("a",), p["split"], p["concat"], p["tiled"], tuple(shape))]
         if name == "all_to_all" else [])
     with excuses.way(candidates, example=(collective, x.shape)):
@@ -327,7 +328,7 @@ def test_the_gradient_of_a_collective_in_a_body_is_the_models(name, data, excuse
 
 def body_gradient_case(collective: Collective, mesh: MeshModel, x: np.ndarray) -> Case:
     """The Case of ``differentiated_in_a_body``'s call on ``x``, its script the same loss in JAX source."""
-    device = "" if DIFFERENTIATED[collective.name] else " * (lax.axis_index('a') + 1)"
+    device = "" if RESULT_IS_INVARIANT[collective.name] else " * (lax.axis_index('a') + 1)"
     loss = (f"lambda y: (lambda r: jnp.sum(r ** 2 * jnp.arange(1, r.size + 1, dtype=r.dtype).reshape(r.shape))"
             f"{device})({collective.source('y', 'a')})")
     call = f"jax.jit(shard_map(lambda b: jax.grad({loss})(b[0])[None], mesh=mesh, in_specs=P('a'), out_specs=P('a')))"
@@ -339,7 +340,7 @@ def body_gradient_case(collective: Collective, mesh: MeshModel, x: np.ndarray) -
 
 def check_the_gradient_in_a_body(case: Case, collective: Collective, mesh: MeshModel, x: np.ndarray) -> None:
     got = case.accepts("the call", lambda: differentiated_in_a_body(collective, mesh)(x))
-    invariant = DIFFERENTIATED[collective.name]
+    invariant = RESULT_IS_INVARIANT[collective.name]
     expected = np.stack(spmd.body_gradient(collective.model, list(x), invariant)).astype(np.float32)
     case.close("the gradient", np.asarray(got), expected, rtol=1e-5,
                atol=1e-5 * float(np.max(np.abs(expected), initial=1.0)))

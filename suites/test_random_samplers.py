@@ -98,7 +98,7 @@ class Row:
     contrast: Tuple[str, ...] = ()
     vmapped: bool = False  # drawn under vmap from a batch of keys placed on the mesh
     # the row's call vmapped over a batch of first arguments, where JAX documents it otherwise than the
-    # call per key, stacked (a lambda of the batch and the args): rbg keys (``BATCH_FROM_THE_FIRST_KEY``)
+    # call per key, stacked (a lambda of the batch and the args): rbg keys (see SAMPLER_CONTEXTS' comments)
     vmap_reference: str = ""
     sampler: str = ""  # the entry of the source that takes out_sharding= (default: ``entry``, if it is a parameter)
     needs: Tuple[Tuple[str, str], ...] = ()  # more (entry, parameter) the source calls
@@ -702,9 +702,17 @@ def over_keys(f):
 
 @functools.lru_cache(maxsize=None)
 def reference_function(r: Row):
-    """The reference: the row's call (or its ``reference``) jitted, run on one device."""
-    f = bridge.function_of(r.reference or r.source)
-    return jax.jit(over_keys(f) if r.vmapped else f)
+    """The reference: the row's call (or its ``reference``) jitted, run on one device (one jit per
+    row, shared with the contexts property's ``one_device_function``)."""
+    if r.vmapped:
+        return jax.jit(over_keys(bridge.function_of(r.reference or r.source)))
+    return one_device_function(r)
+
+
+@functools.lru_cache(maxsize=None)
+def one_device_function(r: Row):
+    """The row's call (or its ``reference``) for one key, jitted: run on one device."""
+    return jax.jit(bridge.function_of(r.reference or r.source))
 
 
 @functools.lru_cache(maxsize=None)
@@ -851,7 +859,6 @@ ONE_KEY_UNDER_JIT = ("jit",)  # (the rows the property above draws under vmap on
 # the first key in the input key batch" (jax.vmap(jax.random.normal)(keys) equals
 # jax.random.normal(keys[0], shape=(8,))): lax.rng_bit_generator, which they are built on, batches so.
 # The rows of those keys say it in their ``vmap_reference``.
-BATCH_FROM_THE_FIRST_KEY = "the whole batch drawn from the first key, as the jax.random docstring states for rbg keys"
 # (rows whose draw is of a float dtype and has a floating-point parameter, but no gradient to check)
 NO_GRADIENT = {
     "jax.random.multinomial": "its draws are counts (a float dtype holding integers): piecewise constant in p",
@@ -905,26 +912,15 @@ def context_function(r: Row, context: str, mesh: MeshModel, positions: Tuple[int
     if context == "jit":
         return jax.jit(f)
     if context == "shard_map body":
-        return jax.jit(compat.shard_map(f, bridge.jax_mesh(mesh), ((),) * (1 + len(names_of(r.source)[1:])), ()))
+        return jax.jit(compat.shard_map(f, bridge.jax_mesh(mesh), ((),) * len(names_of(r.source)), ()))
     if context == "vmap":
         return jax.jit(over_keys(f))
     return jax.jit(jax.grad(summed(f), argnums=positions))
 
 
 @functools.lru_cache(maxsize=None)
-def one_device_function(r: Row):
-    """The row's call (or its ``reference``) for one key, jitted: run on one device."""
-    return jax.jit(bridge.function_of(r.reference or r.source))
-
-
-@functools.lru_cache(maxsize=None)
 def reference_vmap(r: Row):
     return jax.jit(bridge.function_of(r.vmap_reference))
-
-
-@functools.lru_cache(maxsize=None)
-def reference_gradient(r: Row, positions: Tuple[int, ...]):
-    return jax.jit(jax.grad(summed(bridge.function_of(r.source)), argnums=positions))
 
 
 CONTEXT_CALLS = {
@@ -957,7 +953,7 @@ def context_draw_case(ex: ContextDraw, context: str, positions: Tuple[int, ...])
                 nones=" None," * len(names[1:]), specs="(" + "P(), " * len(names) + ")",
                 key_spec=spec_literal(vmapped_key_spec(ex)), positions=positions)
     call, unsharded = CONTEXT_CALLS[context].format(**fill), UNSHARDED_CALLS[context].format(**fill)
-    if context == "vmap" and r.vmap_reference:  # (BATCH_FROM_THE_FIRST_KEY)
+    if context == "vmap" and r.vmap_reference:  # (rbg keys: the batch drawn from the first key)
         unsharded = f"jax.jit({r.vmap_reference})({first}s{fill['rest']})"
     lines = [compat.THREEFRY_PARTITIONABLE_SOURCE.format(True),
              ("shard_map = jax.shard_map" if compat.FEATURES["jax.shard_map"].available else
@@ -1020,7 +1016,8 @@ def unsharded_run(ex: ContextDraw, context: str, positions: Tuple[int, ...]):
     if context == "vmap":
         return np.stack([np.asarray(one_device_function(r)(make(d), *ex.args)) for d in ex.batch])
     if context == "grad":
-        return tuple(np.asarray(g) for g in reference_gradient(r, positions)(make(ex.data), *ex.args))
+        gradient = context_function(r, "grad", ex.mesh, positions)  # (the same jit, on uncommitted arguments)
+        return tuple(np.asarray(g) for g in gradient(make(ex.data), *ex.args))
     return np.asarray(one_device_function(r)(make(ex.data), *ex.args))
 
 

@@ -3,7 +3,7 @@ that goes wrong in one other context only: under vmap, inside a shard_map body, 
 an Explicit mesh (jax.random's draws among them)."""
 
 from .random_samplers import random_module
-from .registry import fault, jnp_module, lax_module, replacing, wrap
+from .registry import fault, jnp_module, lax_module, replacing, under_a_vmap, wrap
 
 
 def _traced_by(value, kind: str) -> bool:
@@ -86,7 +86,5 @@ def random_draws_in_a_shard_map_body_differ_per_device():
 def bits_under_vmap_ignore_the_key(original):
     def bits(key, *args, **kwargs):
         import jax
-        from conformance.jaxside import compat
-        batched = "Batch" in (compat.current_trace_name() or "")
-        return original(jax.random.key(0) if batched else key, *args, **kwargs)
+        return original(jax.random.key(0) if under_a_vmap() else key, *args, **kwargs)
     return bits

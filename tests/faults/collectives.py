@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .registry import cycle, fault, jax_module, jnp_module, lax_module, replacing, wrap
+from .registry import cycle, fault, jax_module, jnp_module, lax_module, replacing, under_a_vmap, wrap
 
 
 def multihost_utils_module():
@@ -125,32 +125,28 @@ def process_allgather_drops_a_process(original):
        "order, pshuffle applies its permutation's inverse, pswapaxes reverses the swapped axis, axis_size counts one "
        "member more", suites=("collectives",))
 def collectives_under_a_named_vmap_misread_the_batch():
-    from conformance.jaxside import compat
     lax, jnp = lax_module(), jnp_module()
-
-    def batched():
-        return "Batch" in (compat.current_trace_name() or "")
 
     def all_gather(original):
         def gather(x, axis_name, **kwargs):
             gathered = original(x, axis_name, **kwargs)
-            return jnp.flip(gathered, kwargs.get("axis", 0)) if batched() else gathered
+            return jnp.flip(gathered, kwargs.get("axis", 0)) if under_a_vmap() else gathered
         return gather
 
     def pshuffle(original):
         def shuffle(x, axis_name, perm):
-            inverse = [perm.index(i) for i in range(len(perm))] if batched() else perm
+            inverse = [perm.index(i) for i in range(len(perm))] if under_a_vmap() else perm
             return original(x, axis_name, inverse)
         return shuffle
 
     def pswapaxes(original):
         def swap(x, axis_name, axis, **kwargs):
             swapped = original(x, axis_name, axis, **kwargs)
-            return jnp.flip(swapped, axis) if batched() else swapped
+            return jnp.flip(swapped, axis) if under_a_vmap() else swapped
         return swap
 
     def axis_size(original):
-        return lambda axis_name: original(axis_name) + (1 if batched() else 0)
+        return lambda axis_name: original(axis_name) + (1 if under_a_vmap() else 0)
 
     for name, make in (("all_gather", all_gather), ("pshuffle", pshuffle), ("pswapaxes", pswapaxes),
                        ("axis_size", axis_size)):
