@@ -23,8 +23,6 @@ coverage records their parameters; an example compiles a row's program for its m
 from __future__ import annotations
 
 import functools
-import importlib
-import importlib.util
 import re
 import warnings
 from dataclasses import dataclass
@@ -53,13 +51,7 @@ N = len(DEVICES)
 PLATFORM = jax.default_backend()  # the platform name the backend= parameters are given
 EXAMPLES = max(2, settings().max_examples // 50)  # a row is one parameter's meaning: a couple of examples say it
 
-# The error a runtime (XLA) refusal raises: jax.errors.JaxRuntimeError from 0.6 (an alias of
-# jaxlib's XlaRuntimeError up to 0.9), jaxlib.xla_extension.XlaRuntimeError before (measured on
-# 0.4.30, 0.6.2, 0.7.0, 0.10.2 and 0.12.0.1).
-RUNTIME_ERRORS: tuple = tuple(dict.fromkeys(
-    e for e in (getattr(jax.errors, "JaxRuntimeError", None),
-                getattr(importlib.import_module("jaxlib.xla_extension"), "XlaRuntimeError", None)
-                if importlib.util.find_spec("jaxlib.xla_extension") else None) if e is not None))
+RUNTIME_ERRORS = compat.RUNTIME_ERRORS
 
 # APIs of this file that compat.FEATURES does not list (looked for, never decided by version;
 # the arrivals read from the stored inventories).

@@ -1,12 +1,15 @@
 """The collectives (psum, pmean, pmax, pmin, all_gather, psum_scatter, ppermute, all_to_all,
 axis_index), under pmap, under shard_map and under vmap with an axis name, against
 conformance/model/spmd.py; axis_size, pbroadcast, pshuffle and pswapaxes under a named vmap against
-numpy. Integer and bool results are exact; float sums and means are compared within a stated
-tolerance; data movement is exact."""
+numpy; the gradients of the linear ones (pbroadcast, pshuffle, pswapaxes, pcast and
+ragged_all_to_all too) taken inside a shard_map body, against spmd.body_gradient. Integer and
+bool results are exact; float sums and means are compared within a stated tolerance; data movement
+is exact."""
 
 import functools
+import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -285,20 +288,30 @@ RESULT_IS_INVARIANT = {"psum": True, "pmean": True, "all_gather": False, "psum_s
                   "all_to_all": False}
 
 
-@functools.lru_cache(maxsize=None)
-def differentiated_in_a_body(collective: Collective, mesh: MeshModel):
-    """jit of shard_map (replication check on) of jax.grad of sum(r ** 2 * w) in the body (r =
-    collective(y), w = 1, 2, ..., r.size in r's shape: where a value lands matters; times the
-    device's index + 1 where r varies: which device holds it matters),
-    over the mesh's one axis 'a', each device's value its block without its leading size-1 axis."""
+def weighted_loss(result_of: Callable, invariant: bool) -> Callable:
+    """The loss of a body's value y differentiated there: sum(r ** 2 * w), r = result_of(y), w = 1,
+    2, ..., r.size in r's shape (where a value lands matters), times the device's index + 1 along
+    'a' where r varies (which device holds it matters)."""
     def loss(y):
-        r = collective.call(y, "a")
+        r = result_of(y)
         weighted = jnp.sum(r ** 2 * jnp.arange(1, r.size + 1, dtype=r.dtype).reshape(r.shape))
-        return weighted if RESULT_IS_INVARIANT[collective.name] else weighted * (lax.axis_index("a") + 1)
+        return weighted if invariant else weighted * (lax.axis_index("a") + 1)
+    return loss
 
+
+def gradient_in_a_body(loss: Callable, mesh: MeshModel, check: bool = True):
+    """jit of shard_map of jax.grad of ``loss`` in the body, over the mesh's one axis 'a', each
+    device's value its block without its leading size-1 axis."""
     def body(block):
         return jax.grad(loss)(block[0])[None]
-    return jax.jit(compat.shard_map(body, bridge.jax_mesh(mesh), (("a",),), ("a",)))
+    return jax.jit(compat.shard_map(body, bridge.jax_mesh(mesh), (("a",),), ("a",), check=check))
+
+
+@functools.lru_cache(maxsize=None)
+def differentiated_in_a_body(collective: Collective, mesh: MeshModel):
+    """``gradient_in_a_body`` (replication check on) of the weighted loss of the collective's result."""
+    invariant = RESULT_IS_INVARIANT[collective.name]
+    return gradient_in_a_body(weighted_loss(lambda y: collective.call(y, "a"), invariant), mesh)
 
 
 @pytest.mark.parametrize("name", sorted(RESULT_IS_INVARIANT))
@@ -327,21 +340,34 @@ def test_the_gradient_of_a_collective_in_a_body_is_the_models(name, data, excuse
 
 
 def body_gradient_case(collective: Collective, mesh: MeshModel, x: np.ndarray) -> Case:
-    """The Case of ``differentiated_in_a_body``'s call on ``x``, its script the same loss in JAX source."""
-    device = "" if RESULT_IS_INVARIANT[collective.name] else " * (lax.axis_index('a') + 1)"
+    """The Case of ``differentiated_in_a_body``'s call on ``x``."""
+    return gradient_in_a_body_case(collective.source("y", "a"), RESULT_IS_INVARIANT[collective.name], mesh, x)
+
+
+def gradient_in_a_body_case(result: str, invariant: bool, mesh: MeshModel, x: np.ndarray, check: bool = True,
+                            setup: Sequence[str] = ()) -> Case:
+    """The Case of ``gradient_in_a_body`` of ``weighted_loss`` on ``x``, its script the same loss in
+    JAX source, ``result`` the source of r in terms of y (after ``setup``'s lines)."""
+    device = "" if invariant else " * (lax.axis_index('a') + 1)"
     loss = (f"lambda y: (lambda r: jnp.sum(r ** 2 * jnp.arange(1, r.size + 1, dtype=r.dtype).reshape(r.shape))"
-            f"{device})({collective.source('y', 'a')})")
-    call = f"jax.jit(shard_map(lambda b: jax.grad({loss})(b[0])[None], mesh=mesh, in_specs=P('a'), out_specs=P('a')))"
-    setup = ("shard_map = jax.shard_map" if compat.FEATURES["jax.shard_map"].available else
-             "from jax.experimental.shard_map import shard_map")
-    return scripted_case(f"{call}(x) on {describe_mesh(mesh)}", [setup, f"print({call}(x))"],
+            f"{device})({result})")
+    checked = "" if check else f", {compat.SHARD_MAP_CHECK}=False"
+    call = (f"jax.jit(shard_map(lambda b: jax.grad({loss})(b[0])[None], mesh=mesh, in_specs=P('a'), "
+            f"out_specs=P('a'){checked}))")
+    imports = ("shard_map = jax.shard_map" if compat.FEATURES["jax.shard_map"].available else
+               "from jax.experimental.shard_map import shard_map")
+    return scripted_case(f"{call}(x) on {describe_mesh(mesh)}", [imports, *setup, f"print({call}(x))"],
                          meshes={"mesh": mesh}, arrays={"x": x}, outcomes={"the gradient": f"np.asarray({call}(x))"})
 
 
 def check_the_gradient_in_a_body(case: Case, collective: Collective, mesh: MeshModel, x: np.ndarray) -> None:
     got = case.accepts("the call", lambda: differentiated_in_a_body(collective, mesh)(x))
-    invariant = RESULT_IS_INVARIANT[collective.name]
-    expected = np.stack(spmd.body_gradient(collective.model, list(x), invariant)).astype(np.float32)
+    compare_with_the_body_gradient(case, got, collective.model, x, RESULT_IS_INVARIANT[collective.name])
+
+
+def compare_with_the_body_gradient(case: Case, got, model: Callable[[list], list], x: np.ndarray,
+                                   invariant: bool) -> None:
+    expected = np.stack(spmd.body_gradient(model, list(x), invariant)).astype(np.float32)
     case.close("the gradient", np.asarray(got), expected, rtol=1e-5,
                atol=1e-5 * float(np.max(np.abs(expected), initial=1.0)))
 
@@ -363,6 +389,89 @@ def test_a_shifted_ppermute_differentiated_in_a_body_is_the_models():
     x = (np.arange(n * 2, dtype=np.float32).reshape(n, 2) + 1)
     mesh = MeshModel(tuple(DEVICES), (n,), ("a",))
     check_the_gradient_in_a_body(body_gradient_case(collective, mesh, x), collective, mesh, x)
+
+
+# --- the collectives that move data by a rule of their own, differentiated in a body ------------
+@dataclass(frozen=True)
+class MovingCollective:
+    """A collective outside the drawn table, differentiated in a body over every device: r's source
+    in terms of y (this device's value; n the axis size, perm a shift by one), y's shape for n
+    devices, r's model over the devices' values, whether the body runs with the replication check,
+    and the platforms where XLA has no lowering for it (there its documented refusal: the exception
+    types and a pattern of the message)."""
+
+    entry: str
+    result: str
+    shape: Callable[[int], tuple]
+    model: Callable[[list], list]
+    check: bool = True
+    not_lowered_on: tuple = ()
+    refusal: tuple = ()
+    message: str = ""
+
+    def result_of(self, n: int) -> Callable:
+        return eval(f"lambda y: {self.result}", {"lax": lax, "jnp": jnp, "n": n, "perm": shift_by_one(n)})
+
+
+def shift_by_one(n: int) -> list:
+    """pshuffle's perm that gives device i the value of device i + 1 (mod n)."""
+    return [(i + 1) % n for i in range(n)]
+
+
+NOT_LOWERED = (NotImplementedError, *compat.RUNTIME_ERRORS)
+RAGGED_ONE_EACH = ("lax.ragged_all_to_all(y, jnp.zeros(n, y.dtype), jnp.arange(n, dtype=jnp.int32), "
+                   "jnp.ones(n, jnp.int32), jnp.full(n, lax.axis_index('a'), jnp.int32), jnp.ones(n, jnp.int32), "
+                   "axis_name='a')")
+MOVING = {
+    # (the source the last device; a scalar and a vector: its transpose rule has a form for each)
+    "pbroadcast of a scalar": MovingCollective(
+        "jax.lax.pbroadcast", "lax.pbroadcast(y, 'a', n - 1)", lambda n: (), lambda vs: [vs[-1]] * len(vs),
+        check=False, not_lowered_on=("cpu",), refusal=NOT_LOWERED, message="pbroadcast|collective-broadcast"),
+    "pbroadcast of a vector": MovingCollective(
+        "jax.lax.pbroadcast", "lax.pbroadcast(y, 'a', n - 1)", lambda n: (2,), lambda vs: [vs[-1]] * len(vs),
+        check=False, not_lowered_on=("cpu",), refusal=NOT_LOWERED, message="pbroadcast|collective-broadcast"),
+    "pshuffle": MovingCollective(
+        "jax.lax.pshuffle", "lax.pshuffle(y, 'a', perm)", lambda n: (2,),
+        lambda vs: spmd.ppermute(vs, [(s, i) for i, s in enumerate(shift_by_one(len(vs)))])),
+    "pswapaxes": MovingCollective(
+        "jax.lax.pswapaxes", "lax.pswapaxes(y, 'a', 0)", lambda n: (n, 2), lambda vs: spmd.all_to_all(vs, 0, 0)),
+    # (a psum is invariant; pcast makes it varying, so the loss weighs each device's copy)
+    "pcast": MovingCollective(
+        "jax.lax.pcast", "lax.pcast(lax.psum(y, 'a'), 'a', to='varying')", lambda n: (2,), spmd.psum),
+    # (each member sends one value to each: the all_to_all of one-element chunks)
+    "ragged_all_to_all": MovingCollective(
+        "jax.lax.ragged_all_to_all", RAGGED_ONE_EACH, lambda n: (n,), lambda vs: spmd.all_to_all(vs, 0, 0, True),
+        check=False, not_lowered_on=("cpu",), refusal=compat.RUNTIME_ERRORS, message="ragged-all-to-all"),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def moving_differentiated_in_a_body(name: str, mesh: MeshModel):
+    row = MOVING[name]
+    return gradient_in_a_body(weighted_loss(row.result_of(mesh.size), invariant=False), mesh, check=row.check)
+
+
+@pytest.mark.parametrize("name", sorted(MOVING))
+@settings(max_examples=max(1, settings().max_examples // 25))
+@given(data=st.data())
+def test_a_data_moving_collective_differentiated_in_a_body_is_the_models(name, data):
+    """jax.grad inside a shard_map body over every device of a varying weighted loss of pbroadcast,
+    pshuffle, pswapaxes, pcast or ragged_all_to_all gives each device the model's gradient
+    (``spmd.body_gradient``), or, where XLA has no lowering for the collective, its refusal."""
+    row = MOVING[name]
+    compat.parameters(row.entry)  # (skips, naming the version, where this JAX lacks it)
+    n = len(DEVICES)
+    x = data.draw(sample_values("float32", (n, *row.shape(n)), subnormals=False), label="x")
+    mesh = MeshModel(tuple(DEVICES), (n,), ("a",))
+    setup = [f"n = {n}", f"perm = {shift_by_one(n)}"]
+    case = gradient_in_a_body_case(row.result, False, mesh, x, check=row.check, setup=setup)
+    f = moving_differentiated_in_a_body(name, mesh)
+    if jax.default_backend() in row.not_lowered_on:
+        error = case.rejects("the call", lambda: f(x), row.refusal)
+        case.true(f"the refusal's message matches {row.message!r} (got: {' '.join(str(error).split())[:200]})",
+                  re.search(row.message, str(error)) is not None)
+        return
+    compare_with_the_body_gradient(case, case.accepts("the call", lambda: f(x)), row.model, x, invariant=False)
 
 
 # --- the same collectives through shard_map --------------------------------------------------

@@ -99,6 +99,27 @@ def test_an_at_add_of_one_row_after_a_constraint_cutting_a_replicated_value():
 
 
 @bridge.needs_devices(2, "to split over two devices")
+def test_a_shifted_set_of_one_element_after_a_constraint_cutting_a_replicated_vector():
+    """jax.jit(lambda x: (lambda v: v.at[0:1].set(v[5:6]))(with_sharding_constraint(x, P('a'))),
+    out_shardings=P()) of a replicated x = [1, ..., 6] (float32) on two devices returns numpy's
+    [6, 2, 3, 4, 5, 6] (found by a random program in the release matrix on 0.4.30, 2026-12-07, as
+    .at[0:1].set(v[5:6]) of v uint32[6, 2] constrained from P() to P('a'))."""
+    mesh = bridge.first_devices_mesh(("a", 2))
+    x = np.arange(1, 7, dtype=np.float32)
+    source = ("jax.jit(lambda x: (lambda v: v.at[0:1].set(v[5:6]))(jax.lax.with_sharding_constraint(x, "
+              "NamedSharding(mesh, P('a')))), out_shardings=NamedSharding(mesh, P()))")
+    case = scripted_case(f"{source}(x on P())", [f"y = {source}(x)", "print(np.asarray(y))"],
+                         meshes={"mesh": mesh}, placed={"x": (x, ())}, outcomes={"result": "np.asarray(y)"})
+    f = jax.jit(lambda a: (lambda v: v.at[0:1].set(v[5:6]))(
+        jax.lax.with_sharding_constraint(a, bridge.named_sharding(mesh, ("a",)))),
+        out_shardings=bridge.named_sharding(mesh, ()))
+    y = f(jax.device_put(x, bridge.named_sharding(mesh, ())))
+    expected = x.copy()
+    expected[0] = x[5]
+    case.same_bits("result", np.asarray(y), expected)
+
+
+@bridge.needs_devices(2, "to split over two devices")
 def test_an_at_set_of_an_edge_pad_of_a_split_vector():
     """jax.jit(lambda x: jnp.pad(x, (0, 2), mode='edge').at[0].set(7), out_shardings=P()) of x = [0, 1]
     (uint32) split P('a') over two devices returns numpy's [7, 1, 1, 1] (found by a random program on

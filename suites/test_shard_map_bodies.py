@@ -347,6 +347,70 @@ def test_a_body_manual_over_one_axis_sees_blocks_of_that_axis_only():
     case.same_bits("result", np.asarray(got), x[:2] + x[2:] + np.int32(2))
 
 
+# A constraint inside a body manual over 'i' of a mesh ('i', 'j') over the axis left automatic: as JAX's
+# tests/shard_map_test.py test_partial_auto spells it (compat.PARTIAL_MANUAL_CONSTRAINT_TAKES_A_BARE_SPEC:
+# a bare spec read against the body's mesh from 0.8.0; a NamedSharding of the concrete mesh before).
+CONSTRAINED_OVER_J = [(None, "j"), ("j", None)]
+
+
+def constraint_in_a_body(spec: tuple, mesh: MeshModel, axis_type: str = "Auto"):
+    """The sharding argument of the constraint, and its source in a script."""
+    if compat.PARTIAL_MANUAL_CONSTRAINT_TAKES_A_BARE_SPEC:
+        return compat.partition_spec(spec), spec_literal(spec)
+    return bridge.named_sharding(mesh, spec, axis_type), f"NamedSharding(mesh, {spec_literal(spec)})"
+
+
+@functools.lru_cache(maxsize=None)
+def constrained_in_a_partially_manual_body(spec: tuple, mesh: MeshModel, axis_type: str = "Auto"):
+    """jit of shard_map manual over 'i' (in/out specs P('i', None)) of lambda b: constrain(b * 2 + 1)."""
+    sharding, _ = constraint_in_a_body(spec, mesh, axis_type)
+    body = lambda b: lax.with_sharding_constraint(b * 2 + 1, sharding)
+    return jax.jit(compat.shard_map(body, bridge.jax_mesh(mesh, axis_type), ((("i",), None),), (("i",), None),
+                                    manual_axes=("i",)))
+
+
+def constraint_case(spec: tuple, mesh: MeshModel, x: np.ndarray, axis_type: str = "Auto") -> Case:
+    _, source = constraint_in_a_body(spec, mesh, axis_type)
+    setup, call = shard_map_lines(f"lambda b: lax.with_sharding_constraint(b * 2 + 1, {source})",
+                                  ((("i",), None),), (("i",), None), manual_axes=("i",))
+    placed = "x" if axis_type == "Auto" else "jax.device_put(x, NamedSharding(mesh, P('i', None)))"
+    run = f"jax.jit({call})({placed})"
+    return scripted_case(f"{call}(x) on {describe_mesh(mesh)} ({axis_type}), x int32{list(x.shape)}",
+                         [*setup, f"print({run})"], meshes={"mesh": mesh}, axis_type=axis_type, arrays={"x": x},
+                         outcomes={"the call": run, "result": f"np.asarray({run})"})
+
+
+@compat.requires("partial_manual")
+@bridge.needs_devices(4, "for a 2 x n/2 mesh")
+@pytest.mark.parametrize("spec", CONSTRAINED_OVER_J, ids=["columns-over-j", "rows-over-j"])
+def test_a_constraint_over_the_automatic_axis_of_a_partially_manual_body_keeps_its_values(spec):
+    """lax.with_sharding_constraint over 'j' inside a jitted shard_map body manual over 'i' of an Auto
+    mesh ('i', 'j') keeps the body's values: lambda b: constrain(b * 2 + 1) gives numpy's 2 x + 1."""
+    n = len(DEVICES)
+    mesh = MeshModel(tuple(DEVICES[:2 * (n // 2)]), (2, n // 2), ("i", "j"))
+    x = np.arange(4 * n * (n // 2), dtype=np.int32).reshape(2 * n, 2 * (n // 2)) - n
+    case = constraint_case(spec, mesh, x)
+    got = case.accepts("the call", lambda: constrained_in_a_partially_manual_body(spec, mesh)(x))
+    case.same_bits("result", np.asarray(got), x * 2 + 1)
+
+
+@compat.requires("partial_manual")
+@compat.requires("explicit_sharding")
+@bridge.needs_devices(4, "for a 2 x n/2 mesh")
+def test_a_constraint_naming_an_explicit_axis_of_a_partially_manual_body_is_refused():
+    """On an Explicit mesh ('i', 'j'), with_sharding_constraint over 'j' inside a shard_map body
+    manual over 'i' raises ValueError: a constraint names Auto axes only (an Explicit axis's layout
+    is its type's, changed by reshard; the Explicit sharding docs)."""
+    n = len(DEVICES)
+    mesh = MeshModel(tuple(DEVICES[:2 * (n // 2)]), (2, n // 2), ("i", "j"))
+    x = np.arange(4 * n * (n // 2), dtype=np.int32).reshape(2 * n, 2 * (n // 2))
+    case = constraint_case((None, "j"), mesh, x, "Explicit")
+    y = jax.device_put(x, bridge.named_sharding(mesh, (("i",), None), "Explicit"))
+    error = case.rejects("the call", lambda: constrained_in_a_partially_manual_body((None, "j"), mesh, "Explicit")(y),
+                         (ValueError,))
+    case.true(f"the refusal names the Auto axes (got: {' '.join(str(error).split())[:200]})", "Auto axes" in str(error))
+
+
 @bridge.needs_devices(4, "for a 2 x n/2 mesh")
 @pytest.mark.parametrize("names", [("i",), ("i", "j")], ids=["over-i", "over-i-and-j"])
 def test_psum_over_axes_a_value_is_invariant_over(names):

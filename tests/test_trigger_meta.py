@@ -207,3 +207,22 @@ def test_pad_slices_follows_jnp_pad(shape, widths, mode, slices):
     _pad_symmetric_or_reflect."""
     got = triggers.pad_slices(shape, widths, mode)
     assert got == slices, f"got {got}, but should be {slices} [pad_slices({shape}, {widths}, {mode!r})]"
+
+
+@pytest.mark.parametrize("shape, shift, spec, holds", [
+    ((6, 2), 5, ("a",), True),  # the matrix's finding: a one-row window on rows cut in blocks of 3
+    ((6, 2), -5, ("b",), True),  # either direction, any axis of size > 1
+    ((6, 2), 4, ("a",), False),  # a two-row window: right
+    ((6, 2), 3, ("a",), False),  # a window as long as a block: right
+    ((4, 2), 3, ("b",), False),  # a one-row window on rows cut in blocks of one: right
+])
+def test_a_constraint_just_cutting_a_value_holds_for_shifted_windows_of_one(shape, shift, spec, holds):
+    """at_update_of_a_value_a_constraint_has_just_cut holds for a shifted .at[].set after a constraint
+    from P() exactly where the window is one element on a dimension cut into longer blocks (measured
+    on 0.10.2, the trigger's docstring)."""
+    x = np.zeros(shape, np.uint32)
+    update = examples.call("at_set_shifted", (x,), {"axis": 0, "shift": shift}, in_specs=(spec,), out_spec=(),
+                           way=examples.CONSTRAINED, producers=(examples.constraint((), spec),))
+    got = triggers.at_update_of_a_value_a_constraint_has_just_cut(update)
+    assert got is holds, (f"got {got}, but should be {holds} [at_update_of_a_value_a_constraint_has_just_cut of "
+                          f".at[].set shifted {shift} of x{list(shape)} constrained from P() to P{spec}]")

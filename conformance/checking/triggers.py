@@ -881,14 +881,26 @@ def at_update_of_a_value_a_constraint_has_just_cut(call: Call) -> bool:
     operand's spec differs: XLA folds the scatter's slices with the constraint's; a constraint that
     keeps the layout shows nothing, measured on 0.10.2; .at[idx].add met in the replay of 0.6.2's
     seed 1852810764, and measured on 0.6.2 and 0.10.2: x uint32[8, 2] constrained from P() to P('a')
-    or P('b'), .at[[0]].add(u) or .at[[5]].add(u), is wrong, right on 0.12.0.1)."""
-    if call.op not in ("at_min", "at_max", "at_add_indices") or call.eager or not call.producers:
+    or P('b'), .at[[0]].add(u) or .at[[5]].add(u), is wrong, right on 0.12.0.1). A shifted .at[].set or
+    .add (at_set_shifted, at_add_shifted) holds it where its window is one element long on a dimension the
+    constraint cuts into blocks of more than one (met on 0.4.30 in the matrix of 2026-12-07:
+    .at[0:1].set(v[5:6]) of v uint32[6, 2] constrained from P() to P('a'); measured on 0.10.2, x[6],
+    x[8] and x[12] over 2 and 4 devices: every shift of a one-element window is wrong, every longer
+    window right, as is a window of one on a dimension cut into blocks of one, or on one left whole)."""
+    shifted = call.op in ("at_set_shifted", "at_add_shifted")
+    if call.op not in ("at_min", "at_max", "at_add_indices") and not shifted or call.eager or not call.producers:
         return False
     made = call.producers[0]
     if made is None or made.op not in ("constraint", "layout change of a layout change"):
         return False
     target, before = made.static.get("spec"), made.in_specs[0] if made.in_specs else None
-    return cuts(call.mesh, target) and axes_of(before, 8) != axes_of(target, 8)
+    if not (cuts(call.mesh, target) and axes_of(before, 8) != axes_of(target, 8)):
+        return False
+    if not shifted:
+        return True
+    axis, shape = call.static["axis"], np.shape(call.operands[0])
+    return shape[axis] - abs(call.static["shift"]) == 1 and \
+        shape[axis] > cut_ways(call.mesh, axes_of(target, len(shape))[axis])
 
 
 @trigger('at')

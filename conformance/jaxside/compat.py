@@ -378,6 +378,7 @@ MAKE_MESH_DEFAULT_AXIS_TYPE = "Explicit" if in_effect("MAKE_MESH_DEFAULTS_TO_EXP
 BRANCHES_COMPARE_OUTPUT_SHARDING_TYPES: bool = in_effect("BRANCHES_COMPARE_OUTPUT_SHARDING_TYPES")
 THREEFRY_PARTITIONABLE_DEFAULT: bool = in_effect("THREEFRY_PARTITIONABLE_DEFAULT")
 KEY_IMPL_OF_A_BUILTIN_IS_ITS_NAME: bool = in_effect("KEY_IMPL_OF_A_BUILTIN_IS_ITS_NAME")
+PARTIAL_MANUAL_CONSTRAINT_TAKES_A_BARE_SPEC: bool = in_effect("PARTIAL_MANUAL_CONSTRAINT_TAKES_A_BARE_SPEC")
 MULTIPROCESS_CPU: bool = in_effect("MULTIPROCESS_CPU")
 CONCURRENT_COLLECTIVES_HANG: bool = in_effect("CONCURRENT_COLLECTIVES_HANG")
 RAGGED_DOT_DIFFERENTIABLE: bool = in_effect("RAGGED_DOT_DIFFERENTIABLE")
@@ -634,6 +635,14 @@ VARYING_AXES_SOURCE = ("jax.typeof({}).vma" if hasattr(_lookup("jax._src.core.Sh
 SHARD_MAP_SOURCE = ("jax.shard_map" if FEATURES["jax.shard_map"].available
                     else "jax.experimental.shard_map.shard_map")
 SHARD_MAP_CHECK = "check_vma" if FEATURES["jax.shard_map"].available else "check_rep"
+
+# The error a runtime (XLA) refusal raises: jax.errors.JaxRuntimeError from 0.6 (an alias of
+# jaxlib's XlaRuntimeError up to 0.9), jaxlib.xla_extension.XlaRuntimeError before (measured on
+# 0.4.30, 0.6.2, 0.7.0, 0.10.2 and 0.12.0.1). Looked for, not decided by version.
+RUNTIME_ERRORS: tuple = tuple(dict.fromkeys(
+    e for e in (getattr(jax.errors, "JaxRuntimeError", None),
+                getattr(importlib.import_module("jaxlib.xla_extension"), "XlaRuntimeError", None)
+                if importlib.util.find_spec("jaxlib.xla_extension") else None) if e is not None))
 
 # out_specs that leave out a mesh axis the body's result varies over, with the replication check
 # on: ValueError when the body is traced (measured 0.4.30 to 0.10.2).

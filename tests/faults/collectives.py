@@ -152,3 +152,22 @@ def collectives_under_a_named_vmap_misread_the_batch():
                        ("axis_size", axis_size)):
         if hasattr(lax, name):
             wrap(lax, name, make)
+
+
+@fault("data-moving-collectives-gradients-doubled",
+       "the gradient through pbroadcast, pshuffle, pswapaxes, pcast and ragged_all_to_all is twice what it is; "
+       "their values unchanged", suites=("collectives",))
+def data_moving_collectives_gradients_doubled():
+    lax, jnp = lax_module(), jnp_module()
+
+    def doubled(original):
+        def call(*args, **kwargs):
+            result = original(*args, **kwargs)
+            if not jnp.issubdtype(result.dtype, jnp.floating):
+                return result
+            return 2 * result - lax.stop_gradient(result)  # (2r - r is r, exactly; its derivative is 2)
+        return call
+
+    for name in ("pbroadcast", "pshuffle", "pswapaxes", "pcast", "ragged_all_to_all"):
+        if hasattr(lax, name):
+            wrap(lax, name, doubled)
