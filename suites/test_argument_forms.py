@@ -77,10 +77,24 @@ class Form:
         return f"{self.entry.removeprefix('jax.')}-{self.parameter}-{self.form}"
 
 
+BODIES: dict = {}  # (the body's code and closure, mesh, out_spec) -> its jitted shard_map
+
+
 def body_over_a(f, ex: FormExample, out_spec=("a",)):
-    """shard_map of ``f`` over the example's mesh, x placed P('a'), jitted."""
-    mesh = bridge.jax_mesh(ex.mesh)
-    return jax.jit(compat.shard_map(f, mesh, (("a",),), out_spec))
+    """shard_map of ``f`` over the example's mesh, x placed P('a'), jitted; one function per body
+    (its code and what it closes over), mesh and out_spec, so that a row's examples, which build a new
+    lambda each, ask for no program twice."""
+    try:
+        key = (f.__code__, tuple(c.cell_contents for c in f.__closure__ or ()), ex.mesh, out_spec)
+        hash(key)
+    except (TypeError, ValueError):  # (a closure over an array, or a cell not filled yet: no reuse)
+        key = None
+    if key is None or key not in BODIES:
+        mapped = jax.jit(compat.shard_map(f, bridge.jax_mesh(ex.mesh), (("a",),), out_spec))
+        if key is None:
+            return mapped
+        BODIES[key] = mapped
+    return BODIES[key]
 
 
 def per_device(results) -> np.ndarray:

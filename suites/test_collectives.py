@@ -8,7 +8,7 @@ is exact."""
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Optional, Sequence
 
 import jax
@@ -348,16 +348,23 @@ def gradient_in_a_body_case(result: str, invariant: bool, mesh: MeshModel, x: np
                             setup: Sequence[str] = ()) -> Case:
     """The Case of ``gradient_in_a_body`` of ``weighted_loss`` on ``x``, its script the same loss in
     JAX source, ``result`` the source of r in terms of y (after ``setup``'s lines)."""
+    call = gradient_in_a_body_source(result, invariant, check)
+    return scripted_case(f"{call}(x) on {describe_mesh(mesh)}", [SHARD_MAP_IMPORT, *setup, f"print({call}(x))"],
+                         meshes={"mesh": mesh}, arrays={"x": x}, outcomes={"the gradient": f"np.asarray({call}(x))"})
+
+
+SHARD_MAP_IMPORT = ("shard_map = jax.shard_map" if compat.FEATURES["jax.shard_map"].available else
+                    "from jax.experimental.shard_map import shard_map")
+
+
+def gradient_in_a_body_source(result: str, invariant: bool, check: bool = True) -> str:
+    """The JAX source of ``gradient_in_a_body`` of ``weighted_loss``, r's source ``result`` (of y)."""
     device = "" if invariant else " * (lax.axis_index('a') + 1)"
     loss = (f"lambda y: (lambda r: jnp.sum(r ** 2 * jnp.arange(1, r.size + 1, dtype=r.dtype).reshape(r.shape))"
             f"{device})({result})")
     checked = "" if check else f", {compat.SHARD_MAP_CHECK}=False"
-    call = (f"jax.jit(shard_map(lambda b: jax.grad({loss})(b[0])[None], mesh=mesh, in_specs=P('a'), "
+    return (f"jax.jit(shard_map(lambda b: jax.grad({loss})(b[0])[None], mesh=mesh, in_specs=P('a'), "
             f"out_specs=P('a'){checked}))")
-    imports = ("shard_map = jax.shard_map" if compat.FEATURES["jax.shard_map"].available else
-               "from jax.experimental.shard_map import shard_map")
-    return scripted_case(f"{call}(x) on {describe_mesh(mesh)}", [imports, *setup, f"print({call}(x))"],
-                         meshes={"mesh": mesh}, arrays={"x": x}, outcomes={"the gradient": f"np.asarray({call}(x))"})
 
 
 def check_the_gradient_in_a_body(case: Case, collective: Collective, mesh: MeshModel, x: np.ndarray) -> None:
@@ -398,7 +405,9 @@ class MovingCollective:
     in terms of y (this device's value; n the axis size, perm a shift by one), y's shape for n
     devices, r's model over the devices' values, whether the body runs with the replication check,
     and the platforms where XLA has no lowering for it (there its documented refusal: the exception
-    types and a pattern of the message)."""
+    types and a pattern of the message; checked in a fresh interpreter where ``isolated``, as XLA
+    may abort the process on it); the parameters its call passes (skipped, naming the version,
+    where this JAX lacks one)."""
 
     entry: str
     result: str
@@ -408,6 +417,17 @@ class MovingCollective:
     not_lowered_on: tuple = ()
     refusal: tuple = ()
     message: str = ""
+    isolated: bool = False
+    needs: tuple = ()
+    differentiable: str = ""  # the compat constant of the releases with its differentiation rules, if not all
+
+    def here(self, name: str) -> "MovingCollective":
+        """The row as this release has it: before its differentiation rules, jax.grad's refusal (any
+        platform)."""
+        if not self.differentiable or getattr(compat, self.differentiable):
+            return self
+        return replace(self, not_lowered_on=(jax.default_backend(),), refusal=(NotImplementedError,),
+                       message=f"Differentiation rule for '{name}' not implemented")
 
     def result_of(self, n: int) -> Callable:
         return eval(f"lambda y: {self.result}", {"lax": lax, "jnp": jnp, "n": n, "perm": shift_by_one(n)})
@@ -438,10 +458,12 @@ MOVING = {
     # (a psum is invariant; pcast makes it varying, so the loss weighs each device's copy)
     "pcast": MovingCollective(
         "jax.lax.pcast", "lax.pcast(lax.psum(y, 'a'), 'a', to='varying')", lambda n: (2,), spmd.psum),
-    # (each member sends one value to each: the all_to_all of one-element chunks)
+    # (each member sends one value to each: the all_to_all of one-element chunks; XLA:CPU aborts the
+    # process compiling its gradient on 0.7.1 and 0.7.2, measured in the release matrix of 2026-12-07)
     "ragged_all_to_all": MovingCollective(
         "jax.lax.ragged_all_to_all", RAGGED_ONE_EACH, lambda n: (n,), lambda vs: spmd.all_to_all(vs, 0, 0, True),
-        check=False, not_lowered_on=("cpu",), refusal=compat.RUNTIME_ERRORS, message="ragged-all-to-all"),
+        check=False, not_lowered_on=("cpu",), refusal=compat.RUNTIME_ERRORS, message="ragged-all-to-all",
+        isolated=True, needs=("axis_name",), differentiable="RAGGED_ALL_TO_ALL_DIFFERENTIABLE"),
 }
 
 
@@ -452,26 +474,74 @@ def moving_differentiated_in_a_body(name: str, mesh: MeshModel):
 
 
 @pytest.mark.parametrize("name", sorted(MOVING))
-@settings(max_examples=max(1, settings().max_examples // 25))
+@settings(max_examples=max(1, settings().max_examples // 25),
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_a_data_moving_collective_differentiated_in_a_body_is_the_models(name, data):
+def test_a_data_moving_collective_differentiated_in_a_body_is_the_models(name, data, excuses, run_isolated):
     """jax.grad inside a shard_map body over every device of a varying weighted loss of pbroadcast,
     pshuffle, pswapaxes, pcast or ragged_all_to_all gives each device the model's gradient
     (``spmd.body_gradient``), or, where XLA has no lowering for the collective, its refusal."""
-    row = MOVING[name]
-    compat.parameters(row.entry)  # (skips, naming the version, where this JAX lacks it)
+    row = MOVING[name].here(name)
+    compat.parameters(row.entry, *row.needs)  # (skips, naming the version, where this JAX lacks it)
     n = len(DEVICES)
     x = data.draw(sample_values("float32", (n, *row.shape(n)), subnormals=False), label="x")
     mesh = MeshModel(tuple(DEVICES), (n,), ("a",))
     setup = [f"n = {n}", f"perm = {shift_by_one(n)}"]
+    refused_here = jax.default_backend() in row.not_lowered_on
+    if refused_here and row.isolated:
+        check_the_refusal_in_subprocesses(row, mesh, setup, run_isolated)
+        return
     case = gradient_in_a_body_case(row.result, False, mesh, x, check=row.check, setup=setup)
     f = moving_differentiated_in_a_body(name, mesh)
-    if jax.default_backend() in row.not_lowered_on:
-        error = case.rejects("the call", lambda: f(x), row.refusal)
-        case.true(f"the refusal's message matches {row.message!r} (got: {' '.join(str(error).split())[:200]})",
-                  re.search(row.message, str(error)) is not None)
-        return
-    compare_with_the_body_gradient(case, case.accepts("the call", lambda: f(x)), row.model, x, invariant=False)
+    # (what the triggers read: a loss that varies over the body's axis)
+    with excuses.way([BodyGradientExample(Collective(name, (), None), invariant=False)], example=(name, x.shape)):
+        if refused_here:
+            error = case.rejects("the call", lambda: f(x), row.refusal)
+            case.true(f"the refusal's message matches {row.message!r} (got: {' '.join(str(error).split())[:200]})",
+                      re.search(row.message, str(error)) is not None)
+            return
+        compare_with_the_body_gradient(case, case.accepts("the call", lambda: f(x)), row.model, x, invariant=False)
+
+
+REFUSALS_IN_SUBPROCESSES: dict = {}  # (row name, mesh) -> the five subprocesses' results
+
+
+def check_the_refusal_in_subprocesses(row: MovingCollective, mesh: MeshModel, setup: list, run_isolated) -> None:
+    """The row's call on a fixed x (a refusal does not read the values), run in five fresh
+    interpreters (XLA may corrupt its heap, which kills a process in some tries only), raises its
+    refusal in each: every interpreter ends with status 0 having printed 'refused', the exception's
+    type and its message (matching the row's). The five run once per row and mesh in a run; each
+    example checks their results."""
+    n = mesh.size
+    x = np.arange(n * int(np.prod(row.shape(n))), dtype=np.float32).reshape(n, *row.shape(n))
+    call = gradient_in_a_body_source(row.result, False, row.check)
+    lines = [SHARD_MAP_IMPORT, *setup,
+             f"mesh = Mesh(np.array([devices[i] for i in {list(mesh.device_ids)}]), ('a',))",
+             f"x = np.array({x.tolist()!r}, np.float32)",
+             "try:", f"    np.asarray({call}(x))", "    print('computed')",
+             "except Exception as e:", "    print('refused', type(e).__name__, ' '.join(str(e).split())[:300])"]
+    key = (row.entry, row.result, mesh)
+    if key not in REFUSALS_IN_SUBPROCESSES:
+        REFUSALS_IN_SUBPROCESSES[key] = [run_isolated(lines) for _ in range(5)]
+    child = in_a_child_lines(lines)
+    case = scripted_case(f"{call}(x) on {describe_mesh(mesh)}, in five subprocesses",
+                         ["statuses, lasts = [], []", "for attempt in range(5):",
+                          *("    " + line for line in child),
+                          "    statuses.append(done.returncode)",
+                          "    lasts.append((done.stdout.strip().splitlines() or [''])[-1])",
+                          "print(statuses, lasts)"],
+                         outcomes={"exit statuses of the subprocesses (negative: killed by a signal)": "statuses",
+                                   "what each printed last": "lasts"})
+    results = REFUSALS_IN_SUBPROCESSES[key]
+    case.equal("exit statuses of the subprocesses (negative: killed by a signal)", [r.returncode for r in results],
+               [0] * len(results))
+    names = [e.__name__ for e in row.refusal]
+    for result in results:
+        last = (result.stdout.strip().splitlines() or [""])[-1]
+        words = last.split(" ")
+        case.true(f"it printed a refusal by {' or '.join(names)} matching {row.message!r} (got: {last[:200]!r})",
+                  words[0] == "refused" and len(words) > 1 and words[1] in names
+                  and re.search(row.message, last) is not None)
 
 
 # --- the same collectives through shard_map --------------------------------------------------
