@@ -6,7 +6,7 @@
 # corrupted ("double free or corruption"), so a try may end well: five tries, each in a subprocess;
 # exit 1 while the compilation kills the process in any of them.
 import os
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=1"  # (the children force their own 4)
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import inspect
 import subprocess
@@ -15,6 +15,8 @@ import sys
 import jax.lax
 
 CHILD = r'''
+import os
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
 import jax, jax.numpy as jnp, numpy as np
 from jax import lax
 from jax.sharding import Mesh, PartitionSpec as P
