@@ -12,6 +12,7 @@ State lives in pytest's stash (keys in ``state``), never in module globals.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import sys
 
@@ -193,15 +194,24 @@ def pytest_runtest_call(item):
     finally:
         if recorder:
             recorder.active = False
-            item.user_properties.append((state.API_CALLS, api_calls.as_rows(recorder.since(calls_before))))
+            item.user_properties.append((state.API_CALLS, plain(api_calls.as_rows(recorder.since(calls_before)))))
         if ledger is not None:
-            item.user_properties.append((state.COMPILATIONS, dataclasses.asdict(ledger.snapshot().since(before))))
+            item.user_properties.append((state.COMPILATIONS,
+                                         plain(dataclasses.asdict(ledger.snapshot().since(before)))))
         excuses = item.stash.get(state.EXCUSES, None)
         if excuses is not None and excuses.excused:
-            item.user_properties.append((state.EXCUSED, excuses.report()))
+            item.user_properties.append((state.EXCUSED, plain(excuses.report())))
         if excuses is not None and excuses.refused:
-            item.user_properties.append((state.REFUSALS, excuses.refusals()))
+            item.user_properties.append((state.REFUSALS, plain(excuses.refusals())))
     return result
+
+
+def plain(value):
+    """``value`` as JSON's plain types (a str subclass such as a Way becomes a str, a tuple a list):
+    pytest-xdist sends a report's user_properties between processes with execnet, which refuses any
+    other type (met in the release matrix with -n 2 on 0.9.0 and 0.9.0.1, 2026-12-07: "DumpError:
+    can't serialize <enum 'Way'>", which ended the run)."""
+    return json.loads(json.dumps(value, default=str))
 
 
 @pytest.hookimpl(wrapper=True)
