@@ -35,6 +35,7 @@ import pytest
 from conformance.checking.case import ConformanceFailure
 from conformance.checking.symptoms import Seen
 from conformance.runner import areas, deviations, profiles, run_folder, state
+from conformance.runner.plugin import plain
 
 from . import record as rec
 from .html import run_page
@@ -120,7 +121,7 @@ def attach_details(item, call, report) -> None:
     if report.when == "teardown":  # (pytest's JUnit XML writer reads the teardown's properties)
         report.user_properties += readable_properties(item, details["area"])
     if report.when != "call":
-        report.user_properties.append((DETAILS, details))
+        report.user_properties.append((DETAILS, plain(details)))
         return
     examples, invalid = hypothesis_counts(getattr(item, "hypothesis_statistics", None))
     details.update(examples=examples, invalid_examples=invalid, peak_rss_mib=peak_rss_mib())
@@ -151,7 +152,7 @@ def attach_details(item, call, report) -> None:
             details["message"] = f"{call.excinfo.typename}: {call.excinfo.value}"[:2000]
         details["rerun"] = rerun_command(item)
         report.sections.append(("rerun this property", details["rerun"]))
-    report.user_properties.append((DETAILS, details))
+    report.user_properties.append((DETAILS, plain(details)))
 
 
 def rerun_command(item) -> str:

@@ -401,7 +401,11 @@ def _gather(c: Call) -> Spec:
         sizes = tuple(1 if i == axis else n for i, n in enumerate(shape))
         return gather(shape, spec, idx_spec + (None,), GatherDims(offset, (axis,), (axis,)), sizes)
     if c.op == "index_array":
-        if not idx_shape:  # a 0-d index array: jnp's dynamic_slice route, then a squeeze
+        # A 0-d index array: jnp's dynamic_slice route, then a squeeze, from indexing_infers_sharding;
+        # before it a gather, whose rule refuses the indexed dimension named by any axis, one of size 1
+        # too (measured: x[i] of x laid out P(('b',), None, 'a') on an (a=8, b=1) Explicit mesh raises
+        # ShardingTypeError up to 0.9.0.1 and computes from 0.9.1, found by the release matrix on 0.9.0).
+        if not idx_shape and c.rules.indexing_infers_sharding:
             sizes = (1,) + tuple(shape[1:])
             return squeeze(dynamic_slice(c, shape, spec, sizes), (0,))
         ix = indexer(shape, spec, (), array=(idx_shape, idx_spec))

@@ -210,7 +210,8 @@ def plain(value):
     """``value`` as JSON's plain types (a str subclass such as a Way becomes a str, a tuple a list):
     pytest-xdist sends a report's user_properties between processes with execnet, which refuses any
     other type (met in the release matrix with -n 2 on 0.9.0 and 0.9.0.1, 2026-12-07: "DumpError:
-    can't serialize <enum 'Way'>", which ended the run)."""
+    can't serialize <enum 'Way'>" from a failure's details, its check a Way, which ended the run and
+    hid the failure)."""
     return json.loads(json.dumps(value, default=str))
 
 
