@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 import platform
 import re
 import resource
@@ -35,6 +36,7 @@ import pytest
 from conformance.checking.case import ConformanceFailure
 from conformance.checking.symptoms import Seen
 from conformance.runner import areas, deviations, profiles, run_folder, state
+from conformance.runner import environment as runner_environment
 from conformance.runner.plugin import plain
 
 from . import record as rec
@@ -214,6 +216,9 @@ def report_writer(config) -> "ReportWriter":
 
     folder = run_folder.chosen(config.getoption("--report-dir")) or \
         run_folder.default(jax.__version__, jax.default_backend())
+    process = os.environ.get(runner_environment.PROCESS_ID)
+    if process not in (None, "0"):  # (a multi-process run: process 0 writes the run's report)
+        folder = folder / f"process-{process}"
     writer = ReportWriter(folder, lambda: environment(config))
     writer.write_on_setup = state.leader_of(config) is not None  # the launcher reads "running"
     return writer

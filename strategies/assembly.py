@@ -21,7 +21,7 @@ from hypothesis.extra import numpy as hnp
 
 from conformance.model.layout import Layout, MeshModel, block_slices, spec_axes
 
-from .meshes import axis_names, mesh_shapes
+from .meshes import axis_names, leading, mesh_shapes
 from .odds import mostly
 from .reuse import permuted, sampled_from
 from .shapes import congruent_shapes
@@ -34,16 +34,16 @@ WRONG_PIECES = ("device-outside-the-sharding", "two-pieces-on-one-device", "wron
 
 @st.composite
 def permuted_meshes(draw, device_ids: Sequence[int], *, max_axes: int = 3) -> MeshModel:
-    """A mesh over all of ``device_ids`` or (1 in 2) a leading subset of 2 or more, its devices
+    """A mesh over all of ``device_ids`` or (1 in 2) a leading subset of 2 or more (``leading``), its devices
     mostly (3 in 4) in a permuted one of ``strategies.spmd.device_orders`` of them (reversed,
     interleaved, rotated by one), else as given. Shrinks towards all devices in the given order,
     on one axis."""
     ids = tuple(device_ids)
     count = len(ids) if len(ids) <= 2 or draw(st.booleans()) else draw(st.integers(2, len(ids) - 1))
-    orders = device_orders(ids[:count])
+    orders = device_orders(tuple(leading(device_ids, count)))
     reordered = orders[1:] and draw(mostly())
     order = draw(sampled_from(orders[1:])) if reordered else orders[0]
-    shape = draw(mesh_shapes(count, max_axes=max_axes))
+    shape = draw(mesh_shapes(len(order), max_axes=max_axes))
     return MeshModel(tuple(order), shape, draw(axis_names(len(shape))))
 
 

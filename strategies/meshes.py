@@ -46,7 +46,8 @@ def meshes(draw, device_ids: Sequence[int], *, min_axes: int = 1, max_axes: int 
            subsets: bool = True, reorder: bool = True) -> MeshModel:
     """A mesh over devices from ``device_ids``:
 
-    * all of them, or (``subsets``) a leading subset;
+    * all of them, or (``subsets``) a leading subset (``leading``: one that reaches every process
+      in a multi-controller run);
     * in the given order, or (``reorder``) a permuted one;
     * with a shape from the factorizations of its device count, ``min_axes`` to ``max_axes`` axes.
 
@@ -57,11 +58,23 @@ def meshes(draw, device_ids: Sequence[int], *, min_axes: int = 1, max_axes: int 
         raise ValueError("meshes() needs at least one device id")
     chosen = list(ids)
     if subsets and len(ids) > 1 and draw(st.booleans()):
-        chosen = chosen[:draw(st.integers(1, len(ids) - 1))]
+        chosen = leading(device_ids, draw(st.integers(1, len(ids) - 1)))
     if reorder and len(chosen) > 1 and draw(st.booleans()):
         chosen = draw(permuted(chosen))
     shape = draw(mesh_shapes(len(chosen), min_axes=min_axes, max_axes=max_axes))
     return MeshModel(tuple(chosen), shape, draw(axis_names(len(shape))))
+
+
+def leading(device_ids: Sequence[int], k: int) -> list:
+    """The first ``k`` of ``device_ids``; where they are ``DeviceIds`` whose groups those miss (a
+    multi-controller run: a process), the first ``k`` taking each group's devices in turn, or all
+    of them where ``k`` is fewer than the groups."""
+    groups = getattr(device_ids, "groups", ())
+    first = list(device_ids)[:k]
+    if all(set(first) & g for g in groups):
+        return first
+    in_turn = [i for column in zip(*[[i for i in device_ids if i in g] for g in groups]) for i in column]
+    return in_turn[:k] if k >= len(groups) else list(device_ids)
 
 
 def cuts_a_side(shape: Sequence[int], sides: Sequence[int]) -> bool:
@@ -109,7 +122,7 @@ def cutting_meshes(draw, device_ids: Sequence[int], sides: Sequence[int], *, min
     smaller = [k for k in (fitting if fit else counts) if k < len(ids)]
     subset = draw(st.booleans()) if subsets and len(ids) > 1 else False
     if smaller and (subset or (fit and fitting[0] < len(ids))):
-        chosen = chosen[:draw(sampled_from(smaller))]
+        chosen = leading(device_ids, draw(sampled_from(smaller)))
     if reorder and len(chosen) > 1 and draw(st.booleans()):
         chosen = draw(permuted(chosen))
     shapes = (cutting_factorizations(len(chosen), sides, min_axes, max_axes) if fit

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from conformance.model.positional import Operation, PositionalChain, PositionalModel, apply_operations
 
-from .meshes import factorizations
+from .meshes import factorizations, leading
 from .reuse import permuted, sampled_from
 
 
@@ -36,7 +36,7 @@ def positional_chains(draw, device_ids: Sequence[int], *, max_ops: int = 3) -> P
     """
     ids = list(device_ids)
     if len(ids) > 1 and draw(st.booleans()):
-        ids = ids[:draw(st.integers(1, len(ids) - 1))]
+        ids = leading(device_ids, draw(st.integers(1, len(ids) - 1)))
     if len(ids) > 1 and draw(st.booleans()):
         ids = draw(permuted(ids))
     initial = draw(sampled_from(factorizations(len(ids), 1, 3)))

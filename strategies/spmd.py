@@ -8,9 +8,11 @@ from typing import Optional, Sequence, Tuple
 import numpy as np
 from hypothesis import strategies as st
 
+from conformance.model.layout import DeviceIds
 from conformance.model.spmd import DeviceSelection, arg_axes, tree_leaves
 
 from .arrays import arrays, dtype_of, without_subnormals
+from .meshes import leading
 from .odds import mostly
 from .reuse import permuted, reused, sampled_from
 
@@ -31,7 +33,8 @@ def device_counts(draw, n: int, *, min_size: int = 1) -> int:
 @st.composite
 def device_selections(draw, device_ids: Sequence[int], *, min_size: int = 1) -> DeviceSelection:
     """All of ``device_ids`` (the local devices); or the first k (pmap's own choice); or
-    (``devices=``) the first k of one of ``device_orders``; k from ``device_counts``. Shrinks
+    (``devices=``) the first k of one of ``device_orders``; k from ``device_counts`` (the first k
+    as ``meshes.leading`` takes them: in a multi-controller run, reaching every process). Shrinks
     towards all devices, implicitly."""
     ids = tuple(device_ids)
     kind = draw(sampled_from(["all", "first", "explicit"]))
@@ -39,8 +42,9 @@ def device_selections(draw, device_ids: Sequence[int], *, min_size: int = 1) -> 
         return DeviceSelection(tuple(ids), False)
     k = draw(device_counts(len(ids), min_size=min_size))
     if kind == "first":
-        return DeviceSelection(tuple(ids[:k]), False)
-    return DeviceSelection(tuple(draw(sampled_from(device_orders(ids)))[:k]), True)
+        return DeviceSelection(tuple(leading(device_ids, k)), False)
+    order = draw(sampled_from(device_orders(ids)))
+    return DeviceSelection(tuple(leading(DeviceIds(order, getattr(device_ids, "groups", ())), k)), True)
 
 
 def device_orders(ids: Sequence[int]) -> Tuple[Tuple[int, ...], ...]:

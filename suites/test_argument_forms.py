@@ -274,7 +274,8 @@ for seq in ("list", "tuple"):
         layout = Layout(ex.mesh, ("a",), ex.x.shape)
         devices = bridge.devices_by_id()
         from conformance.model.layout import block_slices
-        pieces = [jax.device_put(ex.x[block_slices(layout.blocks[d])], devices[d]) for d in ex.mesh.device_ids]
+        pieces = [jax.device_put(ex.x[block_slices(layout.blocks[d])], devices[d])
+                  for d in bridge.addressable_ids(ex.mesh.device_ids)]  # (one per device this process addresses)
         return jax.make_array_from_single_device_arrays(ex.x.shape, bridge.named_sharding(ex.mesh, ("a",)),
                                                         list(pieces) if seq == "list" else tuple(pieces))
 

@@ -565,7 +565,7 @@ def shard_map_examples(draw, name: str):
     ids = DEVICES
     k = len(ids) if draw(st.booleans()) else draw(device_counts(len(ids)))
     shape = draw(mesh_shapes(k, min_axes=1, max_axes=2))
-    mesh = MeshModel(ids[:k], shape, ("i", "j")[:len(shape)])
+    mesh = MeshModel(bridge.first_ids(ids, k), shape, ("i", "j")[:len(shape)])
     axis = draw(st.sampled_from(mesh.axis_names))
     return (mesh, axis) + draw(collective_examples(name, mesh.axis_sizes[axis]))
 

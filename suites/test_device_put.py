@@ -122,8 +122,8 @@ def test_device_get_round_trip(example):
 
 @given(example=layouts_with_arrays(max_rank=2))
 def test_make_array_from_callback_round_trip(example):
-    """make_array_from_callback asks only for the model's blocks, for every block, and assembles
-    an array equal to x with the model's layout."""
+    """make_array_from_callback asks only for the model's blocks, for every block of a device the
+    process addresses, and assembles an array equal to x with the model's layout."""
     layout, x = example
     requested = []
 
@@ -141,19 +141,20 @@ def test_make_array_from_callback_round_trip(example):
                                       "np.asarray(y)": "y", "shard": "y"})
     y = jax.make_array_from_callback(x.shape, bridge.layout_sharding(layout), callback)
     asked = {normalize_index(index, x.shape) for index in requested}
-    case.equal("blocks requested from the callback", sorted(asked),
-               sorted(set(layout.blocks.values())))
+    case.equal("blocks requested from the callback", sorted(asked),  # (each process: its own devices')
+               sorted({layout.block(d) for d in bridge.addressable_ids(layout.mesh.device_ids)}))
     case.same_bits("np.asarray(y)", np.asarray(y), x)
     check_layout(case, y, layout, x)
 
 
 @given(example=layouts_with_arrays(max_rank=2))
 def test_make_array_from_single_device_arrays_round_trip(example):
-    """make_array_from_single_device_arrays, given x[block] on each device as the model says,
-    assembles x with the model's layout."""
+    """make_array_from_single_device_arrays, given x[block] on each device as the model says (each
+    process: on the devices it addresses), assembles x with the model's layout."""
     layout, x = example
     by_id = bridge.devices_by_id()
-    pieces = [jax.device_put(x[block_slices(layout.block(d))], by_id[d]) for d in layout.mesh.device_ids]
+    pieces = [jax.device_put(x[block_slices(layout.block(d))], by_id[d])
+              for d in bridge.addressable_ids(layout.mesh.device_ids)]  # (this process's devices: all, in one)
     blocks = {d: block_slices(layout.block(d)) for d in layout.mesh.device_ids}
     case = layout_case(layout, "jax.make_array_from_single_device_arrays(x.shape, sharding, pieces)", [
         f"blocks = {blocks!r}  # the model's block of each device",
@@ -364,7 +365,7 @@ def test_jit_between_two_meshes_of_one_device_order_compiles(run_isolated):
     out_shardings P(('x',), ('b',)) on a (6, 1) mesh of the same devices in the same order returns
     numpy's answer; run in a subprocess because XLA's SPMD partitioner aborts the process on it
     (found by test_jit_in_and_out_shardings on 0.12.0.1 in CI, seed 635306368)."""
-    ids = list(bridge.live_device_ids()[:6])
+    ids = list(bridge.first_ids(bridge.live_device_ids(), 6))
     order = [ids[3], ids[2], ids[0], ids[4], ids[1], ids[5]]
     lines = [f"m1 = Mesh(np.array([devices[i] for i in {order}]).reshape(1, 3, 2, 1), ('x', 'a', 'b', 'y'))",
              f"m2 = Mesh(np.array([devices[i] for i in {order}]).reshape(6, 1), ('x', 'b'))",
@@ -393,7 +394,7 @@ def assembly_case(layout: Layout, x, pieces, call: str, outcomes: dict, *, runs:
 
 def assembled_from(layout: Layout, x, pieces):
     by_id = bridge.devices_by_id()
-    placed = [jax.device_put(data, by_id[d]) for d, data in pieces]
+    placed = [jax.device_put(data, by_id[d]) for d, data in pieces if d in bridge.addressable_of([d])]
     return lambda: jax.make_array_from_single_device_arrays(x.shape, bridge.layout_sharding(layout), placed)
 
 

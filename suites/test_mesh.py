@@ -65,7 +65,7 @@ def test_create_device_mesh_holds_each_device_once(shape):
 def test_create_device_mesh_over_given_devices(example):
     """create_device_mesh(shape, devices=first k devices) holds exactly those k devices once each."""
     k, shape = example
-    devices = jax.local_devices()[:k]
+    devices = bridge.run_devices()[:k]
     call = f"mesh_utils.create_device_mesh({shape}, devices=jax.local_devices()[:{k}])"
     case = scripted_case(call, ["from jax.experimental import mesh_utils"],
                          outcomes={"create_device_mesh": call, "shape": f"tuple(np.shape({call}))",
@@ -76,7 +76,7 @@ def test_create_device_mesh_over_given_devices(example):
 
 
 @given(shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=9).filter(
-    lambda s: math.prod(s) != len(jax.local_devices())))
+    lambda s: math.prod(s) != len(jax.devices())))  # (create_device_mesh's default: jax.devices())
 def test_create_device_mesh_rejects_other_device_counts(shape):
     """create_device_mesh(shape) raises ValueError when the shape's product is not the device
     count."""

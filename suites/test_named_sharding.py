@@ -55,13 +55,14 @@ def test_is_fully_replicated_matches_model(layout):
 
 @given(layout=layouts(DEVICES, max_rank=2))
 def test_addressable_devices_are_the_mesh_devices(layout):
-    """In one process, addressable_devices and device_set are exactly the mesh's devices."""
+    """addressable_devices are the mesh's devices this process owns (in one process, all of them),
+    and device_set is exactly the mesh's devices."""
     sharding = bridge.layout_sharding(layout)
     case = layout_case(layout, "sharding.addressable_devices", ["print(sharding.addressable_devices)"],
                        outcomes={"addressable_devices ids": "frozenset(d.id for d in sharding.addressable_devices)",
                                  "device_set ids": "frozenset(d.id for d in sharding.device_set)"})
     case.equal("addressable_devices ids", frozenset(d.id for d in sharding.addressable_devices),
-               layout.device_ids)
+               bridge.addressable_of(layout.device_ids))
     case.equal("device_set ids", frozenset(d.id for d in sharding.device_set), layout.device_ids)
 
 
@@ -149,7 +150,7 @@ def tuple_order_pairs(draw):
     spec with that tuple reversed."""
     ids = draw(st.permutations(DEVICES))
     mesh_shape = draw(st.sampled_from(two_cut_axes_shapes(len(ids))))
-    mesh = MeshModel(tuple(ids[:math.prod(mesh_shape)]), mesh_shape, draw(axis_names(len(mesh_shape))))
+    mesh = MeshModel(bridge.first_ids(ids, math.prod(mesh_shape)), mesh_shape, draw(axis_names(len(mesh_shape))))
     cutting = [n for n, s in mesh.axis_sizes.items() if s > 1]
     axes = tuple(draw(st.permutations(cutting))[:draw(st.integers(2, len(cutting)))])
     rank = draw(st.integers(1, 2))
@@ -215,7 +216,7 @@ def test_equivalence_compares_the_ordered_device_list():
     assignment, as jit does when it refuses arguments laid out over the two."""
     ids = DEVICES
     rows = len(ids) // 2
-    mesh = MeshModel(ids[:2 * rows], (rows, 2), ("a", "b"))
+    mesh = MeshModel(bridge.first_ids(ids, 2 * rows), (rows, 2), ("a", "b"))
     swapped = MeshModel(tuple(np.array(mesh.device_ids).reshape(rows, 2)[:, ::-1].flat), (rows, 2),
                         ("a", "b"))
     a, b = Layout(mesh, ("a",), (rows,)), Layout(swapped, ("a",), (rows,))

@@ -169,7 +169,7 @@ def test_a_body_manual_over_two_axes_out_of_their_names_order():
     the mesh orders otherwise than their names sort, another axis of size 2 left automatic (found by
     the eleventh release matrix pass on 0.6.2, seed 2055975281; the same body over ('a', 'b', 'x'), or
     manual over {'a', 'x'}, is right there)."""
-    mesh = MeshModel(tuple(DEVICES[:8]), (2, 2, 2), ("b", "a", "x"))
+    mesh = MeshModel(bridge.first_ids(DEVICES, 8), (2, 2, 2), ("b", "a", "x"))
     negative = next(op for op in CATALOGUE if op.name == "negative")
     check_body_example(BodyExample(negative, (np.arange(2, dtype=np.int32),), {}, mesh, ("b", "a"), ((),), (),
                                    "jit, manual over some axes"))
@@ -387,7 +387,7 @@ def test_a_constraint_over_the_automatic_axis_of_a_partially_manual_body_keeps_i
     """lax.with_sharding_constraint over 'j' inside a jitted shard_map body manual over 'i' of an Auto
     mesh ('i', 'j') keeps the body's values: lambda b: constrain(b * 2 + 1) gives numpy's 2 x + 1."""
     n = len(DEVICES)
-    mesh = MeshModel(tuple(DEVICES[:2 * (n // 2)]), (2, n // 2), ("i", "j"))
+    mesh = MeshModel(bridge.first_ids(DEVICES, 2 * (n // 2)), (2, n // 2), ("i", "j"))
     x = np.arange(4 * n * (n // 2), dtype=np.int32).reshape(2 * n, 2 * (n // 2)) - n
     case = constraint_case(spec, mesh, x)
     got = case.accepts("the call", lambda: constrained_in_a_partially_manual_body(spec, mesh)(x))
@@ -402,7 +402,7 @@ def test_a_constraint_naming_an_explicit_axis_of_a_partially_manual_body_is_refu
     manual over 'i' raises ValueError: a constraint names Auto axes only (an Explicit axis's layout
     is its type's, changed by reshard; the Explicit sharding docs)."""
     n = len(DEVICES)
-    mesh = MeshModel(tuple(DEVICES[:2 * (n // 2)]), (2, n // 2), ("i", "j"))
+    mesh = MeshModel(bridge.first_ids(DEVICES, 2 * (n // 2)), (2, n // 2), ("i", "j"))
     x = np.arange(4 * n * (n // 2), dtype=np.int32).reshape(2 * n, 2 * (n // 2))
     case = constraint_case((None, "j"), mesh, x, "Explicit")
     y = jax.device_put(x, bridge.named_sharding(mesh, (("i",), None), "Explicit"))

@@ -66,7 +66,7 @@ from conformance.checking import verdict
 from conformance.checking.verdict import dtype_outcome, float64_outcome
 from conformance.jaxside import bridge, compat
 from conformance.model import remat
-from conformance.model.layout import Layout, normalize_index
+from conformance.model.layout import Layout
 from strategies.parallelism import ParallelLayout, parallel_layouts
 
 pytestmark = pytest.mark.training
@@ -328,10 +328,11 @@ def sharded_training(layout: ParallelLayout, params0: dict, ids: np.ndarray, lab
 
 def unread_layout(array, shape: tuple) -> dict:
     """``array``'s layout, read without its data (a host copy would keep a donated buffer alive):
-    its sharding's index map, each addressable shard's device and block, and the shards' shapes."""
+    its sharding's index map, each addressable shard's device and block, and the shards' shapes
+    (``bridge.shard_blocks``: every process's, in a multi-controller run)."""
+    indices, shard_shapes = bridge.shard_blocks(array, shape)
     return {"sharding devices_indices_map": bridge.index_map(array.sharding, shape),
-            "indices": {s.device.id: normalize_index(s.index, shape) for s in array.addressable_shards},
-            "shard shapes": sorted({tuple(s.data.shape) for s in array.addressable_shards})}
+            "indices": indices, "shard shapes": shard_shapes}
 
 
 def check_unread_layout(case: Case, got: dict, layout: Layout, what: str) -> None:

@@ -50,17 +50,23 @@ def test_a_broken_run_fails_the_property_that_was_running(tmp_path):
 
 
 def test_two_processes_run_the_multiprocess_suite(tmp_path):
-    """pytest suites/ --processes 2 --devices 4: the multiprocess properties pass, the report says
-    2 processes and 8 devices, and no copy is left running."""
+    """pytest suites/test_multiprocess.py suites/test_congruence.py --processes 2 --devices 4: every
+    process runs both suites (the multiprocess properties and, multi-controller, an ordinary one),
+    they pass, the report says 2 processes and 8 devices, process 1 writes its own report, and no
+    copy is left running."""
     if not compat.MULTIPROCESS_CPU:
         pytest.skip(compat.MULTIPROCESS_CPU_REASON)
     run_dir = tmp_path / "run"
-    result = run_pytest(["suites/", "--processes", "2", "--devices", "4", "--report-dir", str(run_dir)],
-                        timeout=600)
+    result = run_pytest(["suites/test_multiprocess.py", "suites/test_congruence.py", "--processes", "2",
+                         "--devices", "4", "--report-dir", str(run_dir)], timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     report = load(run_dir)
     assert report["environment"]["process_count"] == 2 and report["environment"]["device_count"] == 8
-    assert report["summary"]["passed"] >= 6 and report["summary"]["failed"] == 0
+    assert report["summary"]["passed"] >= 6 + 6 and report["summary"]["failed"] == 0
+    assert {t["suite"] for t in report["tests"] if t["outcome"] == "passed"} == {"test_multiprocess",
+                                                                                   "test_congruence"}
+    follower = load(run_dir / "process-1")
+    assert follower["summary"]["passed"] == report["summary"]["passed"]
     left = subprocess.run(["pgrep", "-f", str(run_dir)], capture_output=True, text=True).stdout.split()
     assert not left, left
 

@@ -23,11 +23,13 @@ from jax import lax
 from jax.experimental import mesh_utils
 from jax.sharding import Mesh, NamedSharding
 
+from conformance.model import multihost
 from conformance.model.layout import Block, Layout, MeshModel, block_grid, normalize_index
 from conformance.model.positional import PositionalChain, apply_operations
 from conformance.model.spmd import DeviceSelection
+from strategies.meshes import leading
 
-from . import compat
+from . import compat, multicontroller
 
 
 # --- devices ------------------------------------------------------------------------------------
@@ -38,8 +40,34 @@ def devices_by_id() -> Dict[int, "jax.Device"]:
 
 
 def live_device_ids() -> Tuple[int, ...]:
-    """The ids of the devices this process can address, in ``jax.local_devices()`` order."""
+    """The ids of the devices the run's meshes draw from: those this process can address, in
+    ``jax.local_devices()`` order; in a multi-controller run every process's, in the run's device
+    order (``multicontroller.device_ids``)."""
+    if multicontroller.ACTIVE is not None:
+        return multicontroller.device_ids()
     return tuple(d.id for d in jax.local_devices())
+
+
+def run_devices() -> list:
+    """The devices of ``live_device_ids``, in that order."""
+    return [devices_by_id()[i] for i in live_device_ids()]
+
+
+def owners() -> Dict[int, int]:
+    """Every device's process index, by device id."""
+    return {d.id: d.process_index for d in jax.devices()}
+
+
+def addressable_of(device_ids) -> frozenset:
+    """The model's devices this process addresses among ``device_ids`` (every one, in one process)."""
+    return multihost.addressable(device_ids, owners(), jax.process_index())
+
+
+def addressable_ids(device_ids) -> Tuple[int, ...]:
+    """``device_ids``, in their order, less those of other processes: what a process passes where
+    JAX takes one piece per addressable device (make_array_from_single_device_arrays)."""
+    mine = addressable_of(device_ids)
+    return tuple(d for d in device_ids if d in mine)
 
 
 def platform() -> str:
@@ -78,10 +106,18 @@ def line_mesh(axis: str = "a", *, reverse: bool = False) -> MeshModel:
 
 
 def first_devices_mesh(*names_and_sizes) -> MeshModel:
-    """The first local devices on axes named and sized as given (e.g. ("a", 2), ("y", 1))."""
+    """The first devices on axes named and sized as given (e.g. ("a", 2), ("y", 1)); in a
+    multi-controller run, the first that reach every process (``strategies.meshes.leading``)."""
     names = tuple(n for n, _ in names_and_sizes)
     shape = tuple(s for _, s in names_and_sizes)
-    return MeshModel(live_device_ids()[:math.prod(shape)], shape, names)
+    return MeshModel(first_ids(live_device_ids(), math.prod(shape)), shape, names)
+
+
+def first_ids(device_ids, k: int) -> Tuple[int, ...]:
+    """The first ``k`` of ``device_ids``; in a multi-controller run, the first that reach every
+    process (``strategies.meshes.leading``) where ``k`` devices can (else the first ``k``)."""
+    chosen = tuple(leading(device_ids, k))
+    return chosen if len(chosen) == k else tuple(device_ids)[:k]
 
 
 def needs_devices(n: int, why: str):
@@ -94,7 +130,7 @@ def needs_devices(n: int, why: str):
 def tutorial_mesh_ids(shape: Tuple[int, ...]) -> Optional[Tuple[int, ...]]:
     """Device ids in the order ``mesh_utils.create_device_mesh(shape)`` gives on this backend, over
     its first ``prod(shape)`` devices; None when there are fewer devices than that."""
-    devices = jax.local_devices()[:math.prod(shape)]
+    devices = run_devices()[:math.prod(shape)]
     if len(devices) < math.prod(shape):
         return None
     return tuple(d.id for d in mesh_utils.create_device_mesh(shape, devices=devices).flat)
@@ -149,7 +185,8 @@ class ShardView:
 
 
 def shards(array) -> Tuple[ShardView, ...]:
-    """Every addressable shard of ``array``: its device, block, replica id and host copy."""
+    """Every addressable shard of ``array``: its device, block, replica id and host copy; in a
+    multi-controller run, every process's (each read by the process that addresses it)."""
     out = []
     for shard in array.addressable_shards:
         out.append(ShardView(
@@ -159,7 +196,21 @@ def shards(array) -> Tuple[ShardView, ...]:
             data=np.asarray(shard.data),
             data_devices=frozenset(d.id for d in shard.data.devices()),
         ))
+    if multicontroller.ACTIVE is not None:
+        return multicontroller.shards_of(multicontroller.ACTIVE, tuple(out), ShardView)
     return tuple(out)
+
+
+def shard_blocks(array, shape) -> Tuple[Dict[int, Block], list]:
+    """Each addressable shard's device and block, and the shards' shapes, read without their data
+    (a host copy would keep a donated buffer alive); in a multi-controller run, every process's."""
+    mine = [[s.device.id, [list(b) for b in normalize_index(s.index, shape)], list(s.data.shape)]
+            for s in array.addressable_shards]
+    every = (multicontroller.ACTIVE.everyone("the shard blocks of a jax.Array", mine)
+             if multicontroller.ACTIVE is not None else [mine])
+    found = [row for answer in every for row in answer]
+    return ({d: tuple(tuple(b) for b in block) for d, block, _ in found},
+            sorted({tuple(shard_shape) for _, _, shard_shape in found}))
 
 
 def positional_sharding(chain: PositionalChain):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
-from typing import Iterator, Optional, Sequence, Tuple, Union
+from typing import FrozenSet, Iterator, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -52,6 +52,23 @@ class IndivisibleError(ValueError):
     def __init__(self, dims: Sequence[int], message: str):
         super().__init__(message)
         self.dims = tuple(dims)
+
+
+class DeviceIds(tuple):
+    """Device ids to draw meshes over, with the groups a mesh must reach (in a multi-controller run,
+    each process's devices: a mesh holding a device of every process, as JAX's multi-controller
+    device_put and jit assume of a global array's devices)."""
+
+    groups: Tuple[FrozenSet[int], ...] = ()
+
+    def __new__(cls, ids, groups=()):
+        made = super().__new__(cls, ids)
+        made.groups = tuple(frozenset(g) for g in groups)
+        return made
+
+    def reaches_every_group(self, ids) -> bool:
+        chosen = set(ids)
+        return all(chosen & g for g in self.groups)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ With one process every rule reduces to: the value itself, stacked once (``x[None
 
 from __future__ import annotations
 
-from typing import List, Sequence
+from typing import List, Mapping, Sequence
 
 import numpy as np
 
@@ -44,3 +44,9 @@ def gathered(per_process: Sequence[Sequence[np.ndarray]], tiled: bool) -> List[n
 def broadcast(per_process: Sequence[Sequence[np.ndarray]], source: int = 0) -> List[np.ndarray]:
     """broadcast_one_to_all: the source process's leaves, on every process."""
     return [np.asarray(leaf) for leaf in per_process[source]]
+
+
+def addressable(device_ids, owner: Mapping[int, int], process: int) -> frozenset:
+    """The devices of ``device_ids`` that ``process`` addresses: those it owns (``owner``: device
+    id -> process index; with one process, every device)."""
+    return frozenset(d for d in device_ids if owner.get(d, 0) == process)

@@ -117,6 +117,34 @@ def pytest_unconfigure(config):
 
 
 # --- collection -----------------------------------------------------------------------------
+def skip_suites_not_yet_multi_controller(items) -> None:
+    """In a multi-controller run, the properties of a suite that ``multi_controller.toml`` says does
+    not run there yet skip, with its reason."""
+    from . import multi_controller
+
+    readiness = multi_controller.load()
+    for item in items:
+        if areas.in_suites(item.nodeid):
+            suite = item.nodeid.split("::")[0].rsplit("/", 1)[-1][:-3]
+            why = multi_controller.skip_reason(suite, readiness, item.name)
+            if why:
+                item.add_marker(pytest.mark.skip(reason=why))
+
+
+def agree_on_every_example(config, items) -> None:
+    """In a multi-controller run, each Hypothesis example's outcome is agreed by every process
+    before Hypothesis goes on (``multicontroller.agreeing``)."""
+    from conformance.jaxside import multicontroller
+
+    exchange = state.exchange_of(config)
+    for item in items:
+        hypothesis_of = getattr(getattr(item, "obj", None), "hypothesis", None)
+        if hypothesis_of is None or getattr(hypothesis_of.inner_test, "agreeing", False):
+            continue
+        hypothesis_of.inner_test = multicontroller.agreeing(exchange, hypothesis_of.inner_test)
+        hypothesis_of.inner_test.agreeing = True
+
+
 def refuse_unknown_cases(config, nodeids) -> None:
     """A usage error (exit status 4) when a deviation entry names a parametrized case the suites
     do not collect; judged on whole files only (a node id collects only the cases it names), and
@@ -133,8 +161,11 @@ def pytest_collection_modifyitems(config, items):
     if not hasattr(config, "workerinput"):
         refuse_unknown_cases(config, [i.nodeid for i in items])
     items.sort(key=areas.suite_rank)  # stable: tests keep their order within a suite
-    if leader_of(config) is not None or config.stash.get(state.MULTIPROCESS_SKIP, None):
-        # a multi-process run (or one asked for): only the multiprocess suite
+    if state.exchange_of(config) is not None:
+        agree_on_every_example(config, items)
+        skip_suites_not_yet_multi_controller(items)
+    if config.stash.get(state.MULTIPROCESS_SKIP, None):
+        # a multi-process run asked for where this JAX cannot: only the multiprocess suite (it skips)
         kept = [i for i in items if i.get_closest_marker("multiprocess") or not areas.in_suites(i.nodeid)]
         dropped = [i for i in items if i not in kept]
         if dropped:

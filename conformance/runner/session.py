@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from conformance.checking import isolation
-from conformance.jaxside import compat
+from conformance.jaxside import compat, multicontroller
 
 from . import api_calls, areas, compilation_cache, devices, environment, profiles, run_folder, state
 from .compilations import release_if_holding_too_much, settle, start_counting
@@ -172,7 +172,10 @@ def launch_processes(config, plan: devices.DevicePlan) -> None:
     folder = (run_folder.chosen(config.getoption("--report-dir"))
               or run_folder.default(str(compat.JAX_VERSION), plan.platform)).resolve()
     seed = profiles.choose_seed(config.getoption("hypothesis_seed", None), os.environ)
-    env = dict(os.environ, **{environment.REPORT_DIR: str(folder), environment.SEED: seed})
+    # (every copy must iterate sets and dicts of strings alike: their collection order and their
+    # strategies' draws follow it; one hash seed for all, from the run's seed unless one is set)
+    env = dict(os.environ, **{environment.REPORT_DIR: str(folder), environment.SEED: seed,
+                              "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED") or str(int(seed) % 4294967296)})
     print(f"launching {count} processes x {plan.forced} devices; run folder {folder}", flush=True)
     try:
         rc = launcher.launch(count, sys.argv, folder, env, on_broken=lambda message:
@@ -191,12 +194,19 @@ def join_the_run(role) -> tuple:
 
 
 def take_part(config, process_id: int, count: int) -> None:
-    """Process 0 of a multi-process run leads; every other process follows its steps, then ends."""
-    if process_id > 0:
-        pytest.exit(f"process {process_id}: followed the leader's steps",
-                    returncode=protocol.follow(process_id, steps.STEPS))
-    config.stash[state.LEADER] = protocol.Leader(count, steps.STEPS,
-                                                 run_folder.chosen(config.getoption("--report-dir")))
+    """Every process of a multi-process run runs the whole session (multi-controller): the same
+    tests, the same seed, each example's outcome agreed (``multicontroller``); without Hypothesis'
+    example database, so the run is a function of its seed on every process."""
+    exchange = multicontroller.Exchange(process_id, count, max(multicontroller.MIN_WAIT_S,
+                                                               environment.step_timeout_s()))
+    multicontroller.activate(exchange)
+    config.stash[state.EXCHANGE] = exchange
+    config.stash[state.LEADER] = protocol.Peers(exchange, steps.STEPS,
+                                                run_folder.chosen(config.getoption("--report-dir"))
+                                                if process_id == 0 else None)
+    current = hypothesis.settings()
+    hypothesis.settings.register_profile("multi-controller", current, database=None)
+    hypothesis.settings.load_profile("multi-controller")
 
 
 # --- hooks and fixtures (registered by ``start``) -------------------------------------------------
@@ -248,6 +258,28 @@ def pytest_runtest_setup(item):
         compat.feature(mark.args[0])
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """In a multi-controller run, every process starts each test together and reaches the same
+    outcome (else each fails with ``multicontroller.ProcessesDisagree``)."""
+    exchange = state.exchange_of(item.config)
+    if exchange is None:
+        return (yield)
+    multicontroller.started(exchange, item.session.items.index(item) + 1, item.nodeid)
+    try:
+        try:
+            result = yield
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as error:
+            multicontroller.agree(exchange, f"outcome of test {item.nodeid}", error)
+            raise
+        multicontroller.agree(exchange, f"outcome of test {item.nodeid}", None)
+        return result
+    finally:
+        exchange.leave()
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item, nextitem):
     """After a property (its fixtures torn down), let the compiled programs go if this process holds
@@ -270,9 +302,30 @@ def uncached_when_marked(request):
         yield
 
 
+ISOLATED_IN_A_MULTI_CONTROLLER_RUN = (
+    "checks in an isolated interpreter, a one-process JAX: its script names the devices of every "
+    "process of this multi-controller run, which that interpreter does not have")
+
+
+class OneProcessOnly:
+    """In a multi-controller run, what stands for an isolated interpreter: a property that uses it
+    skips there, saying why (one that only might, such as an abort guard, runs on until it does)."""
+
+    def __getattr__(self, name):
+        if name.startswith("_"):  # (what printers and pytest look up: not a use)
+            raise AttributeError(name)
+        pytest.skip(ISOLATED_IN_A_MULTI_CONTROLLER_RUN)
+
+    def __call__(self, *args, **kwargs):
+        pytest.skip(ISOLATED_IN_A_MULTI_CONTROLLER_RUN)
+
+
 @pytest.fixture(scope="session")
 def warm_interpreter(pytestconfig):
     """An ``isolation.WarmInterpreter`` for the session (with this run's prelude), closed at its end."""
+    if state.exchange_of(pytestconfig) is not None:
+        yield OneProcessOnly()
+        return
     interpreter = isolation.WarmInterpreter(prelude=pytestconfig.stash.get(state.ISOLATED_PRELUDE, ""))
     yield interpreter
     interpreter.close()
@@ -282,6 +335,9 @@ def warm_interpreter(pytestconfig):
 def run_isolated(pytestconfig):
     """``isolation.run_isolated``, with the prelude this run adds to every isolated process, each a
     fork of the session's ``isolation.ForkServer`` (ended with the session)."""
+    if state.exchange_of(pytestconfig) is not None:
+        yield OneProcessOnly()
+        return
     server = isolation.ForkServer()
     yield functools.partial(isolation.run_isolated, prelude=pytestconfig.stash.get(state.ISOLATED_PRELUDE, ""),
                             server=server)

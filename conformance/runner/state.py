@@ -15,7 +15,8 @@ COMPILES = pytest.StashKey[object]()  # this process's compilations.CompileLedge
 WITNESS = pytest.StashKey[object]()  # this process's last_words.Witness
 LAST_WORDS = pytest.StashKey[object]()  # the run's last_words folder (a Path)
 CACHE = pytest.StashKey[object]()  # the run's compilation_cache.CacheChoice
-LEADER = pytest.StashKey[object]()  # the multi-process run's protocol.Leader, in its process 0
+LEADER = pytest.StashKey[object]()  # the multi-process run's protocol.Peers (every process's steps)
+EXCHANGE = pytest.StashKey[object]()  # the multi-process run's multicontroller.Exchange
 MULTIPROCESS_SKIP = pytest.StashKey[str]()  # why the multiprocess properties skip in this run
 ISOLATED_PRELUDE = pytest.StashKey[str]()  # code every isolated subprocess runs first (faults)
 ITEM_DEVIATION = pytest.StashKey[Deviation]()  # on an item: its (first) known deviation on this JAX
@@ -31,5 +32,10 @@ REFUSALS = "refusals"  # the user property a property's accepted refusals (the m
 
 
 def leader_of(config):
-    """The multi-process run's leader, in its process 0; None elsewhere."""
+    """The multi-process run's steps (``protocol.Peers``), in every process; None in a one-process run."""
     return config.stash.get(LEADER, None)
+
+
+def exchange_of(config):
+    """The multi-process run's ``multicontroller.Exchange``; None in a one-process run."""
+    return config.stash.get(EXCHANGE, None)

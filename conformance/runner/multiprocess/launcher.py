@@ -29,6 +29,7 @@ from ..pytest_process import command
 
 STEP_FILE = "step-in-progress.json"  # the leader's current step, watched by the launcher
 STEPS_LOG = "steps.jsonl"  # every step the leader published, in order; made when the leader starts
+FINISHED = (0, 1)  # a copy's pytest ran its session to the end (its tests passed, or some failed)
 PLATFORM = "platform"  # --processes platform: the pod or cluster started the copies
 
 
@@ -73,7 +74,7 @@ def launch(n: int, argv: List[str], run_folder: Path, env: dict,
         while any(p.poll() is None for p in procs):
             for i, p in enumerate(procs[1:], start=1):
                 code = p.poll()
-                if code not in (None, 0) and dead is None and procs[0].poll() is None:
+                if code not in (None, *FINISHED) and dead is None and procs[0].poll() is None:
                     dead = (i, code)  # a follower died while the leader still ran
             stuck = stuck_step(run_folder, environment.step_timeout_s(env))
             if stuck and dead is None:
@@ -101,6 +102,12 @@ def launch(n: int, argv: List[str], run_folder: Path, env: dict,
     if dead is None and procs[0].returncode < 0 and not started:
         dead = (0, procs[0].returncode)  # the leader died before it took the lead
     if dead is None:
+        others = {i: p.returncode for i, p in enumerate(procs[1:], start=1) if p.returncode != procs[0].returncode}
+        if others:  # (every process judges the same facts: a different exit status is a finding)
+            print(f"\nmulti-process run: process 0 ended with exit status {procs[0].returncode}, but "
+                  + ", ".join(f"process {i} with {code} (its log: {run_folder / f'process-{i}.log'})"
+                              for i, code in others.items()), file=sys.stderr)
+            return max(1, procs[0].returncode)
         return procs[0].returncode
     who, code = dead
     if who == "stuck":
