@@ -9,7 +9,7 @@ from typing import Sequence, Tuple
 
 from hypothesis import strategies as st
 
-from conformance.model.layout import MeshModel
+from conformance.model.layout import MeshModel, leading
 
 from .odds import mostly
 from .reuse import permuted, reused, sampled_from
@@ -63,18 +63,6 @@ def meshes(draw, device_ids: Sequence[int], *, min_axes: int = 1, max_axes: int 
         chosen = draw(permuted(chosen))
     shape = draw(mesh_shapes(len(chosen), min_axes=min_axes, max_axes=max_axes))
     return MeshModel(tuple(chosen), shape, draw(axis_names(len(shape))))
-
-
-def leading(device_ids: Sequence[int], k: int) -> list:
-    """The first ``k`` of ``device_ids``; where they are ``DeviceIds`` whose groups those miss (a
-    multi-controller run: a process), the first ``k`` taking each group's devices in turn, or all
-    of them where ``k`` is fewer than the groups."""
-    groups = getattr(device_ids, "groups", ())
-    first = list(device_ids)[:k]
-    if all(set(first) & g for g in groups):
-        return first
-    in_turn = [i for column in zip(*[[i for i in device_ids if i in g] for g in groups]) for i in column]
-    return in_turn[:k] if k >= len(groups) else list(device_ids)
 
 
 def cuts_a_side(shape: Sequence[int], sides: Sequence[int]) -> bool:

@@ -15,7 +15,7 @@ from conformance.jaxside import multicontroller as mc
 from conformance.model.layout import DeviceIds
 from conformance.runner import multi_controller
 from conformance.runner.devices import UsageError
-from strategies.meshes import leading
+from conformance.model.layout import leading
 
 ROOT = Path(__file__).resolve().parents[1]
 

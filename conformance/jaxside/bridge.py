@@ -24,10 +24,9 @@ from jax.experimental import mesh_utils
 from jax.sharding import Mesh, NamedSharding
 
 from conformance.model import multihost
-from conformance.model.layout import Block, Layout, MeshModel, block_grid, normalize_index
+from conformance.model.layout import Block, Layout, MeshModel, block_grid, leading, normalize_index
 from conformance.model.positional import PositionalChain, apply_operations
 from conformance.model.spmd import DeviceSelection
-from strategies.meshes import leading
 
 from . import compat, multicontroller
 
@@ -107,7 +106,7 @@ def line_mesh(axis: str = "a", *, reverse: bool = False) -> MeshModel:
 
 def first_devices_mesh(*names_and_sizes) -> MeshModel:
     """The first devices on axes named and sized as given (e.g. ("a", 2), ("y", 1)); in a
-    multi-controller run, the first that reach every process (``strategies.meshes.leading``)."""
+    multi-controller run, the first that reach every process (``model.layout.leading``)."""
     names = tuple(n for n, _ in names_and_sizes)
     shape = tuple(s for _, s in names_and_sizes)
     return MeshModel(first_ids(live_device_ids(), math.prod(shape)), shape, names)
@@ -115,7 +114,7 @@ def first_devices_mesh(*names_and_sizes) -> MeshModel:
 
 def first_ids(device_ids, k: int) -> Tuple[int, ...]:
     """The first ``k`` of ``device_ids``; in a multi-controller run, the first that reach every
-    process (``strategies.meshes.leading``) where ``k`` devices can (else the first ``k``)."""
+    process (``model.layout.leading``) where ``k`` devices can (else the first ``k``)."""
     chosen = tuple(leading(device_ids, k))
     return chosen if len(chosen) == k else tuple(device_ids)[:k]
 

@@ -71,6 +71,18 @@ class DeviceIds(tuple):
         return all(chosen & g for g in self.groups)
 
 
+def leading(device_ids: Sequence[int], k: int) -> list:
+    """The first ``k`` of ``device_ids``; where they are ``DeviceIds`` whose groups those miss (a
+    multi-controller run: a process), the first ``k`` taking each group's devices in turn, or all
+    of them where ``k`` is fewer than the groups."""
+    groups = getattr(device_ids, "groups", ())
+    first = list(device_ids)[:k]
+    if all(set(first) & g for g in groups):
+        return first
+    in_turn = [i for column in zip(*[[i for i in device_ids if i in g] for g in groups]) for i in column]
+    return in_turn[:k] if k >= len(groups) else list(device_ids)
+
+
 @dataclass(frozen=True)
 class MeshModel:
     """Device ids in row-major order, the mesh shape, and one distinct name per axis."""
