@@ -115,5 +115,7 @@ def cutting_meshes(draw, device_ids: Sequence[int], sides: Sequence[int], *, min
         chosen = draw(permuted(chosen))
     shapes = (cutting_factorizations(len(chosen), sides, min_axes, max_axes) if fit
               else factorizations(len(chosen), min_axes, max_axes))
+    if not shapes:  # (``leading`` took every device, to reach every process: no count cuts a side)
+        shapes = factorizations(len(chosen), min_axes, max_axes)
     shape = draw(sampled_from(shapes))
     return MeshModel(tuple(chosen), shape, draw(axis_names(len(shape))))

@@ -150,7 +150,7 @@ def test_mesh_rejects_duplicate_devices():
 @bridge.needs_devices(4, "for a 2x2 mesh")
 def test_mesh_rejects_duplicate_axis_names():
     """Mesh refuses two axes with the same name."""
-    devices = np.array(jax.local_devices()[:4]).reshape(2, 2)
+    devices = np.array(bridge.run_devices()[:4]).reshape(2, 2)
     case = scripted_case("Mesh(devices (2, 2), ('a', 'a'))", outcomes={
         "Mesh with a repeated axis name": "Mesh(np.array(jax.local_devices()[:4]).reshape(2, 2), ('a', 'a'))"})
     case.rejects("Mesh with a repeated axis name",
