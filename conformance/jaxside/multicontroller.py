@@ -162,17 +162,27 @@ def device_ids(order: Optional[str] = None) -> tuple:
     return DeviceIds(ids, groups)
 
 
-def caller() -> str:
-    """``file:line`` (file within the checkout) of the nearest frame outside this module, JAX and numpy."""
-    frame = sys._getframe(2)
-    here = os.path.realpath(__file__)
+HERE = os.path.realpath(__file__)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))  # the checkout
+
+
+def nearest_frame(depth: int, *, past_here: bool = False):
+    """The nearest frame from ``depth`` up whose file is not JAX's or numpy's (and, ``past_here``,
+    not this module's); None where there is none."""
+    frame = sys._getframe(depth + 1)
     while frame is not None:
         path = frame.f_code.co_filename
-        outside = not any(f"{os.sep}{p}{os.sep}" in path for p in ("jax", "jaxlib", "numpy"))
-        if os.path.realpath(path) != here and outside:
-            return f"{os.path.relpath(path, os.path.dirname(os.path.dirname(os.path.dirname(here))))}:{frame.f_lineno}"
+        library = any(f"{os.sep}{p}{os.sep}" in path for p in ("jax", "jaxlib", "numpy"))
+        if not library and not (past_here and os.path.realpath(path) == HERE):
+            return frame
         frame = frame.f_back
-    return "?"
+    return None
+
+
+def caller() -> str:
+    """``file:line`` (file within the checkout) of the nearest frame outside this module, JAX and numpy."""
+    frame = nearest_frame(2, past_here=True)
+    return f"{os.path.relpath(frame.f_code.co_filename, ROOT)}:{frame.f_lineno}" if frame else "?"
 
 
 # --- arrays as JSON -----------------------------------------------------------------------------
@@ -238,22 +248,14 @@ def shards_of(exchange: Exchange, views: tuple, view_type) -> tuple:
 
 
 # --- np.asarray of a jax.Array, from the suites -------------------------------------------------
-_OURS = tuple(os.path.realpath(os.path.join(os.path.dirname(__file__), "..", "..", d)) + os.sep
-              for d in ("suites", "conformance", "strategies", "tests"))
+_OURS = tuple(os.path.join(ROOT, d) + os.sep for d in ("suites", "conformance", "strategies", "tests"))
 
 
 def called_from_our_code(depth: int = 2) -> bool:
     """Whether the nearest frame outside JAX and numpy is the suite's own code (not JAX's, not
     pytest's or Hypothesis' reporting)."""
-    frame = sys._getframe(depth)
-    while frame is not None:
-        path = frame.f_code.co_filename
-        if f"{os.sep}jax{os.sep}" in path or f"{os.sep}jaxlib{os.sep}" in path or \
-                f"{os.sep}numpy{os.sep}" in path:
-            frame = frame.f_back
-            continue
-        return os.path.realpath(path).startswith(_OURS)
-    return False
+    frame = nearest_frame(depth)
+    return frame is not None and os.path.realpath(frame.f_code.co_filename).startswith(_OURS)
 
 
 def spans_processes(a) -> bool:
@@ -279,16 +281,22 @@ def activate(exchange: Exchange) -> None:
     original = array.ArrayImpl.__dict__["_value"]
     reading = []  # (re-entered while this process reads its own shards: JAX's own read)
 
-    @functools.wraps(original.fget)
-    def _value(self):
-        if reading or not spans_processes(self) or not called_from_our_code(2):
-            return original.fget(self)
-        self._check_if_deleted()
+    def ours(a, depth: int) -> bool:
+        """Whether reading ``a`` here assembles it: a global array split over processes, read by the
+        suites' code (``depth``: the reader's frame), not while this process reads its own shards."""
+        return not reading and spans_processes(a) and called_from_our_code(depth + 1)
+
+    def assembled(a) -> np.ndarray:
+        a._check_if_deleted()
         reading.append(True)
         try:
-            return value_of(exchange, self, lambda single: original.fget(single))
+            return value_of(exchange, a, lambda single: original.fget(single))
         finally:
             reading.pop()
+
+    @functools.wraps(original.fget)
+    def _value(self):
+        return assembled(self) if ours(self, 2) else original.fget(self)
 
     array.ArrayImpl._value = property(_value)
 
@@ -299,13 +307,8 @@ def activate(exchange: Exchange) -> None:
     def assembling(convert):
         @functools.wraps(convert)
         def converted(a, *args, **kwargs):
-            if isinstance(a, array.ArrayImpl) and not reading and spans_processes(a) and called_from_our_code(2):
-                a._check_if_deleted()
-                reading.append(True)
-                try:
-                    a = value_of(exchange, a, lambda single: original.fget(single))
-                finally:
-                    reading.pop()
+            if isinstance(a, array.ArrayImpl) and ours(a, 2):
+                a = assembled(a)
             return convert(a, *args, **kwargs)
         return converted
 
