@@ -305,6 +305,10 @@ def column_labels(records: List[dict]) -> List[Tuple[str, str]]:
             if len(set(parts)) > 1:
                 for c, part in zip(columns, parts):
                     details[c] = " · ".join(p for p in (details[c], part) if p)
+    for column, record in enumerate(records):  # a multi-controller run is always told apart by its processes
+        processes = record["environment"].get("process_count", 1)
+        if processes > 1 and "proc" not in details[column]:
+            details[column] = " · ".join(p for p in (f"{processes} processes", details[column]) if p)
     labels = [(r["environment"]["jax"], detail) for r, detail in zip(records, details)]
     repeated = {label for label, n in Counter(labels).items() if n > 1}
     return [(version, " · ".join(p for p in (detail, f"#{column + 1}") if p)) if (version, detail) in repeated

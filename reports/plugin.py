@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import os
 import platform
 import re
 import resource
@@ -26,6 +25,7 @@ import sys
 import textwrap
 import time
 import tomllib
+from collections import Counter
 from pathlib import Path
 from typing import Callable, Dict, Optional
 
@@ -36,7 +36,6 @@ import pytest
 from conformance.checking.case import ConformanceFailure
 from conformance.checking.symptoms import Seen
 from conformance.runner import areas, deviations, profiles, run_folder, state
-from conformance.runner import environment as runner_environment
 from conformance.runner.plugin import plain
 
 from . import record as rec
@@ -216,8 +215,8 @@ def report_writer(config) -> "ReportWriter":
 
     folder = run_folder.chosen(config.getoption("--report-dir")) or \
         run_folder.default(jax.__version__, jax.default_backend())
-    process = os.environ.get(runner_environment.PROCESS_ID)
-    if process not in (None, "0"):  # (a multi-process run: process 0 writes the run's report)
+    process = jax.process_index() if jax.process_count() > 1 else 0  # (the launcher's copies, or a pod's)
+    if process:  # (a multi-process run: process 0 writes the run's report)
         folder = folder / f"process-{process}"
     writer = ReportWriter(folder, lambda: environment(config))
     writer.write_on_setup = state.leader_of(config) is not None  # the launcher reads "running"
@@ -241,6 +240,24 @@ def new_entry(nodeid: str) -> dict:
             "repeated": None, "peak_rss_mib": None, "random": None, "skip_kind": None, "deviation": None,
             "excused": None, "refusals": None, "seen": None, "reason": None, "message": None,
             "falsifying_example": None, "repro": None, "rerun": None}
+
+
+NOT_YET_MULTI_CONTROLLER = "not yet run multi-controller"  # (the readiness table's skip reasons begin so)
+
+
+def multi_process_summary(tests, processes: int) -> str:
+    """One line for a multi-controller run: how many properties ran on every process, and how many
+    skipped, by the readiness table (conformance/runner/multi_controller.toml) or otherwise."""
+    tests = list(tests)
+    ran = [t for t in tests if t["outcome"] not in ("skipped",)]
+    skipped = [t for t in tests if t["outcome"] == "skipped"]
+    not_yet = sum((t.get("reason") or "").startswith(NOT_YET_MULTI_CONTROLLER) for t in skipped)
+    outcomes = Counter(t["outcome"] for t in ran)
+    said = ", ".join(f"{n} {o}" for o, n in sorted(outcomes.items()))
+    return (f"multi-controller, {processes} processes: {len(ran)} properties ran on every process ({said}); "
+            f"{len(skipped)} skipped: {not_yet} not yet run multi-controller (conformance/runner/"
+            f"multi_controller.toml, each with its reason), {len(skipped) - not_yet} for other reasons (each in the "
+            f"run report)")
 
 
 class ReportWriter:
@@ -324,6 +341,9 @@ class ReportWriter:
 
     def pytest_terminal_summary(self, terminalreporter):
         if self.active:
+            processes = self.environment.get("process_count") or 1
+            if processes > 1:
+                terminalreporter.write_line(multi_process_summary(self.tests.values(), processes))
             terminalreporter.write_line(f"run report: {self.run_dir / rec.REPORT_NAME} "
                                         f"(and report.html)")
 

@@ -246,7 +246,8 @@ for in_form in ("tuple", "list", "prefix"):
           "  # s = NamedSharding(mesh, P('a'))",
           expected=lambda ex: (Layout(ex.mesh, ("a",), ex.x.shape), ex.x * 3))
     def _(ex, in_form=in_form):
-        return same_program_as(doubling("tuple", ex.mesh), doubling(in_form, ex.mesh), ex.x, ex.x)
+        x = bridge.jit_argument(ex.x, bridge.named_sharding(ex.mesh, ("a",)))
+        return same_program_as(doubling("tuple", ex.mesh), doubling(in_form, ex.mesh), x, x)
 
 
 @functools.lru_cache(maxsize=None)

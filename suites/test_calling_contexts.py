@@ -289,7 +289,9 @@ def run_in(row: Computing, context: str, ex: ContextExample):
         return f(sharded(ex, np.stack([ex.x, ex.y]), (None, "a"))), np.stack([row.reference(ex.x), row.reference(ex.y)])
     if context == "grad":
         return f(sharded(ex, ex.x, ("a",))), numeric_gradient(row.reference, ex.x)
-    if context in ("jit with in/out shardings", "shard_map body"):
+    if context == "jit with in/out shardings":
+        return f(bridge.jit_argument(ex.x, bridge.named_sharding(ex.mesh, ("a",)))), row.reference(ex.x)
+    if context == "shard_map body":
         return f(ex.x), row.reference(ex.x)
     return f(sharded(ex, ex.x, ("a",))), row.reference(ex.x)
 

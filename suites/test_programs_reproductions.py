@@ -264,7 +264,7 @@ def test_a_stack_of_a_clamped_dynamic_slice_into_a_cut_output():
     f = jax.jit(lambda a, s: (lambda v: jax.lax.with_sharding_constraint(jnp.stack((v, v, v)), replicated))(
         jax.lax.dynamic_slice(a, (s,), (2,))), in_shardings=(bridge.named_sharding(mesh, ("a",)), replicated),
         out_shardings=bridge.named_sharding(mesh, (None, "b")))
-    y = case.accepts("jit", lambda: f(x, np.int32(-1)))
+    y = case.accepts("jit", lambda: f(bridge.jit_argument(x, bridge.named_sharding(mesh, ("a",))), np.int32(-1)))
     case.same_bits("result", np.asarray(y), np.stack([x[2:4]] * 3))
 
 

@@ -209,7 +209,7 @@ def localized(example: Draw, failure: BaseException) -> list:
                 raw = example.key_kind == "raw"
                 key_spec = tuple(example.key_spec) + ((None,) if raw and example.key_spec else ())
                 f = jax.vmap(lambda key: jax.random.bits(key, example.out_shape[1:]))
-                placed = jax.device_put(keys, bridge.named_sharding(example.mesh, key_spec))
+                placed = bridge.placed(keys, bridge.named_sharding(example.mesh, key_spec))
             else:
                 f, placed = (lambda key: jax.random.bits(key, example.out_shape)), keys
             values = np.asarray(jax.jit(f)(keys)), np.asarray(jax.jit(f, out_shardings=sharding)(placed))
@@ -252,7 +252,7 @@ def check_random_draws_from_sharded_keys(example: Draw, excuses) -> None:
             check_values(case, f"the unsharded draws, key {i}", sampler, row, example.shape)
     with excuses.way(lambda failure: localized(example, failure)):
         placed = case.accepts("placing the keys",
-                              lambda: jax.device_put(keys, bridge.named_sharding(example.mesh, key_spec)))
+                              lambda: bridge.placed(keys, bridge.named_sharding(example.mesh, key_spec)))
         g = jax.jit(jax.vmap(f), out_shardings=bridge.named_sharding(example.mesh, example.out_spec))
         result = case.accepts("the jitted draw", lambda: g(placed))
         got = case.accepts("np.asarray of the jitted draw", lambda: np.asarray(result))
@@ -344,7 +344,7 @@ def check_vmapped_draws_of_cut_keys_against_the_unsharded_ones(draw: str, bits: 
         with compat.threefry_partitionable(partitionable):
             keys = KEYS["typed"](data)
             got = jax.jit(f, out_shardings=bridge.named_sharding(mesh, ()))(
-                jax.device_put(keys, bridge.named_sharding(mesh, ("a",))))
+                bridge.placed(keys, bridge.named_sharding(mesh, ("a",))))
             expected = np.asarray(jax.jit(f)(keys))
         compare_compilations(case, what, np.asarray(got), expected)
 

@@ -796,7 +796,7 @@ def check_draw(ex: Draw, excuses) -> None:
         if r.vmapped:
             key_spec = tuple(ex.key_spec) + ((None,) if r.first != "typed" and ex.key_spec else ())
             placed = case.accepts("placing the keys",
-                                  lambda: jax.device_put(first, bridge.named_sharding(ex.mesh, key_spec)))
+                                  lambda: bridge.placed(first, bridge.named_sharding(ex.mesh, key_spec)))
         g = sharded_function(r, ex.mesh, ex.axis_type, ex.out_spec)
         with compat.mesh_context(bridge.jax_mesh(ex.mesh, ex.axis_type), ex.axis_type):
             result = case.accepts("the sharded draw", lambda: g(placed, *ex.args))
@@ -974,11 +974,11 @@ def run_context(ex: ContextDraw, context: str, positions: Tuple[int, ...]):
     make = KEY_KINDS[r.first][2]
     f = context_function(r, context, ex.mesh, positions)
     if context == "vmap":
-        keys = jax.device_put(make(ex.batch), bridge.named_sharding(ex.mesh, vmapped_key_spec(ex)))
+        keys = bridge.placed(make(ex.batch), bridge.named_sharding(ex.mesh, vmapped_key_spec(ex)))
         return f(keys, *ex.args)
     if context == "shard_map body":
         return f(make(ex.data), *ex.args)
-    placed = jax.device_put((make(ex.data), *ex.args), bridge.named_sharding(ex.mesh, ()))
+    placed = bridge.placed((make(ex.data), *ex.args), bridge.named_sharding(ex.mesh, ()))
     return f(*placed)
 
 

@@ -104,7 +104,8 @@ def test_inspection_inside_jit_reports_the_compiled_layout(example):
 
     buffer = io.StringIO()
     with redirect_stdout(buffer):
-        case.accepts("jit", lambda: jax.jit(f, in_shardings=bridge.named_sharding(mesh, in_spec))(x))
+        case.accepts("jit", lambda: jax.jit(f, in_shardings=bridge.named_sharding(mesh, in_spec))(
+            bridge.jit_argument(x, bridge.named_sharding(mesh, in_spec))))
     case.equal("callbacks made", sorted(seen), ["x", "y"])
     case.index_map("inspect_array_sharding(x) index map", bridge.index_map(seen["x"], x.shape), in_layout.blocks)
     case.index_map("inspect_array_sharding(y) index map", bridge.index_map(seen["y"], x.shape), inner_layout.blocks)

@@ -17,8 +17,9 @@ import pytest
 from conformance.jaxside import compat
 from conformance.runner.pytest_process import run_pytest
 from tests.faults import FAULTS, unkilled
+from tests.faults.multi_controller import ACROSS_PROCESSES
 from conformance.runner.areas import AREAS
-from tests.faults.killmap import MAPS, USAGE_ERROR, multiprocess_args, suite_selection
+from tests.faults.killmap import MAPS, USAGE_ERROR, suite_selection
 
 ROOT = Path(__file__).resolve().parents[1]
 # The quick subset: one fault per area, each with the property of its areas that shows it first (as
@@ -93,13 +94,14 @@ def test_planted_fault_is_caught_by_its_suites(fault, pytestconfig):
     reproduction script; a fault whose API this JAX lacks skips, saying so (a quick one, by default,
     runs only the property of its areas that QUICK names)."""
     targets = FAULTS[fault].suites
-    if "multiprocess" in targets:
+    across = "multiprocess" in targets or fault in ACROSS_PROCESSES  # (only several processes show it)
+    if across:
         if not compat.MULTIPROCESS_CPU:
             pytest.skip(compat.MULTIPROCESS_CPU_REASON)
     seeded = [f"--hypothesis-seed={EXPLICIT_ONLY_SEED[fault]}"] if fault in EXPLICIT_ONLY_SEED else []
     alone = fault in QUICK and pytestconfig.getoption("--faults") == "quick"
     result = run_suites([QUICK[fault][0]] if alone else suite_selection(targets), fault,
-                        [*multiprocess_args(targets), "--devices", "4"] if "multiprocess" in targets else seeded)
+                        ["--processes", "2", "--devices", "4"] if across else seeded)
     if result.returncode == USAGE_ERROR and "cannot be planted on this JAX" in result.stderr:
         pytest.skip(result.stderr.strip().splitlines()[-1])
     assert result.returncode == 1, f"{fault} was not caught by {targets}:\n{result.stdout[-3000:]}"
@@ -107,7 +109,7 @@ def test_planted_fault_is_caught_by_its_suites(fault, pytestconfig):
     assert failed, f"{fault}: the run failed, but no property of suites/ did:\n{result.stdout[-3000:]}"
     says = QUICK.get(fault, ("", ""))[1]
     assert says in result.stdout, f"{fault}: its finding should say {says!r}"
-    assert "Reproduce without Hypothesis:" in result.stdout or "multiprocess" in targets
+    assert "Reproduce without Hypothesis:" in result.stdout or across
 
 
 def test_each_quick_fault_names_a_property_of_its_areas():
@@ -168,7 +170,24 @@ def test_a_stopped_kill_map_resumes_only_on_the_commit_it_measured(tmp_path, cap
 
 
 def kill_maps():
-    return [json.loads(p.read_text()) for p in sorted(MAPS.glob("jax-*.json"))]
+    """The one-process kill maps (one per JAX version)."""
+    return [json.loads(p.read_text()) for p in sorted(MAPS.glob("jax-*.json")) if not p.name.endswith("processes.json")]
+
+
+def test_each_fault_across_processes_is_caught_by_several_and_invisible_to_one():
+    """In the multi-controller kill map, each fault of ``ACROSS_PROCESSES`` (one per family of what
+    only several processes show) kills a property that passed unfaulted with several processes, and
+    fails nothing when its target areas run in one process."""
+    maps = sorted(MAPS.glob("jax-*-processes.json"))
+    if not maps:
+        pytest.skip("no multi-controller kill map measured yet: python -m tests.faults.killmap multi-controller")
+    for path in maps:
+        record = json.loads(path.read_text())
+        assert sorted(record["faults"]) == sorted(ACROSS_PROCESSES), path.name
+        for name, result in record["faults"].items():
+            assert result["killed"], f"{path.name}: {name} killed nothing with {record['processes']} processes"
+            assert not result["one_process_failed"], \
+                f"{path.name}: {name} is seen by a one-process run: {result['one_process_failed'][:5]}"
 
 
 def test_every_property_is_killed_by_a_fault_or_explained():

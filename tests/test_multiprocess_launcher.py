@@ -11,7 +11,7 @@ import pytest
 from conformance.jaxside import compat
 from conformance.runner import environment
 from conformance.runner.multiprocess import launcher
-from conformance.runner.pytest_process import run_pytest
+from conformance.runner.pytest_process import run_pytest, start_pytest
 from reports.plugin import mark_report_broken
 from reports.record import load
 
@@ -50,25 +50,59 @@ def test_a_broken_run_fails_the_property_that_was_running(tmp_path):
 
 
 def test_two_processes_run_the_multiprocess_suite(tmp_path):
-    """pytest suites/test_multiprocess.py suites/test_congruence.py --processes 2 --devices 4: every
-    process runs both suites (the multiprocess properties and, multi-controller, an ordinary one),
-    they pass, the report says 2 processes and 8 devices, process 1 writes its own report, and no
-    copy is left running."""
+    """pytest suites/test_multiprocess.py suites/test_congruence.py suites/test_random.py --processes 2
+    --devices 4: every process runs the suites (the multiprocess properties and, multi-controller,
+    ordinary ones, typed PRNG keys built on every process among them), they pass, the report says 2
+    processes and 8 devices, process 1 writes its own report, and no copy is left running."""
     if not compat.MULTIPROCESS_CPU:
         pytest.skip(compat.MULTIPROCESS_CPU_REASON)
     run_dir = tmp_path / "run"
-    result = run_pytest(["suites/test_multiprocess.py", "suites/test_congruence.py", "--processes", "2",
-                         "--devices", "4", "--report-dir", str(run_dir)], timeout=600)
+    result = run_pytest(["suites/test_multiprocess.py", "suites/test_congruence.py", "suites/test_random.py",
+                         "--processes", "2", "--devices", "4", "--report-dir", str(run_dir)], timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     report = load(run_dir)
     assert report["environment"]["process_count"] == 2 and report["environment"]["device_count"] == 8
     assert report["summary"]["passed"] >= 6 + 6 and report["summary"]["failed"] == 0
     assert {t["suite"] for t in report["tests"] if t["outcome"] == "passed"} == {"test_multiprocess",
-                                                                                   "test_congruence"}
+                                                                                   "test_congruence", "test_random"}
     follower = load(run_dir / "process-1")
     assert follower["summary"]["passed"] == report["summary"]["passed"]
     left = subprocess.run(["pgrep", "-f", str(run_dir)], capture_output=True, text=True).stdout.split()
     assert not left, left
+
+
+def platform_copies(run_dir, hash_seed):
+    """Two copies of pytest suites/test_congruence.py --processes platform, started as a SLURM job
+    step would start them (JAX reads the SLURM variables), as the README's dry run of the pod
+    recipe does."""
+    copies = []
+    for i in range(2):
+        env = {"SLURM_JOB_ID": str(4000 + int(time.time()) % 90), "SLURM_STEP_NODELIST": "localhost",
+               "SLURM_NTASKS": "2", "SLURM_PROCID": str(i), "SLURM_LOCALID": str(i), "JAX_PLATFORMS": "cpu",
+               "XLA_FLAGS": "--xla_force_host_platform_device_count=4", "PYTHONHASHSEED": hash_seed or None}
+        copies.append(start_pytest(["suites/test_congruence.py", "--processes", "platform", "--report-dir",
+                                    str(run_dir)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True))
+    return [(p.wait(timeout=300), *p.communicate()) for p in copies]
+
+
+def test_the_pod_recipe_runs_when_the_platform_starts_the_copies(tmp_path):
+    """--processes platform (the copies started by the platform, JAX finding its peers from the
+    environment): both copies agree on process 0's seed, pass, and write their own reports; without
+    one PYTHONHASHSEED every copy stops with a usage error saying so."""
+    if not compat.MULTIPROCESS_CPU:
+        pytest.skip(compat.MULTIPROCESS_CPU_REASON)
+    run_dir = tmp_path / "run"
+    done = platform_copies(run_dir, "0")
+    assert [rc for rc, _, _ in done] == [0, 0], [out[-2000:] + err[-1000:] for _, out, err in done]
+    seeds = {line for _, out, _ in done for line in out.splitlines() if line.startswith("hypothesis profile")}
+    assert len(seeds) == 1, seeds
+    report, follower = load(run_dir), load(run_dir / "process-1")
+    assert report["environment"]["process_count"] == 2 and report["summary"]["failed"] == 0
+    assert follower["summary"]["passed"] == report["summary"]["passed"] > 0
+    unset = platform_copies(tmp_path / "unset", "")
+    assert [rc for rc, _, _ in unset] == [4, 4], [out[-2000:] + err[-1000:] for _, out, err in unset]
+    assert all("the same PYTHONHASHSEED (process 0: unset, process 1: unset)" in err for _, _, err in unset)
 
 
 def test_a_coordinator_that_cannot_start_is_a_clear_error(tmp_path):

@@ -227,3 +227,11 @@ def test_each_release_of_the_matrix_has_its_own_fresh_example_database(tmp_path,
     homes = [env[envs.HYPOTHESIS_HOME] for env in asked]
     assert homes == [str(tmp_path / "reports" / "runs" / f"jax-{v}" / "hypothesis") for v in ("0.4.35", "0.5.0")], \
         f"got example databases {homes}, but should be one per release, beside its report"
+
+
+def test_a_multi_controller_matrix_run_gets_a_folder_of_its_own():
+    """``release_envs suites -- --processes N`` writes beside the release's one-process run, not over it."""
+    assert envs.processes_part(["-n", "2"]) == ""
+    assert envs.processes_part(["--processes", "1"]) == ""
+    assert envs.processes_part(["--processes", "2", "--devices", "4"]) == "-2-processes"
+    assert envs.processes_part(["--processes=4"]) == "-4-processes"

@@ -523,3 +523,16 @@ def test_deviations_table():
     table = dev.table(entries)
     assert "4 entries: 3 bug, 1 unspecified; the bugs come from 2 root causes (BUGS.md)" in table
     assert "test_p[take_clip] (random)" in table and "https://github.com/x/y/issues/1" in table
+
+
+def test_a_multi_controller_run_says_how_many_properties_ran_on_every_process():
+    """The terminal's line for a run of several processes counts the properties that ran, by
+    outcome, and the skipped ones: those the readiness table holds back, and the others."""
+    from reports.plugin import multi_process_summary
+    tests = [{"outcome": "passed"}, {"outcome": "passed"}, {"outcome": "xfailed"},
+             {"outcome": "skipped", "reason": "not yet run multi-controller: pmap maps each process's rows"},
+             {"outcome": "skipped", "reason": "PositionalSharding removed in JAX 0.7.0"}]
+    line = multi_process_summary(tests, 2)
+    assert line.startswith("multi-controller, 2 processes: 3 properties ran on every process (2 passed, 1 xfailed); "
+                           "2 skipped: 1 not yet run multi-controller"), line
+    assert "1 for other reasons" in line

@@ -41,6 +41,9 @@ def test_two_runs_of_one_version_get_different_labels_naming_their_difference():
     for run in unstarted:
         del run["environment"]["started"]
     assert column_labels(unstarted) == [("0.10.2", "#1"), ("0.10.2", "#2")]
+    processes = [record(TESTS), record(TESTS, process_count=2), record(TESTS, jax="0.4.38", process_count=2)]
+    assert column_labels(processes) == [("0.10.2", "cpu x8"), ("0.10.2", "cpu x8 2proc"),
+                                        ("0.4.38", "2 processes")]  # (a multi-controller run: always said)
     headings = RUN_HEADING.findall(matrix_page(seeds))
     assert [(version, detail) for _, version, detail in headings] == column_labels(seeds)
     assert all(title.startswith("jax 0.10.2 · cpu x8") for title, _, _ in headings)

@@ -214,6 +214,37 @@ def shard_blocks(array, shape) -> Tuple[Dict[int, Block], list]:
             sorted({tuple(shard_shape) for _, _, shard_shape in found}))
 
 
+def placed(value, sharding):
+    """A property's input ``value`` (a pytree of host values or typed key arrays, the same on every
+    process) laid out as ``sharding``: ``jax.device_put`` (the call the reproductions print); in a
+    multi-controller run, over a sharding that reaches other processes, each array leaf is built on
+    every process with ``jax.make_array_from_callback`` from the same global value, as JAX documents
+    for multi-controller inputs (device_put refuses a typed key array there:
+    suites/bugs/device_put_of_typed_keys_across_processes.py)."""
+    if multicontroller.ACTIVE is None or sharding.is_fully_addressable:
+        return jax.device_put(value, sharding)
+    return jax.tree.map(lambda leaf: from_every_process(leaf, sharding), value)
+
+
+def jit_argument(value, sharding):
+    """``value`` as a property passes it to a jit whose ``in_shardings`` gives it ``sharding``: the
+    host value itself (jit places it, which the property checks); in a multi-controller run, over a
+    sharding that reaches other processes, the global array built as ``placed`` builds it
+    (multi-controller JAX refuses host values with non-trivial in_shardings, as documented)."""
+    if multicontroller.ACTIVE is None or sharding.is_fully_addressable:
+        return value
+    return placed(value, sharding)
+
+
+def from_every_process(leaf, sharding):
+    """One array leaf (numpy, a jax.Array or a typed key array) as a global array laid out as
+    ``sharding``, each process filling its own devices from the same value; other leaves (Python
+    scalars) through ``jax.device_put``."""
+    if not hasattr(leaf, "shape"):
+        return jax.device_put(leaf, sharding)
+    return jax.make_array_from_callback(tuple(leaf.shape), sharding, lambda index: leaf[index])
+
+
 def positional_sharding(chain: PositionalChain):
     """The JAX PositionalSharding of a chain: ``PositionalSharding`` of its devices in its initial
     shape, then its operations (skips, naming the version, where PositionalSharding is gone)."""

@@ -344,14 +344,14 @@ def agreeing(exchange: Exchange, inner: Callable) -> Callable:
     """``inner`` (a Hypothesis test's body) made to agree on each example's outcome."""
     @functools.wraps(inner)
     def each_example(*args, **kwargs):
+        result, error = None, None
         try:
             result = inner(*args, **kwargs)
         except (KeyboardInterrupt, SystemExit):
             raise
-        except BaseException as error:
-            agree(exchange, "outcome of an example", error)
-            raise
-        agree(exchange, "outcome of an example", None)
+        except BaseException as e:  # noqa: BLE001 - agreed on, then raised again by agree
+            error = e
+        agree(exchange, "outcome of an example", error)
         return result
     return each_example
 

@@ -11,7 +11,8 @@ bisects a known deviation's range and runs the release matrix.
         it fails shows as failing, not xfailed); a release where it skips is left out of the ranges
     python -m conformance.runner.release_envs suites [--releases ...] [-- PYTEST_ARGS]
         the release matrix: `pytest suites/` on each release (with its known deviations), each
-        writing its run report to reports/runs/jax-<version>/ (what tox does, without tox); prints
+        writing its run report to reports/runs/jax-<version>/ (what tox does, without tox; with
+        `-- --processes N`, to reports/runs/jax-<version>-N-processes/); prints
         each release's outcome counts and wall time
     python -m conformance.runner.release_envs python VERSION
         the interpreter of a release's environment (made on first use), e.g. for pytest suites/
@@ -231,6 +232,18 @@ def bisect_deviations(chosen: Sequence[Release], deviations_file: Path, timeout:
 HYPOTHESIS_HOME = "HYPOTHESIS_STORAGE_DIRECTORY"  # where Hypothesis keeps its example database
 
 
+def processes_part(pytest_args: Sequence[str]) -> str:
+    """``-<N>-processes`` for a multi-controller run (``--processes N``, N > 1, or ``platform``), so
+    that its report lies beside the release's one-process run, a column of its own in the matrix."""
+    args = list(pytest_args)
+    for i, arg in enumerate(args):
+        value = arg.split("=", 1)[1] if arg.startswith("--processes=") else \
+            (args[i + 1] if arg == "--processes" and i + 1 < len(args) else None)
+        if value is not None and value != "1":
+            return f"-{value}-processes"
+    return ""
+
+
 def run_suites(r: Release, pytest_args: Sequence[str]) -> str:
     """``pytest suites/`` on release ``r`` into its tox run folder: "green"/"RED", the outcome
     counts and the wall time. pytest's output is kept beside the report (``pytest.log``): a
@@ -241,7 +254,7 @@ def run_suites(r: Release, pytest_args: Sequence[str]) -> str:
     another, so a finding could not be replayed from its run's seed (a wrong value met on 0.11.1 in
     the release matrix, 2026-12-05, did not recur from the seed alone); the failing examples a run
     saves stay there."""
-    folder = ROOT / "reports" / "runs" / r.env
+    folder = ROOT / "reports" / "runs" / (r.env + processes_part(pytest_args))
     examples = folder / "hypothesis"
     shutil.rmtree(examples, ignore_errors=True)
     started = time.monotonic()

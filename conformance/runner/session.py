@@ -200,6 +200,7 @@ def take_part(config, process_id: int, count: int) -> None:
     exchange = multicontroller.Exchange(process_id, count, max(multicontroller.MIN_WAIT_S,
                                                                environment.step_timeout_s()))
     multicontroller.activate(exchange)
+    agree_on_the_draws(config, exchange)
     config.stash[state.EXCHANGE] = exchange
     config.stash[state.LEADER] = protocol.Peers(exchange, steps.STEPS,
                                                 run_folder.chosen(config.getoption("--report-dir"))
@@ -207,6 +208,27 @@ def take_part(config, process_id: int, count: int) -> None:
     current = hypothesis.settings()
     hypothesis.settings.register_profile("multi-controller", current, database=None)
     hypothesis.settings.load_profile("multi-controller")
+
+
+def agree_on_the_draws(config, exchange: multicontroller.Exchange) -> None:
+    """Every process must draw the same examples in the same order: the run's seed is process 0's
+    (the launcher's copies share one already; copies a pod or cluster started, ``--processes
+    platform``, each chose their own unless ``--hypothesis-seed`` was given), and every process must
+    iterate sets of strings alike, so each needs the same ``PYTHONHASHSEED``, which only the
+    environment that starts Python can set: a usage error on every process where it differs or is
+    unset."""
+    answers = exchange.everyone("the run's seed and hash seed",
+                                [str(config.option.hypothesis_seed), os.environ.get("PYTHONHASHSEED", "")])
+    seed = answers[0][0]
+    os.environ[environment.SEED] = seed
+    config.option.hypothesis_seed = seed  # (Hypothesis' plugin reads it after us)
+    hash_seeds = [hash_seed for _, hash_seed in answers]
+    if len(set(hash_seeds)) > 1 or hash_seeds[0] in ("", "random"):
+        shown = ", ".join(f"process {i}: {h or 'unset'}" for i, h in enumerate(hash_seeds))
+        raise pytest.UsageError(
+            f"every process of a multi-controller run must draw the same examples, so each needs the same "
+            f"PYTHONHASHSEED ({shown}): start each with PYTHONHASHSEED=0 (any one value, the same on every "
+            f"host; --processes N sets it for its copies)")
 
 
 # --- hooks and fixtures (registered by ``start``) -------------------------------------------------
@@ -266,15 +288,15 @@ def pytest_runtest_call(item):
     if exchange is None:
         return (yield)
     multicontroller.started(exchange, item.session.items.index(item) + 1, item.nodeid)
+    result, error = None, None
     try:
         try:
             result = yield
         except (KeyboardInterrupt, SystemExit):
             raise
-        except BaseException as error:
-            multicontroller.agree(exchange, f"outcome of test {item.nodeid}", error)
-            raise
-        multicontroller.agree(exchange, f"outcome of test {item.nodeid}", None)
+        except BaseException as e:  # noqa: BLE001 - agreed on, then raised again by agree
+            error = e
+        multicontroller.agree(exchange, f"outcome of test {item.nodeid}", error)
         return result
     finally:
         exchange.leave()

@@ -20,6 +20,10 @@ run stopped half-way loses only the faults in flight.
 
     python -m tests.faults.killmap [--jobs 2] [--faults NAME ...] [--devices 8] [--resume]
     python -m tests.faults.killmap show      the measured maps as text (fault -> first failure, kills)
+    python -m tests.faults.killmap multi-controller [--processes 2] [--devices 8] [--baseline-report R]
+        the faults only several processes can show (tests/faults/multi_controller.py): per fault, its
+        target areas run multi-controller (what it kills there) and in one process (where it must
+        kill nothing), into ``kill_maps/jax-<version>-<N>-processes.json``
 """
 
 from __future__ import annotations
@@ -130,9 +134,59 @@ def show(maps: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
+def multi_controller_map(argv: Sequence[str]) -> int:
+    """The multi-controller kill map: each fault of ``multi_controller.ACROSS_PROCESSES`` kills
+    properties of its target areas run with ``--processes N`` and none run in one process."""
+    from .multi_controller import ACROSS_PROCESSES
+    parser = argparse.ArgumentParser(prog="python -m tests.faults.killmap multi-controller")
+    parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument("--devices", type=int, default=8, help="forced CPU devices in all (default 8)")
+    parser.add_argument("--faults", nargs="+", choices=ACROSS_PROCESSES, default=list(ACROSS_PROCESSES))
+    parser.add_argument("--baseline-report", metavar="REPORT_JSON", required=True,
+                        help="the unfaulted multi-controller run report of pytest suites/ (default profile, same "
+                             "commit, processes and devices); it must show no failure")
+    args = parser.parse_args(argv)
+    report = json.loads(Path(args.baseline_report).read_text())
+    baseline = {t["id"]: t for t in report["tests"]}
+    failing = sorted(i for i, t in baseline.items() if t["outcome"] in ("failed", "error"))
+    if failing or report.get("status") != "complete":
+        print(f"the unfaulted multi-controller run does not pass: {failing[:3]}; no map", file=sys.stderr)
+        return 1
+    processes = report["environment"].get("process_count")
+    if processes != args.processes:
+        print(f"{args.baseline_report} ran {processes} processes, not {args.processes}; no map", file=sys.stderr)
+        return 1
+    work = Path(tempfile.mkdtemp(prefix="killmap-mc-"))
+    mc = ["--processes", str(args.processes), "-p", "no:cacheprovider"]
+    results = {}
+    for name in args.faults:
+        fault = FAULTS[name]
+        selection = [*suite_selection(fault.suites), "--hypothesis-profile", "default-no-shrink"]
+        across = run([*selection, *mc], work / f"{name}-mc", name, args.devices // args.processes)
+        alone = run(selection, work / f"{name}-one", name, args.devices)
+        killed = sorted(i for i, t in across["tests"].items()
+                        if t["outcome"] in ("failed", "error") and baseline.get(i, {}).get("outcome") == "passed")
+        alone_failed = sorted(i for i, t in alone["tests"].items() if t["outcome"] in ("failed", "error"))
+        results[name] = {"suites": list(fault.suites), "killed": killed, "status": across["status"],
+                         "seconds": across["wall"], "one_process_failed": alone_failed,
+                         "one_process_status": alone["status"], "one_process_seconds": alone["wall"]}
+        print(f"  {name}: {len(killed)} killed with {args.processes} processes ({across['wall']} s); "
+              f"{len(alone_failed)} failed in one process ({alone['wall']} s)", flush=True)
+    out = MAPS / f"jax-{version('jax')}-{args.processes}-processes.json"
+    out.write_text(json.dumps({"jax": version("jax"), "processes": args.processes, "devices": args.devices,
+                               "measured": time.strftime("%Y-%m-%d"), "commit": measured_commit(),
+                               "baseline": {i: t["outcome"] for i, t in sorted(baseline.items())},
+                               "faults": results}, indent=1) + "\n")
+    bad = [n for n, r in results.items() if not r["killed"] or r["one_process_failed"]]
+    print(f"wrote {out}; faults not caught across processes, or seen by one process: {bad or 'none'}")
+    return 1 if bad else 0
+
+
 def main(argv=None) -> int:
+    if argv is None and sys.argv[1:2] == ["multi-controller"]:
+        return multi_controller_map(sys.argv[2:])
     if argv is None and sys.argv[1:2] == ["show"]:
-        print(show([json.loads(p.read_text()) for p in sorted(MAPS.glob("jax-*.json"))]))
+        print(show([json.loads(p.read_text()) for p in sorted(MAPS.glob("jax-*.json")) if "processes" not in p.name]))
         return 0
     parser = argparse.ArgumentParser(prog="python -m tests.faults.killmap", description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=1, help="faults measured at once (default 1)")
