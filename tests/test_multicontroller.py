@@ -15,7 +15,7 @@ from conformance.jaxside import multicontroller as mc
 from conformance.model.layout import DeviceIds
 from conformance.runner import multi_controller
 from conformance.runner.devices import UsageError
-from conformance.model.layout import leading
+from conformance.model.layout import in_turn, leading
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -88,6 +88,10 @@ def test_a_leading_subset_reaches_every_process():
     assert leading(ids, 3) == [0, 8, 1]  # the first three in process order are all process 0's
     assert leading(ids, 6) == [0, 1, 2, 3, 8, 9]  # these already reach both
     assert leading(ids, 1) == list(ids)  # one device cannot reach two processes: all of them
+    four = DeviceIds(range(8), [{0, 1}, {2, 3}, {4, 5}, {6, 7}])
+    assert leading(four, 5) == [0, 2, 4, 6, 1]
+    assert leading(four, 2) == list(four)  # a drawn mesh reaches every process
+    assert in_turn(four, 2) == [0, 2]  # a fixed one of fewer devices: the first device of two of them
     assert leading((0, 1, 2), 2) == [0, 1]  # one process: the first ones, as ever
 
 
@@ -102,6 +106,19 @@ def test_every_suite_says_whether_it_runs_multi_controller():
 
 def test_numpy_of_an_array_counts_as_ours_only_from_the_suite_code():
     assert mc.called_from_our_code(1)  # (this file is under tests/)
+
+
+def test_an_exception_can_hold_only_from_a_number_of_processes(tmp_path):
+    table = tmp_path / "multi_controller.toml"
+    table.write_text('[[suite]]\nname = "test_x"\nruns = true\n'
+                     'except = [{ test = "test_y", why = "four only", from_processes = 3 }]\n')
+    named = multi_controller.load(table)
+    assert multi_controller.skip_reason("test_x", named, "test_y", 2) == ""
+    assert multi_controller.skip_reason("test_x", named, "test_y", 4).endswith("four only")
+    table.write_text('[[suite]]\nname = "test_x"\nruns = true\nexcept = [{ test = "test_y", why = "w", '
+                     'from_processes = 1 }]\n')
+    with pytest.raises(UsageError, match="from_processes = N"):
+        multi_controller.load(table)
 
 
 def test_an_exception_names_tests_by_name_and_parameters_with_stars():

@@ -24,7 +24,7 @@ from jax.experimental import mesh_utils
 from jax.sharding import Mesh, NamedSharding
 
 from conformance.model import multihost
-from conformance.model.layout import Block, Layout, MeshModel, block_grid, leading, normalize_index
+from conformance.model.layout import Block, Layout, MeshModel, block_grid, in_turn, leading, normalize_index
 from conformance.model.positional import PositionalChain, apply_operations
 from conformance.model.spmd import DeviceSelection
 
@@ -113,12 +113,15 @@ def first_devices_mesh(*names_and_sizes) -> MeshModel:
 
 
 def first_ids(device_ids, k: int) -> Tuple[int, ...]:
-    """The first ``k`` of ``device_ids``; in a multi-controller run, the first that reach every
-    process (``model.layout.leading``), and a skip (saying why) where ``k`` devices cannot."""
+    """The first ``k`` of ``device_ids`` (a fixed mesh's devices); in a multi-controller run, the
+    first that reach every process (``model.layout.leading``), or with fewer devices than processes
+    the first device of ``k`` processes (the others hold none of its arrays, and read them from
+    those that do), and a skip (saying why) for one device, whose arrays no other process can read."""
     groups = getattr(device_ids, "groups", ())
-    if k < len(groups):
-        pytest.skip(f"a mesh of {k} devices cannot reach every one of this run's {len(groups)} processes")
-    return tuple(leading(device_ids, k))
+    if k < 2 <= len(groups):
+        pytest.skip(f"a mesh of {k} device lies on one process of this run's {len(groups)}: the others cannot "
+                    f"read its arrays")
+    return tuple(leading(device_ids, k) if k >= len(groups) else in_turn(device_ids, k))
 
 
 def needs_devices(n: int, why: str):
@@ -242,7 +245,7 @@ def from_every_process(leaf, sharding):
     scalars) through ``jax.device_put``."""
     if not hasattr(leaf, "shape"):
         return jax.device_put(leaf, sharding)
-    return jax.make_array_from_callback(tuple(leaf.shape), sharding, lambda index: leaf[index])
+    return compat.make_array_from_callback(tuple(leaf.shape), sharding, lambda index: leaf[index], leaf.dtype)
 
 
 def positional_sharding(chain: PositionalChain):

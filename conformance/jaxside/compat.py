@@ -557,10 +557,15 @@ MULTIPROCESS_CPU_REASON = (f"multi-process collectives on CPU need JAX {BEHAVIOU
 
 
 def use_gloo_collectives() -> None:
-    """Select gloo for CPU collectives across processes, where the option exists; and let a process
+    """Select gloo for CPU collectives across processes, where the option exists; let a process
     build its (empty) part of an array whose devices are all another process's, which 0.5.x only
-    does with jax_enable_empty_arrays."""
-    for option, value in (("jax_cpu_collectives_implementation", "gloo"), ("jax_enable_empty_arrays", True)):
+    does with jax_enable_empty_arrays; and where CONCURRENT_COLLECTIVES_HANG, dispatch CPU programs
+    synchronously (a multi-controller run's properties dispatch back to back: met on 0.4.38 as an
+    abort in device_put's cross-process check, 2026-12-07)."""
+    options = [("jax_cpu_collectives_implementation", "gloo"), ("jax_enable_empty_arrays", True)]
+    if CONCURRENT_COLLECTIVES_HANG:  # (one CPU program at a time: no two collectives in flight at once)
+        options.append(("jax_cpu_enable_async_dispatch", False))
+    for option, value in options:
         try:
             jax.config.update(option, value)
         except (AttributeError, ValueError, KeyError):

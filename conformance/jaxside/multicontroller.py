@@ -262,10 +262,14 @@ def spans_processes(a) -> bool:
     """Whether ``a`` is a global array split over more than one process, whose value every process
     assembles together (a decision every process makes alike, from the sharding). An array on one
     process's devices is that process's own (a shard's data, a one-device run), and a fully
-    replicated one is whole on every process holding a device of it (numpy reads one with a single
-    addressable shard through the buffer protocol, never asking): each process reads its own."""
+    replicated one on devices of every process is whole on each (numpy reads one with a single
+    addressable shard through the buffer protocol, never asking): each process reads its own. (A
+    replicated array on some processes' devices, a mesh smaller than the run, is assembled: the
+    others hold none of it.)"""
+    import jax
     try:
-        return len({d.process_index for d in a.sharding.device_set}) > 1 and not a.is_fully_replicated
+        processes = {d.process_index for d in a.sharding.device_set}
+        return len(processes) > 1 and (not a.is_fully_replicated or len(processes) < jax.process_count())
     except Exception:  # noqa: BLE001 - a deleted array, or a sharding without devices: JAX's own read says
         return False
 

@@ -74,13 +74,19 @@ class DeviceIds(tuple):
 def leading(device_ids: Sequence[int], k: int) -> list:
     """The first ``k`` of ``device_ids``; where they are ``DeviceIds`` whose groups those miss (a
     multi-controller run: a process), the first ``k`` taking each group's devices in turn, or all
-    of them where ``k`` is fewer than the groups."""
+    of them where ``k`` is fewer than the groups (``in_turn`` takes fewer: a fixed mesh's)."""
     groups = getattr(device_ids, "groups", ())
     first = list(device_ids)[:k]
     if all(set(first) & g for g in groups):
         return first
-    in_turn = [i for column in zip(*[[i for i in device_ids if i in g] for g in groups]) for i in column]
-    return in_turn[:k] if k >= len(groups) else list(device_ids)
+    return in_turn(device_ids, k) if k >= len(groups) else list(device_ids)
+
+
+def in_turn(device_ids: Sequence[int], k: int) -> list:
+    """The first ``k`` of ``device_ids`` taking each of their groups' devices in turn (with fewer
+    than the groups, the first device of ``k`` of them)."""
+    groups = getattr(device_ids, "groups", ())
+    return [i for column in zip(*[[i for i in device_ids if i in g] for g in groups]) for i in column][:k]
 
 
 @dataclass(frozen=True)

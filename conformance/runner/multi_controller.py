@@ -29,8 +29,8 @@ class Readiness:
     runs: bool
     why: str
     # properties of a suite that runs, which do not yet: (glob pattern over the test's name with its
-    # parameters, "test_x" or "test_y[*-Device-*]", why)
-    excepted: Tuple[Tuple[str, str], ...] = ()
+    # parameters, "test_x" or "test_y[*-Device-*]", why, the fewest processes of a run it holds for)
+    excepted: Tuple[Tuple[str, str, int], ...] = ()
 
 
 def load(path: Path = READINESS_FILE) -> Dict[str, Readiness]:
@@ -41,10 +41,13 @@ def load(path: Path = READINESS_FILE) -> Dict[str, Readiness]:
             entry.refuse("a suite that does not run multi-controller must say why", "why")
         excepted = []
         for rule in entry.get("except"):
-            if not isinstance(rule, dict) or set(rule) != {"test", "why"} or not all(
-                    isinstance(v, str) and v.strip() for v in rule.values()):
-                entry.refuse("except: each rule is { test = \"<test name or glob>\", why = \"<why>\" }", "except")
-            excepted.append((rule["test"], rule["why"]))
+            if not isinstance(rule, dict) or not {"test", "why"} <= set(rule) <= {"test", "why", "from_processes"} \
+                    or not all(isinstance(rule[k], str) and rule[k].strip() for k in ("test", "why")) \
+                    or not isinstance(rule.get("from_processes", 2), int) or rule.get("from_processes", 2) < 2:
+                entry.refuse("except: each rule is { test = \"<test name or glob>\", why = \"<why>\" }, with "
+                             "from_processes = N (N >= 2) where it holds only for runs of N processes or more",
+                             "except")
+            excepted.append((rule["test"], rule["why"], rule.get("from_processes", 2)))
         found[entry["name"]] = Readiness(entry["name"], entry["runs"], entry.get("why"), tuple(excepted))
     return found
 
@@ -54,15 +57,16 @@ def matches(pattern: str, name: str) -> bool:
     return re.fullmatch(".*".join(re.escape(part) for part in pattern.split("*")), name) is not None
 
 
-def skip_reason(suite: str, readiness: Dict[str, Readiness], prop: str = "") -> str:
-    """Why property ``prop`` of ``suite`` skips in a multi-controller run ("" where it runs)."""
+def skip_reason(suite: str, readiness: Dict[str, Readiness], prop: str = "", processes: int = 2) -> str:
+    """Why property ``prop`` of ``suite`` skips in a multi-controller run of ``processes`` processes
+    ("" where it runs)."""
     if suite not in readiness:
         raise UsageError(f"{READINESS_FILE.name} does not name suite {suite!r}: say whether it runs "
                          f"multi-controller, and if not, why")
     known = readiness[suite]
     if not known.runs:
         return f"not yet run multi-controller: {known.why}"
-    for pattern, why in known.excepted:
-        if matches(pattern, prop):
+    for pattern, why, from_processes in known.excepted:
+        if matches(pattern, prop) and processes >= from_processes:
             return f"not yet run multi-controller: {why}"
     return ""

@@ -117,16 +117,16 @@ def pytest_unconfigure(config):
 
 
 # --- collection -----------------------------------------------------------------------------
-def skip_suites_not_yet_multi_controller(items) -> None:
-    """In a multi-controller run, the properties of a suite that ``multi_controller.toml`` says does
-    not run there yet skip, with its reason."""
+def skip_suites_not_yet_multi_controller(items, processes: int) -> None:
+    """In a multi-controller run of ``processes`` processes, the properties of a suite that
+    ``multi_controller.toml`` says does not run there yet skip, with its reason."""
     from . import multi_controller
 
     readiness = multi_controller.load()
     for item in items:
         if areas.in_suites(item.nodeid):
             suite = item.nodeid.split("::")[0].rsplit("/", 1)[-1][:-3]
-            why = multi_controller.skip_reason(suite, readiness, item.name)
+            why = multi_controller.skip_reason(suite, readiness, item.name, processes)
             if why:
                 item.add_marker(pytest.mark.skip(reason=why))
 
@@ -163,7 +163,7 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=areas.suite_rank)  # stable: tests keep their order within a suite
     if state.exchange_of(config) is not None:
         agree_on_every_example(config, items)
-        skip_suites_not_yet_multi_controller(items)
+        skip_suites_not_yet_multi_controller(items, state.exchange_of(config).count)
     if config.stash.get(state.MULTIPROCESS_SKIP, None):
         # a multi-process run asked for where this JAX cannot: only the multiprocess suite (it skips)
         kept = [i for i in items if i.get_closest_marker("multiprocess") or not areas.in_suites(i.nodeid)]

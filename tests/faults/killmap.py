@@ -22,8 +22,8 @@ run stopped half-way loses only the faults in flight.
     python -m tests.faults.killmap show      the measured maps as text (fault -> first failure, kills)
     python -m tests.faults.killmap multi-controller [--processes 2] [--devices 8] [--baseline-report R]
         the faults only several processes can show (tests/faults/multi_controller.py): per fault, its
-        target areas run multi-controller (what it kills there) and in one process (where it must
-        kill nothing), into ``kill_maps/jax-<version>-<N>-processes.json``
+        target areas run multi-controller with -x (the first property it kills there) and in one
+        process (where it must kill nothing), into ``kill_maps/jax-<version>-<N>-processes.json``
 """
 
 from __future__ import annotations
@@ -135,8 +135,9 @@ def show(maps: Sequence[dict]) -> str:
 
 
 def multi_controller_map(argv: Sequence[str]) -> int:
-    """The multi-controller kill map: each fault of ``multi_controller.ACROSS_PROCESSES`` kills
-    properties of its target areas run with ``--processes N`` and none run in one process."""
+    """The multi-controller kill map: each fault of ``multi_controller.ACROSS_PROCESSES`` kills a
+    property of its target areas run with ``--processes N`` (with ``-x``: the first it kills) and
+    none of them run in one process (all of them)."""
     from .multi_controller import ACROSS_PROCESSES
     parser = argparse.ArgumentParser(prog="python -m tests.faults.killmap multi-controller")
     parser.add_argument("--processes", type=int, default=2)
@@ -157,12 +158,12 @@ def multi_controller_map(argv: Sequence[str]) -> int:
         print(f"{args.baseline_report} ran {processes} processes, not {args.processes}; no map", file=sys.stderr)
         return 1
     work = Path(tempfile.mkdtemp(prefix="killmap-mc-"))
-    mc = ["--processes", str(args.processes), "-p", "no:cacheprovider"]
+    mc = ["--processes", str(args.processes)]
     results = {}
     for name in args.faults:
         fault = FAULTS[name]
         selection = [*suite_selection(fault.suites), "--hypothesis-profile", "default-no-shrink"]
-        across = run([*selection, *mc], work / f"{name}-mc", name, args.devices // args.processes)
+        across = run([*selection, *mc, "-x"], work / f"{name}-mc", name, args.devices // args.processes)
         alone = run(selection, work / f"{name}-one", name, args.devices)
         killed = sorted(i for i, t in across["tests"].items()
                         if t["outcome"] in ("failed", "error") and baseline.get(i, {}).get("outcome") == "passed")
