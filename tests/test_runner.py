@@ -294,6 +294,22 @@ def test_a_deviation_applies_on_its_backend_only(backend, platform, device_kind,
         f"but should be {applies}")
 
 
+@pytest.mark.parametrize("processes, count, applies", [
+    ("", 1, True), ("", 4, True), ("one", 1, True), ("one", 2, False), ("several", 1, False), ("several", 2, True)])
+def test_a_deviation_applies_to_the_runs_its_processes_name(processes, count, applies):
+    """An entry without ``processes`` applies to every run; "one" to one-process runs only,
+    "several" to multi-controller runs only; any other value is refused naming the key."""
+    from conformance.runner.deviations import Deviation, parse_entry, planted_entry
+    from conformance.runner.devices import UsageError
+
+    entry = Deviation("suites/t.py::test_a", ">=0.4.30", "r", processes=processes)
+    assert entry.applies_to(count) is applies, f"got {not applies} for processes={processes!r} in a run of {count}"
+    values = {"test": "suites/t.py::test_a", "jax": ">=0.4.30", "reason": "r", "symptom": {"raises": "ValueError"}}
+    assert parse_entry(planted_entry(dict(values, processes="several"))).processes == "several"
+    with pytest.raises(UsageError, match="processes = 'two'"):
+        parse_entry(planted_entry(dict(values, processes="two")))
+
+
 def test_users_deviations_merge_with_the_suites_and_come_first(tmp_path):
     """select keeps the entries of this JAX and backend from every file, the users' first (so a
     user's entry for a test wins), and counts them by file for the header and the report."""

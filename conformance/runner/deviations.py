@@ -79,6 +79,7 @@ class Deviation:
     params: Tuple[str, ...] = ()  # the parametrized cases of ``test`` it covers (test[param])
     line: int = 0  # where the entry starts in its file
     cause: str = ""  # a bug's root cause: an id in suites/bugs/causes.toml (entries that share it share a report)
+    processes: str = ""  # the runs it applies to: "" (every run), "one" (one process) or "several" (multi-controller)
 
     @property
     def label(self) -> str:
@@ -107,6 +108,10 @@ class Deviation:
             others = [m for m in GPU_MAKERS if m != wanted] if wanted in GPU_MAKERS else []
             return platform.lower() in PLATFORMS[wanted] and not any(m in platform_version.lower() for m in others)
         return wanted == device_kind.lower()
+
+    def applies_to(self, process_count: int) -> bool:
+        """Whether the entry applies to a run of ``process_count`` processes."""
+        return self.processes == "" or (self.processes == "one") == (process_count == 1)
 
     @property
     def test_ids(self) -> Tuple[str, ...]:
@@ -139,7 +144,7 @@ DEVIATION_SCHEMA = toml_schema.Schema(
           toml_schema.Key("kind", str), toml_schema.Key("upstream", str), toml_schema.Key("strict", bool),
           toml_schema.Key("reproduced_by", str), toml_schema.Key("backend", str),
           toml_schema.Key("symptom", dict, required=True), toml_schema.Key("trigger", str),
-          toml_schema.Key("cause", str)))
+          toml_schema.Key("cause", str), toml_schema.Key("processes", str)))
 
 
 def load_deviations(path: Path, tests_exist: bool = True, root: Path = ROOT) -> List[Deviation]:
@@ -198,6 +203,9 @@ def parse_entry(entry: toml_schema.Entry, tests_root: Optional[Path] = None) -> 
     backend = entry.get("backend")
     if backend and backend_problem(backend):
         refuse(f"has backend = {backend!r}: {backend_problem(backend)}", "backend")
+    if entry.get("processes") not in (None, "", "one", "several"):
+        refuse(f"has processes = {entry['processes']!r}: \"one\" (one-process runs only) or \"several\" "
+               "(multi-controller runs only)", "processes")
     params = entry.get("params")
     if not all(isinstance(p, str) and p for p in params):
         refuse(f"has params = {params!r}: a list of the parametrized case ids it covers", "params")
@@ -224,7 +232,7 @@ def parse_entry(entry: toml_schema.Entry, tests_root: Optional[Path] = None) -> 
     return Deviation(test=entry["test"], jax=entry["jax"], reason=entry["reason"], symptom=symptom, strict=strict,
                      reproduced_by=entry.get("reproduced_by"), kind=kind, upstream=entry.get("upstream"),
                      backend=backend, source=entry.path, trigger=trigger, params=tuple(params), line=entry.line,
-                     cause=entry.get("cause"))
+                     cause=entry.get("cause"), processes=entry.get("processes") or "")
 
 
 def backend_problem(backend: str) -> str:
@@ -346,14 +354,15 @@ class DeviationsInEffect:
 
     @classmethod
     def select(cls, files: Sequence[DeviationFile], version_in: Callable[[str], bool], platform: str,
-               device_kind: str, root: Path, platform_version: str = "") -> "DeviationsInEffect":
-        """The entries of ``files`` whose range holds this JAX (``version_in``) and whose backend is
-        this one; the users' files first, so that where a user's entry and the suite's name one
-        test, the user's applies."""
+               device_kind: str, root: Path, platform_version: str = "",
+               process_count: int = 1) -> "DeviationsInEffect":
+        """The entries of ``files`` whose range holds this JAX (``version_in``), whose backend is
+        this one and whose ``processes`` this run's; the users' files first, so that where a user's
+        entry and the suite's name one test, the user's applies."""
         chosen, summary = [], []
         read = [d for file in files for d in file.entries]
         for file in sorted(files, key=lambda f: f.origin != "user"):
-            in_range = [d for d in file.entries if version_in(d.jax)]
+            in_range = [d for d in file.entries if version_in(d.jax) and d.applies_to(process_count)]
             here = [d for d in in_range if d.applies_on(platform, device_kind, platform_version)]
             chosen += here
             summary.append({"path": shown_path(file.path, root), "origin": file.origin, "sha256": file.sha256,

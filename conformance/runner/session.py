@@ -82,7 +82,7 @@ def deviations_in_effect(config) -> DeviationsInEffect:
     present = jax.devices()
     version = getattr(getattr(present[0], "client", None), "platform_version", "") or ""
     return DeviationsInEffect.select(files, compat.version_in, present[0].platform,
-                                     present[0].device_kind, run_folder.ROOT, version)
+                                     present[0].device_kind, run_folder.ROOT, version, jax.process_count())
 
 
 def start_backend(plan: devices.DevicePlan, x64: bool, jax_was_imported: bool) -> None:
