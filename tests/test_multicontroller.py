@@ -58,6 +58,13 @@ def test_replicas_that_differ_between_processes_fail_naming_both():
         mc.value_of(StandIn([shard(9, [(0, 4)], [0, 1, 2, 7])]), x, lambda a: np.asarray(a))
 
 
+def test_a_shard_whose_data_is_not_its_blocks_shape_fails_naming_both():
+    x = jax.device_put(np.arange(4, dtype=np.int32))
+    with pytest.raises(AssertionError, match=r"device 9 \(process 1\) of a int32\[4\] array holds int32\[3\], but "
+                                             r"its index block \(\(0, 4\),\) should hold \[4\]"):
+        mc.value_of(StandIn([shard(9, [(0, 4)], [0, 1, 2])]), x, lambda a: np.asarray(a))
+
+
 def test_an_element_no_process_holds_fails():
     x = jax.device_put(np.arange(4, dtype=np.int32))
     answers = StandIn([])

@@ -216,6 +216,11 @@ def value_of(exchange: Exchange, array, read: Callable) -> np.ndarray:
             index = tuple(slice(lo, hi) for lo, hi in block)
             data = decode(data)
             key = tuple(map(tuple, block))
+            if data.shape != tuple(hi - lo for lo, hi in block):  # (one process's read of an inconsistent array)
+                raise AssertionError(
+                    f"the shard on device {device} (process {process}) of a {array.dtype.name}{list(array.shape)} "
+                    f"array holds {data.dtype.name}{list(data.shape)}, but its index block {key} should hold "
+                    f"{[hi - lo for lo, hi in block]}")
             if key in held:
                 other_device, other_process, other = held[key]
                 if other.tobytes() != data.tobytes():

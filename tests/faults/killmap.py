@@ -174,6 +174,9 @@ def multi_controller_map(argv: Sequence[str]) -> int:
         print(f"  {name}: {len(killed)} killed with {args.processes} processes ({across['wall']} s); "
               f"{len(alone_failed)} failed in one process ({alone['wall']} s)", flush=True)
     out = MAPS / f"jax-{version('jax')}-{args.processes}-processes.json"
+    if out.exists() and args.faults != list(ACROSS_PROCESSES):  # (some faults re-measured: the others kept)
+        results = {**json.loads(out.read_text())["faults"], **results}
+    results = {name: results[name] for name in ACROSS_PROCESSES if name in results}
     out.write_text(json.dumps({"jax": version("jax"), "processes": args.processes, "devices": args.devices,
                                "measured": time.strftime("%Y-%m-%d"), "commit": measured_commit(),
                                "baseline": {i: t["outcome"] for i, t in sorted(baseline.items())},

@@ -51,7 +51,7 @@ def results_off_by_one(original):
 
 fault("eager-sin-across-processes-off-by-one",
       "eager jnp.sin of an array split over processes: process 1's shards of the result off by one",
-      suites=("calling_contexts",))(replacing(jnp_module, "sin")(results_off_by_one))
+      suites=("sharding_invariance",))(replacing(jnp_module, "sin")(results_off_by_one))
 
 
 @fault("jit-results-across-processes-off-by-one",
