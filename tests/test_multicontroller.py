@@ -65,6 +65,13 @@ def test_a_shard_whose_data_is_not_its_blocks_shape_fails_naming_both():
         mc.value_of(StandIn([shard(9, [(0, 4)], [0, 1, 2])]), x, lambda a: np.asarray(a))
 
 
+def test_an_empty_arrays_shards_may_keep_their_other_sides_whole():
+    """(JAX hands an int32[0, 2] array's shards over a cut second side as [0, 2] each: met on 0.10.2.)"""
+    x = jax.device_put(np.zeros((0, 2), np.int32))
+    got = mc.value_of(StandIn([shard(9, [(0, 0), (0, 1)], np.zeros((0, 2)))]), x, lambda a: np.asarray(a))
+    assert got.shape == (0, 2)
+
+
 def test_an_element_no_process_holds_fails():
     x = jax.device_put(np.arange(4, dtype=np.int32))
     answers = StandIn([])
