@@ -58,18 +58,13 @@ def test_replicas_that_differ_between_processes_fail_naming_both():
         mc.value_of(StandIn([shard(9, [(0, 4)], [0, 1, 2, 7])]), x, lambda a: np.asarray(a))
 
 
-def test_a_shard_whose_data_is_not_its_blocks_shape_fails_naming_both():
-    x = jax.device_put(np.arange(4, dtype=np.int32))
-    with pytest.raises(AssertionError, match=r"device 9 \(process 1\) of a int32\[4\] array holds int32\[3\], but "
-                                             r"its index block \(\(0, 4\),\) should hold \[4\]"):
-        mc.value_of(StandIn([shard(9, [(0, 4)], [0, 1, 2])]), x, lambda a: np.asarray(a))
-
-
-def test_an_empty_arrays_shards_may_keep_their_other_sides_whole():
-    """(JAX hands an int32[0, 2] array's shards over a cut second side as [0, 2] each: met on 0.10.2.)"""
+def test_a_shard_of_another_shape_than_its_block_fails_as_jaxs_own_read_does():
+    """An int32[0, 2] array whose shard over a cut second side is [0, 2] (a known deviation of
+    0.9.1-0.11.1; likewise float32[3, 1] shards of [4, 1] blocks, 0.7.0-0.11.x): numpy's ValueError,
+    as JAX's own one-process read raises it before 0.12, so the deviations' symptoms read alike."""
     x = jax.device_put(np.zeros((0, 2), np.int32))
-    got = mc.value_of(StandIn([shard(9, [(0, 0), (0, 1)], np.zeros((0, 2)))]), x, lambda a: np.asarray(a))
-    assert got.shape == (0, 2)
+    with pytest.raises(ValueError, match=r"could not broadcast input array from shape \(0,2\) into shape \(0,1\)"):
+        mc.value_of(StandIn([shard(9, [(0, 0), (0, 1)], np.zeros((0, 2)))]), x, lambda a: np.asarray(a))
 
 
 def test_an_element_no_process_holds_fails():

@@ -216,12 +216,6 @@ def value_of(exchange: Exchange, array, read: Callable) -> np.ndarray:
             index = tuple(slice(lo, hi) for lo, hi in block)
             data = decode(data)
             key = tuple(map(tuple, block))
-            if array.size and data.shape != tuple(hi - lo for lo, hi in block):  # (an inconsistent array;
-                # an empty array's shards may keep the other sides whole: nothing to assemble there)
-                raise AssertionError(
-                    f"the shard on device {device} (process {process}) of a {array.dtype.name}{list(array.shape)} "
-                    f"array holds {data.dtype.name}{list(data.shape)}, but its index block {key} should hold "
-                    f"{[hi - lo for lo, hi in block]}")
             if key in held:
                 other_device, other_process, other = held[key]
                 if other.tobytes() != data.tobytes():
@@ -231,8 +225,8 @@ def value_of(exchange: Exchange, array, read: Callable) -> np.ndarray:
                         f"(process {process}) holds {data.tolist()}, but replicas should be equal")
                 continue
             held[key] = (device, process, data)
-            if array.size:
-                out[index] = data
+            out[index] = data  # (a shard of another shape than its block: numpy's ValueError, as JAX's own read
+            # raises it before 0.12, so a known deviation's symptom reads alike in both runs)
     covered = np.zeros(array.shape, bool)
     for key in held:
         covered[tuple(slice(lo, hi) for lo, hi in key)] = True
