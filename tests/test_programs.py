@@ -1406,3 +1406,22 @@ def test_an_explicit_refusal_is_asked_about_the_step_whose_prefix_raises(monkeyp
     rejected.clear()
     with pytest.raises(Refused):
         suite.classified(calls, "Explicit", refused)
+
+
+def test_a_subprocess_exception_without_a_message_is_read_with_its_innermost_frame():
+    """A bare ``AssertionError`` line (Python prints no colon for an empty message) is the exception
+    a subprocess raised, and the traceback's last ``File ..., in f`` line says where, as a known
+    deviation's ``raised_in`` reads it (met on 0.12.0.1: jnp.reshape's bare AssertionError in
+    split_partitions, run in a subprocess, failed its entry until then)."""
+    from conformance.checking.programs import EXCEPTION_LINE, innermost_frame_of
+    stderr = ("Traceback (most recent call last):\n"
+              '  File "/v/lib/python3.13/site-packages/jax/_src/numpy/lax_numpy.py", line 9, in reshape\n'
+              "    return lax.reshape(a, shape)\n"
+              '  File "/v/lib/python3.13/site-packages/jax/_src/lax/lax.py", line 7, in split_partitions\n'
+              "    assert next(iter_sp, None) is None\n"
+              "AssertionError")
+    bare = EXCEPTION_LINE.match(stderr.splitlines()[-1])
+    assert bare and bare["name"] == "AssertionError" and not bare["message"]
+    assert EXCEPTION_LINE.match("ValueError: bad shape")["message"] == "bad shape"
+    assert innermost_frame_of(stderr) == "jax._src.lax.lax.split_partitions"
+    assert innermost_frame_of("no traceback") == ""

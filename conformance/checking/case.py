@@ -69,8 +69,10 @@ class ConformanceFailure(AssertionError):
     tagged as the oracle's (``is_oracle_failure``)."""
 
     def __init__(self, message: str, finding: str = "", repro: str = "", *, check: str = "",
-                 shows: str = "", raised: str = "", raised_message: str = "", expected=None, got=None):
+                 shows: str = "", raised: str = "", raised_message: str = "", expected=None, got=None,
+                 raised_in: str = ""):
         super().__init__(message)
+        self.raised_in = raised_in  # where a subprocess's exception was raised (``module.function``), when known
         self.finding = finding or message
         self.repro = repro
         self.check = check
@@ -291,7 +293,7 @@ class Case:
         return "\n" + "\n".join("    " + self.indent + line for line in lines(expression))
 
     def fail(self, message: str, *, check: str = "", shows: str = "mismatch", raised: str = "",
-             raised_message: str = "", verdict: str = "", expected=None, got=None) -> None:
+             raised_message: str = "", verdict: str = "", expected=None, got=None, raised_in: str = "") -> None:
         """Raise the ConformanceFailure of ``message``, naming the ``check``, what it ``shows`` and
         what it compared (``verdict``: the lines that end the script, from ``verdict()``)."""
         __tracebackhide__ = True  # pytest leaves our frames out of the traceback
@@ -300,7 +302,8 @@ class Case:
         repro = self.repro + verdict if self.repro else ""
         footer = f"\n\nReproduce without Hypothesis:\n{repro}" if repro else ""
         raise ConformanceFailure(f"{message}{footer}", message, repro, check=check, shows=shows,
-                                 raised=raised, raised_message=raised_message, expected=expected, got=got)
+                                 raised=raised, raised_message=raised_message, expected=expected, got=got,
+                                 raised_in=raised_in)
 
     def _mismatch(self, what: str, got, expected, shows: str = "mismatch", verdict: str = "") -> None:
         __tracebackhide__ = True  # pytest leaves our frames out of the traceback

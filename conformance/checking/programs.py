@@ -32,7 +32,20 @@ from .repro import (array_literal, context_indent, describe_mesh, dtype_literal,
 from .ways import JIT_WAYS, Way
 
 
-EXCEPTION_LINE = re.compile(r"^(?P<name>[A-Za-z_][\w.]*(Error|Exception)): ?(?P<message>.*)$")
+EXCEPTION_LINE = re.compile(r"^(?P<name>[A-Za-z_][\w.]*(Error|Exception))(: ?(?P<message>.*))?$")  # (bare: no message)
+FRAME_LINE = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+, in (?P<function>\S+)$')
+
+
+def innermost_frame_of(stderr: str) -> str:
+    """``module.function`` of the innermost frame of the last traceback a subprocess printed (its
+    file's path read from the package folder on: ``.../site-packages/jax/_src/lax/lax.py`` is
+    ``jax._src.lax.lax``); "" without one."""
+    frames = [m for m in map(FRAME_LINE.match, stderr.splitlines()) if m]
+    if not frames:
+        return ""
+    path = frames[-1]["path"].replace("\\", "/")
+    module = path.rsplit("site-packages/", 1)[-1].removesuffix(".py").replace("/", ".").removesuffix(".__init__")
+    return f"{module}.{frames[-1]['function']}"
 
 
 class _Substitute(ast.NodeTransformer):
@@ -356,7 +369,7 @@ def check_jitted_in_subprocess(case: Case, program: Program, run_isolated: Calla
     result = run_isolated(isolated_lines(program, ways))
     raised = [m for m in map(EXCEPTION_LINE.match, result.stderr.strip().splitlines()) if m]
     if result.returncode > 0 and program.axis_type == "Explicit" and raised:
-        outcome = classify(raised[-1]["name"].rpartition(".")[2], raised[-1]["message"])
+        outcome = classify(raised[-1]["name"].rpartition(".")[2], raised[-1]["message"] or "")
         if outcome is not None:
             return outcome
     lines = result.stderr.strip().splitlines()
@@ -366,9 +379,10 @@ def check_jitted_in_subprocess(case: Case, program: Program, run_isolated: Calla
     case = isolated_case(case, program, ways, status)
     with way_context(label):
         if result.returncode > 0 and raised:  # the program raised there: the failure names the exception
-            name, message = raised[-1]["name"].rpartition(".")[2], raised[-1]["message"]
+            name, message = raised[-1]["name"].rpartition(".")[2], raised[-1]["message"] or ""
             case.fail(f"{label} in a subprocess raised {name}: {message}, but should be accepted [{case.call}]",
                       check=f"{label} in a subprocess", shows="raised", raised=name, raised_message=message,
+                      raised_in=innermost_frame_of(result.stderr),
                       verdict=case.verdict(f"{label} in a subprocess", lambda e: verdicts.equal_lines(e, 0)))
         case.equal(status, result.returncode, 0)
     if result.returncode != 0:

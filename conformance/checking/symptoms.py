@@ -60,7 +60,7 @@ class Seen:
         if isinstance(failure, ConformanceFailure):
             if failure.shows == "raised":  # (the call's exception is the context the failure was raised in)
                 return cls(failure.raised, failure.raised_message, failure.check, "raised",
-                           innermost_frame(failure.__context__), oracle=oracle)
+                           getattr(failure, "raised_in", "") or innermost_frame(failure.__context__), oracle=oracle)
             return cls("", failure.finding, failure.check, failure.shows or "mismatch",
                        expected=failure.expected, got=failure.got, oracle=oracle)
         return cls(type(failure).__name__, str(failure), "", "raised", innermost_frame(failure), oracle=oracle)
