@@ -259,20 +259,25 @@ def called_from_our_code(depth: int = 2) -> bool:
     return frame is not None and os.path.realpath(frame.f_code.co_filename).startswith(_OURS)
 
 
-def spans_processes(a) -> bool:
+def processes_of(a) -> frozenset:
+    """The process indices of ``a``'s devices (empty for an array JAX cannot say it of: deleted, or
+    a sharding without devices)."""
+    try:
+        return frozenset(d.process_index for d in a.sharding.device_set)
+    except Exception:  # noqa: BLE001 - a deleted array, or a sharding without devices: JAX's own read says
+        return frozenset()
+
+
+def spans_processes(a, count: int) -> bool:
     """Whether ``a`` is a global array split over more than one process, whose value every process
     assembles together (a decision every process makes alike, from the sharding). An array on one
     process's devices is that process's own (a shard's data, a one-device run), and a fully
     replicated one on devices of every process is whole on each (numpy reads one with a single
     addressable shard through the buffer protocol, never asking): each process reads its own. (A
     replicated array on some processes' devices, a mesh smaller than the run, is assembled: the
-    others hold none of it.)"""
-    import jax
-    try:
-        processes = {d.process_index for d in a.sharding.device_set}
-        return len(processes) > 1 and (not a.is_fully_replicated or len(processes) < jax.process_count())
-    except Exception:  # noqa: BLE001 - a deleted array, or a sharding without devices: JAX's own read says
-        return False
+    others hold none of it.) ``count``: the run's processes."""
+    processes = processes_of(a)
+    return len(processes) > 1 and (len(processes) < count or not a.is_fully_replicated)
 
 
 def activate(exchange: Exchange) -> None:
@@ -289,7 +294,7 @@ def activate(exchange: Exchange) -> None:
     def ours(a, depth: int) -> bool:
         """Whether reading ``a`` here assembles it: a global array split over processes, read by the
         suites' code (``depth``: the reader's frame), not while this process reads its own shards."""
-        return not reading and spans_processes(a) and called_from_our_code(depth + 1)
+        return not reading and spans_processes(a, exchange.count) and called_from_our_code(depth + 1)
 
     def assembled(a) -> np.ndarray:
         a._check_if_deleted()
