@@ -62,6 +62,9 @@ TRACKERS = {"jax-ml/jax": "JAX emits the wrong program, or the error comes from 
 SCRIPTS_FROM = "0.10.2"
 # A script forces its device count before JAX starts, in this line; the reports quote the count.
 FORCED_DEVICES = re.compile(r'^os\.environ\["XLA_FLAGS"\] = "--xla_force_host_platform_device_count=(\d+)"', re.M)
+# A script of several processes (multi-controller JAX) starts its own copies, each told its devices:
+# `XLA_FLAGS="--xla_force_host_platform_device_count=N")) for i in range(P)]` in its launcher.
+LAUNCHED_COPIES = re.compile(r'XLA_FLAGS="--xla_force_host_platform_device_count=(\d+)"\)\) for i in range\((\d+)\)\]')
 # An expected_from entry: a link, one of JAX's own tests, or (alone or with the sources it draws on)
 # our reading of what JAX should do, with why.
 JAX_TEST = re.compile(r"jax-ml/jax (tests/[\w/]+\.py)::\w+(?:::\w+)?")
@@ -281,15 +284,22 @@ def problems(causes: Mapping[str, Cause], deviations: Sequence[Deviation]) -> Li
         elif any(f.in_effect_on(v) for v in recent) and not c.script.is_file():
             out.append(f"{CAUSES_FILE.relative_to(ROOT)}:{c.line}: cause {c.id!r} is in effect from {SCRIPTS_FROM} on "
                        f"but has no script {c.script.relative_to(ROOT)}")
-        if c.script.is_file() and not FORCED_DEVICES.search(c.script.read_text()):
+        if c.script.is_file() and not (FORCED_DEVICES.search(c.script.read_text()) or processes_of(c.script) > 1):
             out.append(f"{c.script.relative_to(ROOT)}:1: the script forces no device count, but should set "
                        "os.environ[\"XLA_FLAGS\"] = \"--xla_force_host_platform_device_count=N\" before it imports jax")
     return out
 
 
+def processes_of(script: Path) -> int:
+    """How many processes ``script`` runs as (a script of several starts its own copies), 1 for most."""
+    launched = LAUNCHED_COPIES.search(script.read_text())
+    return int(launched[2]) if launched else 1
+
+
 def forced_devices(script: Path) -> int:
-    """The number of CPU devices ``script`` forces before JAX starts (its ``XLA_FLAGS`` line)."""
-    forced = FORCED_DEVICES.search(script.read_text())
+    """The number of CPU devices ``script`` forces before JAX starts (its ``XLA_FLAGS`` line; for a
+    script of several processes, each copy's)."""
+    forced = FORCED_DEVICES.search(script.read_text()) or LAUNCHED_COPIES.search(script.read_text())
     if forced is None:
         raise UsageError(f"{script}: forces no device count, but should set os.environ[\"XLA_FLAGS\"] = "
                          "\"--xla_force_host_platform_device_count=N\" before it imports jax")
@@ -297,8 +307,11 @@ def forced_devices(script: Path) -> int:
 
 
 def where(script: Path) -> str:
-    """Where ``script`` runs, as a report says it: ``CPU, 2 forced host devices``."""
-    n = forced_devices(script)
+    """Where ``script`` runs, as a report says it: ``CPU, 2 forced host devices`` (``CPU, 2 processes
+    of 2 forced host devices each`` for a script of several processes)."""
+    n, processes = forced_devices(script), processes_of(script)
+    if processes > 1:
+        return f"CPU, {processes} processes of {n} forced host device{'' if n == 1 else 's'} each"
     return f"CPU, {n} forced host device{'' if n == 1 else 's'}"
 
 

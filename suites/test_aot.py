@@ -119,7 +119,7 @@ def test_compiled_function_shardings_and_calls(example, known_deviations, excuse
     sharding = lambda spec: bridge.named_sharding(mesh, spec)
     f = bridge.function_of(op.source)
     body = lambda x: f(x, **static)
-    x = jax.device_put(x0, sharding(in_spec))
+    x = bridge.placed(x0, sharding(in_spec))
     jitted = jax.jit(body, in_shardings=sharding(in_spec), out_shardings=sharding(out_spec)) if explicit else \
         jax.jit(body, out_shardings=sharding(out_spec))
     argument = (jax.ShapeDtypeStruct(x0.shape, x.dtype, sharding=sharding(in_spec))
@@ -137,7 +137,7 @@ def test_compiled_function_shardings_and_calls(example, known_deviations, excuse
         case.equal(f"{what} result dtype", got.dtype.name, expected_dtype.name)
         case.close(f"{what} result", got, expected.astype(expected_dtype), rtol=op.rtol, atol=op.atol)
         layout_map(case, f"{what} result sharding", result.sharding, out_layout)
-    other = jax.device_put(x0, sharding(other_spec))
+    other = bridge.placed(x0, sharding(other_spec))
     if Layout(mesh, other_spec, x0.shape).blocks == in_layout.blocks:
         got = np.asarray(case.accepts("compiled(x laid out equivalently)", lambda: compiled(other)))
         case.equal("compiled(x laid out equivalently) result dtype", got.dtype.name, expected_dtype.name)
@@ -227,7 +227,7 @@ def test_compiled_function_refuses_arguments_it_was_not_compiled_for(example, ex
                          meshes={"mesh": mesh, "other_mesh": other_mesh}, arrays={"x0": x0},
                          outcomes={"the call": f"compiled({argument})"})
     sharding = bridge.named_sharding(mesh, spec)
-    x = jax.device_put(x0, sharding)
+    x = bridge.placed(x0, sharding)
     compiled = compiled_once(jax.jit(lambda v: v * 2 + 1, in_shardings=sharding).lower(x), mesh)
     if other == OTHER_ARGUMENTS[1]:
         longer = np.concatenate([x0, x0])  # (twice the rows: the spec still divides them)
@@ -236,7 +236,7 @@ def test_compiled_function_refuses_arguments_it_was_not_compiled_for(example, ex
         case.rejects("the call", lambda: compiled(jax.device_put(x0.astype("float32" if dtype == "int32" else "int32"),
                                                                 sharding)), (TypeError,))
     else:
-        moved = jax.device_put(x0, bridge.named_sharding(other_mesh, spec))
+        moved = bridge.placed(x0, bridge.named_sharding(other_mesh, spec))
         if Layout(other_mesh, spec, shape).blocks == Layout(mesh, spec, shape).blocks:
             try:
                 got = np.asarray(compiled(moved))

@@ -40,7 +40,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 from conformance.checking.case import Case
 from conformance.checking.layouts import check_layout
 from conformance.checking.repro import array_literal, describe_mesh, scripted_case
-from conformance.jaxside import bridge, compat
+from conformance.jaxside import bridge, compat, multicontroller
 from conformance.model import spmd
 from conformance.model.layout import Layout, MeshModel
 from strategies import assembly
@@ -713,6 +713,24 @@ def _(ex):
 Q = "device_queries"
 
 
+def run_processes() -> tuple:
+    """(this process's index, the process count), as the run launched its processes: (0, 1) in one
+    process."""
+    active = multicontroller.ACTIVE
+    return (active.process_id, active.count) if active is not None else (0, 1)
+
+
+def devices_of_process(process: int) -> list:
+    """The ids of the devices process ``process`` holds, in the order of the run's devices (in one
+    process, every device: DEVICES)."""
+    if multicontroller.ACTIVE is None:
+        return list(DEVICES)
+    return [d.id for d in jax.devices() if d.process_index == process]
+
+
+THIS_PROCESS, PROCESSES = run_processes()
+
+
 @row(Q, "jax.devices", "backend", "the platform's name", "[d.id for d in jax.devices(backend=platform)]",
      expected=lambda ex: {"the call": list(DEVICES)})
 def _(ex):
@@ -732,27 +750,27 @@ def _(ex):
 
 
 @row(Q, "jax.local_device_count", "backend", "the platform's name", "jax.local_device_count(backend=platform)",
-     expected=lambda ex: {"the call": N})
+     expected=lambda ex: {"the call": len(devices_of_process(THIS_PROCESS))})
 def _(ex):
     return {"the call": jax.local_device_count(backend=PLATFORM)}
 
 
 @row(Q, "jax.local_devices", ("process_index", "backend"), "this process, the platform's name",
      "[d.id for d in jax.local_devices(process_index=0, backend=platform)]",
-     expected=lambda ex: {"the call": list(DEVICES)})
+     expected=lambda ex: {"the call": devices_of_process(0)})
 def _(ex):
     return {"the call": device_ids(jax.local_devices(process_index=0, backend=PLATFORM))}
 
 
 @row(Q, "jax.local_devices", "process_index", "a process that does not exist (refused)",
-     "jax.local_devices(process_index=1)", refused=(ValueError,), message="process_index 1")
+     f"jax.local_devices(process_index={PROCESSES})", refused=(ValueError,), message=f"process_index {PROCESSES}")
 def _(ex):
-    return {"the call": jax.local_devices(process_index=1)}
+    return {"the call": jax.local_devices(process_index=PROCESSES)}
 
 
 @row(Q, "jax.local_devices", "host_id", "this process (renamed process_index: a UserWarning)",
      "[d.id for d in jax.local_devices(host_id=0)]",
-     expected=lambda ex: {"the call": list(DEVICES), "a UserWarning naming process_index": True})
+     expected=lambda ex: {"the call": devices_of_process(0), "a UserWarning naming process_index": True})
 def _(ex):
     empty_the_cache_of(jax.local_devices)  # (it caches its answers: a call it answers from the cache warns no more)
     devices, caught = with_warnings(lambda: jax.local_devices(host_id=0))
@@ -761,13 +779,13 @@ def _(ex):
 
 
 @row(Q, "jax.process_index", "backend", "the platform's name", "jax.process_index(backend=platform)",
-     expected=lambda ex: {"the call": 0})
+     expected=lambda ex: {"the call": THIS_PROCESS})
 def _(ex):
     return {"the call": jax.process_index(backend=PLATFORM)}
 
 
 @row(Q, "jax.process_count", "backend", "the platform's name", "jax.process_count(backend=platform)",
-     expected=lambda ex: {"the call": 1})
+     expected=lambda ex: {"the call": PROCESSES})
 def _(ex):
     return {"the call": jax.process_count(backend=PLATFORM)}
 

@@ -332,7 +332,7 @@ def check_sharded_derivatives(case: Case, example: JitExample, unsharded, refere
     sharding = lambda spec: bridge.named_sharding(example.mesh, spec)
     g = jax.jit(f, in_shardings=(sharding(example.x_spec), sharding(example.w_spec)),
                 out_shardings=sharding(example.out_spec))
-    x, w = jax.device_put(example.x, sharding(example.x_spec)), jax.device_put(example.w, sharding(example.w_spec))
+    x, w = bridge.placed(example.x, sharding(example.x_spec)), bridge.placed(example.w, sharding(example.w_spec))
     sharded = case.accepts(example.transform, lambda: derivative_of(example)(g)(x, w))
     atol = [rounding.same_program_atol(leaf) for leaf in bounded_leaves(reference)]
     compare_trees(case, example.transform, sharded, unsharded, model_dtype(example.x, example.w), bounds=atol)
@@ -460,7 +460,7 @@ def test_grad_of_a_jit_whose_out_shardings_split_what_its_in_shardings_replicate
     g = jax.jit(jnp.sin, in_shardings=bridge.named_sharding(mesh, ()),
                 out_shardings=bridge.named_sharding(mesh, ("b",)))
     got = case.accepts("grad",
-                       lambda: jax.grad(lambda x: jnp.sum(g(x)))(jax.device_put(x, bridge.named_sharding(mesh, ()))))
+                       lambda: jax.grad(lambda x: jnp.sum(g(x)))(bridge.placed(x, bridge.named_sharding(mesh, ()))))
     case.close("grad", np.asarray(got), np.cos(x), rtol=1e-6, atol=1e-6)
     check_layout(case, got, Layout(mesh, (), x.shape), what="grad")
 
@@ -573,7 +573,7 @@ def test_custom_rules_inside_shard_map(example):
     derivative = lambda fn: transformed(transform, fn, (t, t), jnp.asarray(cotangent))
     in_sharding = bridge.named_sharding(mesh, in_spec)
     sharded = case.accepts(transform,
-                           lambda: derivative(g)(jax.device_put(x, in_sharding), jax.device_put(w, in_sharding)))
+                           lambda: derivative(g)(bridge.placed(x, in_sharding), bridge.placed(w, in_sharding)))
     with case.oracle():
         unsharded = case.accepts(f"{transform} of the global function",  # one device, one compilation
                                  lambda: jax.jit(derivative(f))(jnp.asarray(x), jnp.asarray(w)))

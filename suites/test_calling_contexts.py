@@ -210,7 +210,7 @@ def context_examples(draw, dtype: str) -> ContextExample:
 
 
 def sharded(ex: ContextExample, value, spec, axis_type="Auto"):
-    return jax.device_put(value, bridge.named_sharding(ex.mesh, spec, axis_type))
+    return bridge.placed(value, bridge.named_sharding(ex.mesh, spec, axis_type))
 
 
 def squares(fn):

@@ -233,7 +233,7 @@ def check_under_a_named_vmap(collective: Collective, x: np.ndarray, placed: bool
                          arrays={"x": x}, meshes={"mesh": mesh} if placed else {},
                          outcomes={"vmap": call, f"vmap({collective.name}) result": f"np.asarray({call})"})
     f = vmapped_collective(collective)
-    value = jax.device_put(x, bridge.named_sharding(mesh, ("a",))) if placed else x
+    value = bridge.placed(x, bridge.named_sharding(mesh, ("a",))) if placed else x
     got = case.accepts("vmap", lambda: f(value))
     expected = spmd.stack_outputs(collective.model(list(x)), 0)
     compare(case, f"vmap({collective.name}) result", got, expected, collective)

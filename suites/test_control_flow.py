@@ -173,8 +173,8 @@ def test_control_flow_on_sharded_values(example):
         return unsharded
     with case.oracle():
         unsharded = case.jitted_first(judge, unsharded_carried(carried), unconstrained)
-    c = jax.device_put(example.c, sharding(example.c_spec))
-    xs = jax.device_put(example.xs, sharding(example.xs_spec))
+    c = bridge.placed(example.c, sharding(example.c_spec))
+    xs = bridge.placed(example.xs, sharding(example.xs_spec))
     result = case.accepts("jitted with shardings", lambda: g(c, xs))
     got = case.accepts("np.asarray of the result", lambda: np.asarray(result))
     case.equal("sharded result dtype", got.dtype.name, expected_dtype.name)
@@ -230,7 +230,7 @@ def test_donated_sharded_input_is_deleted_and_nothing_else_changes(example):
                                      "any('donated buffers were not usable' in str(w.message) for w in warned)",
                                  "the donated input JAX kept": "np.asarray(x)"})
     sharding = lambda spec: bridge.named_sharding(mesh, spec)
-    x, y = jax.device_put(x0, sharding(x_spec)), jax.device_put(y0, sharding(y_spec))
+    x, y = bridge.placed(x0, sharding(x_spec)), bridge.placed(y0, sharding(y_spec))
     f = jax.jit(lambda x, y: x * 3 + y, donate_argnums=0, in_shardings=(sharding(x_spec), sharding(y_spec)),
                 out_shardings=sharding(out_spec))
     with warnings.catch_warnings(record=True) as warned:
@@ -430,9 +430,9 @@ def check_switch_and_cond(case, example: BranchExample, unsharded: np.ndarray) -
     f = lambda k, x, y: body(k, x, y, finish)
     g = jax.jit(f) if explicit else jax.jit(f, out_shardings=sharding(example.out_spec))
     with compat.mesh_context(bridge.jax_mesh(example.mesh, example.axis_type), example.axis_type):
-        k, x, y = (jax.device_put(example.k, sharding(example.k_spec)),
-                   jax.device_put(example.x, sharding(example.x_spec)),
-                   jax.device_put(example.y, sharding(example.y_spec)))
+        k, x, y = (bridge.placed(example.k, sharding(example.k_spec)),
+                   bridge.placed(example.x, sharding(example.x_spec)),
+                   bridge.placed(example.y, sharding(example.y_spec)))
         if not agree:
             case.rejects("tracing branches whose output sharding types differ", lambda: g.lower(k, x, y), (TypeError,))
             return
@@ -581,7 +581,7 @@ def remat_case(example: RematExample, lines, outcomes: dict, call: str):
 def placed(example: RematExample):
     sharding = lambda spec: bridge.named_sharding(example.mesh, spec)
     inner = None if example.inner_spec is None else sharding(example.inner_spec)
-    args = tuple(jax.device_put(a, sharding(spec)) for a, spec in zip((example.x, example.w, example.v), example.specs))
+    args = tuple(bridge.placed(a, sharding(spec)) for a, spec in zip((example.x, example.w, example.v), example.specs))
     return checkpointed_sin_dot(*example.policy, inner), args
 
 
@@ -702,6 +702,6 @@ def test_switch_branches_constrained_to_different_layouts_compile():
     body = bridge.function_of(source)
     g = jax.jit(lambda k, x, y: body(k, x, y, lambda i, v: compat.constrain(v, sharding((("a", "b")[i],)))),
                 out_shardings=sharding(()))
-    k, x, y = (jax.device_put(a, sharding(("a",))) for a in (k0, x0, y0))
+    k, x, y = (bridge.placed(a, sharding(("a",))) for a in (k0, x0, y0))
     result = case.accepts("jitted with shardings", lambda: g(k, x, y))
     case.close("result", np.asarray(result), x0 * 2 + y0, **BRANCH_TOLERANCE)

@@ -2,6 +2,8 @@
 inputs' sharding; values are compared with numpy and placements with the reference model."""
 
 
+from dataclasses import dataclass
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -10,6 +12,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conformance.checking import isolation
+from conformance.checking.case import Case
 
 from conformance.checking.layouts import check_layout, layout_case
 from conformance.checking.repro import check_in_a_subprocess
@@ -23,6 +26,14 @@ pytestmark = pytest.mark.device_put
 DEVICES = bridge.live_device_ids()
 DTYPES = supported_dtype_names(compat.x64_enabled())
 TUTORIAL_LAYOUTS = tutorial_layouts(bridge.tutorial_mesh_ids((4, 2)))
+
+
+@dataclass(frozen=True)
+class HostValuePut:
+    """A host value ``x`` put onto ``layout`` (what a known deviation's trigger reads)."""
+
+    layout: Layout
+    x: np.ndarray
 
 
 @st.composite
@@ -43,13 +54,18 @@ def special_values_example() -> tuple:
     return Layout(MeshModel(DEVICES, (n,), ("a",)), ("a",), x.shape), x
 
 
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])  # (excuses counts over the examples)
 @given(example=layouts_with_arrays())
 @tutorial_examples(TUTORIAL_LAYOUTS, lambda layout: {"example": (layout, tutorial_array())})
 @example(example=special_values_example())
-def test_round_trip_preserves_bits(example):
+def test_round_trip_preserves_bits(example, excuses):
     """Host -> sharded -> host returns the same dtype, shape and bits, for every dtype and value
     (NaN payloads, -0.0, subnormals, extremes)."""
-    layout, x = example
+    with excuses.way([HostValuePut(*example)]):
+        check_round_trip(*example)
+
+
+def check_round_trip(layout: Layout, x: np.ndarray) -> None:
     case = layout_case(layout, "np.asarray(jax.device_put(x, sharding))",
                        ["y = jax.device_put(x, sharding)", "print(np.asarray(y))"], x=x,
                        outcomes={"device_put": "jax.device_put(x, sharding)", "y.dtype": "np.dtype(y.dtype).name",
@@ -60,13 +76,18 @@ def test_round_trip_preserves_bits(example):
     case.same_bits("np.asarray(y)", np.asarray(y), x)
 
 
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(example=layouts_with_arrays())
 @tutorial_examples(TUTORIAL_LAYOUTS, lambda layout: {"example": (layout, tutorial_array())})
 @example(example=special_values_example())
-def test_every_shard_holds_its_block(example):
+def test_every_shard_holds_its_block(example, excuses):
     """Each addressable shard of device_put(x, sharding) is on the device the model names and
     holds x[block] for that device's block."""
-    layout, x = example
+    with excuses.way([HostValuePut(*example)]):
+        check_every_shard(*example)
+
+
+def check_every_shard(layout: Layout, x: np.ndarray) -> None:
     case = layout_case(layout, "jax.device_put(x, sharding).addressable_shards",
                        ["y = jax.device_put(x, sharding)",
                         "for s in y.addressable_shards: print(s.device, s.index, np.asarray(s.data))"],
@@ -107,10 +128,15 @@ def test_resharding_chain_keeps_values_and_ends_in_last_layout(example):
     check_layout(case, y, third, x)
 
 
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(example=layouts_with_arrays())
-def test_device_get_round_trip(example):
+def test_device_get_round_trip(example, excuses):
     """jax.device_get of a sharded array is a numpy array with x's dtype, shape and bits."""
-    layout, x = example
+    with excuses.way([HostValuePut(*example)]):
+        check_device_get(*example)
+
+
+def check_device_get(layout: Layout, x: np.ndarray) -> None:
     case = layout_case(layout, "jax.device_get(jax.device_put(x, sharding))",
                        ["print(jax.device_get(jax.device_put(x, sharding)))"], x=x,
                        outcomes={"type(device_get(y))": "type(jax.device_get(jax.device_put(x, sharding))).__name__",
@@ -446,3 +472,87 @@ def test_make_array_from_single_device_arrays_refuses_a_misplaced_or_misshapen_p
                           "jax.make_array_from_single_device_arrays(x.shape, sharding, pieces)"}, runs=False)
     case.rejects("make_array_from_single_device_arrays refuses the pieces",
                  assembled_from(layout, x, pieces), (ValueError,))
+
+
+# --- One host value put on every process's devices ------------------------------------------------
+# In a multi-controller run (--processes N) the mesh holds every process's devices and each process
+# passes device_put the same host value, as JAX asks; device_put checks that it is the same
+# everywhere (multihost_utils.assert_equal) before placing it. In one process the same calls run on
+# that process's devices. The reproduction of each is a stand-alone script of two processes.
+
+def across_processes_case(call: str, script_name: str) -> Case:
+    return Case(f"{call} on every device of {jax.process_count()} process(es)",
+                f"    python suites/bugs/{script_name}.py   # two processes of two CPU devices; exits 1 while "
+                f"the bug is there")
+
+
+def every_device_mesh() -> MeshModel:
+    return MeshModel(DEVICES, (len(DEVICES),), ("a",))
+
+
+def put_on_every_device_keeps_bits(x: np.ndarray, script_name: str) -> None:
+    mesh = every_device_mesh()
+    case = across_processes_case("jax.device_put(x, NamedSharding(mesh, P('a')))", script_name)
+    y = case.accepts("device_put", lambda: jax.device_put(x, bridge.named_sharding(mesh, ("a",))))
+    case.same_bits("np.asarray(y)", np.asarray(y), x)
+
+
+def values_with(bits: int) -> np.ndarray:
+    """float32 [0, 1.25, 2.5, ...] over two elements per device, the first element's bits ``bits``."""
+    x = np.arange(2 * len(DEVICES), dtype=np.float32) * np.float32(1.25)
+    x.view(np.uint32)[0] = bits
+    return x
+
+
+def test_device_put_of_a_value_holding_a_nan_keeps_its_bits_on_every_process():
+    """device_put of a host float32 value holding a NaN onto every device (of every process) returns
+    its bits, NaN included."""
+    put_on_every_device_keeps_bits(values_with(0x7FC00000), "device_put_of_a_nan_across_processes")
+
+
+def test_device_put_of_a_value_holding_a_subnormal_keeps_its_bits_on_every_process():
+    """device_put of a host float32 value holding a subnormal onto every device (of every process)
+    returns its bits, the subnormal included."""
+    put_on_every_device_keeps_bits(values_with(0x00000060), "device_put_of_a_subnormal_across_processes")
+
+
+def test_device_put_of_typed_keys_onto_every_process_keeps_their_data():
+    """device_put of a typed PRNG key array onto every device (of every process) returns keys of the
+    same key data."""
+    mesh = every_device_mesh()
+    keys = jax.random.split(jax.random.key(7), len(DEVICES))
+    case = across_processes_case("jax.device_put(jax.random.split(jax.random.key(7), n), NamedSharding(mesh, P('a')))",
+                                 "device_put_of_typed_keys_across_processes")
+    y = case.accepts("device_put", lambda: jax.device_put(keys, bridge.named_sharding(mesh, ("a",))))
+    case.same_bits("key_data(y)", np.asarray(jax.random.key_data(y)), np.asarray(jax.random.key_data(keys)))
+
+
+def test_device_put_inside_an_explicit_mesh_context_lays_the_value_out_as_outside():
+    """device_put of a host value onto a NamedSharding of an Explicit mesh over every device (of
+    every process), inside that mesh's context, returns the value laid out as asked, as outside it."""
+    mesh = every_device_mesh()
+    x = np.arange(2 * len(DEVICES), dtype=np.float32)
+    jmesh = bridge.jax_mesh(mesh, "Explicit")
+    call = (f"with {compat.MESH_CONTEXT_SOURCE}(mesh): jax.device_put(x, NamedSharding(mesh, P('a')))"
+            " on an Explicit mesh")
+    case = across_processes_case(call, "device_put_inside_an_explicit_mesh_context_across_processes")
+    with compat.mesh_context(jmesh, "Explicit"):
+        y = case.accepts("device_put", lambda: jax.device_put(x, bridge.named_sharding(mesh, ("a",), "Explicit")))
+    case.same_bits("np.asarray(y)", np.asarray(y), x)
+    case.equal("y.sharding's spec", tuple(y.sharding.spec), ("a",))
+
+
+@bridge.needs_devices(2, "for a mesh of two rows")
+def test_device_put_of_an_eager_flip_of_a_cut_array_replicates_it_on_every_process():
+    """device_put onto P() of jnp.flip of a two-element array cut over the rows of a (2, n/2) mesh of
+    every device (of every process), an eager result, returns the flipped value replicated."""
+    if len(DEVICES) % 2:
+        pytest.skip(f"needs an even number of devices for a (2, n/2) mesh; this run has {len(DEVICES)}")
+    mesh = MeshModel(DEVICES, (2, len(DEVICES) // 2), ("a", "b"))
+    x = np.arange(2, dtype=np.uint32)
+    case = across_processes_case("jax.device_put(jnp.flip(x, axis=0), NamedSharding(mesh, P())) of x cut as P('a')",
+                                 "device_put_of_an_eager_result_across_processes")
+    flipped = jnp.flip(bridge.placed(x, bridge.named_sharding(mesh, ("a",))), axis=0)
+    y = case.accepts("device_put", lambda: jax.device_put(flipped, bridge.named_sharding(mesh, ())))
+    case.same_bits("np.asarray(y)", np.asarray(y), x[::-1])
+    case.true("y is replicated", y.sharding.is_fully_replicated)

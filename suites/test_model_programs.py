@@ -357,7 +357,7 @@ def run_sharded_and_unsharded(case, layout, program, args, arg_specs, out_specs,
     if sharded:
         with compat.mesh_context(bridge.jax_mesh(layout.mesh, axis_type), axis_type):
             placed = case.accepts("device_put of the inputs", lambda: jax.tree_util.tree_map(
-                jax.device_put, args, in_shardings))
+                bridge.placed, args, in_shardings))
             f = jax.jit(program(placement(layout)), in_shardings=in_shardings, out_shardings=out_shardings)
             with excused if excused is not None else contextlib.nullcontext():
                 result = case.accepts("jitted with shardings", lambda: jax.block_until_ready(f(*placed)))
@@ -743,7 +743,7 @@ def test_shard_map_mlp_and_attention_under_parallel_layouts(layout, which, seed)
                                    "unsharded": "unsharded", "unsharded output vs numpy": float64_outcome("unsharded"),
                                    "unsharded output dtype": dtype_outcome("unsharded")})
     f = manual_program(layout, which)
-    placed = [jax.device_put(a, bridge.named_sharding(layout.mesh, s)) for a, s in zip(args, layer.in_specs)]
+    placed = [bridge.placed(a, bridge.named_sharding(layout.mesh, s)) for a, s in zip(args, layer.in_specs)]
     result = case.accepts("jitted shard_map", lambda: jax.block_until_ready(f(*placed)))
     with case.oracle():
         unsharded = case.accepts("unsharded", lambda: one_device_program(which)(*args))

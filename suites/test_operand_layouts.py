@@ -107,7 +107,7 @@ def check_unconstrained_dimensions(example: PartlyConstrained) -> None:
                                             compat.partly_unconstrained_spec(example.spec, example.unconstrained))
     g = jax.jit(lambda x: jax.lax.with_sharding_constraint(x * 3 + 1, constraint),
                 in_shardings=bridge.named_sharding(mesh, example.in_spec))
-    y = case.accepts("jitted constraint", lambda: g(jax.device_put(x, bridge.named_sharding(mesh, example.in_spec))))
+    y = case.accepts("jitted constraint", lambda: g(bridge.placed(x, bridge.named_sharding(mesh, example.in_spec))))
     expected = x * np.int32(3) + np.int32(1)
     case.same_bits("result", np.asarray(y), expected)
     check_shards_hold(case, y, expected, "result")
@@ -167,7 +167,7 @@ def test_reshape_across_a_sharded_dimension(example, excuses):
     expected = x.reshape(example.new_shape)
     new = example.new_shape
     f = reshaping(new)
-    put = lambda: jax.device_put(x, bridge.named_sharding(mesh, example.in_spec, axis_type))
+    put = lambda: bridge.placed(x, bridge.named_sharding(mesh, example.in_spec, axis_type))
     if axis_type == "Auto":
         jitted = f"jax.jit(lambda x: jnp.reshape(x, {new!r}), in_shardings={sharding_literal(example.in_spec)}, " \
                  f"out_shardings={sharding_literal(example.out_spec)})(xs)"
@@ -251,7 +251,7 @@ def test_contraction_over_sharded_dimensions(example, excuses):
     source = contraction_source(c)
     f = bridge.function_of(source)
     sharding = lambda spec: bridge.named_sharding(mesh, spec, axis_type)
-    put = lambda: (jax.device_put(c.x, sharding(c.lhs_spec)), jax.device_put(c.y, sharding(c.rhs_spec)))
+    put = lambda: (bridge.placed(c.x, sharding(c.lhs_spec)), bridge.placed(c.y, sharding(c.rhs_spec)))
     placed = [f"xs = jax.device_put(x, {sharding_literal(c.lhs_spec)})",
               f"ys = jax.device_put(y, {sharding_literal(c.rhs_spec)})"]
     described = (f"{source} (x int32{list(c.x.shape)} {spec_literal(c.lhs_spec)}, y int32{list(c.y.shape)} "

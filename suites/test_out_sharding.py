@@ -910,7 +910,7 @@ def prepared(row: Row, ex: Example) -> dict:
     out = {}
     for name, v in row.inputs(ex).items():
         if isinstance(v, Placed):
-            out[name] = jax.device_put(np.array(v.value), bridge.named_sharding(ex.mesh, tuple(v.spec),
+            out[name] = bridge.placed(np.array(v.value), bridge.named_sharding(ex.mesh, tuple(v.spec),
                                                                                 axis_type_of(row)))
         else:
             out[name] = aligned(np.asarray(v)) if row.aligned else np.array(v)

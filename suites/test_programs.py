@@ -676,7 +676,7 @@ def rejected_as_typed_before_a_device_put(program: Program, way: str, steps) -> 
 
 
 def placed(program: Program):
-    return [jax.device_put(x, bridge.named_sharding(program.mesh, s, program.axis_type))
+    return [bridge.placed(x, bridge.named_sharding(program.mesh, s, program.axis_type))
             for x, s in zip(program.arrays, program.in_specs)]
 
 

@@ -30,7 +30,7 @@ def test_the_second_of_two_constraints_in_a_row_applies():
     constrain = jax.lax.with_sharding_constraint
     y = jax.jit(lambda a: constrain(constrain(jnp.flip(a), bridge.named_sharding(mesh, ("a",))),
                                     bridge.named_sharding(mesh, ())))(
-        jax.device_put(x, bridge.named_sharding(mesh, ())))
+        bridge.placed(x, bridge.named_sharding(mesh, ())))
     check_layout(case, y, Layout(mesh, (), x.shape), x[::-1], what="result")
 
 
@@ -50,7 +50,7 @@ def test_strided_at_min_after_a_constraint_with_a_replicated_output():
     replicated = bridge.named_sharding(mesh, ())
     f = jax.jit(lambda a, b: jax.lax.with_sharding_constraint(jnp.abs(a), bridge.named_sharding(mesh, ("b",)))
                 .at[-1::2].min(b), in_shardings=(replicated, replicated), out_shardings=replicated)
-    y = f(jax.device_put(x, replicated), jax.device_put(u, replicated))
+    y = f(bridge.placed(x, replicated), bridge.placed(u, replicated))
     expected = x.copy()
     expected[-1::2] = np.minimum(expected[-1::2], u)
     case.same_bits("result", np.asarray(y), expected)
@@ -70,7 +70,7 @@ def test_an_at_set_of_a_transposed_replicated_value_into_a_split_output():
                          meshes={"mesh": mesh}, placed={"x": (x, ("a",))}, outcomes={"result": "np.asarray(y)"})
     f = jax.jit(lambda a: jax.lax.with_sharding_constraint(a, bridge.named_sharding(mesh, ())).T.at[0].set(7),
                 out_shardings=bridge.named_sharding(mesh, ("a",)))
-    y = f(jax.device_put(x, bridge.named_sharding(mesh, ("a",))))
+    y = f(bridge.placed(x, bridge.named_sharding(mesh, ("a",))))
     expected = x.T.copy()
     expected[0] = 7
     case.same_bits("result", np.asarray(y), expected)
@@ -92,7 +92,7 @@ def test_an_at_add_of_one_row_after_a_constraint_cutting_a_replicated_value():
                          outcomes={"result": "np.asarray(y)"})
     f = jax.jit(lambda a, b: jax.lax.with_sharding_constraint(a, bridge.named_sharding(mesh, ("a",)))
                 .at[jnp.array([0])].add(b), out_shardings=bridge.named_sharding(mesh, ()))
-    y = f(jax.device_put(x, bridge.named_sharding(mesh, ())), u)
+    y = f(bridge.placed(x, bridge.named_sharding(mesh, ())), u)
     expected = x.copy()
     expected[0] += u[0]
     case.same_bits("result", np.asarray(y), expected)
@@ -113,7 +113,7 @@ def test_a_shifted_set_of_one_element_after_a_constraint_cutting_a_replicated_ve
     f = jax.jit(lambda a: (lambda v: v.at[0:1].set(v[5:6]))(
         jax.lax.with_sharding_constraint(a, bridge.named_sharding(mesh, ("a",)))),
         out_shardings=bridge.named_sharding(mesh, ()))
-    y = f(jax.device_put(x, bridge.named_sharding(mesh, ())))
+    y = f(bridge.placed(x, bridge.named_sharding(mesh, ())))
     expected = x.copy()
     expected[0] = x[5]
     case.same_bits("result", np.asarray(y), expected)
@@ -131,7 +131,7 @@ def test_an_at_set_of_an_edge_pad_of_a_split_vector():
     case = scripted_case(f"{source}(x on P('a'))", [f"y = {source}(x)", "print(np.asarray(y))"],
                          meshes={"mesh": mesh}, placed={"x": (x, ("a",))}, outcomes={"result": "np.asarray(y)"})
     f = jax.jit(lambda a: jnp.pad(a, (0, 2), mode="edge").at[0].set(7), out_shardings=bridge.named_sharding(mesh, ()))
-    y = f(jax.device_put(x, bridge.named_sharding(mesh, ("a",))))
+    y = f(bridge.placed(x, bridge.named_sharding(mesh, ("a",))))
     expected = np.pad(x, (0, 2), mode="edge")
     expected[0] = 7
     case.same_bits("result", np.asarray(y), expected)
@@ -151,7 +151,7 @@ def test_a_strided_at_max_of_a_slice_of_a_partially_replicated_operand():
                          arrays={"x": x}, outcomes={"result": "np.asarray(y)"})
     f = jax.jit(lambda a: (lambda v: v.at[::2].max(v))(a[0:1]), in_shardings=bridge.named_sharding(mesh, ("a",)),
                 out_shardings=bridge.named_sharding(mesh, ()))
-    y = f(jax.device_put(x, bridge.named_sharding(mesh, ("a",))))
+    y = f(bridge.placed(x, bridge.named_sharding(mesh, ("a",))))
     case.same_bits("result", np.asarray(y), np.maximum(x[0:1], x[0:1]))
 
 
@@ -168,7 +168,7 @@ def test_a_strided_at_min_of_a_split_row_by_itself():
                          arrays={"x": x}, outcomes={"result": "np.asarray(y)"})
     f = jax.jit(lambda a: a.at[::2].min(a), in_shardings=bridge.named_sharding(mesh, (None, "a")),
                 out_shardings=bridge.named_sharding(mesh, ()))
-    y = f(jax.device_put(x, bridge.named_sharding(mesh, (None, "a"))))
+    y = f(bridge.placed(x, bridge.named_sharding(mesh, (None, "a"))))
     case.same_bits("result", np.asarray(y), np.minimum(x, x))
 
 
@@ -323,7 +323,7 @@ def two_results_of_a_split_vector(first: str, second: str, x: np.ndarray, device
     replicated, split = bridge.named_sharding(mesh, ()), bridge.named_sharding(mesh, ("a",))
     parts = [bridge.function_of(f"lambda x: {e}") for e in (first, second)]
     f = jax.jit(lambda a: (lambda a: tuple(c(part(a), replicated) for part in parts))(c(a, split)))
-    return case, mesh, case.accepts("jit", lambda: f(jax.device_put(x, split)))
+    return case, mesh, case.accepts("jit", lambda: f(bridge.placed(x, split)))
 
 
 @bridge.needs_devices(2, "to split over two devices")
@@ -384,7 +384,7 @@ def check_the_second_result_comes_back_whole(devices: int, body: str, inputs: di
     replicate = lambda v: jax.lax.with_sharding_constraint(v, replicated)
     f = jax.jit(bridge.function_of(f"lambda replicate: {body}")(replicate), in_shardings=shardings,
                 out_shardings=(replicated, replicated))
-    y = case.accepts("jit", lambda: f(*(jax.device_put(v, s) for (v, _), s in zip(inputs.values(), shardings))))
+    y = case.accepts("jit", lambda: f(*(bridge.placed(v, s) for (v, _), s in zip(inputs.values(), shardings))))
     case.equal("second result.shape", y[1].shape, expected.shape)
     case.same_bits("second result", np.asarray(y[1]), expected)
 
@@ -477,7 +477,7 @@ def test_a_tril_of_a_shifted_update_of_columns_cut_over_two_axes_into_rows_cut_o
                          meshes={"mesh": mesh}, placed={"x": (x, (None, ("a", "b")))},
                          outcomes={"jit": f"{source}(x)", "result": "np.asarray(y)"})
     f = jax.jit(lambda a: jnp.tril(a.at[:, 1:].set(a[:, :3]), -2), out_shardings=bridge.named_sharding(mesh, ("a",)))
-    y = case.accepts("jit", lambda: f(jax.device_put(x, bridge.named_sharding(mesh, (None, ("a", "b"))))))
+    y = case.accepts("jit", lambda: f(bridge.placed(x, bridge.named_sharding(mesh, (None, ("a", "b"))))))
     expected = x.copy()
     expected[:, 1:] = x[:, :3]
     case.same_bits("result", np.asarray(y), np.tril(expected, -2))

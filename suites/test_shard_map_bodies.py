@@ -181,7 +181,7 @@ def check_body_example(example: BodyExample) -> None:
     expected = example.expected()
     manual = None if example.manual_axes == example.mesh.axis_names else example.manual_axes
     run = case.accepts("shard_map", lambda: body_runner(example, manual))
-    args = [jax.device_put(x, bridge.named_sharding(example.mesh, s))
+    args = [bridge.placed(x, bridge.named_sharding(example.mesh, s))
             for x, s in zip(example.operands, example.in_specs)]
     result = case.accepts(example.mode, lambda: run(*args))
     got = case.accepts("np.asarray of the result", lambda: np.asarray(result))
@@ -405,7 +405,7 @@ def test_a_constraint_naming_an_explicit_axis_of_a_partially_manual_body_is_refu
     mesh = MeshModel(bridge.first_ids(DEVICES, 2 * (n // 2)), (2, n // 2), ("i", "j"))
     x = np.arange(4 * n * (n // 2), dtype=np.int32).reshape(2 * n, 2 * (n // 2))
     case = constraint_case((None, "j"), mesh, x, "Explicit")
-    y = jax.device_put(x, bridge.named_sharding(mesh, (("i",), None), "Explicit"))
+    y = bridge.placed(x, bridge.named_sharding(mesh, (("i",), None), "Explicit"))
     error = case.rejects("the call", lambda: constrained_in_a_partially_manual_body((None, "j"), mesh, "Explicit")(y),
                          (ValueError,))
     case.true(f"the refusal names the Auto axes (got: {' '.join(str(error).split())[:200]})", "Auto axes" in str(error))
@@ -517,7 +517,7 @@ def test_a_body_on_an_explicit_mesh_sees_the_models_blocks(example, data):
     expected = spmd.shard_map_assemble(mesh, out_spec, {d: blocks[d][None] for d in mesh.device_ids})
     jmesh = bridge.jax_mesh(mesh, "Explicit")
     with compat.mesh_context(jmesh, "Explicit"):
-        y = jax.device_put(x, bridge.named_sharding(mesh, spec, "Explicit"))
+        y = bridge.placed(x, bridge.named_sharding(mesh, spec, "Explicit"))
         result = case.accepts("shard_map", lambda: explicit_program(mesh, stacked_blocks, spec, out_spec)(y))
         explicit_result_checks(case, result, mesh, out_spec, expected, "stacked blocks")
 
@@ -566,7 +566,7 @@ def test_out_specs_on_an_explicit_mesh_must_cover_the_axes_a_body_varies_over(ex
     expected = spmd.shard_map_assemble(mesh, out_spec, per_device)
     jmesh = bridge.jax_mesh(mesh, "Explicit")
     with compat.mesh_context(jmesh, "Explicit"):
-        y = jax.device_put(x, bridge.named_sharding(mesh, spec, "Explicit"))
+        y = bridge.placed(x, bridge.named_sharding(mesh, spec, "Explicit"))
         case.rejects("out_specs without the axis for a body varying over it",
                      lambda: explicit_program(mesh, doubled, spec, out_spec)(y), compat.UNPROVABLE_REPLICATION_ERRORS)
         result = case.accepts("out_specs without the axis after psum",

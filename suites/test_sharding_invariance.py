@@ -398,7 +398,7 @@ def check_example(example: Example, ignores_returned_constraint=None, run_isolat
 
     in_shardings = tuple(example.sharding(spec) for spec in example.in_specs)
     out_sharding = example.sharding(example.out_spec)
-    args = [jax.device_put(x, s) for x, s in zip(example.operands, in_shardings)]
+    args = [bridge.placed(x, s) for x, s in zip(example.operands, in_shardings)]
 
     context = lambda: compat.mesh_context(bridge.jax_mesh(example.mesh, example.axis_type),
                                           example.axis_type)

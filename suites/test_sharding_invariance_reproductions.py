@@ -28,7 +28,7 @@ def explicit_namespace(mesh: MeshModel, arrays: dict):
     jmesh = bridge.jax_mesh(mesh, "Explicit")
     namespace = {"jax": jax, "jnp": jax.numpy, "lax": jax.lax, "np": np, "mesh": jmesh,
                  "NamedSharding": jax.sharding.NamedSharding, "P": jax.sharding.PartitionSpec}
-    namespace.update({name: jax.device_put(value, bridge.named_sharding(mesh, spec, "Explicit"))
+    namespace.update({name: bridge.placed(value, bridge.named_sharding(mesh, spec, "Explicit"))
                       for name, (value, spec) in arrays.items()})
     return jmesh, namespace
 
@@ -638,7 +638,7 @@ def auto_case(title: str, mesh: MeshModel, arrays: dict, expression: str, out_sp
     case = scripted_case(f"{title}: {call}", lines, meshes={"mesh": mesh}, placed=arrays,
                          outcomes={call: call, "jit": call, "result": call})
     namespace = {"jax": jax, "jnp": jax.numpy, "lax": jax.lax, "np": np}
-    committed = {name: jax.device_put(value, bridge.named_sharding(mesh, spec))
+    committed = {name: bridge.placed(value, bridge.named_sharding(mesh, spec))
                  for name, (value, spec) in arrays.items()}
     fn = eval(f"lambda {', '.join(names)}: {expression}", namespace)
     if eager:
@@ -810,7 +810,7 @@ def test_constraint_applies_to_a_returned_input():
                           "print(y.sharding)"], meshes={"mesh": mesh}, placed={"x": (x, ("b",))},
                          outcomes={"result": "y"})
     y = jax.jit(lambda a: jax.lax.with_sharding_constraint(a, bridge.named_sharding(mesh, ())))(
-        jax.device_put(x, bridge.named_sharding(mesh, ("b",))))
+        bridge.placed(x, bridge.named_sharding(mesh, ("b",))))
     check_layout(case, y, Layout(mesh, (), x.shape), x, what="result")
 
 
@@ -828,7 +828,7 @@ def test_constraint_lays_out_a_zero_size_result():
                          meshes={"mesh": mesh}, placed={"x": (x, ("a",))},
                          outcomes={"jit": "call()", "result": "call()"})
     y = case.accepts("jit", lambda: jax.jit(lambda a: jax.lax.with_sharding_constraint(
-        a[0:0], bridge.named_sharding(mesh, (None, "a"))))(jax.device_put(x, bridge.named_sharding(mesh, ("a",)))))
+        a[0:0], bridge.named_sharding(mesh, (None, "a"))))(bridge.placed(x, bridge.named_sharding(mesh, ("a",)))))
     check_layout(case, y, Layout(mesh, (None, "a"), (0, 2)), what="result")
 
 
@@ -1056,7 +1056,7 @@ def check_shifted_update_constrained_into_a_layout_cutting_another_dimension_ove
     update = bridge.function_of(f"lambda v: v.at[1:].{method}(v[:-1])")
     f = jax.jit(lambda a: constrain(update(constrain(a, bridge.named_sharding(mesh, (("a", "b"),)))),
                                     bridge.named_sharding(mesh, (None, "a"))))
-    y = case.accepts("result", lambda: f(jax.device_put(x, bridge.named_sharding(mesh, (("a", "b"),)))))
+    y = case.accepts("result", lambda: f(bridge.placed(x, bridge.named_sharding(mesh, (("a", "b"),)))))
     case.same_bits("result", np.asarray(y), np.concatenate([x[:1], x[1:] + x[:-1] if method == "add" else x[:-1]]))
 
 
@@ -1086,7 +1086,7 @@ def test_a_slice_into_a_replicated_output_keeps_the_sign_of_a_zero():
     case = scripted_case(f"{call}, x P('a')", [f"print({call})"], meshes={"mesh": mesh}, placed={"x": (x, ("a",))},
                          outcomes={"jit": call, "result": call})
     f = jax.jit(lambda a: a[0:1], out_shardings=bridge.named_sharding(mesh, ()))
-    result = case.accepts("jit", lambda: f(jax.device_put(x, bridge.named_sharding(mesh, ("a",)))))
+    result = case.accepts("jit", lambda: f(bridge.placed(x, bridge.named_sharding(mesh, ("a",)))))
     case.same_bits("result", np.asarray(result), x[0:1])
 
 
@@ -1105,6 +1105,6 @@ def test_explicit_exp_into_another_layout_has_the_unsharded_bits():
                          outcomes={"jit": call, "result": call})
     unsharded = np.asarray(jax.jit(jax.numpy.exp)(x))
     f = jax.jit(jax.numpy.exp, out_shardings=bridge.named_sharding(mesh, (None, ("a", "b")), "Explicit"))
-    placed = jax.device_put(x, bridge.named_sharding(mesh, ("b", None, "a"), "Explicit"))
+    placed = bridge.placed(x, bridge.named_sharding(mesh, ("b", None, "a"), "Explicit"))
     result = case.accepts("jit", lambda: f(placed))
     case.same_bits("result", np.asarray(result), unsharded)

@@ -211,7 +211,7 @@ def test_typeof_on_explicit_axes_carries_the_spec(example):
                                  "tuple(zip(seen[0].mesh.axis_names, seen[0].mesh.axis_sizes))",
                                  "blocks of jax.typeof(x).sharding's spec": "NamedSharding(mesh, seen[0].spec)"})
     sharding = bridge.named_sharding(mesh, spec, "Explicit")
-    y = jax.device_put(x, sharding)
+    y = bridge.placed(x, sharding)
     seen = []
     with compat.mesh_context(bridge.jax_mesh(mesh, "Explicit"), "Explicit"):
         # (traced under jit as a call traces it, and lowered; not compiled: each example traces afresh)

@@ -309,9 +309,9 @@ def sharded_training(layout: ParallelLayout, params0: dict, ids: np.ndarray, lab
                    out_shardings=(sharding(()), p_sh, p_sh, p_sh, s_sh), donate_argnums=(0, 1))
     out = []
     with compat.mesh_context(mesh, layout.axis_type):
-        params = jax.device_put(params0, p_sh)
-        state = jax.device_put(zero_state(params0), s_sh)
-        ids_, labels_ = jax.device_put(ids, t_sh), jax.device_put(labels, t_sh)
+        params = bridge.placed(params0, p_sh)
+        state = bridge.placed(zero_state(params0), s_sh)
+        ids_, labels_ = bridge.placed(ids, t_sh), bridge.placed(labels, t_sh)
         for _ in range(steps):
             donated = jax.tree_util.tree_leaves((params, state))
             loss, grads, updates, params, state = step(params, state, ids_, labels_)
@@ -665,7 +665,7 @@ def sharded_stack(example: StackExample, params, x, target):
     kwargs = {} if layout.axis_type == "Explicit" else {"out_shardings": ((sharding(()), a_sh), p_sh)}
     g = jax.jit(fn, in_shardings=(p_sh, a_sh, a_sh), **kwargs)
     with compat.mesh_context(bridge.jax_mesh(layout.mesh, layout.axis_type), layout.axis_type):
-        return g(jax.device_put(params, p_sh), jax.device_put(x, a_sh), jax.device_put(target, a_sh))
+        return g(bridge.placed(params, p_sh), bridge.placed(x, a_sh), bridge.placed(target, a_sh))
 
 
 def saved_residuals(policy: str, params, x) -> list:

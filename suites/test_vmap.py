@@ -131,7 +131,7 @@ def check_vmap_of_an_operation_over_a_sharded_batch(example, run_isolated=None):
             done.returncode, 0)
         return
     f = jax.vmap(functools.partial(bridge.function_of(op.source), **static))
-    args = [jax.device_put(b, bridge.named_sharding(mesh, s)) for b, s in zip(batches, specs)]
+    args = [bridge.placed(b, bridge.named_sharding(mesh, s)) for b, s in zip(batches, specs)]
     result = case.accepts(run, lambda: (jax.jit(f) if jitted else f)(*args))
     got = case.accepts("np.asarray of the result", lambda: np.asarray(result))
     case.equal("vmap result dtype", got.dtype.name, expected_dtype.name)
@@ -268,6 +268,6 @@ def test_eager_vmap_of_a_concatenate_of_a_cut_operand_with_replicated_ones():
                           "((x0, P()), (x1, P()), (x2, P(None, 'a')))]", f"print({call})"],
                          meshes={"mesh": mesh}, arrays={"x0": x0, "x1": x1, "x2": x2},
                          outcomes={"jax.vmap(f)": call, "result": f"np.asarray({call})"})
-    args = [jax.device_put(x, bridge.named_sharding(mesh, s)) for x, s in ((x0, ()), (x1, ()), (x2, (None, "a")))]
+    args = [bridge.placed(x, bridge.named_sharding(mesh, s)) for x, s in ((x0, ()), (x1, ()), (x2, (None, "a")))]
     got = case.accepts("jax.vmap(f)", lambda: jax.vmap(lambda *xs: jnp.concatenate(xs, axis=0))(*args))
     case.same_bits("result", np.asarray(got), np.concatenate([x0, x1, x2], axis=1))

@@ -121,28 +121,70 @@ def test_a_random_propertys_entry_covers_the_releases_of_its_reproduction():
             f"only the reproduction: {sorted(reproduction - together)}")
 
 
+def measured_parts() -> list:
+    """The bisection's parts: (process count, its verdicts) for one process and, where kept, for
+    several."""
+    measured = json.loads(envs.measured_file(DEVIATIONS_FILE).read_text())
+    several = measured.get(envs.SEVERAL)
+    return [(1, measured)] + ([(several.get("processes", 2), several)] if several else [])
+
+
 def test_every_strict_entry_covers_exactly_the_releases_measured_failing():
     """The ranges are bisected, not guessed: over the releases measured (known_deviations.measured.json,
     written by `python -m conformance.runner.release_envs deviations --record`), the entries of a
-    test cover exactly the releases where it fails (a release where it skips says nothing)."""
+    test that apply to one process cover exactly the releases where it fails (a release where it
+    skips says nothing); and over the multi-process bisection (`deviations --processes 2 --record`),
+    those applying to several processes, for every test with an entry for multi-controller runs only."""
     deviations = load_deviations(DEVIATIONS_FILE)
-    measured = json.loads(envs.measured_file(DEVIATIONS_FILE).read_text())
-    for test in sorted({d.test for d in deviations if d.strict}):
-        assert test in measured["tests"], f"{test} was never bisected: run release_envs deviations --record"
-        by_release = measured["tests"][test]
-        failing = {v for v, verdict in by_release.items() if verdict == "fails"}
-        covered = {v for d in deviations if d.strict and d.test == test for v in releases_in(d.jax)
-                   if by_release.get(v, "skipped") != "skipped"}
-        assert covered == failing, (f"{test}: the entries cover {sorted(covered - failing)} where it passes, "
-                                    f"and miss {sorted(failing - covered)} where it fails")
+    parts = dict(measured_parts())
+    assert len(parts) == 2 or not any(d.processes == "several" for d in deviations), \
+        "entries for multi-controller runs were never bisected: run release_envs deviations --processes 2 --record"
+    for processes, measured in parts.items():
+        entries = envs.applying(deviations, processes)
+        for test in envs.tests_to_bisect(deviations, processes):
+            assert test in measured["tests"], (f"{test} was never bisected with {processes} process(es): run "
+                                               f"release_envs deviations --processes {processes} --record")
+            by_release = measured["tests"][test]
+            failing = {v for v, verdict in by_release.items() if verdict == "fails"}
+            covered = {v for d in entries if d.strict and d.test == test for v in releases_in(d.jax)
+                       if by_release.get(v, "skipped") != "skipped"}
+            assert covered == failing, (f"{test} ({processes} process(es)): the entries cover "
+                                        f"{sorted(covered - failing)} where it passes, and miss "
+                                        f"{sorted(failing - covered)} where it fails")
 
 
 def test_every_strict_entry_shows_its_symptom_where_it_was_measured_failing():
     """The symptoms are measured too: on every release an entry claims, its test failed the way the
-    entry's symptom says (or the way another entry of that test claiming the release says)."""
-    measured = json.loads(envs.measured_file(DEVIATIONS_FILE).read_text())
-    assert "symptom_differs" in measured, "re-record the measure (release_envs deviations --record)"
-    assert measured["symptom_differs"] == {}
+    entry's symptom says (or the way another entry of that test claiming the release says), in
+    each bisection (one process, several)."""
+    for processes, measured in measured_parts():
+        assert "symptom_differs" in measured, "re-record the measure (release_envs deviations --record)"
+        assert measured["symptom_differs"] == {}, processes
+
+
+def test_a_multi_process_bisection_measures_only_the_entries_for_several_processes_and_keeps_the_rest():
+    """deviations --processes 2 measures the tests of the strict entries for multi-controller runs,
+    with --processes 2 --devices 4, judges only the entries applying to several processes, and
+    replaces only the several_processes part of the data file (a one-process bisection keeps it)."""
+    one = fake_entry(">=0.5.0", {"raises": "ValueError", "match": "x"})
+    several = Deviation(test="suites/test_x.py::test_z", jax=">=0.6.0", reason="r", strict=True,
+                        symptom=Symptom.parse({"raises": "ValueError", "match": "y"}), processes="several")
+    assert envs.tests_to_bisect([one, several], 2) == ["suites/test_x.py::test_z"]
+    assert envs.tests_to_bisect([one, several], 1) == ["suites/test_x.py::test_y"]
+    assert envs.process_arguments(2) == ["--processes", "2", "--devices", "4"] and envs.process_arguments(1) == []
+    measured = {"releases": ["0.6.0"], "processes": 2,
+                "tests": {"suites/test_x.py::test_z": {"ranges": [">=0.6.0"],
+                                                       "by_release": {"0.6.0": ["fails", "", None]}}}}
+    previous = {"tests": {"suites/test_x.py::test_y": {"0.6.0": "fails"}}, "symptom_differs": {}}
+    record = envs.recorded(previous, measured, [one, several])
+    assert record["tests"] == previous["tests"]
+    assert record[envs.SEVERAL]["tests"] == {"suites/test_x.py::test_z": {"0.6.0": "fails"}}
+    assert "--processes 2" in record[envs.SEVERAL]["how"]
+    assert envs.recorded(record, {**measured, "processes": 1, "tests": {}}, [one])[envs.SEVERAL] == record[envs.SEVERAL]
+    assert "with 2 processes" in envs.deviation_table(measured, [one, several]).splitlines()[0]
+    refused = envs.test_outcome(None, [], "not launching 2 processes: multi-process collectives on CPU need JAX 0.4.38")
+    assert refused.verdict == "skipped"  # (a release without several processes on CPU says nothing)
+    assert envs.test_outcome(None, [], "exit 1: Fatal Python error").verdict == "fails"
 
 
 def fake_entry(jax: str, symptom: dict):

@@ -654,6 +654,19 @@ EXAMPLES: Dict[str, Pair] = {
     "stack_checkpointed_to_save_only_the_named_value": Pair(
         SimpleNamespace(policy="save_only_these_names"), SimpleNamespace(policy="nothing_saveable"),
         "the policy saves nothing"),
+    "host_value_holding_a_nan": Pair(
+        SimpleNamespace(x=np.array([1.0, np.nan, 2.0, 3.0], np.float32)),
+        SimpleNamespace(x=np.array([1.0, np.inf, 2.0, 3.0], np.float32)),
+        "an infinity where the NaN was"),
+    "host_value_holding_a_flushed_subnormal": Pair(
+        SimpleNamespace(x=np.array([1.0, 1.36e-43, 2.0, 3.0], np.float32)),
+        SimpleNamespace(x=np.array([1.0, 1.36e-43, 2.0, 3.0], np.float32).astype(np.float16) + np.float16(6e-8)),
+        "a float16 value, whose subnormal the check keeps"),
+    "eager_device_put_of_a_computed_value": Pair(
+        call("device_put", [X4], {"spec": ()}, in_specs=[("a",)], out_spec=(), way=EAGER,
+             producers=[call("flip", [X4], {"axis": 0}, in_specs=[("a",)], way=EAGER)]),
+        call("device_put", [X4], {"spec": ()}, in_specs=[("a",)], out_spec=(), way=EAGER, producers=[None]),
+        "its operand is a program input"),
 }
 
 

@@ -1875,3 +1875,44 @@ def bfloat16_operands_summed_in_float32(example) -> bool:
     transformer block's logits dot ('bsh,vh->bsv') among them, a form XLA:CPU 0.7.1-0.8.0 keeps in
     bfloat16 and then cannot run (measured: the float32 program of the same block runs)."""
     return getattr(example, "dtype", None) == "bfloat16"
+
+
+# --- device_put of a host value on every process (multi-controller runs) --------------------------
+def _float_parts(x: np.ndarray) -> List[np.ndarray]:
+    """The floating parts of ``x`` as numpy arrays (real and imaginary for complex; none for others)."""
+    x = np.asarray(x)
+    if np.issubdtype(x.dtype, np.complexfloating):
+        return [x.real, x.imag]
+    return [x] if np.issubdtype(x.dtype, np.floating) or x.dtype.name == "bfloat16" else []
+
+
+@trigger('device_put')
+def host_value_holding_a_nan(example) -> bool:
+    """A device_put example (suites/test_device_put.py's ``HostValuePut``: ``x``) whose host value
+    holds a NaN (device_put's check that every process passes the same value compares with
+    NaN != NaN)."""
+    return any(bool(np.isnan(part.astype(np.float64)).any()) for part in _float_parts(example.x))
+
+
+@trigger('device_put')
+def host_value_holding_a_flushed_subnormal(example) -> bool:
+    """A device_put example (``HostValuePut``: ``x``) whose host value holds a subnormal of float32,
+    float64 or bfloat16 (or such a complex part), which device_put's check flushes to zero when it
+    broadcasts the value through a computation on XLA:CPU (a float16 subnormal is a normal float32
+    there, and survives)."""
+    parts = [p for p in _float_parts(example.x) if p.dtype != np.float16]
+    for part in parts:
+        wide = part.astype(np.float64)
+        tiny = float(np.finfo(np.float32).tiny) if part.dtype.name in ("float32", "bfloat16") else \
+            float(np.finfo(np.float64).tiny)
+        if bool(((wide != 0) & (np.abs(wide) < tiny)).any()):
+            return True
+    return False
+
+
+@trigger('programs')
+def eager_device_put_of_a_computed_value(call: Call) -> bool:
+    """A program's jax.device_put step run eagerly whose operand another step computed (not a
+    program input): in a multi-controller run, an eager result laid out by a GSPMDSharding, which
+    device_put's cross-process reshard took for a NamedSharding (0.4.38)."""
+    return call.eager and call.op == "device_put" and bool(call.producers) and call.producers[0] is not None

@@ -222,8 +222,14 @@ def placed(value, sharding):
     process) laid out as ``sharding``: ``jax.device_put`` (the call the reproductions print); in a
     multi-controller run, over a sharding that reaches other processes, each array leaf is built on
     every process with ``jax.make_array_from_callback`` from the same global value, as JAX documents
-    for multi-controller inputs (device_put refuses a typed key array there:
-    suites/bugs/device_put_of_typed_keys_across_processes.py)."""
+    for multi-controller inputs and its own multi-process tests do. device_put is what the
+    properties of device_put itself (test_device_put, test_congruence, the device_put rows of
+    test_api_parameters and test_argument_forms) check across processes; an input is not built
+    through its check that every process passes the same host value, whose bugs (a NaN, a
+    subnormal, a typed key array, an Explicit mesh's context: suites/bugs/device_put_*_across_processes.py)
+    would otherwise stop properties about something else."""
+    if not isinstance(sharding, jax.sharding.Sharding):  # a pytree of shardings, as device_put takes
+        return jax.tree.map(lambda s, v: placed(v, s), sharding, value)
     if multicontroller.ACTIVE is None or sharding.is_fully_addressable:
         return jax.device_put(value, sharding)
     return jax.tree.map(lambda leaf: from_every_process(leaf, sharding), value)
@@ -242,8 +248,9 @@ def jit_argument(value, sharding):
 def from_every_process(leaf, sharding):
     """One array leaf (numpy, a jax.Array or a typed key array) as a global array laid out as
     ``sharding``, each process filling its own devices from the same value; other leaves (Python
-    scalars) through ``jax.device_put``."""
-    if not hasattr(leaf, "shape"):
+    scalars, and arrays already global, which device_put reshards without reading a host value)
+    through ``jax.device_put``."""
+    if not hasattr(leaf, "shape") or not getattr(leaf, "is_fully_addressable", True):
         return jax.device_put(leaf, sharding)
     return compat.make_array_from_callback(tuple(leaf.shape), sharding, lambda index: leaf[index], leaf.dtype)
 

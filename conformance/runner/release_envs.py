@@ -9,6 +9,11 @@ bisects a known deviation's range and runs the release matrix.
     python -m conformance.runner.release_envs test TEST_ID [--releases ...]
         the same for one test of suites/, run with no known deviations applied (so a release where
         it fails shows as failing, not xfailed); a release where it skips is left out of the ranges
+    python -m conformance.runner.release_envs deviations [--processes N] [--record] [--releases ...]
+        every strict known deviation's test on each release, no deviations applied, against the
+        entries' ranges and symptoms (--record: into known_deviations.measured.json); with
+        --processes N, the tests of the entries for multi-controller runs (processes = "several"),
+        run with N processes x 4 CPU devices, into that file's several_processes part
     python -m conformance.runner.release_envs suites [--releases ...] [-- PYTEST_ARGS]
         the release matrix: `pytest suites/` on each release (with its known deviations), each
         writing its run report to reports/runs/jax-<version>/ (what tox does, without tox; with
@@ -190,12 +195,19 @@ def run_test_with(python: str, test_id, args: Sequence[str], timeout: float = 60
         report = Path(work) / "report.json"
         tests = json.loads(report.read_text())["tests"] if report.exists() else []
     words = (done.stdout.strip() + "\n" + done.stderr.strip()).strip().splitlines()
-    return tests, f"exit {done.returncode}: {words[-1][:300] if words else ''}"
+    refused = [w for w in words if w.startswith(NOT_LAUNCHING)]  # (several processes on a release without them)
+    return tests, refused[0] if refused else f"exit {done.returncode}: {words[-1][:300] if words else ''}"
+
+
+NOT_LAUNCHING = "not launching"  # how a run of several processes begins where the release has none
 
 
 def test_outcome(r: Optional[Release], tests, last_words: str) -> ReleaseOutcome:
-    """A test's outcome from its report's entries: skipped (all skipped), fails (any failed), or
-    behaves; no report at all (a crash, a time-out, a usage error) fails."""
+    """A test's outcome from its report's entries: skipped (all skipped, or several processes asked
+    of a release that runs none on CPU), fails (any failed), or behaves; no report at all (a crash,
+    a time-out, a usage error) fails."""
+    if not tests and last_words.startswith(NOT_LAUNCHING):
+        return ReleaseOutcome(r, "skipped", last_words)
     if not tests:
         return ReleaseOutcome(r, "fails", f"no report ({last_words})")
     if {t["outcome"] for t in tests} <= {"skipped"}:
@@ -207,23 +219,40 @@ def test_outcome(r: Optional[Release], tests, last_words: str) -> ReleaseOutcome
     return ReleaseOutcome(r, "behaves", f"{len(tests)} passed" if len(tests) > 1 else "passed")
 
 
+PROCESSES_DEVICES = 4  # CPU devices per process in a multi-process bisection (8 in all with 2 processes)
+
+
+def process_arguments(processes: int) -> List[str]:
+    """The pytest arguments of a bisection run of ``processes`` processes (none for one)."""
+    return [] if processes == 1 else ["--processes", str(processes), "--devices", str(PROCESSES_DEVICES)]
+
+
+def tests_to_bisect(deviations: Sequence, processes: int = 1) -> List[str]:
+    """The tests a bisection of ``processes`` processes measures: in one process, the test of every
+    strict entry that applies to one-process runs; with several, the tests of the strict entries for
+    multi-controller runs only (``processes = "several"``), whose ranges only such a run can measure."""
+    return sorted({d.test for d in deviations if d.strict and (d.applies_to(1) if processes == 1
+                                                                 else d.processes == "several")})
+
+
 def bisect_deviations(chosen: Sequence[Release], deviations_file: Path, timeout: float = 1800,
-                      jobs: int = 1) -> dict:
-    """Every strict known deviation's test, run on each release in ``chosen`` with no deviations
-    applied: {test: {release: [verdict, detail]}}, with each test's measured failing ranges. (A
-    random property's entry follows the strict test named by its reproduced_by.)"""
-    tests = sorted({d.test for d in load_deviations(deviations_file) if d.strict})
+                      jobs: int = 1, processes: int = 1) -> dict:
+    """Every strict known deviation's test (with several ``processes``: those of the entries for
+    multi-controller runs, run so), run on each release in ``chosen`` with no deviations applied:
+    {test: {release: [verdict, detail]}}, with each test's measured failing ranges. (A random
+    property's entry follows the strict test named by its reproduced_by.)"""
+    tests = tests_to_bisect(load_deviations(deviations_file), processes)
     measured: dict = {test: {} for test in tests}
 
     def one(r: Release):
         print(f"[{r.env}] running {len(tests)} tests ...", file=sys.stderr, flush=True)
-        return r, outcomes_of(tests, str(python_of(r)), [], timeout, r)
+        return r, outcomes_of(tests, str(python_of(r)), process_arguments(processes), timeout, r)
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         for r, outcomes in pool.map(one, chosen):
             for test, outcome in outcomes.items():
                 measured[test][r.jax] = [outcome.verdict, outcome.detail, outcome.seen]
-    return {"releases": [r.jax for r in chosen],
+    return {"releases": [r.jax for r in chosen], "processes": processes,
             "tests": {test: {"ranges": failing_ranges([ReleaseOutcome(release(v), *measured[test][v])
                                                        for v in measured[test]]),
                              "by_release": measured[test]} for test in tests}}
@@ -275,20 +304,42 @@ def measured_file(deviations_file: Path) -> Path:
     return deviations_file.with_name(deviations_file.stem + ".measured.json")
 
 
+SEVERAL = "several_processes"  # the measured file's part for the multi-process bisection
+
+
+def applying(deviations: Sequence, processes: int) -> list:
+    """The entries of ``deviations`` that apply to a run of ``processes`` processes."""
+    return [d for d in deviations if d.applies_to(processes)]
+
+
 def verdicts(measured: dict, deviations: Sequence = ()) -> dict:
     """The bisection as kept in the data file: per test and release, only the verdict; and, per
-    strict entry of ``deviations`` whose test failed otherwise than its symptom says on a release it
-    claims, those releases and why (``symptom_differs``: empty when every symptom held)."""
-    strict = [d for d in deviations if d.strict and d.test in measured["tests"]]
+    strict entry of ``deviations`` (those applying to the bisection's process count) whose test
+    failed otherwise than its symptom says on a release it claims, those releases and why
+    (``symptom_differs``: empty when every symptom held)."""
+    processes = measured.get("processes", 1)
+    strict = [d for d in applying(deviations, processes) if d.strict and d.test in measured["tests"]]
     differs = {f"{d.test} (jax {d.jax})": symptom_differs(d, [e for e in strict if e.test == d.test],
                                                          measured["tests"][d.test]) for d in strict}
+    how = ("python -m conformance.runner.release_envs deviations --record (no deviations applied, CPU, 8 devices)"
+           if processes == 1 else
+           f"python -m conformance.runner.release_envs deviations --processes {processes} --record (no deviations "
+           f"applied, CPU, {processes} processes x {PROCESSES_DEVICES} devices)")
     return {"measured": time.strftime("%Y-%m-%d"),
-            "how": "python -m conformance.runner.release_envs deviations --record (no deviations applied, "
-                   "CPU, 8 devices)",
+            "how": how,
             "releases": measured["releases"],
             "tests": {test: {v: verdict for v, (verdict, *_) in result["by_release"].items()}
                       for test, result in measured["tests"].items()},
             "symptom_differs": {where: why for where, why in differs.items() if why}}
+
+
+def recorded(previous: dict, measured: dict, deviations: Sequence) -> dict:
+    """The data file after a bisection: a one-process bisection replaces it, keeping the
+    multi-process part; a multi-process one replaces only that part."""
+    kept = verdicts(measured, deviations)
+    if measured.get("processes", 1) == 1:
+        return {**kept, **({SEVERAL: previous[SEVERAL]} if SEVERAL in previous else {})}
+    return {**previous, SEVERAL: kept}
 
 
 def deviation_table(measured: dict, deviations: Sequence) -> str:
@@ -296,7 +347,10 @@ def deviation_table(measured: dict, deviations: Sequence) -> str:
     measured (a release where the test skipped says nothing; a test with several entries agrees
     when their ranges together cover exactly the failing releases), and whether the failure on each
     release it claims shows its symptom (SYMPTOM: the releases where it failed another way)."""
-    lines = [f"measured on {len(measured['releases'])} releases: {', '.join(measured['releases'])}"]
+    processes = measured.get("processes", 1)
+    deviations = [d for d in applying(deviations, processes) if d.test in measured["tests"]]
+    lines = [f"measured on {len(measured['releases'])} releases"
+             f"{'' if processes == 1 else f' with {processes} processes'}: {', '.join(measured['releases'])}"]
     for d in deviations:
         if not d.strict:
             continue
@@ -397,6 +451,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     d.add_argument("--file", type=Path, default=DEVIATIONS_FILE)
     d.add_argument("-o", "--output", type=Path, help="also write the measurement as JSON")
     d.add_argument("--jobs", type=int, default=1, help="releases measured at once (default 1)")
+    d.add_argument("--processes", type=int, default=1,
+                   help="measure the entries for multi-controller runs (processes = \"several\") in runs "
+                        f"of this many processes x {PROCESSES_DEVICES} CPU devices (default 1: every other entry)")
     d.add_argument("--record", action="store_true",
                    help="write the verdicts to known_deviations.measured.json beside the list (the data "
                         "tests/test_releases.py checks each range against)")
@@ -418,12 +475,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 print(f"{rel.env:<16} {line}", flush=True)
             return 1 if failed else 0
         if args.command == "deviations":
-            measured = bisect_deviations(select(args.releases), args.file, jobs=args.jobs)
+            measured = bisect_deviations(select(args.releases), args.file, jobs=args.jobs,
+                                         processes=args.processes)
             if args.output:
                 write_atomically(args.output, json.dumps(measured, indent=1) + "\n")
             if args.record:
                 record = measured_file(args.file)
-                write_atomically(record, json.dumps(verdicts(measured, load_deviations(args.file)), indent=1) + "\n")
+                previous = json.loads(record.read_text()) if record.exists() else {}
+                write_atomically(record, json.dumps(recorded(previous, measured, load_deviations(args.file)),
+                                                    indent=1) + "\n")
                 print(f"wrote {record}")
             print(deviation_table(measured, load_deviations(args.file)))
             return 0

@@ -14,7 +14,7 @@ if "REPRO_PROCESS" not in os.environ:  # the launcher: two copies of this script
         port = s.getsockname()[1]
     copies = [subprocess.Popen([sys.executable, __file__], env=dict(
         os.environ, REPRO_PROCESS=str(i), REPRO_PORT=str(port), JAX_PLATFORMS="cpu",
-        XLA_FLAGS="--xla_force_host_platform_device_count=2")) for i in range(2)]
+        JAX_NUM_CPU_DEVICES="2", XLA_FLAGS="--xla_force_host_platform_device_count=2")) for i in range(2)]
     sys.exit(max(p.wait(timeout=300) for p in copies))
 
 import jax
