@@ -226,3 +226,18 @@ def test_a_constraint_just_cutting_a_value_holds_for_shifted_windows_of_one(shap
     got = triggers.at_update_of_a_value_a_constraint_has_just_cut(update)
     assert got is holds, (f"got {got}, but should be {holds} [at_update_of_a_value_a_constraint_has_just_cut of "
                           f".at[].set shifted {shift} of x{list(shape)} constrained from P() to P{spec}]")
+
+
+@pytest.mark.parametrize("pad_spec, holds", [(("a",), True), ((), False)])
+def test_a_moved_start_holds_for_an_operand_padded_from_a_cut_value(pad_spec, holds):
+    """moved_start_with_a_cut_operand_or_output reads through a pad: a dynamic_update_slice at a
+    start needing clamping, of an operand typed replicated that a pad of a cut value computed, holds
+    (XLA keeps the pad's result cut; met on 0.10.2, seed 2503216327); of a pad of a replicated value,
+    into a replicated output, it does not."""
+    from tests.trigger_examples import call
+    x5 = np.arange(5, dtype=np.int32)
+    pad = call("pad", (np.arange(4, dtype=np.int32),), {"widths": ((1, 0),), "mode": "constant"},
+               in_specs=(pad_spec,), out_spec=())
+    update = call("dynamic_update_slice", (x5, x5[:1], np.int32(5)), in_specs=((), (), ()), out_spec=(),
+                  producers=(pad, None, None))
+    assert triggers.TRIGGERS["moved_start_with_a_cut_operand_or_output"](update) is holds

@@ -550,13 +550,19 @@ def cut_layout_reaching_a_clamped_dynamic_slice(call: Call) -> bool:
 @trigger('dynamic_slice')
 def moved_start_with_a_cut_operand_or_output(call: Call) -> bool:
     """lax.dynamic_update_slice with a start that is negative (counted from the end) or must be
-    clamped into range, with an operand or an output that is cut (XLA's partitioner places the
-    update by the raw start: openxla/xla#49118)."""
+    clamped into range, with an operand or an output that is cut, or an operand a pad (jnp.pad,
+    lax.pad) of a cut value computed, which XLA keeps cut though our model of the pad may not (XLA's
+    partitioner places the update by the raw start: openxla/xla#49118; the pad met on 0.10.2, seed
+    2503216327: jnp.pad(x0, widths (0, 0) or (1, 0), mode 'edge' or 'constant') of x0 P(None, None,
+    'a'), then the update at start 8 or 9 of 8 or 9, into P(), dropped)."""
     if call.op != "dynamic_update_slice":
         return False
     x, update, starts = call.operands[0], call.operands[1], call.operands[2:]
     moved = any(int(s) < 0 or int(s) > n - k for s, n, k in zip(starts, np.shape(x), np.shape(update)))
-    return moved and (output_may_be_cut(call) or cuts(call.mesh, call.in_specs[0]))
+    made = call.producers[0] if call.producers else None
+    padded_cut = made is not None and made.op in ("pad", "lax_pad_negative") and bool(made.in_specs) \
+        and cuts(made.mesh, made.in_specs[0])
+    return moved and (output_may_be_cut(call) or cuts(call.mesh, call.in_specs[0]) or padded_cut)
 
 
 @trigger('dynamic_slice')

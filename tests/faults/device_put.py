@@ -38,6 +38,21 @@ def device_put_shifts_blocks(original):
     return device_put
 
 
+@fault("device-put-leaves-a-cut-array-cut", "device_put of a cut jax.Array onto a replicated sharding returns it "
+       "as it was laid out", suites=("device_put",))
+@replacing(jax_module, "device_put")
+def device_put_leaves_a_cut_array_cut(original):
+    jax = jax_module()
+    NamedSharding = named_sharding_class()
+
+    def device_put(x, device=None, **kwargs):
+        if isinstance(x, jax.Array) and isinstance(device, NamedSharding) and device.is_fully_replicated \
+                and not x.sharding.is_fully_replicated:
+            return x
+        return original(x, device, **kwargs)
+    return device_put
+
+
 @fault("device-put-accepts-indivisible", "device_put replicates instead of rejecting an indivisible shape",
        suites=("congruence",))
 @replacing(jax_module, "device_put")
