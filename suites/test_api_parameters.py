@@ -725,7 +725,7 @@ def devices_of_process(process: int) -> list:
     process, every device: DEVICES)."""
     if multicontroller.ACTIVE is None:
         return list(DEVICES)
-    return [d.id for d in jax.devices() if d.process_index == process]
+    return [i for i, owner in bridge.owners().items() if owner == process]
 
 
 THIS_PROCESS, PROCESSES = run_processes()

@@ -126,7 +126,7 @@ def measured_parts() -> list:
     several."""
     measured = json.loads(envs.measured_file(DEVIATIONS_FILE).read_text())
     several = measured.get(envs.SEVERAL)
-    return [(1, measured)] + ([(several.get("processes", 2), several)] if several else [])
+    return [(1, measured)] + ([(several["processes"], several)] if several else [])
 
 
 def test_every_strict_entry_covers_exactly_the_releases_measured_failing():

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from types import SimpleNamespace
 
+import ml_dtypes
 import numpy as np
 
 from conformance.model import sharding_rules
@@ -1906,14 +1907,9 @@ def host_value_holding_a_flushed_subnormal(example) -> bool:
     float64 or bfloat16 (or such a complex part), which device_put's check flushes to zero when it
     broadcasts the value through a computation on XLA:CPU (a float16 subnormal is a normal float32
     there, and survives)."""
-    parts = [p for p in _float_parts(example.x) if p.dtype != np.float16]
-    for part in parts:
-        wide = part.astype(np.float64)
-        tiny = float(np.finfo(np.float32).tiny) if part.dtype.name in ("float32", "bfloat16") else \
-            float(np.finfo(np.float64).tiny)
-        if bool(((wide != 0) & (np.abs(wide) < tiny)).any()):
-            return True
-    return False
+    tiny = lambda dtype: float(ml_dtypes.finfo(dtype).tiny)  # (strategies.arrays.tiny_of, a package above)
+    return any(bool(((part != 0) & (np.abs(part.astype(np.float64)) < tiny(part.dtype))).any())
+               for part in _float_parts(example.x) if part.dtype != np.float16)
 
 
 @trigger('programs')

@@ -326,7 +326,7 @@ def verdicts(measured: dict, deviations: Sequence = ()) -> dict:
            f"python -m conformance.runner.release_envs deviations --processes {processes} --record (no deviations "
            f"applied, CPU, {processes} processes x {PROCESSES_DEVICES} devices)")
     return {"measured": time.strftime("%Y-%m-%d"),
-            "how": how,
+            "how": how, "processes": processes,
             "releases": measured["releases"],
             "tests": {test: {v: verdict for v, (verdict, *_) in result["by_release"].items()}
                       for test, result in measured["tests"].items()},
@@ -477,15 +477,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.command == "deviations":
             measured = bisect_deviations(select(args.releases), args.file, jobs=args.jobs,
                                          processes=args.processes)
+            deviations = load_deviations(args.file)
             if args.output:
                 write_atomically(args.output, json.dumps(measured, indent=1) + "\n")
             if args.record:
                 record = measured_file(args.file)
                 previous = json.loads(record.read_text()) if record.exists() else {}
-                write_atomically(record, json.dumps(recorded(previous, measured, load_deviations(args.file)),
-                                                    indent=1) + "\n")
+                write_atomically(record, json.dumps(recorded(previous, measured, deviations), indent=1) + "\n")
                 print(f"wrote {record}")
-            print(deviation_table(measured, load_deviations(args.file)))
+            print(deviation_table(measured, deviations))
             return 0
         outcomes = []
         for rel in select(args.releases):
