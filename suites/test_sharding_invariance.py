@@ -44,7 +44,7 @@ from conformance.jaxside import bridge, compat
 from conformance.model.layout import Layout, MeshModel, Spec, block_slices
 from conformance.model.program import Program, Step
 from strategies.ops.examples import catalogue_examples
-from strategies.ops import CATALOGUE, Op
+from strategies.ops import CATALOGUE, VOCABULARY, Op
 
 pytestmark = pytest.mark.sharding_invariance
 DEVICES = bridge.live_device_ids()
@@ -53,6 +53,9 @@ DEVICES = bridge.live_device_ids()
 # so each of the 60 entries runs 4% of the profile's examples (4 by default, 40 nightly), which
 # keeps the default `pytest suites/` within its 3-minute budget on a 2-core machine.
 EXAMPLES_PER_OP = max(3, settings().max_examples // 25)
+# The vocabulary's entries (the rest of jax.numpy and jax.lax, ~220 of them) run 2% of the profile's
+# examples each (2 by default, 20 nightly): one function each, its examples drawn the same way.
+EXAMPLES_PER_FUNCTION = max(2, settings().max_examples // 50)
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,8 @@ def examples(draw, op: Op) -> Example:
     operand and for the output that divides its shape, one of them cut over an axis of size > 1
     wherever one can be (mostly along a reduced or contracted dimension), the others replicated
     or sharded on any dimensions."""
-    parts = draw(catalogue_examples(op, DEVICES, compat.mesh_axis_types()))
+    axis_types = compat.mesh_axis_types() if op.explicit else ("Auto",)  # (Op.explicit: a gap the coverage lists)
+    parts = draw(catalogue_examples(op, DEVICES, axis_types))
     return Example(op, parts.operands, parts.static, parts.mesh, parts.axis_type, parts.in_specs,
                    parts.out_spec, parts.expected)
 
@@ -309,7 +313,13 @@ def test_sharding_never_changes_values(op, data, excuses, known_deviations, run_
     """An operation on sharded inputs, eager or jitted with requested shardings or constraints,
     equals the same operation on unsharded inputs, and its output is laid out as requested (eager:
     as its own sharding's index map says)."""
-    example = data.draw(examples(op), label="example")
+    check_drawn(data.draw(examples(op), label="example"), excuses, known_deviations, run_isolated)
+
+
+def check_drawn(example: Example, excuses, known_deviations, run_isolated) -> None:
+    """``check_example`` of a drawn example under this JAX's known deviations: a constraint on a
+    returned input this JAX ignores, and the process aborts XLA is known for, run in a subprocess or
+    (lax.pad's) not at all, counted under their entries."""
     ignores_returned_constraint = known_deviations.covers(reproductions.test_constraint_applies_to_a_returned_input)
     aborts = known_deviations.covers(ABORT) is not None and aborts_under_jit(example.call(Way.JIT_SHARDINGS)) or \
         known_deviations.covers(GATHER_ABORT) is not None and \
@@ -320,6 +330,19 @@ def test_sharding_never_changes_values(op, data, excuses, known_deviations, run_
     check_example(example, ignores_returned_constraint, isolate, excuses, sharded=pad_abort is None)
     if pad_abort is not None:
         excuses.count(pad_abort, example, "sharded ways not run (XLA aborts the process on them)")
+
+
+@pytest.mark.parametrize("op", VOCABULARY, ids=lambda op: op.name)
+@settings(max_examples=EXAMPLES_PER_FUNCTION, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_vocabulary_never_changes_values(op, data, excuses, known_deviations, run_isolated):
+    """A public function of jax.numpy or jax.lax on sharded inputs, eager or jitted with requested
+    shardings or constraints, equals the same function on unsharded inputs (and numpy's answer),
+    and its output is laid out as requested."""
+    for name in op.covers:  # a function this release lacks skips, naming when it arrived or left
+        if not compat.vocabulary_feature(name).available:
+            raise compat.feature_missing(compat.vocabulary_feature(name))
+    check_drawn(data.draw(examples(op), label="example"), excuses, known_deviations, run_isolated)
 
 
 def one_step_program(example: Example, expected: np.ndarray) -> Program:

@@ -1108,3 +1108,48 @@ def test_explicit_exp_into_another_layout_has_the_unsharded_bits():
     placed = bridge.placed(x, bridge.named_sharding(mesh, ("b", None, "a"), "Explicit"))
     result = case.accepts("jit", lambda: f(placed))
     case.same_bits("result", np.asarray(result), unsharded)
+
+
+# --- found by the vocabulary (test_vocabulary_never_changes_values) ---------------------------------
+
+@bridge.needs_devices(2, "to shard over two devices")
+def test_eager_function_ignoring_its_operands_values_keeps_the_operands_layout():
+    """jnp.imag(x) of a real float32[4] x committed over two devices as P('a') is zeros laid out as
+    x, as jnp.zeros_like(x) is: the result of an operation on committed arrays lives where they do
+    (jax-ml/jax#26040, open: jit drops the unused input, and its device with it; found by the
+    vocabulary's jnp.imag, jnp.isreal, jnp.iscomplex and lax.integer_pow(x, 0))."""
+    mesh = bridge.first_devices_mesh(("a", 2))
+    x = np.arange(4, dtype=np.float32)
+    case = scripted_case("jnp.imag(x) of x float32[4] on P('a')", ["y = jnp.imag(x)", "print(y.sharding)"],
+                         meshes={"mesh": mesh}, placed={"x": (x, ("a",))}, outcomes={"result": "y"})
+    y = case.accepts("result", lambda: jax.numpy.imag(bridge.placed(x, bridge.named_sharding(mesh, ("a",)))))
+    check_layout(case, y, Layout(mesh, ("a",), x.shape), np.zeros(4, np.float32), what="result")
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+def test_eager_erf_keeps_its_operands_layout():
+    """lax.erf(x) of x float32[4] committed over two devices as P('a') is laid out as x, as every
+    other elementwise operation's result is (the jax.Array tutorial: an elementwise operation's
+    output is sharded as its input; found by the vocabulary's lax.erf: its result comes back
+    replicated)."""
+    mesh = bridge.first_devices_mesh(("a", 2))
+    x = np.array([0.0, 0.25, 0.5, 1.0], np.float32)
+    case = scripted_case("lax.erf(x) of x float32[4] on P('a')", ["y = jax.lax.erf(x)", "print(y.sharding)"],
+                         meshes={"mesh": mesh}, placed={"x": (x, ("a",))}, outcomes={"result": "y"})
+    y = case.accepts("result", lambda: jax.lax.erf(bridge.placed(x, bridge.named_sharding(mesh, ("a",)))))
+    check_layout(case, y, Layout(mesh, ("a",), x.shape), what="result")
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+def test_mulhi_of_a_sharded_operand():
+    """lax.mulhi(x, x) of x int32[2] committed over two devices as P('a') returns the high halves of
+    the 64-bit products, as it does unsharded (found by the vocabulary's lax.mulhi: the partitioned
+    program fails to compile, "Unable to convert MHLO to StableHLO")."""
+    compat.parameters("jax.lax.mulhi")
+    mesh = bridge.first_devices_mesh(("a", 2))
+    x = np.array([3, -(2 ** 30)], np.int32)
+    expected = ((x.astype(np.int64) * x.astype(np.int64)) >> 32).astype(np.int32)
+    case = scripted_case("lax.mulhi(x, x) of x int32[2] on P('a')", ["y = jax.lax.mulhi(x, x)"],
+                         meshes={"mesh": mesh}, placed={"x": (x, ("a",))}, outcomes={"result": "y"})
+    y = case.accepts("result", lambda: jax.lax.mulhi(*[bridge.placed(x, bridge.named_sharding(mesh, ("a",)))] * 2))
+    case.same_bits("result", np.asarray(y), expected)

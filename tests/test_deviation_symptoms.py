@@ -792,8 +792,8 @@ def test_each_wrongness_holds_for_its_bug_and_not_for_a_value_computed_wrongly()
 
 def test_each_layout_wrongness_holds_for_its_bug_and_not_for_blocks_cut_otherwise():
     """Hand-worked layouts on two devices: the whole array on each where P('a') was asked (and a
-    zero-size shard of the whole shape); an axis kept that a constraint dropped (finer blocks); the
-    first of two constraints; each not for blocks cut otherwise."""
+    zero-size shard of the whole shape); the whole array on one device of two; an axis kept that a
+    constraint dropped (finer blocks); the first of two constraints; each not for blocks cut otherwise."""
     from conformance.checking import wrongness
     from conformance.model.layout import Layout
     two = MeshModel((0, 1), (2,), ("a",))
@@ -805,6 +805,10 @@ def test_each_layout_wrongness_holds_for_its_bug_and_not_for_blocks_cut_otherwis
     assert not wrongness.holds("replicated_where_cut_was_asked", [None], blocks(()), blocks(()))
     assert wrongness.holds("replicated_where_cut_was_asked", [sized], (0, 1), (0, 2))
     assert not wrongness.holds("replicated_where_cut_was_asked", [sized], (0, 1), (0, 3))
+    assert wrongness.holds("held_by_fewer_devices", [None], blocks(("a",)), {0: ((0, 4),)})
+    assert wrongness.holds("held_by_fewer_devices", [None], blocks(()), {0: ((0, 4),)})
+    assert not wrongness.holds("held_by_fewer_devices", [None], blocks(("a",)), blocks(()))
+    assert not wrongness.holds("held_by_fewer_devices", [None], blocks(("a",)), {0: ((0, 2),)})
     assert wrongness.holds("cut_finer_than_asked", [None], blocks(()), blocks(("a",)))
     assert not wrongness.holds("cut_finer_than_asked", [None], blocks(("a",)), moved)
     twice = triggers.Call("layout change of a layout change", (), {"earlier": ((("a",), (4,)),)}, two, "Auto", (),

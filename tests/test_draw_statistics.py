@@ -47,7 +47,7 @@ from hypothesis import strategies as st
 from conformance.model.layout import MeshModel, Spec, spec_axes
 from strategies import arrays, dtypes, layouts, mesh_shapes
 from strategies.arrays import BASE_DTYPES
-from strategies.ops import BY_NAME, CATALOGUE, Op
+from strategies.ops import BY_NAME, CATALOGUE, VOCABULARY, Op
 from strategies.ops.examples import ExampleParts, catalogue_examples
 from strategies.programs import programs
 from strategies.manual import all_to_all_over_two_axes
@@ -468,9 +468,32 @@ def catalogue_table_rows() -> List[Row]:
             count=len(per_op) - 4, note="the worst entry; each is listed below")] + per_op[4:]
 
 
+VOCABULARY_RUNS, EXAMPLES_PER_FUNCTION = 5, 2  # (the default profile runs 2 examples a function)
+
+
+@functools.lru_cache(maxsize=None)
+def vocabulary_draws() -> Dict[str, List[List[ExampleParts]]]:
+    return {op.name: runs(catalogue_examples(op, DEVICES, AXIS_TYPES if op.explicit else ("Auto",)),
+                          VOCABULARY_RUNS, EXAMPLES_PER_FUNCTION * 4) for op in VOCABULARY}
+
+
+def vocabulary_rows() -> List[Row]:
+    """The vocabulary's pooled share of examples that cut something, and its worst entry's (each
+    function is to be sharded in 90% of its examples or more: the issue's floor)."""
+    draws = vocabulary_draws()
+    shares = {name: share(example_cuts(e) for run in op_runs for e in run) for name, op_runs in draws.items()}
+    pooled = [e for op_runs in draws.values() for run in op_runs for e in run]
+    worst = min(shares, key=shares.get)
+    below = sorted(name for name, p in shares.items() if p < 0.90)
+    return [Row("vocabulary: an operand or the output cut (all entries)", share(map(example_cuts, pooled)), 0.90,
+                count=len(pooled)),
+            Row("vocabulary, per entry: cut, the worst entry", shares[worst], 0.90, count=len(shares),
+                note=f"{worst}; below 0.90: {below or 'none'}")]
+
+
 # The table's parts, each measured by a test of its own (so that xdist workers share the drawing).
 GROUPS: Dict[str, Callable[[], List[Row]]] = {
-    "catalogue": catalogue_table_rows, "programs": program_rows, "arrays": array_rows,
+    "catalogue": catalogue_table_rows, "vocabulary": vocabulary_rows, "programs": program_rows, "arrays": array_rows,
     "collectives": collective_rows, "arguments": argument_rows}
 
 

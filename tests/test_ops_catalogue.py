@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from conformance.model import dtypes
 from conformance.model.layout import MeshModel, check_spec, spec_tiling
 from strategies import dividing_specs
-from strategies.ops import BY_NAME, CATALOGUE, Op
+from strategies.ops import BY_NAME, CATALOGUE, ENTRIES, Op
 from strategies.ops.inputs import index_statics, slice_length
 from strategies.ops.references import (clamped_starts, dynamic_slice_reference, dynamic_update_slice_reference,
                                        lax_pad_reference, shifted_ranges)
@@ -23,7 +23,7 @@ FAMILIES = {"elementwise", "broadcasting", "reduction", "scan", "joining", "shap
 
 
 def test_catalogue_covers_every_family_with_forty_entries_or_more():
-    assert len(CATALOGUE) >= 40 and len(BY_NAME) == len(CATALOGUE)
+    assert len(CATALOGUE) >= 40 and len(BY_NAME) == len(ENTRIES)
     assert {op.family for op in CATALOGUE} == FAMILIES
     for name in ("sum_int", "max", "mean", "argmax", "any", "cumsum", "cumprod", "cummax",
                  "concatenate", "stack", "reshape", "transpose", "swapaxes", "squeeze",
@@ -34,7 +34,7 @@ def test_catalogue_covers_every_family_with_forty_entries_or_more():
         assert name in BY_NAME, name
 
 
-@pytest.mark.parametrize("op", CATALOGUE, ids=lambda op: op.name)
+@pytest.mark.parametrize("op", ENTRIES, ids=lambda op: op.name)
 @settings(max_examples=10, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(data=st.data())
 def test_every_entry_draws_inputs_its_reference_accepts(op, data):
@@ -52,10 +52,26 @@ def test_every_entry_draws_inputs_its_reference_accepts(op, data):
 NUMPY_DTYPE_DIFFERS = {
     "cumsum": "jnp.cumsum's docstring: 'If not specified, then the output dtype will match the input "
               "dtype'; numpy's cumsum of an integer narrower than intp answers in intp (int32 -> int64)",
+    "jnp.cumulative_sum": "jnp.cumulative_sum's docstring answers int32 for int32 (its examples); numpy's "
+                          "cumulative_sum of an integer narrower than intp answers in intp, as cumsum does",
+    "jnp.float_power": "jnp.float_power's docstring: 'promoting to the inexact dtype' (float32 stays float32); "
+                       "numpy's float_power answers float64 for float32",
+    "jnp.cov": "jnp.cov's docstring examples answer float32 for int32 observations (the inexact dtype of the "
+               "input); numpy's cov computes in float64 whatever the input",
+    "jnp.corrcoef": "jnp.corrcoef follows jnp.cov (float32 for float32 or int32 input); numpy's corrcoef computes "
+                    "in float64 whatever the input",
+    "jnp.polyder": "jnp.polyder's docstring example: int32 coefficients give float32 (promoted to inexact); "
+                   "numpy's polyder keeps an integer input's int64",
+    "jnp.polyint": "jnp.polyint's docstring example: int32 coefficients give float32; numpy's polyint divides by "
+                   "an int64 arange, answering float64",
+    "jnp.ravel_multi_index": "jnp.ravel_multi_index's docstring example answers int32 indices for int32 "
+                             "multi-indices (they promote as usual); numpy's ravel_multi_index answers intp (int64)",
+    "jnp.vander": "jnp.vander's docstring example answers int32 for int32 input; numpy's vander answers the "
+                  "default int64 (its powers are computed in intp)",
 }
 
 
-@pytest.mark.parametrize("op", CATALOGUE, ids=lambda op: op.name)
+@pytest.mark.parametrize("op", ENTRIES, ids=lambda op: op.name)
 @settings(max_examples=5, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(data=st.data())
 def test_every_entry_result_rule_gives_numpys_dtype_or_says_why_not(op, data):
@@ -69,7 +85,9 @@ def test_every_entry_result_rule_gives_numpys_dtype_or_says_why_not(op, data):
         assert op.result_dtype(operands, x64=True) != numpy_dtype, NUMPY_DTYPE_DIFFERS[op.name]
     else:
         assert op.result_dtype(operands, x64=True) == numpy_dtype, f"{op.name} (rule {op.result!r})"
-    assert op.result_dtype(operands) == dtypes.canonical(numpy_dtype), f"{op.name} (rule {op.result!r})"
+    # (where JAX's documented dtype is of another kind than numpy's, polyder's float for int, no narrowing relates them)
+    if op.name not in NUMPY_DTYPE_DIFFERS or op.result_dtype(operands).kind == numpy_dtype.kind:
+        assert op.result_dtype(operands) == dtypes.canonical(numpy_dtype), f"{op.name} (rule {op.result!r})"
 
 
 def test_an_entry_with_an_unknown_dtype_rule_is_refused():

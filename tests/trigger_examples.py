@@ -24,7 +24,7 @@ import numpy as np
 from conformance.checking import triggers
 from conformance.checking.triggers import Call
 from conformance.checking.ways import Way
-from conformance.model.layout import MeshModel
+from conformance.model.layout import Layout, MeshModel
 from strategies.batched import MultiAxisExample, VmapExample, VmappedBody
 from strategies.contractions import Contraction, PartlyConstrained, Reshape
 from strategies.manual import AllToAllExample
@@ -178,6 +178,8 @@ SQUARE = MeshModel((0, 1, 2, 3), (2, 2), ("a", "b"))
 CUBE = MeshModel(tuple(range(8)), (2, 2, 2), ("a", "b", "x"))
 CUBE_BAX = MeshModel(tuple(range(8)), (2, 2, 2), ("b", "a", "x"))
 X123 = a(1, 2, 3)
+CUT_4 = Layout(MESH, ("a",), (4,)).blocks  # X4 cut over 'a': devices 0-3 hold ((0, 2),), 4-7 ((2, 4),)
+WHOLE_4 = {d: ((0, 4),) for d in MESH.device_ids}  # X4 whole on every device
 ZERO_SIZE_SHARDS = ((0, 1), (0, 2))  # a (0, 2) result's shard shape asked over 'a' on dimension 1, and the whole
 
 
@@ -667,6 +669,19 @@ EXAMPLES: Dict[str, Pair] = {
              producers=[call("flip", [X4], {"axis": 0}, in_specs=[("a",)], way=EAGER)]),
         call("device_put", [X4], {"spec": ()}, in_specs=[("a",)], out_spec=(), way=EAGER, producers=[None]),
         "its operand is a program input"),
+    "eager_auto_result_ignoring_its_operands_values": Pair(
+        call("jnp.imag", (X4.astype(np.float32),), in_specs=(("a",),), way=EAGER),
+        call("jnp.imag", ((X4 + 1j).astype(np.complex64),), in_specs=(("a",),), way=EAGER),
+        "the operand is complex: the result is its imaginary part",
+        {"held_by_fewer_devices": (CUT_4, {0: ((0, 4),)}), "replicated_where_cut_was_asked": (CUT_4, WHOLE_4)}),
+    "eager_auto_erf_of_a_cut_operand": Pair(
+        call("lax.erf", (X4.astype(np.float32),), in_specs=(("a",),), way=EAGER),
+        call("lax.erf", (X4.astype(np.float32),), in_specs=((),), way=EAGER),
+        "the operand is replicated", (CUT_4, WHOLE_4)),
+    "mulhi_over_several_devices": Pair(
+        call("lax.mulhi", (X4, X4), in_specs=((), ())),
+        call("lax.mulhi", (X4, X4), mesh=MeshModel((0,), (1,), ("a",)), in_specs=((), ())),
+        "the mesh has one device"),
 }
 
 

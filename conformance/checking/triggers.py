@@ -309,7 +309,8 @@ def _explicit_pad_of_a_cut_dimension_it_does_not_pad(call: Call, modes: tuple) -
                for i, (n, w) in enumerate(zip(shape, widths)))
 
 
-RESHAPING = ("reshape", "argmax", "argmin", "roll")  # (argmax/argmin/roll over all axes reshape to one dimension)
+# (argmax/argmin/roll over all axes reshape to one dimension; the vocabulary's lax.reshape and lax.collapse)
+RESHAPING = ("reshape", "argmax", "argmin", "roll", "lax.reshape", "lax.reshape:dimensions", "lax.collapse")
 
 
 # A program's pseudo-step (the programs pass it under jit on an Explicit mesh): a step that our
@@ -548,18 +549,28 @@ def cut_layout_reaching_a_clamped_dynamic_slice(call: Call) -> bool:
     return False
 
 
+UPDATES_IN_DIM = ("lax.dynamic_update_slice_in_dim", "lax.dynamic_update_index_in_dim")
+
+
 @trigger('dynamic_slice')
 def moved_start_with_a_cut_operand_or_output(call: Call) -> bool:
-    """lax.dynamic_update_slice with a start that is negative (counted from the end) or must be
-    clamped into range, with an operand or an output that is cut, or an operand a pad (jnp.pad,
-    lax.pad) of a cut value computed, which XLA keeps cut though our model of the pad may not (XLA's
-    partitioner places the update by the raw start: openxla/xla#49118; the pad met on 0.10.2, seed
-    2503216327: jnp.pad(x0, widths (0, 0) or (1, 0), mode 'edge' or 'constant') of x0 P(None, None,
-    'a'), then the update at start 8 or 9 of 8 or 9, into P(), dropped)."""
-    if call.op != "dynamic_update_slice":
+    """lax.dynamic_update_slice (or its one-dimension forms, ``UPDATES_IN_DIM``) with a start that
+    is negative (counted from the end) or must be clamped into range, with an operand or an output
+    that is cut, or an operand a pad (jnp.pad, lax.pad) of a cut value computed, which XLA keeps cut
+    though our model of the pad may not (XLA's partitioner places the update by the raw start:
+    openxla/xla#49118; the pad met on 0.10.2, seed 2503216327: jnp.pad(x0, widths (0, 0) or (1, 0),
+    mode 'edge' or 'constant') of x0 P(None, None, 'a'), then the update at start 8 or 9 of 8 or 9,
+    into P(), dropped)."""
+    if call.op not in ("dynamic_update_slice",) + UPDATES_IN_DIM:
         return False
     x, update, starts = call.operands[0], call.operands[1], call.operands[2:]
-    moved = any(int(s) < 0 or int(s) > n - k for s, n, k in zip(starts, np.shape(x), np.shape(update)))
+    if call.op in UPDATES_IN_DIM:  # (lax's one-dimension forms: one start, along ``axis``)
+        axis = call.static["axis"] % np.ndim(x)
+        k = 1 if call.op == "lax.dynamic_update_index_in_dim" else np.shape(update)[axis]
+        start, n = int(starts[0]), np.shape(x)[axis]
+        moved = start < 0 or start > n - k
+    else:
+        moved = any(int(s) < 0 or int(s) > n - k for s, n, k in zip(starts, np.shape(x), np.shape(update)))
     made = call.producers[0] if call.producers else None
     padded_cut = made is not None and made.op in ("pad", "lax_pad_negative") and bool(made.in_specs) \
         and cuts(made.mesh, made.in_specs[0])
@@ -1918,3 +1929,33 @@ def eager_device_put_of_a_computed_value(call: Call) -> bool:
     program input): in a multi-controller run, an eager result laid out by a GSPMDSharding, which
     device_put's cross-process reshard took for a NamedSharding (0.4.38)."""
     return call.eager and call.op == "device_put" and bool(call.producers) and call.producers[0] is not None
+
+
+# --- the vocabulary (test_vocabulary_never_changes_values) ---------------------------------------
+CONSTANT_OF_A_REAL_OPERAND = ("jnp.imag", "jnp.isreal", "jnp.iscomplex")  # zeros, True, False of a real x
+
+
+@trigger('vocabulary')
+def eager_auto_result_ignoring_its_operands_values(call: Call) -> bool:
+    """Eager, on an Auto mesh, a function whose result does not depend on its operand's values
+    (jnp.imag, jnp.isreal or jnp.iscomplex of a real operand; lax.integer_pow(x, 0)): jit drops the
+    unused input and its layout with it (jax-ml/jax#26040)."""
+    if not call.eager or call.axis_type != "Auto":
+        return False
+    if call.op in CONSTANT_OF_A_REAL_OPERAND:
+        return np.asarray(call.operands[0]).dtype.kind != "c"
+    return call.op == "lax.integer_pow" and call.static.get("y") == 0
+
+
+@trigger('vocabulary')
+def eager_auto_erf_of_a_cut_operand(call: Call) -> bool:
+    """Eager lax.erf, on an Auto mesh, of an operand cut over an axis of size > 1: its result comes
+    back replicated."""
+    return call.eager and call.axis_type == "Auto" and call.op == "lax.erf" and cuts(call.mesh, call.in_specs[0])
+
+
+@trigger('vocabulary')
+def mulhi_over_several_devices(call: Call) -> bool:
+    """lax.mulhi in a program over a mesh of more than one device (any layout, any way): the
+    partitioned program does not compile."""
+    return call.op == "lax.mulhi" and call.mesh is not None and len(call.mesh.device_ids) > 1

@@ -201,6 +201,19 @@ def cut_finer_than_asked(call, expected, got) -> bool:
     return inside and any(g[d] != e[d] for d in g)
 
 
+def held_by_fewer_devices(call, expected, got) -> bool:
+    """Some of the devices that were to hold the result hold nothing, and every device that holds
+    a block holds the whole array: the result sits on fewer devices than asked (one, as a
+    constant would)."""
+    if not (isinstance(expected, dict) and isinstance(got, dict) and got):
+        return False
+    e, g = _blocks(expected), _blocks(got)
+    if e is None or g is None:
+        return False
+    whole = _extent(e)
+    return set(got) < set(expected) and all(b == whole for b in g)
+
+
 def laid_out_as_an_earlier_change(call, expected, got) -> bool:
     """The result is laid out as one of the layout changes it went through asked (the call's
     ``static["earlier"]``: ``(spec, shape)`` of each, on its mesh), or as that layout and the one
@@ -457,10 +470,11 @@ WRONGNESS: Dict[str, Callable[[object, object, object], bool]] = {f.__name__: f 
     laid_out_as_an_earlier_change, updated_from_another_window, values_of_the_sliced_operand,
     updated_outside_a_prefix_slice_beside_it_as_zeros, within_two_ulps, values_of_the_updates_operand_after_it,
     scanned_as_if_past_a_prefix_slice_beside_it_were_its_identity, values_of_the_dynamic_slices_operand,
-    negative_zeros_made_positive,
+    negative_zeros_made_positive, held_by_fewer_devices,
 )}
 SHOWN_BY = {name: "layout" if name in ("replicated_where_cut_was_asked", "cut_finer_than_asked",
-                                       "laid_out_as_an_earlier_change") else "values" for name in WRONGNESS}
+                                       "laid_out_as_an_earlier_change", "held_by_fewer_devices")
+            else "values" for name in WRONGNESS}
 def holds(name: str, candidates, expected, got) -> bool:
     """Whether pattern ``name`` holds for ``expected``/``got`` with one of ``candidates`` (the
     calls a trigger held for; a candidate's own ``values``, a program step's localized

@@ -337,6 +337,32 @@ def entry_feature(entry: str) -> Feature:
                    present=lambda: _resolve(entry) is not None)
 
 
+@functools.lru_cache(maxsize=None)
+def _stored_vocabularies() -> tuple:
+    """(release, the set of its public jnp/lax functions as "jnp.<name>"/"lax.<name>") of every stored
+    vocabulary list (strategies/ops/vocabularies/, written by conformance.jaxside.vocabulary), read once."""
+    import json
+    folder = Path(__file__).resolve().parents[2] / "strategies" / "ops" / "vocabularies"
+    return tuple((Version(path.stem[4:]), frozenset(f"{short}.{name}" for short in ("jnp", "lax")
+                                                    for name in json.loads(path.read_text()).get(short, ())))
+                 for path in folder.glob("jax-*.json"))
+
+
+@functools.lru_cache(maxsize=None)
+def vocabulary_feature(name: str) -> Feature:
+    """The public function ``name`` ("jnp.cumulative_sum", "lax.mulhi") as a feature, present where
+    the installed JAX exports it; its arrival and removal as the stored vocabulary lists say."""
+    short, function = name.split(".", 1)
+    module = {"jnp": "jax.numpy", "lax": "jax.lax"}[short]
+    having = [v for v, names in _stored_vocabularies() if name in names]
+    lacking = [v for v, names in _stored_vocabularies() if name not in names]
+    gone = [v for v in lacking if having and v > max(having)]
+    return Feature(f"{module}.{function}", "jax.__version__",
+                   arrived=str(min(having)) if having else "a later release",
+                   removed=str(min(gone)) if gone and having and JAX_VERSION > max(having) else None,
+                   present=lambda: _resolve(f"{module}.{function}") is not None)
+
+
 def parameters(entry: str, *names: str) -> None:
     """Skip the calling test (naming the version) unless the installed ``entry`` exists and takes
     every parameter of ``names``."""

@@ -199,6 +199,15 @@ class Rule:
     compute: Callable[[Sequence[TypeLike], bool], np.dtype]
 
 
+def _complex(types, x64):
+    joined = promote(*types, x64=x64)
+    return joined if joined.kind == "c" else canonical("complex128" if joined.itemsize == 8 else "complex64", x64)
+
+
+def _always(name: str) -> Callable[[Sequence[TypeLike], bool], np.dtype]:
+    return lambda types, x64: canonical(name, x64)
+
+
 RULES: Dict[str, Rule] = {rule.name: rule for rule in (
     Rule("promote", "the join of the operands: elementwise arithmetic, bitwise ops, max/min, "
                     "joining, contractions, and one-operand ops that keep their operand's dtype "
@@ -221,6 +230,10 @@ RULES: Dict[str, Rule] = {rule.name: rule for rule in (
     Rule("sum", "jnp.sum and jnp.prod: bool and signed integers give the default int, unsigned "
                 "integers the default uint ('promoted to the widest available integer dtype, "
                 "following numpy's behavior'), anything else its own dtype", _sum),
+    Rule("complex", "the complex type as precise as the join of the operands: lax.complex", _complex),
+    Rule("uint8", "uint8 whatever the operands: jnp.bitwise_count ('uint8', as numpy)", _always("uint8")),
+    Rule("int16", "int16 whatever the operands: a conversion to int16 the call names", _always("int16")),
+    Rule("int32", "int32 whatever the operands: a conversion to int32 the call names", _always("int32")),
 )}
 
 

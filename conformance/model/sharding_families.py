@@ -218,7 +218,7 @@ def _broadcasting(c: Call) -> Spec:
     return broadcast(c.shapes, c.specs, c.op)
 
 
-ARG_REDUCTIONS = ("argmax", "argmin")
+ARG_REDUCTIONS = ("argmax", "argmin", "jnp.nanargmax", "jnp.nanargmin")
 
 
 def _reduction(c: Call) -> Spec:

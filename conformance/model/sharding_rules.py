@@ -46,8 +46,17 @@ from .sharding_families import (ARG_REDUCTIONS, FAMILY_RULES, INDEXING_FAMILIES,
                                 dynamic_slice, sharding_verdict, shifted_ranges, slice_through_gather)
 from .sharding_indexing import (Indexer, full_index, indexer, slice_triple, static_slice, take_along_axis,
                                 through_gather, updates_for, whole_slice)
+from . import sharding_vocabulary, sharding_vocabulary_indexing, sharding_vocabulary_lax_structure, \
+    sharding_vocabulary_linalg, sharding_vocabulary_shapes
 from .sharding_primitives import (GatherDims, IllTyped, Shape, axes_argument, axis_argument, broadcast,
                                   canonical_entry, canonical_spec, consensus, cumulative, dot_general, entry_axes,
                                   expand_dims, gather, merged_groups, no_repeated_axis, one_sharded_spec,
                                   one_split_or_merge, permutation, reduce, reshape, resized, same_specs, scatter,
                                   select, show_spec, sort, squeeze, stack, tiling, transpose)
+
+# The vocabulary's families (``strategies/ops/vocabulary_*.py``), each rule in its own module.
+for _module in (sharding_vocabulary, sharding_vocabulary_shapes, sharding_vocabulary_indexing,
+                sharding_vocabulary_linalg, sharding_vocabulary_lax_structure):
+    _clash = set(_module.RULES) & set(FAMILY_RULES)
+    assert not _clash, f"{_module.__name__} redefines the rules of {sorted(_clash)}"
+    FAMILY_RULES.update(_module.RULES)

@@ -3,6 +3,7 @@ name, family, JAX source, numpy reference, inputs, and tolerance where it is not
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Dict, Tuple
 
 import numpy as np
@@ -155,6 +156,26 @@ CATALOGUE: Tuple[Op, ...] = (
     Op("tril", "iota", "lambda x, *, k: jnp.tril(x, k)", lambda x, k: np.tril(x, k),
        i.unary_inputs("int32", "any", i.diagonal_statics, min_rank=2)),
 )
+
+# The public functions each entry above calls by name (``Op.covers``); an operator (``x + y``,
+# ``x[index]``, ``x.at[...]``) covers none.
+COVERS: Dict[str, Tuple[str, ...]] = {
+    "abs": ("jnp.abs",), "sin": ("jnp.sin",), "exp": ("jnp.exp",), "logical_not": ("jnp.logical_not",),
+    "maximum": ("jnp.maximum",), "sum_int": ("jnp.sum",), "sum_float": ("jnp.sum",), "max": ("jnp.max",),
+    "min_int": ("jnp.min",), "mean": ("jnp.mean",), "argmax": ("jnp.argmax",), "argmin": ("jnp.argmin",),
+    "any": ("jnp.any",), "cumsum": ("jnp.cumsum",), "cumprod": ("jnp.cumprod",), "cummax": ("lax.cummax",),
+    "cumsum_reverse": ("lax.cumsum",), "concatenate": ("jnp.concatenate",), "stack": ("jnp.stack",),
+    "reshape": ("jnp.reshape",), "transpose": ("jnp.transpose",), "swapaxes": ("jnp.swapaxes",),
+    "squeeze": ("jnp.squeeze",), "expand_dims": ("jnp.expand_dims",), "broadcast_to": ("jnp.broadcast_to",),
+    "pad": ("jnp.pad",), "lax_pad_negative": ("lax.pad",), "dynamic_slice": ("lax.dynamic_slice",),
+    "dynamic_update_slice": ("lax.dynamic_update_slice",), "take": ("jnp.take",), "take_clip": ("jnp.take",),
+    "take_along_axis": ("jnp.take_along_axis",), "roll": ("jnp.roll",), "flip": ("jnp.flip",),
+    "sort": ("jnp.sort",), "argsort": ("jnp.argsort",), "dot_int": ("jnp.dot",), "einsum": ("jnp.einsum",),
+    "where": ("jnp.where",), "select": ("lax.select",), "add_iota": ("lax.broadcasted_iota",),
+    "arange_times": ("jnp.arange",), "tril": ("jnp.tril",),
+}
+CATALOGUE = tuple(replace(op, covers=COVERS.get(op.name, ())) for op in CATALOGUE)
+assert set(COVERS) <= {op.name for op in CATALOGUE}, sorted(set(COVERS) - {op.name for op in CATALOGUE})
 
 BY_NAME: Dict[str, Op] = {op.name: op for op in CATALOGUE}
 assert len(BY_NAME) == len(CATALOGUE), "catalogue names must be unique"

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Tuple
 
 import numpy as np
 from hypothesis import strategies as st
@@ -23,7 +24,10 @@ class Op:
       static keyword arguments (ints, tuples, slices: baked into the traced function);
     * ``rtol``/``atol``: the comparison, exact unless stated;
     * ``result``: how the result's dtype follows from the operands' (a rule of
-      ``conformance.model.dtypes.RULES``), the join of their types unless stated.
+      ``conformance.model.dtypes.RULES``), the join of their types unless stated;
+    * ``covers``: the public functions of JAX's namespaces that ``source`` calls by name, as
+      ``"jnp.<name>"`` or ``"lax.<name>"`` (what the vocabulary's coverage counts; an operator such as
+      ``x + y`` covers none).
     """
 
     name: str
@@ -34,11 +38,16 @@ class Op:
     rtol: float = 0.0
     atol: float = 0.0
     result: str = "promote"
+    covers: Tuple[str, ...] = ()
+    explicit: bool = True
 
     def __post_init__(self):
         if self.result not in dtypes.RULES:
             raise dtypes.UnknownRule(f"{self.name}: no dtype rule {self.result!r}; "
                                      f"the rules are {sorted(dtypes.RULES)}")
+        bad = [name for name in self.covers if not re.fullmatch(r"(jnp|lax)\.[a-z_0-9]+", name)]
+        if bad:
+            raise ValueError(f"{self.name}: covers names {bad}; each must be 'jnp.<name>' or 'lax.<name>'")
 
     def result_dtype(self, operands: Iterable, *, x64: bool = False) -> np.dtype:
         """The model's dtype of this operation's result on ``operands`` (numpy, in order)."""
