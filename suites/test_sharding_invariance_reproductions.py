@@ -1153,3 +1153,23 @@ def test_mulhi_of_a_sharded_operand():
                          meshes={"mesh": mesh}, placed={"x": (x, ("a",))}, outcomes={"result": "y"})
     y = case.accepts("result", lambda: jax.lax.mulhi(*[bridge.placed(x, bridge.named_sharding(mesh, ("a",)))] * 2))
     case.same_bits("result", np.asarray(y), expected)
+
+
+@explicit_only
+@bridge.needs_devices(2, "to shard over two devices")
+def test_explicit_igamma_of_a_cut_and_a_replicated_operand():
+    """On an Explicit mesh of two devices, lax.igamma(a, x) of a float32[2] cut P('a') and x
+    replicated is typed as any elementwise operation of them (the cut operand's spec wins) and
+    equals the unsharded run (found by the vocabulary's lax.igamma: its implementation's select of
+    differently sharded values raises ShardingTypeError, as jnp.where did, jax-ml/jax#37853)."""
+    mesh = bridge.first_devices_mesh(("a", 2))
+    a, x = np.array([1.5, 2.5], np.float32), np.array([1.0, 3.0], np.float32)
+    expected = np.asarray(jax.lax.igamma(a, x))  # the unsharded run, on one device
+    case = scripted_case("lax.igamma(a, x) of a float32[2] on P('a'), x on P(), Explicit mesh",
+                         meshes={"mesh": mesh}, axis_type="Explicit", placed={"a": (a, ("a",)), "x": (x, ())},
+                         in_context=["call = lambda: jax.lax.igamma(a, x)"], outcomes={"result": "call()"})
+    jmesh, namespace = explicit_namespace(mesh, {"a": (a, ("a",)), "x": (x, ())})
+    with compat.mesh_context(jmesh, "Explicit"):
+        result = case.accepts("result", lambda: eval("lax.igamma(a, x)", namespace))
+    case.close("result", np.asarray(result), expected, rtol=0, atol=0)
+    check_layout(case, result, Layout(mesh, ("a",), a.shape), what="result")

@@ -241,3 +241,16 @@ def test_a_moved_start_holds_for_an_operand_padded_from_a_cut_value(pad_spec, ho
     update = call("dynamic_update_slice", (x5, x5[:1], np.int32(5)), in_specs=((), (), ()), out_spec=(),
                   producers=(pad, None, None))
     assert triggers.TRIGGERS["moved_start_with_a_cut_operand_or_output"](update) is holds
+
+
+@pytest.mark.parametrize("x_spec, holds", [((None, "a"), True), ((), False)])
+def test_a_strided_slice_holds_for_an_operand_selected_from_a_cut_value(x_spec, holds):
+    """strided_slice_of_a_cut_dimension reads through a selection: x[::2, ::-3] of lax.select(c, x0,
+    x0), typed as our model leaves it (unknown), holds where x0 cuts the strided dimension 1 (met on
+    0.10.2, seed 2177110864); where nothing the selection reads cuts it, it does not."""
+    from tests.trigger_examples import call
+    x0 = np.arange(8, dtype=np.uint32).reshape(2, 2, 2)
+    select = call("select", (np.ones((2, 2, 2), bool), x0, x0), in_specs=((None, None, "a"), x_spec, x_spec))
+    sliced = call("strided_slice", (x0,), {"index": (slice(None, None, 2), slice(None, None, -3))},
+                  in_specs=(None,), out_spec=(), producers=(select,))
+    assert triggers.TRIGGERS["strided_slice_of_a_cut_dimension"](sliced) is holds

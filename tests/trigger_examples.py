@@ -678,6 +678,10 @@ EXAMPLES: Dict[str, Pair] = {
         call("lax.erf", (X4.astype(np.float32),), in_specs=(("a",),), way=EAGER),
         call("lax.erf", (X4.astype(np.float32),), in_specs=((),), way=EAGER),
         "the operand is replicated", (CUT_4, WHOLE_4)),
+    "explicit_elementwise_of_operands_sharded_unlike_each_other": Pair(
+        explicit("lax.igamma", (X4.astype(np.float32), X4.astype(np.float32)), (("a",), ())),
+        explicit("lax.igamma", (X4.astype(np.float32), X4.astype(np.float32)), (("a",), ("a",))),
+        "both operands are cut alike"),
     "mulhi_over_several_devices": Pair(
         call("lax.mulhi", (X4, X4), in_specs=((), ())),
         call("lax.mulhi", (X4, X4), mesh=MeshModel((0,), (1,), ("a",)), in_specs=((), ())),

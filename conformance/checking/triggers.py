@@ -632,10 +632,17 @@ def jitted_concatenate_of_a_replicated_dynamic_slice_with_itself(call: Call) -> 
 @trigger('slicing')
 def strided_slice_of_a_cut_dimension(call: Call) -> bool:
     """Jitted x[index] whose index steps by more than one (or backwards) over a dimension of x that
-    is cut."""
+    is cut, or that a selection computed from operands one of which cuts that dimension (XLA may
+    keep the selection's result cut there where our model of it does not say so: met on 0.10.2,
+    seed 2177110864, x[::2, ::-3] of lax.select(c, x0, x0) with x0 P(None, 'a') and c P(None, None,
+    'a'))."""
     if call.op != "strided_slice" or call.eager:
         return False
-    return any(cuts_dim(call.mesh, call.in_specs[0], d) for d in strided_dims(call.static["index"]))
+    made = call.producers[0] if call.producers else None
+    selected_from = [s for x, s in zip(made.operands, made.in_specs) if np.ndim(x) == np.ndim(call.operands[0])] \
+        if made is not None and made.op in ("select", "where") else []
+    return any(cuts_dim(call.mesh, call.in_specs[0], d) or any(cuts_dim(made.mesh, s, d) for s in selected_from)
+               for d in strided_dims(call.static["index"]))
 
 
 @trigger('slicing')
@@ -1959,3 +1966,19 @@ def mulhi_over_several_devices(call: Call) -> bool:
     """lax.mulhi in a program over a mesh of more than one device (any layout, any way): the
     partitioned program does not compile."""
     return call.op == "lax.mulhi" and call.mesh is not None and len(call.mesh.device_ids) > 1
+
+
+SELECTING_ELEMENTWISE = ("lax.igamma", "lax.igammac", "lax.betainc", "jnp.ldexp")  # (a select in their implementation)
+
+
+@trigger('vocabulary')
+def explicit_elementwise_of_operands_sharded_unlike_each_other(call: Call) -> bool:
+    """On an Explicit mesh, lax.igamma, lax.igammac, lax.betainc or jnp.ldexp whose operands,
+    aligned from the right, are not all sharded alike: their implementations select between values
+    computed from differently sharded operands (jax-ml/jax#37853's select rule)."""
+    if call.axis_type != "Explicit" or call.op not in SELECTING_ELEMENTWISE:
+        return False
+    rank = max(np.ndim(x) for x in call.operands)
+    aligned = {(((),) * (rank - np.ndim(x)) + tuple(axes_of(spec, np.ndim(x)))) for x, spec in
+               zip(call.operands, call.in_specs)}
+    return len(aligned) > 1
