@@ -49,6 +49,20 @@ def test_differencing(op, family, shapes, specs, static, eager, expected, reason
     check(op, family, shapes, specs, static, eager, expected, reason)
 
 
+CLAMP = [
+    # the bounds' shardings do not count: min cut over 'a', x and max replicated give x's P()
+    case("lax.clamp", "clamp", [(4,), (4,), (4,)], [("a",), (None,), (None,)], (None,)),
+    # x cut over 'b' gives P('b') whatever the bounds
+    case("lax.clamp", "clamp", [(4,), (4,), (4,)], [(None,), ("b",), ("a",)], ("b",)),
+]
+
+
+@pytest.mark.parametrize(PARAMS, CLAMP)
+def test_clamp(op, family, shapes, specs, static, eager, expected, reason):
+    """lax.clamp(min, x, max) is typed as x, whatever its bounds (``_clamp_sharding_rule``)."""
+    check(op, family, shapes, specs, static, eager, expected, reason)
+
+
 # --- sharding_vocabulary_shapes ---------------------------------------------------------------------
 JOINS = [
     case("jnp.concat", "joins", [(4, 8), (2, 8)], [(None, "b"), (None, "b")], (None, "b"), {"axis": 0}),

@@ -5,7 +5,9 @@ where JAX's rules reject the operand shardings; ``RULES`` maps a family to its r
 
 * ``differencing``: ``jnp.diff(x, axis=axis)`` indexes ``x[..., 1:, ...]`` and ``x[..., :-1, ...]``
   along ``axis`` (static slices, as jnp's indexing takes them: ``sharding_indexing.static_slice``)
-  and subtracts them (``broadcast``), as jax/_src/numpy/lax_numpy.py's ``diff`` does for ``n=1``.
+  and subtracts them (``broadcast``), as jax/_src/numpy/lax_numpy.py's ``diff`` does for ``n=1``;
+* ``clamp``: ``lax.clamp(min, x, max)`` is typed as ``x``, whatever ``min`` and ``max`` are
+  (``_clamp_sharding_rule`` in jax/_src/lax/lax.py: ``return operand.sharding``).
 """
 
 from __future__ import annotations
@@ -30,4 +32,8 @@ def _differencing(c: Call) -> Spec:
     return broadcast([out_shape, out_shape], halves, "diff")
 
 
-RULES: Dict[str, Callable[[Call], Spec]] = {"differencing": _differencing}
+def _clamp(c: Call) -> Spec:
+    return c.specs[1]
+
+
+RULES: Dict[str, Callable[[Call], Spec]] = {"differencing": _differencing, "clamp": _clamp}

@@ -431,7 +431,7 @@ LAX_BINARY: Tuple[Op, ...] = tuple(
     ))
 
 LAX_OTHERS: Tuple[Op, ...] = (
-    Op("lax.clamp", "broadcasting", "lambda low, x, high: lax.clamp(low, x, high)",
+    Op("lax.clamp", "clamp", "lambda low, x, high: lax.clamp(low, x, high)",
        lambda low, x, high: np.clip(x, low, high), inputs(("int32",) * 3, shapes="same", kinds=("small",) * 3),
        result="same", covers=("lax.clamp",)),
     Op("lax.betainc", "broadcasting", "lambda a, b, x: lax.betainc(a, b, x)",
