@@ -468,7 +468,7 @@ def catalogue_table_rows() -> List[Row]:
             count=len(per_op) - 4, note="the worst entry; each is listed below")] + per_op[4:]
 
 
-VOCABULARY_RUNS, EXAMPLES_PER_FUNCTION = 5, 2  # (the default profile runs 2 examples a function)
+VOCABULARY_RUNS, EXAMPLES_PER_FUNCTION = 5, 2  # (runs of 8 draws each: the default profile runs 1 a function)
 
 
 @functools.lru_cache(maxsize=None)
