@@ -292,6 +292,13 @@ def _inventory_releases(entry: str, parameter: Optional[str] = None) -> tuple:
         has = entry in entries if parameter is None else \
             any(p[0] == parameter for p in entries.get(entry, {}).get("params", ()))
         (having if has else lacking).append(version)
+    return _arrived_and_left(having, lacking)
+
+
+def _arrived_and_left(having, lacking) -> tuple:
+    """Of the stored releases that have something (``having``) and those that lack it, seen from the
+    installed release: (the first with it, or "a later release"; the first after the installed one's
+    last with it that lacks it, where the installed release comes after every release with it, else None)."""
     if not having:
         return "a later release", None
     gone = [v for v in lacking if v > max(having)]
@@ -339,13 +346,11 @@ def entry_feature(entry: str) -> Feature:
 
 @functools.lru_cache(maxsize=None)
 def _stored_vocabularies() -> tuple:
-    """(release, the set of its public jnp/lax functions as "jnp.<name>"/"lax.<name>") of every stored
-    vocabulary list (strategies/ops/vocabularies/, written by conformance.jaxside.vocabulary), read once."""
-    import json
-    folder = Path(__file__).resolve().parents[2] / "strategies" / "ops" / "vocabularies"
-    return tuple((Version(path.stem[4:]), frozenset(f"{short}.{name}" for short in ("jnp", "lax")
-                                                    for name in json.loads(path.read_text()).get(short, ())))
-                 for path in folder.glob("jax-*.json"))
+    """(release, the set of its public functions as "jnp.<name>"/"lax.<name>") of every stored
+    vocabulary list (``conformance.jaxside.vocabulary``), read once."""
+    from conformance.jaxside import vocabulary
+    return tuple((Version(release), frozenset(vocabulary.functions_of(listing)))
+                 for release, listing in vocabulary.stored_lists().items())
 
 
 @functools.lru_cache(maxsize=None)
@@ -354,12 +359,9 @@ def vocabulary_feature(name: str) -> Feature:
     the installed JAX exports it; its arrival and removal as the stored vocabulary lists say."""
     short, function = name.split(".", 1)
     module = {"jnp": "jax.numpy", "lax": "jax.lax"}[short]
-    having = [v for v, names in _stored_vocabularies() if name in names]
-    lacking = [v for v, names in _stored_vocabularies() if name not in names]
-    gone = [v for v in lacking if having and v > max(having)]
-    return Feature(f"{module}.{function}", "jax.__version__",
-                   arrived=str(min(having)) if having else "a later release",
-                   removed=str(min(gone)) if gone and having and JAX_VERSION > max(having) else None,
+    arrived, removed = _arrived_and_left([v for v, names in _stored_vocabularies() if name in names],
+                                         [v for v, names in _stored_vocabularies() if name not in names])
+    return Feature(f"{module}.{function}", "jax.__version__", arrived=arrived, removed=removed,
                    present=lambda: _resolve(f"{module}.{function}") is not None)
 
 

@@ -55,6 +55,17 @@ def stored(version: str) -> Dict[str, object]:
     return json.loads(path.read_text())
 
 
+def stored_lists() -> Dict[str, Dict[str, object]]:
+    """Every stored list, by release (each file read once)."""
+    listings = (json.loads(path.read_text()) for path in sorted(FOLDER.glob("jax-*.json")))
+    return {str(listing["jax"]): listing for listing in listings}
+
+
+def functions_of(listing: Dict[str, object]) -> List[str]:
+    """A list's functions as "jnp.<name>" and "lax.<name>"."""
+    return [f"{short}.{name}" for short in NAMESPACES for name in listing[short]]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m conformance.jaxside.vocabulary",
                                      description=__doc__.split("\n\n")[0])

@@ -120,6 +120,14 @@ def call(module: str, function: str, operands: str = "x", statics: Sequence[str]
     return f"lambda {head}: {body}"
 
 
+def entry(name: str, family: str, source: str, reference, inputs, *, result: str = "promote",
+          tolerance: Optional[dict] = None, covers: Tuple[str, ...] = (), explicit: bool = True) -> Op:
+    """An entry named ``name`` ("jnp.unique:counts"), covering the function it names (its ``covers``
+    where given)."""
+    return Op(name, family, source, reference, inputs, result=result, covers=covers or (name.split(":")[0],),
+              explicit=explicit, **(tolerance or {}))
+
+
 def numpy_named(function: str):
     return getattr(np, function)
 

@@ -15,7 +15,7 @@ Not covered: ``jnp.trim_zeros``, whose result's shape depends on the data and wh
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Optional, Tuple
+from typing import Tuple
 
 import numpy as np
 from hypothesis import strategies as st
@@ -25,7 +25,7 @@ import strategies.ops.inputs as i
 from strategies.reuse import permuted, sampled_from
 
 from .op import Op
-from .vocabulary import DIVISION, TRANSCENDENTAL, inputs
+from .vocabulary import DIVISION, TRANSCENDENTAL, entry, inputs
 
 F, INT = "float32", "int32"
 
@@ -462,13 +462,6 @@ def histogramdd_inputs():
 
 
 # --- the entries --------------------------------------------------------------------------------
-def entry(name: str, family: str, source: str, reference, strategy, *, result: str = "promote",
-          tolerance: Optional[dict] = None) -> Op:
-    """An entry named ``name`` ("jnp.unique:counts"), covering the function it names."""
-    return Op(name, family, source, reference, strategy, result=result, covers=(name.split(":")[0],),
-              **(tolerance or {}))
-
-
 def same_shaped_pair(kind: str = "small", domain: str = "any", statics=None):
     """Two float32 operands of one shape, the second the first with a few entries moved by -1..1
     (so that whole-array comparisons come out either way)."""

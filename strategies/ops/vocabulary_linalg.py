@@ -17,7 +17,7 @@ import strategies.ops.inputs as i
 from strategies.reuse import permuted, sampled_from
 
 from .op import Op
-from .vocabulary import TRANSCENDENTAL
+from .vocabulary import TRANSCENDENTAL, entry
 
 F = "float32"
 I32 = "int32"
@@ -598,12 +598,6 @@ def polyint_reference(p, m, k):
 
 
 # --- the entries --------------------------------------------------------------------------------
-def entry(name: str, family: str, source: str, reference, inputs, *, result: str = "promote", tolerance=None,
-          covers: Tuple[str, ...] = (), explicit: bool = True) -> Op:
-    return Op(name, family, source, reference, inputs, result=result, covers=covers or (name.split(":")[0],),
-              explicit=explicit, **(tolerance or {}))
-
-
 PRODUCTS: Tuple[Op, ...] = (
     entry("jnp.matmul", "dot_general", "lambda x, y: jnp.matmul(x, y)", np.matmul, i.matmul_inputs(F, "small")),
     entry("jnp.inner", "dot_general", "lambda x, y: jnp.inner(x, y)", np.inner, inner_inputs()),

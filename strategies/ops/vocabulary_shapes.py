@@ -22,7 +22,7 @@ from strategies.odds import mostly
 from strategies.reuse import permuted, sampled_from
 
 from .op import Op
-from .vocabulary import TRANSCENDENTAL, inputs
+from .vocabulary import TRANSCENDENTAL, entry, inputs
 
 I32 = "int32"
 F32 = "float32"
@@ -245,9 +245,9 @@ def unary(name: str, family: str, dtype: str, source: str, reference, *, statics
           max_rank: int = 3, kind: str = "any", result: str = "promote", tolerance: Optional[dict] = None,
           covers: Tuple[str, ...] = ()) -> Op:
     """A one-operand entry for ``name`` ("jnp.ravel"), its operand ``dtype`` values of ``kind``."""
-    return Op(name, family, source, reference,
-              inputs((dtype,), kinds=(kind,), statics=statics, min_rank=min_rank, max_rank=max_rank),
-              result=result, covers=covers or (name.split(":")[0],), **(tolerance or {}))
+    return entry(name, family, source, reference,
+                 inputs((dtype,), kinds=(kind,), statics=statics, min_rank=min_rank, max_rank=max_rank),
+                 result=result, tolerance=tolerance, covers=covers)
 
 
 def numpy_part(function: str):
