@@ -17,7 +17,7 @@ the same way, goes wrong (``first_wrong_step``), and the failure shows the entry
 ways still run. Every value has the layout our model derives for it (``derived_specs``), which a
 prefix is computed into. Where XLA would abort this process on the program's shape, the jit ways
 (and the eager one, for some shapes) run in a fresh interpreter, checked as here, each way under
-its own excuses, every step asked.
+its own excuses, a wrong output localized by prefixes each run in a fresh interpreter too.
 
 Under ``--hypothesis-profile=soak`` the property runs in rounds, each in a fresh process, for
 ``--soak-minutes`` (``test_generated_programs_soak``); every distinct failure is reported.
@@ -164,7 +164,7 @@ def dividing(program: Program, name: str, spec):
     return tuple(e if e is None or n % rules.tiling(program.mesh, e) == 0 else None for n, e in zip(shape, spec))
 
 
-def padded_operands(program: Program, step: Step, way: str) -> list:
+def padded_operands(program: Program, step: Step, way: str, goes_wrong=None) -> list:
     """The steps computing ``step``'s operands whose derived layout does not divide their shape (XLA
     pads such a value inside the program, but no prefix can return it so: ``computed_into`` drops
     those entries), each as its call in that derived layout, kept only where its own prefix, with
@@ -173,14 +173,16 @@ def padded_operands(program: Program, step: Step, way: str) -> list:
     concatenate((x0 P('a'), x1, x2)) of length 5, a join partially replicated inside the program,
     then v0 + x2 returned P(), which came back multiplied while the prefix of v0, returned P(), was
     right; in a later pass, v4 = cumprod(v0) returned P(), whose values are a scan of multiplied
-    ones (the join's own values, read this way, are multiplied)."""
+    ones (the join's own values, read this way, are multiplied). Each prefix is run by
+    ``goes_wrong`` (default ``prefix_goes_wrong``)."""
+    goes_wrong = goes_wrong or prefix_goes_wrong
     by_result = {s.result: s for s in program.steps}
     calls = []
     for name in (n for n in dict.fromkeys(step.operands) if n in by_result):
         derived = spec_of(program, name, way)
         returned = dividing(program, name, derived)
         if returned != derived:
-            wrong = prefix_goes_wrong(program, way, by_result[name], returned, inside=derived)
+            wrong = goes_wrong(program, way, by_result[name], returned, inside=derived)
             if wrong is not None and wrong[1] is not None:
                 calls.append(dataclasses.replace(step_call(program, by_result[name], way), out_spec=derived,
                                                  values=wrong[1]))
@@ -344,16 +346,21 @@ def isolated_ways(program: Program, known_deviations) -> tuple:
     return ()
 
 
-def jit_candidates(program: Program, way: str, output: str = "", failure: BaseException = None, note: bool = True):
+def jit_candidates(program: Program, way: str, output: str = "", failure: BaseException = None, note: bool = True,
+                   goes_wrong=None, whole_program: bool = True):
     """What a jit way's failure is asked about: the first step that goes wrong (``first_wrong_step``:
     of those ``output`` depends on, or of every step when the failure is not an output's), else,
     when every prefix is right, the step computing ``output`` (every step for a failure of the call
     itself); and an output that is a layout change's result (the jit lays it out again). The step
-    found is noted on ``failure`` where ``note``."""
-    located = first_wrong_step(program, way, output, failure is not None and Seen.of(failure).shows == "raised")
+    found is noted on ``failure`` where ``note``. Each prefix is run by ``goes_wrong`` (default
+    ``prefix_goes_wrong``, in this process; ``isolated_prefix_goes_wrong`` runs each in a fresh
+    interpreter); ``whole_program``: also ask about the first value the whole program, run in this
+    process, computes wrongly (``first_wrong_inside``)."""
+    located = first_wrong_step(program, way, output, failure is not None and Seen.of(failure).shows == "raised",
+                               goes_wrong=goes_wrong)
     by_result = {s.result: s for s in program.steps}
     wanted = {s.result for s in (depends_on(program, output) if output else program.steps)}
-    inside = first_wrong_inside(program, way, wanted)
+    inside = first_wrong_inside(program, way, wanted) if whole_program else None
     if located is not None:
         steps = [located[0]]
         if failure is not None and note:
@@ -363,9 +370,11 @@ def jit_candidates(program: Program, way: str, output: str = "", failure: BaseEx
     else:
         steps = [by_result[output]] if output in by_result else [] if output else list(program.steps)
     changed = layout_changed(program)
-    laid_out = [c for s in steps for c in laid_out_as_asked(program, s, way)]
+    located_values = located[2] if located is not None else None
+    laid_out = [c for s in steps for c in laid_out_as_asked(program, s, way, located_values)]
     if located is not None:  # (only a step found wrong is walked back through a scan; each source rerun)
-        laid_out += carried_back(program, located[0], way) + padded_operands(program, located[0], way)
+        laid_out += carried_back(program, located[0], way, goes_wrong) + \
+            padded_operands(program, located[0], way, goes_wrong)
     calls = candidate_calls(program, way, steps, bool(output in changed if output else changed & set(program.outputs)),
                             laid_out)
     if located is not None and located[2] is not None:  # (a symptom's where reads the step's own values)
@@ -408,7 +417,7 @@ def keeps_layout(program: Program, step: Step) -> bool:
             and all(np.shape(program.value(n)) == shape for n in step.operands))
 
 
-def laid_out_as_asked(program: Program, step: Step, way: str) -> list:
+def laid_out_as_asked(program: Program, step: Step, way: str, values=None) -> list:
     """For a layout change, or an elementwise step (``keeps_layout``), that goes wrong under jit: the
     steps computing its operands (through any such steps before them, every operand of each), as
     computed into the layout asked of it (its call's output spec the change's target, or the layout
@@ -419,11 +428,17 @@ def laid_out_as_asked(program: Program, step: Step, way: str) -> list:
     v3 + v3); and, where the change's result is computed into another layout again (an output
     that out_shardings lays out otherwise), those steps as computed into that layout too (the jit
     reshards it there, slicing it per shard: met on 0.11.0, a clamped dynamic_slice constrained to
-    P() and returned P('b')). An empty list for any other step."""
+    P() and returned P('b')). An empty list for any other step. A layout change's localized ``values`` (expected,
+    got) are those of its operand as computed into its layout, bit for bit: the call of the step
+    computing that operand carries them (what a symptom's where reads; met on 0.12.0.1 in CI: a
+    dynamic_update_slice at a start to clamp, of a value constrained P(), then constrained P('a'),
+    dropped the update)."""
     if not keeps_layout(program, step):
         return []
     sources = walked_back(program, step)
-    calls = [step_call(program, source, way) for source in sources]
+    own = values if step.changes_layout else None
+    calls = [dataclasses.replace(step_call(program, source, way),
+                                 values=own if source.result == step.operands[0] else None) for source in sources]
     return [dataclasses.replace(call, out_spec=t) for call in calls for t in layout_targets(program, step, way)]
 
 
@@ -492,13 +507,15 @@ def spec_carried_back(program: Program, step: Step, spec):
     return None
 
 
-def carried_back(program: Program, step: Step, way: str) -> list:
+def carried_back(program: Program, step: Step, way: str, goes_wrong=None) -> list:
     """For a step that goes wrong under jit and carries its layout back (``spec_carried_back``), the
     steps computing its operands through such steps (every operand of its shape), each as computed
     into the layout carried back to it, kept only where its own prefix, jitted as ``way`` into that
     layout, goes wrong, with those values (the symptom reads them): the first step that goes wrong
     in the layout the jit gave it (met on 0.4.31, seed 2998147126: a clamped dynamic_slice, cumsum,
-    then a negation returned P('b'))."""
+    then a negation returned P('b')). Each prefix is run by ``goes_wrong`` (default
+    ``prefix_goes_wrong``)."""
+    goes_wrong = goes_wrong or prefix_goes_wrong
     by_result = {s.result: s for s in program.steps}
     todo = [(step, target) for target in layout_targets(program, step, way)]
     found, seen = [], set()
@@ -509,7 +526,7 @@ def carried_back(program: Program, step: Step, way: str) -> list:
         seen.add((current.result, spec))
         carried = spec_carried_back(program, current, spec)
         if current is not step and carried is None:
-            wrong = prefix_goes_wrong(program, way, current, spec)
+            wrong = goes_wrong(program, way, current, spec)
             if wrong is not None and wrong[1] is not None:
                 found.append((program.steps.index(current), dataclasses.replace(
                     step_call(program, current, way), out_spec=spec, values=wrong[1])))
@@ -542,7 +559,7 @@ def dependent_candidates(program: Program, way: str) -> list:
     return candidate_calls(program, way, program.steps, bool(changed & set(program.outputs)), laid_out)
 
 
-def first_wrong_step(program: Program, way: str, output: str = "", raised: bool = False):
+def first_wrong_step(program: Program, way: str, output: str = "", raised: bool = False, goes_wrong=None):
     """``(step, what it showed, (expected, got) where its values differ, else None)`` for the first
     of the steps ``output`` depends on (every step when ``output`` is "") whose prefix of the
     program (``programs_.prefix_function``), jitted as ``way`` jits the program (in_shardings, or
@@ -551,11 +568,13 @@ def first_wrong_step(program: Program, way: str, output: str = "", raised: bool 
     ``raised``, the first whose prefix raises, where one does: a step before it that only computes a
     wrong value is another deviation, not the one that raised (met on 0.11.1 at ten times the
     examples, seed 1682753693: v0, a dynamic_slice clamped per shard on an Explicit mesh, wrong, was
-    blamed for the ShardingTypeError of v1 = cumsum(v0, axis=0))."""
+    blamed for the ShardingTypeError of v1 = cumsum(v0, axis=0)). Each prefix is run by
+    ``goes_wrong`` (default ``prefix_goes_wrong``)."""
+    goes_wrong = goes_wrong or prefix_goes_wrong
     wanted = {s.result for s in (depends_on(program, output) if output else program.steps)}
     first = None
     for step in (s for s in program.steps if s.result in wanted):
-        wrong = prefix_goes_wrong(program, way, step, computed_into(program, step.result, way))
+        wrong = goes_wrong(program, way, step, computed_into(program, step.result, way))
         if wrong is not None and (not raised or wrong[0].startswith(RAISES)):
             return (step,) + wrong
         if wrong is not None and first is None:
@@ -650,6 +669,48 @@ def prefix_goes_wrong(program: Program, way: str, step: Step, spec, inside=None)
     if got.tobytes() != np.ascontiguousarray(expected).tobytes():
         return "its value differs from numpy's", (expected, got)
     return None
+
+
+def isolated_prefix_goes_wrong(run_isolated):
+    """``prefix_goes_wrong`` with each prefix run in a fresh interpreter (``run_isolated``), as the
+    jit ways of a program XLA may abort this process on are: the prefix as a program of its own
+    (``programs_.isolated_lines``, the way's mode only), returning ``step``'s value in ``spec``
+    (first constrained to ``inside`` by a layout change appended, where given). A prefix whose
+    interpreter ends otherwise than with status 0 is one that raises (an abort included). Each
+    prefix runs once (what it showed is kept)."""
+    shown = {}
+
+    def goes_wrong(program: Program, way: str, step: Step, spec, inside=None):
+        key = ("\n".join(programs_.function_lines(programs_.prefix(program, step))), way, spec, inside)
+        if key not in shown:
+            shown[key] = run(program, way, step, spec, inside)
+        return shown[key]
+
+    def run(program: Program, way: str, step: Step, spec, inside):
+        prefix = programs_.prefix(program, step)
+        returned = step.result
+        if inside is not None:
+            returned = f"{step.result}_inside"
+            prefix = dataclasses.replace(prefix, steps=prefix.steps + (Step(returned, "constraint", (step.result,),
+                                                                            spec=inside),),
+                                         values=prefix.values + ((returned, program.value(step.result)),))
+        prefix = dataclasses.replace(prefix, outputs=(returned,), out_specs=(spec,), donated=())
+        mode = Way.of(way).letter
+        result = run_isolated(programs_.isolated_lines(prefix, (mode,)))
+        if result.returncode != 0:
+            raised = [m for m in map(programs_.EXCEPTION_LINE.match, result.stderr.strip().splitlines()) if m]
+            return f"{RAISES}{raised[-1]['name'].rpartition('.')[2] if raised else 'an abort'}", None
+        printed = programs_.read_printed(result.stdout)["printed"].get((mode, "0"))
+        expected = program.value(step.result)
+        got = None if printed is None else bytes.fromhex(printed)
+        if got is None or len(got) != expected.nbytes:
+            return f"its value printed is {'missing' if got is None else f'{len(got)} bytes'}, but should be " \
+                   f"{expected.nbytes} bytes", None
+        if got != np.ascontiguousarray(expected).tobytes():
+            value = np.frombuffer(got, expected.dtype).reshape(np.shape(expected))
+            return "its value differs from numpy's", (expected, value)
+        return None
+    return goes_wrong
 
 
 def constrained_inside(fn, constrain):
@@ -889,13 +950,21 @@ def check_isolated(case: Case, program: Program, ways, ignores_returned_constrai
     """``ways`` run in a fresh interpreter (XLA may abort this one on the program's shape), each
     value checked as in-process (every output of (b) and (c), every step's result in (a): its
     values, the layout asked, every shard's block), each jit way (each eager step) under its own
-    excuses, every step asked about a jit way's failure (no prefix is rerun here); a forwarded
-    input's layout at (c) is left unchecked and counted where ``ignores_returned_constraint``
-    applies."""
-    def candidates(label):
+    excuses; a jit way's output with wrong values is localized as in-process (``jit_candidates``),
+    each prefix run in a fresh interpreter too (``isolated_prefix_goes_wrong``; the whole program's
+    values are not revealed here), and where no prefix goes wrong, or for a failure of the
+    interpreter itself, every step is asked (``dependent_candidates``); a forwarded input's layout
+    at (c) is left unchecked and counted where ``ignores_returned_constraint`` applies."""
+    isolated_prefixes = isolated_prefix_goes_wrong(run_isolated)
+
+    def candidates(label, output, failure):
         if label.startswith(programs_.EAGER + " "):  # one eager step, by its result's name (the subprocess's label)
             result = label[len(programs_.EAGER) + 1:]
             return [step_call(program, next(s for s in program.steps if s.result == result), Way.EAGER)]
+        if output and Seen.of(failure).shows == "values":  # localized, each prefix in a fresh interpreter
+            way = Way.of(label)
+            if first_wrong_step(program, way, output, goes_wrong=isolated_prefixes) is not None:
+                return jit_candidates(program, way, output, failure, goes_wrong=isolated_prefixes, whole_program=False)
         return [c for mode in label.split("/") for c in dependent_candidates(program, Way.of(mode))]
 
     def layout(mode, key, step):
@@ -907,8 +976,8 @@ def check_isolated(case: Case, program: Program, ways, ignores_returned_constrai
     outcome = programs_.check_jitted_in_subprocess(
         case, program, run_isolated, ways=ways, layouts=layout,
         classify=lambda name, message: subprocess_outcome(program, name),
-        way_context=lambda label: excuses.way(lambda failure: candidates(label), mesh_kind=program.axis_type,
-                                              example=program))
+        way_context=lambda label, output="": excuses.way(lambda failure: candidates(label, output, failure),
+                                                         mesh_kind=program.axis_type, example=program))
     if outcome is not None:
         accepted_refusal(excuses, f"program {'/'.join(ways)} in a subprocess: {outcome.split(' (')[0]}", program)
 

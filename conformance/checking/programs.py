@@ -349,7 +349,7 @@ def check_jitted_in_subprocess(case: Case, program: Program, run_isolated: Calla
                                classify: Callable[[str, str], Optional[str]] = lambda name, message: None,
                                ways: Sequence[str] = ISOLATED_WAYS,
                                layouts: Optional[Callable[[str, str, Optional[Step]], object]] = None,
-                               way_context: Callable[[str], object] = lambda label: contextlib.nullcontext()
+                               way_context: Callable[..., object] = lambda label, output="": contextlib.nullcontext()
                                ) -> Optional[str]:
     """Run (b) and (c) (or ``ways``: "(a)" too) in a fresh interpreter (``run_isolated(lines)``,
     for a program XLA may abort on) and check each value it prints (``printed_values``: the
@@ -360,7 +360,7 @@ def check_jitted_in_subprocess(case: Case, program: Program, run_isolated: Calla
     in-process runs classify them). Anything else is a failure: an abort is one at the check of the
     exit status, whose message quotes XLA's ``Check failed`` line (a known deviation's symptom
     names it). The exit status is checked in ``way_context(label)`` (label: the ways joined by
-    "/"), a jit way's outputs in ``way_context(mode)``, each eager step's result in
+    "/"), a jit way's output in ``way_context(mode, its name)``, each eager step's result in
     ``way_context("(a) <its name>")``: where a known deviation excuses a failure, the other ways
     are still checked (and, as in-process, not the values after it in its way). A failure's script
     is the subprocess's (``isolated_case``), with ``case``'s call."""
@@ -389,13 +389,10 @@ def check_jitted_in_subprocess(case: Case, program: Program, run_isolated: Calla
         return None  # (its failure was excused: no way printed its values)
     printed = read_printed(result.stdout)
     for mode in ways:
-        values = printed_values(program, mode)
-        groups = [[v] for v in values] if mode == EAGER else [values]  # (a): each step apart, in order
-        for group in groups:
+        for key, what, expected, step in printed_values(program, mode):  # ((a): each step apart, in order)
             checked = False
-            with way_context(f"{EAGER} {group[0][0]}" if mode == EAGER else mode):
-                for key, what, expected, step in group:
-                    check_printed(case, printed, (mode, key), f"{mode} {what}", expected, layouts(mode, key, step))
+            with way_context(f"{EAGER} {key}") if mode == EAGER else way_context(mode, program.outputs[int(key)]):
+                check_printed(case, printed, (mode, key), f"{mode} {what}", expected, layouts(mode, key, step))
                 checked = True
             if not checked:
                 break  # excused: as in-process, the values after it (computed from it) are not checked
