@@ -1173,3 +1173,87 @@ def test_explicit_igamma_of_a_cut_and_a_replicated_operand():
         result = case.accepts("result", lambda: eval("lax.igamma(a, x)", namespace))
     case.close("result", np.asarray(result), expected, rtol=0, atol=0)
     check_layout(case, result, Layout(mesh, ("a",), a.shape), what="result")
+
+
+@explicit_only
+@bridge.needs_devices(2, "to shard over two devices")
+def test_explicit_vmap_of_a_loop_over_a_constant_carry():
+    """On an Explicit mesh of two devices, jax.vmap of lax.fori_loop(0, 2, lambda i, c: c + q,
+    np.float32(0)) over q float32[4] cut P('a') equals 2 * q, laid out P('a') (found by the
+    vocabulary's jnp.searchsorted with its method 'scan', which digitize, interp and the histograms
+    go through, from 0.10.2 on: the loop's batching rule puts the vmapped mesh axis on the constant
+    carry's sharding over an empty mesh, "Resource axis: a of P('a',) is not found in mesh: ()")."""
+    mesh = bridge.first_devices_mesh(("a", 2))
+    q = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    source = "jax.vmap(lambda v: lax.fori_loop(0, 2, lambda i, c: c + v, np.float32(0)))(q)"
+    case = scripted_case(f"{source} of q float32[4] on P('a'), Explicit mesh", meshes={"mesh": mesh},
+                         axis_type="Explicit", placed={"q": (q, ("a",))}, in_context=[f"call = lambda: {source}"],
+                         outcomes={"result": "call()"})
+    jmesh, namespace = explicit_namespace(mesh, {"q": (q, ("a",))})
+    with compat.mesh_context(jmesh, "Explicit"):
+        result = case.accepts("result", lambda: eval(source, namespace))
+    case.close("result", np.asarray(result), q + q, rtol=0, atol=0)
+    check_layout(case, result, Layout(mesh, ("a",), q.shape), what="result")
+
+
+@explicit_only
+@bridge.needs_devices(2, "to shard over two devices")
+def test_explicit_vectorize_of_a_cut_and_a_replicated_operand():
+    """On an Explicit mesh of two devices, jnp.vectorize(lambda a, b: a * b - a)(x, y) of x float32[4]
+    cut P('a') and y replicated equals x * y - x, typed as that expression is, P('a') (found by the
+    vocabulary's jnp.vectorize, matvec, vecmat, vecdot and piecewise: vectorize vmaps the operands as
+    they are, and vmap refuses mapped dimensions sharded differently with a ValueError)."""
+    mesh = bridge.first_devices_mesh(("a", 2))
+    x, y = np.array([0.0, 1.0, 2.0, 3.0], np.float32), np.array([2.0, 3.0, 4.0, 5.0], np.float32)
+    case = scripted_case("jnp.vectorize(lambda a, b: a * b - a)(x, y) of x float32[4] on P('a'), y on P(), "
+                         "Explicit mesh", meshes={"mesh": mesh}, axis_type="Explicit",
+                         placed={"x": (x, ("a",)), "y": (y, ())},
+                         in_context=["call = lambda: jnp.vectorize(lambda a, b: a * b - a)(x, y)"],
+                         outcomes={"result": "call()"})
+    jmesh, namespace = explicit_namespace(mesh, {"x": (x, ("a",)), "y": (y, ())})
+    with compat.mesh_context(jmesh, "Explicit"):
+        result = case.accepts("result", lambda: eval("jnp.vectorize(lambda a, b: a * b - a)(x, y)", namespace))
+    case.close("result", np.asarray(result), x * y - x, rtol=0, atol=0)
+    check_layout(case, result, Layout(mesh, ("a",), x.shape), what="result")
+
+
+@explicit_only
+@bridge.needs_devices(2, "to shard over two devices")
+def test_explicit_argpartition_off_the_partitioned_dimension():
+    """On an Explicit mesh of two devices, jnp.argpartition(x, 3, axis=0) of x float32[12, 2] cut
+    P(None, 'a') (off the partitioned dimension) gives indices that partition each column (the 3
+    smallest, in any order, then the 4th smallest, then the rest), as jnp.argsort of the same x does
+    (found by the vocabulary's jnp.argpartition: its proxy lax.full(x.shape, 1.0) is built
+    replicated and vmapped with the cut top_k indices, which vmap refuses with a ValueError)."""
+    mesh = bridge.first_devices_mesh(("a", 2))
+    x = np.arange(24, dtype=np.float32)[::-1].reshape(2, 12).T.copy()  # (each column descending)
+    k, ordered = 3, np.sort(x, axis=0)
+    case = scripted_case("jnp.argpartition(x, 3, axis=0) of x float32[12, 2] on P(None, 'a'), Explicit mesh",
+                         meshes={"mesh": mesh}, axis_type="Explicit", placed={"x": (x, (None, "a"))},
+                         in_context=["call = lambda: jnp.argpartition(x, 3, axis=0)"], outcomes={"result": "call()"})
+    jmesh, namespace = explicit_namespace(mesh, {"x": (x, (None, "a"))})
+    with compat.mesh_context(jmesh, "Explicit"):
+        result = case.accepts("result", lambda: eval("jnp.argpartition(x, 3, axis=0)", namespace))
+    got = np.take_along_axis(x, np.asarray(result), axis=0)
+    case.equal("result: the 3 smallest of each column, sorted", np.sort(got[:k], axis=0).tolist(),
+               ordered[:k].tolist())
+    case.equal("result: the 4th smallest of each column", got[k].tolist(), ordered[k].tolist())
+
+
+@explicit_only
+@bridge.needs_devices(2, "to shard over two devices")
+def test_explicit_polyval_at_cut_points():
+    """On an Explicit mesh of two devices, jnp.polyval(p, x) of coefficients p = [1, 2, 3] and
+    points x int32[4] cut P('a') equals numpy's x**2 + 2x + 3, typed as x is, P('a') (an
+    elementwise polynomial of a cut array; found by the vocabulary's jnp.polyval: its scan starts
+    from lax.full_like(x, 0, shape=...), typed replicated, while its body's result is cut)."""
+    mesh = bridge.first_devices_mesh(("a", 2))
+    p, x = np.array([1, 2, 3], np.int32), np.arange(4, dtype=np.int32)
+    case = scripted_case("jnp.polyval(p, x) of p int32[3] on P(), x int32[4] on P('a'), Explicit mesh",
+                         meshes={"mesh": mesh}, axis_type="Explicit", placed={"p": (p, ()), "x": (x, ("a",))},
+                         in_context=["call = lambda: jnp.polyval(p, x)"], outcomes={"result": "call()"})
+    jmesh, namespace = explicit_namespace(mesh, {"p": (p, ()), "x": (x, ("a",))})
+    with compat.mesh_context(jmesh, "Explicit"):
+        result = case.accepts("result", lambda: eval("jnp.polyval(p, x)", namespace))
+    case.equal("result", np.asarray(result).tolist(), np.polyval(p, x).tolist())
+    check_layout(case, result, Layout(mesh, ("a",), x.shape), what="result")

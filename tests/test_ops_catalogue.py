@@ -68,6 +68,22 @@ NUMPY_DTYPE_DIFFERS = {
                              "multi-indices (they promote as usual); numpy's ravel_multi_index answers intp (int64)",
     "jnp.vander": "jnp.vander's docstring example answers int32 for int32 input; numpy's vander answers the "
                   "default int64 (its powers are computed in intp)",
+    **dict.fromkeys(("jnp.interp", "jnp.interp:period"),
+                    "jnp.interp's docstring examples answer float32 for float32 points (the inputs' inexact "
+                    "dtype); numpy's interp computes in float64 whatever the input"),
+    **dict.fromkeys(("jnp.histogram", "jnp.histogram:bin_array", "jnp.histogram:density"),
+                    "our reading: jnp.histogram's docstring states no dtype and its counts come back float32 "
+                    "for float32 samples (measured on 0.10.2: it counts with float weights); numpy's histogram "
+                    "counts in intp, and its density is float64"),
+    **dict.fromkeys(("jnp.histogram2d", "jnp.histogramdd"),
+                    "jnp.histogram2d's docstring example counts in int32 (histogramdd, which it calls, too); "
+                    "numpy's histogram2d and histogramdd count in float64"),
+    "jnp.polydiv:remainder": "jnp.polydiv's docstring: 'The dtype of the output is always promoted to inexact' "
+                             "(float32 for float32 or int32); numpy's polydiv answers float64",
+    "jnp.polyfit": "our reading: jnp.polyfit's docstring states no dtype and it solves in its inputs' inexact "
+                   "dtype (float32, measured on 0.10.2); numpy's polyfit computes in float64",
+    "jnp.roots": "jnp.roots's docstring examples answer complex64 for float32 coefficients; the entry's "
+                 "reference (numpy's eigenvalues of the companion matrix) answers complex128",
 }
 
 

@@ -473,13 +473,19 @@ LAX_SLICING = [
          {"index": 1, "axis": 0, "keepdims": True}),
     case("lax.index_in_dim", "lax_slicing", [(4, 8)], [("a", "b")], REJECT, {"index": 0, "axis": 0, "keepdims": True},
          reason="divide"),
+    # unstack along dimension 1 of 4@a x 8: each piece 4@a
+    case("lax.unstack", "lax_slicing", [(4, 8)], [("a", None)], ("a",), {"axis": 1, "index": 0}),
+    case("lax.unstack", "lax_slicing", [(4, 8, 2)], [(None, "b")], ("b", None), {"axis": -3, "index": -1}),
+    case("lax.unstack", "lax_slicing", [(4, 8)], [(None, "b")], REJECT, {"axis": 1, "index": 0},
+         reason="unstacked dimension"),
 ]
 
 
 @pytest.mark.parametrize(PARAMS, LAX_SLICING)
 def test_lax_slicing(op, family, shapes, specs, static, eager, expected, reason):
     """A static slice keeps the spec where the tiling divides each sliced side; index_in_dim
-    without keepdims squeezes the indexed dimension."""
+    without keepdims squeezes the indexed dimension; unstack drops the unstacked dimension, which
+    must not be sharded."""
     check(op, family, shapes, specs, static, eager, expected, reason)
 
 

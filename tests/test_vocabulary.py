@@ -13,10 +13,11 @@ import pytest
 
 from strategies.ops import ENTRIES, left_out
 
-# A ratchet at what is covered (0.10.2, 2026-12-07: 405 of 478, 84.7%); the aim is 90% of the
-# array-taking functions, which the gaps of left_out.toml (findings not yet triaged, routes without an
-# Explicit-mesh rule) stand between.
-COVERED_FLOOR = 0.84
+# The floor: 90% of the installed release's array-taking functions (0.10.2, 2026-12-07: 431 of
+# 478, 90.2%; 0.12.0.1, which adds functions, 89.0%, above the ratchet below it). Of the 485 entries, 48
+# entries run on Auto meshes only (Op.explicit False: a route without an Explicit-mesh rule of ours, or
+# an Explicit-mesh failure of JAX's entered as a known deviation with its strict reproduction).
+COVERED_FLOOR = 0.89
 
 
 def stored_lists() -> dict:

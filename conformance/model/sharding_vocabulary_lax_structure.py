@@ -175,8 +175,16 @@ def slice_in_dim_size(n: int, start, limit, stride: int) -> int:
 
 def _lax_slicing(c: Call) -> Spec:
     """``slice``, ``slice_in_dim`` and ``index_in_dim`` bind ``slice`` (the resize rule,
-    ``_slice_sharding_rule``); ``index_in_dim`` without ``keepdims`` squeezes the dimension after."""
+    ``_slice_sharding_rule``); ``index_in_dim`` without ``keepdims`` squeezes the dimension after;
+    ``unstack`` binds ``unstack``, each piece its operand's spec without the unstacked dimension,
+    which must name no mesh axis, even of size 1 (``_unstack_sharding_rule``)."""
     (shape, spec), s = c.x, c.static
+    if c.op == "lax.unstack":
+        axis = axis_argument(s["axis"], len(shape))
+        entries = tuple(spec) + (None,) * (len(shape) - len(spec))
+        if entries[axis] not in (None, ()):
+            raise IllTyped(f"unstack: the unstacked dimension {axis} is sharded {entries[axis]!r}")
+        return entries[:axis] + entries[axis + 1:]
     out = list(shape)
     if c.op == "lax.slice":
         out = [len(range(a, b, k)) for a, b, k in zip(s["start"], s["limit"], s["strides"])]

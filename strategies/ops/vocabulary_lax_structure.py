@@ -344,6 +344,15 @@ def index_in_dim_statics(shape):
     return i.drawn(build)
 
 
+def unstack_statics(shape):
+    """``axis`` (from either end) and which of the pieces ``index`` picks (from either end)."""
+    def build(draw):
+        axis = draw(i.one_axis(len(shape)))
+        n = shape[axis]
+        return {"axis": axis, "index": draw(st.integers(-n, n - 1))}
+    return i.drawn(build)
+
+
 def dynamic_in_dim_inputs(*, update: str = "", keepdims: bool = False):
     """``x`` of rank >= 1, (an ``update``: "slice", of x's shape but a side 1..n along ``axis``;
     "index", x's shape without ``axis``), a traced start, ``axis`` (from either end), and the static
@@ -645,6 +654,9 @@ SLICES: Tuple[Op, ...] = (
        "lambda x, *, index, axis, keepdims: lax.index_in_dim(x, index, axis, keepdims)",
        lambda x, index, axis, keepdims: np.take(x, [index] if keepdims else index, axis=axis),
        inputs((I32,), statics=index_in_dim_statics, min_rank=1), result="same", covers=("lax.index_in_dim",)),
+    Op("lax.unstack", "lax_slicing", "lambda x, *, axis, index: lax.unstack(x, axis)[index]",
+       lambda x, axis, index: np.take(x, index, axis=axis),
+       inputs((I32,), statics=unstack_statics, min_rank=1), result="same", covers=("lax.unstack",)),
     Op("lax.dynamic_slice_in_dim", "lax_dynamic",
        "lambda x, start, *, size, axis: lax.dynamic_slice_in_dim(x, start, size, axis)",
        dynamic_slice_in_dim_reference, dynamic_in_dim_inputs(), result="same", covers=("lax.dynamic_slice_in_dim",)),
