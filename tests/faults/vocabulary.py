@@ -21,8 +21,12 @@ def off_by_one(y):
 
 
 def results_off_by_one_when_sharded(original):
+    """``original`` with its results off by one where an argument is laid out by a NamedSharding;
+    a function it returns (jnp.vectorize's) replaced the same way."""
     def replacement(*args, **kwargs):
         result = original(*args, **kwargs)
+        if callable(result) and not isinstance(result, jax_module().Array):
+            return results_off_by_one_when_sharded(result)
         if any(laid_out_by_a_named_sharding(x) for x in jax_module().tree.leaves((args, kwargs))):
             return jax_module().tree.map(off_by_one, result)
         return result
