@@ -1257,3 +1257,19 @@ def test_explicit_polyval_at_cut_points():
         result = case.accepts("result", lambda: eval("jnp.polyval(p, x)", namespace))
     case.equal("result", np.asarray(result).tolist(), np.polyval(p, x).tolist())
     check_layout(case, result, Layout(mesh, ("a",), x.shape), what="result")
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+def test_reduce_and_of_an_integer_array_split_over_two_devices():
+    """lax.reduce_and(x, (0,)) of x int32[6, 3] committed over two devices as P('a') equals numpy's
+    bitwise and down the columns, as it does unsharded (found by the vocabulary's lax.reduce_and,
+    reduce_or and reduce_xor of integers, and reduce_xor of bools: XLA:CPU cannot compile the
+    all-reduce of a bitwise computation that the partitioner emits, "UNIMPLEMENTED: Unsupported
+    reduction computation")."""
+    compat.parameters("jax.lax.reduce_and")
+    mesh = bridge.first_devices_mesh(("a", 2))
+    x = (np.arange(18, dtype=np.int32).reshape(6, 3) % 7) | 2
+    case = scripted_case("lax.reduce_and(x, (0,)) of x int32[6, 3] on P('a')", ["y = jax.lax.reduce_and(x, (0,))"],
+                         meshes={"mesh": mesh}, placed={"x": (x, ("a",))}, outcomes={"result": "y"})
+    y = case.accepts("result", lambda: jax.lax.reduce_and(bridge.placed(x, bridge.named_sharding(mesh, ("a",))), (0,)))
+    case.same_bits("result", np.asarray(y), np.bitwise_and.reduce(x, axis=0))

@@ -28,8 +28,9 @@ ROOT = Path(__file__).resolve().parents[1]
 QUICK = {
     "swap-index-map": ("suites/test_congruence.py::test_device_put_accepts_exactly_congruent",
                        "devices_indices_map differs from the model"),
+    # (replicating an indivisible shape instead of refusing it: the property's written indivisible example)
     "device-put-replicates": ("suites/test_congruence.py::test_device_put_accepts_exactly_congruent",
-                              "but should hold"),
+                              "but should raise ValueError"),
     "device-put-accepts-indivisible": ("suites/test_congruence.py::test_device_put_accepts_exactly_congruent",
                                        "but should raise ValueError"),
     "visualize-shifted-labels": ("suites/test_visualize.py::test_picture_is_the_models_block_grid",

@@ -682,6 +682,10 @@ EXAMPLES: Dict[str, Pair] = {
         explicit("lax.igamma", (X4.astype(np.float32), X4.astype(np.float32)), (("a",), ())),
         explicit("lax.igamma", (X4.astype(np.float32), X4.astype(np.float32)), (("a",), ("a",))),
         "both operands are cut alike"),
+    "bitwise_reduction_over_a_cut_dimension": Pair(
+        call("lax.reduce_xor", (X22,), {"axis": (0,)}, in_specs=(("a",),), way=EAGER),
+        call("lax.reduce_xor", (X22,), {"axis": (1,)}, in_specs=(("a",),), way=EAGER),
+        "the reduced dimension is not the cut one"),
     "mulhi_over_several_devices": Pair(
         call("lax.mulhi", (X4, X4), in_specs=((), ())),
         call("lax.mulhi", (X4, X4), mesh=MeshModel((0,), (1,), ("a",)), in_specs=((), ())),

@@ -1968,6 +1968,20 @@ def mulhi_over_several_devices(call: Call) -> bool:
     return call.op == "lax.mulhi" and call.mesh is not None and len(call.mesh.device_ids) > 1
 
 
+BITWISE_REDUCTIONS = ("lax.reduce_and:int32", "lax.reduce_or:int32", "lax.reduce_xor", "lax.reduce_xor:bool")
+
+
+@trigger('vocabulary')
+def bitwise_reduction_over_a_cut_dimension(call: Call) -> bool:
+    """lax.reduce_and or reduce_or of an integer operand, or reduce_xor (``BITWISE_REDUCTIONS``),
+    reducing a dimension its operand's layout cuts: the partitioner's all-reduce of a bitwise
+    computation, which XLA:CPU cannot compile (bool and/or compute: it maps them to min/max)."""
+    if call.op not in BITWISE_REDUCTIONS or not call.in_specs or call.mesh is None:
+        return False
+    axes = axes_of(call.in_specs[0], np.ndim(call.operands[0]))
+    return any(cut_axes(call.mesh, axes[d]) for d in call.static.get("axis", ()))
+
+
 SELECTING_ELEMENTWISE = ("lax.igamma", "lax.igammac", "lax.betainc", "jnp.ldexp")  # (a select in their implementation)
 
 
