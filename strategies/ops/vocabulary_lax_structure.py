@@ -526,7 +526,7 @@ def scatter_entry(function: str, combine, dtype: str, kind: str, *, repeats: boo
 
 def reduction_entry(function: str, dtype: str, kind: str, reference, source: str = "") -> Op:
     name = f"lax.{function}"
-    return Op(name, "reduction", source or f"lambda x, *, axis: {name}(x, axis)", reference,
+    return Op(name, "reduction", source or f"lambda x, *, axis: {name.split(':')[0]}(x, axis)", reference,
               inputs((dtype,), kinds=(kind,), statics=reduction_axes), result="same",
               covers=(name.split(":")[0],))
 
