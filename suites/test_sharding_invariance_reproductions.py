@@ -1273,3 +1273,23 @@ def test_reduce_and_of_an_integer_array_split_over_two_devices():
                          meshes={"mesh": mesh}, placed={"x": (x, ("a",))}, outcomes={"result": "y"})
     y = case.accepts("result", lambda: jax.lax.reduce_and(bridge.placed(x, bridge.named_sharding(mesh, ("a",))), (0,)))
     case.same_bits("result", np.asarray(y), np.bitwise_and.reduce(x, axis=0))
+
+
+@bridge.needs_devices(8, "to cut over one axis of a (4, 2) mesh")
+def test_convolve_of_a_short_operand_cut_over_part_of_the_mesh():
+    """jax.jit(jnp.convolve) of x float32[2] laid out P('b') on a (4, 2) mesh (replicated over 'a')
+    and y float32[3] replicated, into P('b'), equals numpy's [1, 4, 7, 6], as it does unsharded
+    (found by the vocabulary's jnp.convolve, correlate and polymul: XLA splits the convolution's
+    window over 'b' and sums the partial results over all eight devices, not each pair along 'b',
+    multiplying every value by the size of 'a')."""
+    mesh = bridge.first_devices_mesh(("a", 4), ("b", 2))
+    x, y = np.array([1.0, 2.0], np.float32), np.array([1.0, 2.0, 3.0], np.float32)
+    cut, whole = bridge.named_sharding(mesh, ("b",)), bridge.named_sharding(mesh, ())
+    case = scripted_case("jax.jit(jnp.convolve) of x float32[2] on P('b'), y float32[3] on P(), into P('b'), "
+                         "(a=4, b=2) mesh", ["f = jax.jit(jnp.convolve, in_shardings=(NamedSharding(mesh, P('b')), "
+                                             "NamedSharding(mesh, P())), out_shardings=NamedSharding(mesh, P('b')))",
+                                             "z = f(x, y)"],
+                         meshes={"mesh": mesh}, placed={"x": (x, ("b",)), "y": (y, ())}, outcomes={"result": "z"})
+    f = jax.jit(jax.numpy.convolve, in_shardings=(cut, whole), out_shardings=cut)
+    z = case.accepts("result", lambda: f(bridge.placed(x, cut), bridge.placed(y, whole)))
+    case.close("result", np.asarray(z), np.convolve(x, y), rtol=0, atol=0)

@@ -78,6 +78,8 @@ NUMPY_DTYPE_DIFFERS = {
     **dict.fromkeys(("jnp.histogram2d", "jnp.histogramdd"),
                     "jnp.histogram2d's docstring example counts in int32 (histogramdd, which it calls, too); "
                     "numpy's histogram2d and histogramdd count in float64"),
+    "jnp.polymul": "jnp.polymul's docstring: 'The dtype of the output is always promoted to inexact' (float32 for "
+                   "int32); the entry's reference convolves in float64",
     "jnp.polydiv:remainder": "jnp.polydiv's docstring: 'The dtype of the output is always promoted to inexact' "
                              "(float32 for float32 or int32); numpy's polydiv answers float64",
     "jnp.polyfit": "our reading: jnp.polyfit's docstring states no dtype and it solves in its inputs' inexact "

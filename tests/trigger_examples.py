@@ -682,6 +682,13 @@ EXAMPLES: Dict[str, Pair] = {
         explicit("lax.igamma", (X4.astype(np.float32), X4.astype(np.float32)), (("a",), ())),
         explicit("lax.igamma", (X4.astype(np.float32), X4.astype(np.float32)), (("a",), ("a",))),
         "both operands are cut alike"),
+    "convolution_cut_over_part_of_the_mesh": Pair(
+        call("jnp.convolve", (X4[:2].astype(np.float32), X4[:3].astype(np.float32)), {"mode": "full"},
+             in_specs=(("b",), ()), out_spec=("b",), shape=(4,)),
+        call("jnp.convolve", (X4[:2].astype(np.float32), X4[:3].astype(np.float32)), {"mode": "full"},
+             in_specs=(("a", "b"), ()), out_spec=(("a", "b"),), shape=(4,)),
+        "the cut is over every mesh axis: nothing is replicated over another",
+        wrong=(np.array([1.0, 4.0, 7.0, 6.0], np.float32), np.array([4.0, 16.0, 28.0, 24.0], np.float32))),
     "bitwise_reduction_over_a_cut_dimension": Pair(
         call("lax.reduce_xor", (X22,), {"axis": (0,)}, in_specs=(("a",),), way=EAGER),
         call("lax.reduce_xor", (X22,), {"axis": (1,)}, in_specs=(("a",),), way=EAGER),

@@ -1968,6 +1968,23 @@ def mulhi_over_several_devices(call: Call) -> bool:
     return call.op == "lax.mulhi" and call.mesh is not None and len(call.mesh.device_ids) > 1
 
 
+WINDOWED_PRODUCTS = ("jnp.convolve", "jnp.correlate", "jnp.polymul")  # (one 1-D lax.conv_general_dilated each)
+
+
+@trigger('vocabulary')
+def convolution_cut_over_part_of_the_mesh(call: Call) -> bool:
+    """jnp.convolve, jnp.correlate or jnp.polymul (``WINDOWED_PRODUCTS``) with an operand, or under jit
+    its output, cut over some mesh axis and replicated over another of size > 1: XLA may split the
+    convolution's window over the cut axis and sum the partial results over every device, not over
+    that axis's groups (spmd_convolution_window_sum_over_all_devices; which lengths and modes it
+    splits is XLA's choice, so the symptom's where, every wrong value a whole multiple of the right
+    one, is what narrows it)."""
+    if call.op not in WINDOWED_PRODUCTS or call.mesh is None:
+        return False
+    specs = list(call.in_specs) + ([] if call.eager else [call.out_spec])
+    return any(partially_replicated(call.mesh, spec) for spec in specs)
+
+
 BITWISE_REDUCTIONS = ("lax.reduce_and:int32", "lax.reduce_or:int32", "lax.reduce_xor", "lax.reduce_xor:bool")
 
 

@@ -20,7 +20,7 @@ mesh = Mesh(np.array(jax.devices()[:8]).reshape(4, 2), ("a", "b"))
 lhs = np.array([1.0, 2.0, 3.0, 4.0], np.float32).reshape(1, 1, 4)   # [batch, feature, width]
 rhs = np.array([1.0, 10.0], np.float32).reshape(1, 1, 2)            # [out feature, in feature, width]
 cut = NamedSharding(mesh, P(None, None, "b"))
-f = jax.jit(lambda l, r: lax.conv_general_dilated(l, r, (1,), [(1, 0)]),
+f = jax.jit(lambda a, b: lax.conv_general_dilated(a, b, (1,), [(1, 0)]),
             in_shardings=(cut, cut), out_shardings=cut)
 got = np.asarray(f(lhs, rhs)).ravel()
 # out[i] = sum_k padded[i + k] * rhs[k], padded = [0, 1, 2, 3, 4] (low padding 1)
