@@ -592,7 +592,7 @@ SHAPES: Tuple[Op, ...] = (
        result="same", covers=("lax.broadcast_to_rank",)),
     Op("lax.collapse", "lax_shape", "lambda x, *, start, stop: lax.collapse(x, start, stop)",
        lambda x, start, stop: x.reshape(collapsed_shape(x, {"start": start, "stop": stop})),
-       inputs((I32,), statics=collapse_statics),
+       inputs((I32,), statics=collapse_statics, min_rank=1),  # (a scalar has no dimension to collapse)
        result="same", covers=("lax.collapse",)),
     Op("lax.expand_dims", "lax_shape", "lambda x, *, dims: lax.expand_dims(x, dims)",
        lambda x, dims: np.expand_dims(x, dims), inputs((I32,), statics=expand_dims_statics), result="same",
