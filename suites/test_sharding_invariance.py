@@ -455,7 +455,7 @@ def check_example(example: Example, ignores_returned_constraint=None, run_isolat
             return out_layout
         outcome = programs_.check_jitted_in_subprocess(
             case, program, run_isolated, layouts=layout,
-            classify=lambda name, message: explicit_outcome(example.call(Way.JIT_SHARDINGS), name),
+            classify=lambda name, message, way: explicit_outcome(example.call(Way.JIT_SHARDINGS), name),
             way_context=lambda label, output="": excuses.way([example.call(m) for m in label.split("/")],
                                                   mesh_kind=example.axis_type, example=example)
                                       if excuses else excusable())

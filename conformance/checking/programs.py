@@ -249,6 +249,16 @@ WATCHDOG_S = 60
 WATCHDOG_LINE = f"import faulthandler; faulthandler.dump_traceback_later({WATCHDOG_S}, exit=True)"
 
 
+RUNNING = "# running"  # (isolated_lines prints it and the way's mode before each way: the last says which raised)
+
+
+def running_way(stdout: str) -> str:
+    """The way ``isolated_lines`` was running when its interpreter ended (its last ``RUNNING`` line),
+    or "" where none was printed."""
+    marks = [line[len(RUNNING):].strip() for line in stdout.splitlines() if line.startswith(RUNNING)]
+    return marks[-1] if marks else ""
+
+
 def isolated_lines(program: Program, ways: Sequence[str] = ISOLATED_WAYS) -> List[str]:
     """Lines for a fresh interpreter (after the repro preamble) that run ``ways`` (the two jit ways,
     and "(a)", the program run eagerly step by step, when asked) and print three lines for each
@@ -257,10 +267,13 @@ def isolated_lines(program: Program, ways: Sequence[str] = ISOLATED_WAYS) -> Lis
     stop] per dimension]} of its addressable shards>`` and ``<mode> <key> differing <JSON list of
     the devices whose shard's bytes differ from the value's block>``; ``WATCHDOG_LINE`` first, so a
     program that never returns ends the interpreter."""
-    run = (["outs = {}"] + ([f"outs[{EAGER!r}] = dict(program_values(*placed()))"] if EAGER in ways else []) + [
+    run = (["outs = {}"] + ([f"print({RUNNING!r}, {EAGER!r}, flush=True)",
+                             f"outs[{EAGER!r}] = dict(program_values(*placed()))"] if EAGER in ways else []) + [
+        f"print({RUNNING!r}, {Way.JIT_SHARDINGS.letter!r}, flush=True)",
         f"outs[{Way.JIT_SHARDINGS.letter!r}] = dict(enumerate(jax.jit(program, in_shardings=in_shardings, "
         f"out_shardings=out_shardings, donate_argnums={program.donated!r})(*placed())))",
         CONSTRAINED_LINE,
+        f"print({RUNNING!r}, {Way.JIT_CONSTRAINTS.letter!r}, flush=True)",
         f"outs[{Way.JIT_CONSTRAINTS.letter!r}] = dict(enumerate(constrained(*placed())))",
         "for mode, values in outs.items():",
         "    for k, o in values.items():",
@@ -346,7 +359,7 @@ def stated_layout(program: Program, mode: str, key: str, step: Optional[Step]):
 
 
 def check_jitted_in_subprocess(case: Case, program: Program, run_isolated: Callable, *,
-                               classify: Callable[[str, str], Optional[str]] = lambda name, message: None,
+                               classify: Callable[[str, str, str], Optional[str]] = lambda name, message, way: None,
                                ways: Sequence[str] = ISOLATED_WAYS,
                                layouts: Optional[Callable[[str, str, Optional[Step]], object]] = None,
                                way_context: Callable[..., object] = lambda label, output="": contextlib.nullcontext()
@@ -356,7 +369,7 @@ def check_jitted_in_subprocess(case: Case, program: Program, run_isolated: Calla
     outputs, and in (a) every step's result) as in-process runs do: numpy's value, the index map of
     ``layouts(mode, key, step)`` (default ``stated_layout``; None: none stated), and every shard
     holding its block of the value. Returns None when checked; else, on an Explicit mesh, the
-    outcome ``classify(class name, message)`` names for the exception the subprocess raised (as
+    outcome ``classify(class name, message, the way it was running)`` names for the exception it raised (as
     in-process runs classify them). Anything else is a failure: an abort is one at the check of the
     exit status, whose message quotes XLA's ``Check failed`` line (a known deviation's symptom
     names it). The exit status is checked in ``way_context(label)`` (label: the ways joined by
@@ -369,7 +382,8 @@ def check_jitted_in_subprocess(case: Case, program: Program, run_isolated: Calla
     result = run_isolated(isolated_lines(program, ways))
     raised = [m for m in map(EXCEPTION_LINE.match, result.stderr.strip().splitlines()) if m]
     if result.returncode > 0 and program.axis_type == "Explicit" and raised:
-        outcome = classify(raised[-1]["name"].rpartition(".")[2], raised[-1]["message"] or "")
+        outcome = classify(raised[-1]["name"].rpartition(".")[2], raised[-1]["message"] or "",
+                           running_way(result.stdout))
         if outcome is not None:
             return outcome
     lines = result.stderr.strip().splitlines()
