@@ -663,7 +663,12 @@ def prefix_goes_wrong(program: Program, way: str, step: Step, spec, inside=None)
         got = np.asarray(quietly(program, lambda: jitted(*placed(program)))[0])
     except Exception as e:  # noqa: BLE001 - a prefix that raises is the step that goes wrong
         return f"{RAISES}{type(e).__name__}", None
-    expected = program.value(step.result)
+    return compared(program.value(step.result), got)
+
+
+def compared(expected: np.ndarray, got: np.ndarray):
+    """What ``prefix_goes_wrong`` says of a prefix that returned ``got``: None when it is numpy's
+    ``expected`` bit for bit, else ``(what it showed, (expected, got) where only the values differ)``."""
     if got.dtype != expected.dtype or got.shape != expected.shape:
         return f"its value is {got.dtype}{list(got.shape)}, but should be {expected.dtype}{list(expected.shape)}", None
     if got.tobytes() != np.ascontiguousarray(expected).tobytes():
@@ -706,10 +711,7 @@ def isolated_prefix_goes_wrong(run_isolated):
         if got is None or len(got) != expected.nbytes:
             return f"its value printed is {'missing' if got is None else f'{len(got)} bytes'}, but should be " \
                    f"{expected.nbytes} bytes", None
-        if got != np.ascontiguousarray(expected).tobytes():
-            value = np.frombuffer(got, expected.dtype).reshape(np.shape(expected))
-            return "its value differs from numpy's", (expected, value)
-        return None
+        return compared(expected, np.frombuffer(got, expected.dtype).reshape(np.shape(expected)))
     return goes_wrong
 
 
