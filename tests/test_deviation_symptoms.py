@@ -624,6 +624,40 @@ def test_the_axis_moved_into_combined_axes_trigger_holds_for_the_arange_times_ab
     assert not holds((None, ("a", "b")), "(b) jit with in/out_shardings")
 
 
+def test_the_axis_moved_into_combined_axes_trigger_holds_for_the_explicit_reshape_and_dot_aborts():
+    """jitted_axis_moved_into_combined_axes: the 0.12.0.1 CI findings of stop 68 on an Explicit
+    (a=3, b=2) mesh hold: x int32[6, 3] P(None, 'a') reshaped to (1, 1, 6, 3) into P(None, None,
+    ('a', 'b')), and jnp.dot of int32[6, 2, 3] P(None, None, 'a') and int32[6, 3, 2] P(None, None,
+    'b') into P(('b', 'a')); on an Auto mesh (measured: they compile), eager, with the other axis
+    first, with the moved axis already on that dimension, or a reshape that splits a dimension,
+    they do not."""
+    mesh = MeshModel(tuple(range(6)), (3, 2), ("a", "b"))
+    jitted = "(b) jit with in/out_shardings"
+
+    def reshaped(out_spec, shape=(1, 1, 6, 3), in_spec=(None, "a"), axis_type="Explicit", way=jitted):
+        return triggers.jitted_axis_moved_into_combined_axes(triggers.Call(
+            "reshape", (np.zeros((6, 3), np.int32),), {"shape": shape}, mesh, axis_type, (in_spec,), out_spec,
+            way, shape))
+    assert reshaped((None, None, ("a", "b")))  # the finding
+    assert reshaped((None, None, ("a", "b")), way="(c) jit with sharding constraints")
+    assert not reshaped((None, None, ("a", "b")), axis_type="Auto")
+    assert not reshaped((None, None, ("a", "b")), way="(a) eager")
+    assert not reshaped((None, None, ("b", "a")))  # 'b' cuts nothing
+    assert not reshaped((None, None, None, ("a", "b")))  # 'a' stays on its dimension
+    assert not reshaped((("a", "b"), None), shape=(3, 6))  # not a size-1 reshape: no dimension lands
+    assert reshaped((None, ("a", "b")), shape=(6, 3, 1), in_spec=("a",))
+
+    def dotted(out_spec, in_specs=((None, None, "a"), (None, None, "b")), axis_type="Explicit"):
+        return triggers.jitted_axis_moved_into_combined_axes(triggers.Call(
+            "dot_int", (np.zeros((6, 2, 3), np.int32), np.zeros((6, 3, 2), np.int32)), {}, mesh, axis_type,
+            in_specs, out_spec, jitted, (6, 2, 6, 2)))
+    assert dotted((("b", "a"),))  # the finding: 'b' cuts the result's last dimension
+    assert not dotted((("b", "a"),), axis_type="Auto")
+    assert not dotted((("a", "b"),))  # 'a' cuts a contracted dimension only, which lands nowhere
+    assert not dotted((("b", "a"),), in_specs=((None, None, "a"), ()))
+    assert not dotted((None, None, None, ("b", "a")))  # 'b' stays on its dimension
+
+
 def test_accepted_refusals_are_counted_once_per_example_and_shown_on_the_run_page(monkeypatch, tmp_path):
     """A refusal accepted because the model says JAX rejects the call is counted per kind, once per
     example (as excused examples are), written in the run report (the schema takes it) and tabulated

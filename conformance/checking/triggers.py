@@ -447,6 +447,41 @@ def layout_change_onto_combined_axes(call: Call) -> bool:
     return call.op in LAYOUT_CHANGES and spec is not None and over_combined_axes(call.mesh, spec)
 
 
+def _reshape_landing(x: Tuple[int, ...], result: Tuple[int, ...]):
+    """Where each dimension of ``x`` lands in a reshape to ``result`` that only adds or drops
+    size-1 dimensions (a dropped one: None); None for any other reshape."""
+    kept, landed = [d for d, n in enumerate(result) if n != 1], []
+    if [n for n in x if n != 1] != [result[d] for d in kept]:
+        return None
+    for n in x:
+        landed.append(kept.pop(0) if n != 1 else None)
+    return (landed,)
+
+
+def _dot_landing(x: Tuple[int, ...], y: Tuple[int, ...], result: Tuple[int, ...]):
+    """Where each dimension of jnp.dot's ``x`` and ``y`` lands in its result (contracted: None)."""
+    if not x or not y:
+        return [list(range(len(result)))[len(result) - len(s):] for s in (x, y)]
+    nx = len(x) - 1
+    if len(y) == 1:
+        return list(range(nx)) + [None], [None]
+    return list(range(nx)) + [None], list(range(nx, nx + len(y) - 2)) + [None, len(result) - 1]
+
+
+def _matmul_landing(x: Tuple[int, ...], y: Tuple[int, ...], result: Tuple[int, ...]):
+    """Where each dimension of matmul's ``x`` and ``y`` of rank >= 2 lands in its result (batch
+    dimensions aligned from the right; contracted: None); None for a vector operand."""
+    if len(x) < 2 or len(y) < 2:
+        return None
+    r = len(result)
+    return (list(range(r - len(x), r - 2)) + [r - 2, None],
+            list(range(r - len(y), r - 2)) + [None, r - 1])
+
+
+# The operations whose operands' dimensions land in their result otherwise than aligned from the right.
+CARRIED_DIMENSIONS = {"reshape": _reshape_landing, "dot_int": _dot_landing, "matmul": _matmul_landing}
+
+
 @trigger('layout changes')
 def jitted_axis_moved_into_combined_axes(call: Call) -> bool:
     """Jitted, an operation whose operands align with its result (from the right: elementwise,
@@ -459,11 +494,24 @@ def jitted_axis_moved_into_combined_axes(call: Call) -> bool:
     of x int32[2, 6, 2] taken along 0 into P(None, ('x', 'y')) on an (x=2, y=3) mesh, >=0.11.2); or an
     operand's combined axes whose first cuts another dimension of the output (met with
     lax.dynamic_update_slice on 0.12.0.1 in CI, seed 2003179195: x P(('a', 'b', 'y'), None) into P('b', None,
-    ('a', 'y')) on a (y=1, b=3, a=2) mesh aborts with "Could not slice dimension 0 with size 3")."""
+    ('a', 'y')) on a (y=1, b=3, a=2) mesh aborts with "Could not slice dimension 0 with size 3").
+    On an Explicit mesh also a reshape that only adds or drops size-1 dimensions, and a jnp.dot or
+    matmul (each operand's dimensions where they land in the result, contracted ones nowhere), whose
+    result JAX types in its operand's layout before the reshard (met on 0.12.0.1 in CI: x int32[6, 3]
+    P(None, 'a') reshaped to (1, 1, 6, 3) into P(None, None, ('a', 'b')), seed 3575920441; jnp.dot of
+    int32[6, 2, 3] P(None, None, 'a') and int32[6, 3, 2] P(None, None, 'b') into P(('b', 'a')), seed
+    1960164815, both on an (a=3, b=2) mesh; measured: on an Auto mesh both compile)."""
     if call.eager or call.result_shape is None or call.mesh is None or not call.in_specs:
         return False
     rank = len(call.result_shape)
-    if call.op in ("take", "take_clip") and len(call.operands) == 2:
+    if call.op in CARRIED_DIMENSIONS:
+        landed = CARRIED_DIMENSIONS[call.op](*(np.shape(x) for x in call.operands), call.result_shape) \
+            if call.axis_type == "Explicit" else None
+        if landed is None:
+            return False
+        aligned = [{at: a for at, a in zip(where, axes_of(s, np.ndim(x))) if at is not None}
+                   for where, x, s in zip(landed, call.operands, call.in_specs)]
+    elif call.op in ("take", "take_clip") and len(call.operands) == 2:
         axis = call.static.get("axis", 0) % max(np.ndim(call.operands[0]), 1)
         k = np.ndim(call.operands[1])
         operand_at = [i if i < axis else i + k - 1 for i in range(np.ndim(call.operands[0])) if i != axis]
