@@ -423,3 +423,14 @@ def written_program(mesh: MeshModel, inputs: Sequence[Tuple[np.ndarray, Spec]], 
         raise ValueError(f"{len(outputs)} outputs, but {len(out_specs)} out_specs")
     return Program(mesh, axis_type, tuple(values)[:len(inputs)], tuple(spec for _, spec in inputs), tuple(steps),
                    outputs, tuple(out_specs), tuple(donated), tuple(values.items()))
+
+
+def rerun(program: Program, arrays: Sequence[np.ndarray], *, x64: bool = False) -> Tuple[np.ndarray, ...]:
+    """numpy's value of each of ``program``'s outputs on other inputs ``arrays`` (of its inputs'
+    shapes and dtypes), computed as ``programs`` computes them (a layout change passes its operand
+    through)."""
+    values = {name: np.asarray(x) for name, x in zip(program.inputs, arrays)}
+    for step in program.steps:
+        operands = [values[o] for o in step.operands]
+        values[step.result] = operands[0] if step.changes_layout else evaluate(step.op, operands, step.kwargs, x64=x64)
+    return tuple(values[o] for o in program.outputs)

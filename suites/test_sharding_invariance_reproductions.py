@@ -605,6 +605,20 @@ def test_explicit_device_put_inside_jit_types_its_result():
 
 @bridge.needs_devices(2, "to shard over two devices")
 @explicit_only
+def test_explicit_device_put_inside_vmap_cuts_the_unbatched_dimension():
+    """Under jit(vmap(f)) on an Explicit mesh (a=2), f(v) = -jax.device_put(v, NamedSharding(mesh,
+    P(None, 'a'))) of each [1, 2] value of a batch x uint32[2, 1, 2] cuts v's last dimension (as a
+    sharding constraint's batching rule does: the spec names the unbatched value's dimensions) and
+    returns -x (found by the contexts property on 0.10.2: device_put's batching rule applies the spec
+    to the batched value, whose size-1 dimension P(None, 'a') then cannot cut)."""
+    x = np.arange(4, dtype=np.uint32).reshape(2, 1, 2)
+    explicit_accepts("device_put inside vmap", bridge.first_devices_mesh(("a", 2)), {"x": (x, ())},
+                     "jax.jit(jax.vmap(lambda v: -jax.device_put(v, NamedSharding(mesh, P(None, 'a')))))(x)",
+                     -x)
+
+
+@bridge.needs_devices(2, "to shard over two devices")
+@explicit_only
 def test_explicit_strided_at_max_has_a_sharding_rule():
     """x.at[::2].max(u) of replicated x = [1, 5] and u = [4] on an Explicit mesh (a=2) returns
     [4, 5] (found on 0.6.2, where scatter-max had no sharding rule)."""

@@ -19,7 +19,9 @@ What is counted, and why each floor:
   repeats blocks is invisible on them): operands of the catalogue (``inputs.values``), arrays of
   ``strategies.arrays`` and the per-device values of ``strategies.spmd``;
 * generated programs (``strategies.programs``) that shard something, and that start from a
-  rank-0 input (which nothing can cut);
+  rank-0 input (which nothing can cut); the contexts they run in (``strategies.contexts``): each
+  context's share of programs (the issue's floor, 20%), batches of more than one example, vmap with
+  spmd_axis_name, shard_map bodies that cut an input and that run with check_vma off;
 * collective examples (``strategies.spmd`` as the pmap and shard_map collective properties draw
   them) whose devices hold distinct values;
 * arguments told apart: for each operation that takes two arguments of one kind (two operands,
@@ -49,6 +51,7 @@ from strategies import arrays, dtypes, layouts, mesh_shapes
 from strategies.arrays import BASE_DTYPES
 from strategies.ops import BY_NAME, CATALOGUE, VOCABULARY, Op
 from strategies.ops.examples import ExampleParts, catalogue_examples
+from strategies.contexts import CONTEXTS, every_context
 from strategies.programs import programs
 from strategies.manual import all_to_all_over_two_axes
 from strategies.spmd import argument_trees, collective_parameters, device_counts, device_selections, sample_values
@@ -58,7 +61,7 @@ AXIS_TYPES = ("Auto", "Explicit")
 # As the suites run them with the default profile (max_examples=100): suites/test_sharding_invariance.py
 # gives each entry 4 examples (EXAMPLES_PER_OP), suites/test_programs.py 50 programs, the
 # collective properties 100 examples each (here: runs of 50).
-EXAMPLES_PER_OP, PROGRAMS_PER_RUN, COLLECTIVES_PER_RUN = 4, 50, 50
+EXAMPLES_PER_OP, PROGRAMS_PER_RUN, COLLECTIVES_PER_RUN, CONTEXT_PROGRAMS_PER_RUN = 4, 50, 50, 12
 OP_RUNS, PROGRAM_RUNS, COLLECTIVE_RUNS, ARRAY_DRAWS = 20, 8, 1, 300
 RUN_WITHOUT_A_CUT = 1e-4  # the largest chance a per-entry run may have of drawing no sharded example
 
@@ -305,6 +308,34 @@ def program_rows() -> List[Row]:
                 at_least=False, count=sum(np.size(p.arrays[0]) > 1 for p in drawn), note="of those of > 1 element")]
 
 
+@functools.lru_cache(maxsize=None)
+def context_draws():
+    with_contexts = programs(DEVICES, axis_types=AXIS_TYPES).flatmap(lambda p: st.tuples(st.just(p), every_context(p)))
+    return [d for run in runs(with_contexts, PROGRAM_RUNS, CONTEXT_PROGRAMS_PER_RUN) for d in run]
+
+
+def context_rows() -> List[Row]:
+    """The contexts property's draws (suites/test_program_contexts.py: each program in each
+    context): the contexts per program; batches of more than one example (a batch of one cannot
+    show examples mixed up); vmap with spmd_axis_name; shard_map bodies with an input cut over an
+    axis of size > 1, and with check_vma off."""
+    drawn = context_draws()
+    by_kind = lambda kind: [c for _, cs in drawn for c in cs if c.kind == kind]
+    batched = by_kind("scan") + by_kind("vmap")
+    bodies = [(p, c) for p, cs in drawn for c in cs if c.kind == "shard_map"]
+    rows = [Row(f"contexts: programs run as {kind}", share(any(c.kind == kind for c in cs) for _, cs in drawn),
+                0.20, count=len(drawn)) for kind in CONTEXTS]
+    return rows + [
+        Row("contexts: scan or vmap over more than one example", share(c.batch > 1 for c in batched), 0.60,
+            count=len(batched)),
+        Row("contexts: vmap with spmd_axis_name", share(c.spmd_axis_name is not None for c in by_kind("vmap")), 0.20,
+            count=len(by_kind("vmap"))),
+        Row("contexts: shard_map body with an input cut", share(any(cuts(p.mesh, s) for s in c.body_specs)
+                                                               for p, c in bodies), 0.75, count=len(bodies)),
+        Row("contexts: shard_map body with check_vma off", share(not c.check_vma for _, c in bodies), 0.30,
+            count=len(bodies))]
+
+
 def array_rows() -> List[Row]:
     device_put_arrays = st.tuples(layouts(DEVICES), dtypes(BASE_DTYPES)).flatmap(
         lambda ld: arrays(ld[1], ld[0].shape))
@@ -494,7 +525,7 @@ def vocabulary_rows() -> List[Row]:
 # The table's parts, each measured by a test of its own (so that xdist workers share the drawing).
 GROUPS: Dict[str, Callable[[], List[Row]]] = {
     "catalogue": catalogue_table_rows, "vocabulary": vocabulary_rows, "programs": program_rows, "arrays": array_rows,
-    "collectives": collective_rows, "arguments": argument_rows}
+    "collectives": collective_rows, "arguments": argument_rows, "contexts": context_rows}
 
 
 def all_rows() -> tuple:

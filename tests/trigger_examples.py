@@ -384,6 +384,11 @@ EXAMPLES: Dict[str, Pair] = {
         call("constraint", (X22,), {"spec": (None, ("a", "b"))}, in_specs=((),), way=CONSTRAINED),
         call("constraint", (X22,), {"spec": (None, "a")}, in_specs=((),), way=CONSTRAINED),
         "one mesh axis per dimension"),
+    "explicit_vmapped_device_put_onto_a_cut": Pair(
+        call("vmap: device_put", (X22,), {"spec": (None, "a")}, axis_type="Explicit", in_specs=(("b",),),
+             out_spec=None),
+        call("vmap: device_put", (X22,), {"spec": (None, "a")}, in_specs=(("b",),), out_spec=None),
+        "an Auto mesh (a device_put inside jit there keeps its operand's layout)"),
     "jitted_axis_moved_into_combined_axes": Pair(
         call("greater", (np.zeros((2, 6), np.int32), np.int32(5)), mesh=BY_Y, in_specs=(("b",), ()),
              out_spec=(None, ("b", "y")), shape=(2, 6)),

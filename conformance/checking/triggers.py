@@ -1940,6 +1940,19 @@ def stack_checkpointed_to_save_only_the_named_value(example) -> bool:
     return example.policy == "save_only_these_names"
 
 
+# --- programs in contexts (suites/test_program_contexts.py) -----------------------------------
+@trigger('program contexts')
+def explicit_vmapped_device_put_onto_a_cut(call: Call) -> bool:
+    """Under vmap on an Explicit mesh, a program's jax.device_put step (the contexts property passes
+    it as op "vmap: device_put", its spec as ``static["spec"]``) onto a spec that cuts a dimension
+    over an axis of size > 1: device_put's batching rule hands the unbatched value's sharding to the
+    batched value, whose leading (batch) dimension it then names (met on 0.10.2: P(None, 'a') of a
+    [2, 4] value under vmap of a batch of one cut [1, 2, 4] over 'a' at its 2)."""
+    spec = call.static.get("spec")
+    return (call.op == "vmap: device_put" and call.axis_type == "Explicit" and spec is not None
+            and any(cut_axes(call.mesh, axes) for axes in spec_axes(spec)))
+
+
 # --- model programs ---------------------------------------------------------------------------
 @trigger('model programs')
 def bfloat16_operands_summed_in_float32(example) -> bool:

@@ -58,7 +58,7 @@ SUITE_ORDER = ("congruence", "named_sharding", "mesh", "device_put", "visualize"
                "shard_map_bodies", "vmap",
                "autodiff", "control_flow", "random", "random_samplers", "operand_layouts", "model_programs", "training",
                "sharding_invariance_reproductions", "sharding_invariance",
-               "programs_reproductions", "programs", "multiprocess")
+               "programs_reproductions", "programs", "program_contexts", "multiprocess")
 
 
 def in_suites(nodeid: str) -> bool:

@@ -22,8 +22,8 @@ from conformance.runner import state
 from . import (  # noqa: F401 - each module registers its faults
     api_parameters, argument_forms, assembly, branches_and_remat, calling_contexts, collectives, device_put, excuses,
     jit, layouts, meshes, model_programs, multi_axis_collectives, multi_controller, operand_layouts, out_sharding,
-    pmap, positional, programs, random_and_custom_rules, random_samplers, training, transformations, visualize,
-    vocabulary)
+    pmap, positional, program_contexts, programs, random_and_custom_rules, random_samplers, training, transformations,
+    visualize, vocabulary)
 from .registry import FAULTS, Fault, fault, unkilled
 
 __all__ = ["FAULTS", "Fault", "fault", "unkilled"]
