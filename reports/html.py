@@ -159,6 +159,23 @@ def counted_table(title: str, intro: str, headers, rows) -> list:
             + [f"<tr>{row}</tr>" for row in rows] + ["</table>"])
 
 
+def sharded_runs_part(record: dict) -> list:
+    """Per property and function, each way or context it ran in: the examples that ran sharded of
+    those that ran (the properties' tallies, ``sharded_runs``)."""
+    by_function = defaultdict(list)
+    for test in record["tests"]:
+        for row in test.get("sharded_runs") or ():
+            by_function[(test["id"], row["function"])].append(row)
+    return counted_table(
+        f"What ran sharded, per function and way ({len(by_function)} functions)",
+        "Per property and function, each way or context it ran in: examples that ran it sharded (an operand or "
+        "its result cut over a mesh axis of size &gt; 1) / examples that ran it.",
+        ("property", "function", "sharded / run, per way or context"),
+        [f"<td class=\"mono\">{esc(test_id)}</td><td class=\"mono\">{esc(function)}</td><td>"
+         + ", ".join(f"{esc(r['way'])}: {r['sharded']}/{r['examples']}" for r in rows) + "</td>"
+         for (test_id, function), rows in sorted(by_function.items())])
+
+
 def run_page(record: dict) -> str:
     """A run: the verdict first, the failures (with their reproduction and rerun command), excused
     examples, skips grouped by reason, the environment, and a table per suite."""
@@ -214,6 +231,7 @@ def run_page(record: dict) -> str:
         ("property", "examples", "refusal"),
         [f"<td class=\"mono\">{esc(t['id'])}</td><td>{r['examples']}</td><td>{esc(r['refusal'])}</td>"
          for t, r in refused])
+    body += sharded_runs_part(record)
     xpassed = [t for t in record["tests"] if t["outcome"] == "xpassed"]
     if xpassed:
         body.append(f"<h2>Known deviations that passed this time ({len(xpassed)})</h2><p>A non-strict "

@@ -132,6 +132,9 @@ def attach_details(item, call, report) -> None:
     refusals = [v for k, v in item.user_properties if k == state.REFUSALS]
     if refusals:
         details["refusals"] = refusals[-1]
+    sharded_runs = [v for k, v in item.user_properties if k == state.SHARDED_RUNS]
+    if sharded_runs:
+        details["sharded_runs"] = sharded_runs[-1]
     compiled = [v for k, v in item.user_properties if k == state.COMPILATIONS]
     if compiled:
         details.update(compilation_fields(compiled[-1]))
@@ -238,7 +241,7 @@ def new_entry(nodeid: str) -> dict:
             "duration": 0.0, "examples": None, "invalid_examples": None, "programs": None,
             "compilations": None, "compile_seconds": None, "cache_served": None, "duplicate_programs": None,
             "repeated": None, "peak_rss_mib": None, "random": None, "skip_kind": None, "deviation": None,
-            "excused": None, "refusals": None, "seen": None, "reason": None, "message": None,
+            "excused": None, "refusals": None, "sharded_runs": None, "seen": None, "reason": None, "message": None,
             "falsifying_example": None, "repro": None, "rerun": None}
 
 

@@ -38,7 +38,9 @@ FORMAT_NAME = "jax-conformance-report"
 # /10 added each test's programs asked for, programs the persistent compilation cache served, and
 # programs asked for twice (their count, and the first ones with the property that asked first), and
 # the run's compilation cache (its folder or why none, and whether programs were counted).
-FORMAT_VERSION = 10
+# /11 added each test's "sharded_runs": per function and way (or context) it ran, the examples that ran
+# it and how many of them sharded an operand or the result (conformance/runner/tally.py).
+FORMAT_VERSION = 11
 FORMAT = f"{FORMAT_NAME}/{FORMAT_VERSION}"
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")

@@ -193,7 +193,7 @@ def check_context(case: Case, program: Program, context: Context, x64: bool) -> 
     expected = expected_outputs(program, context, x64)
     got = case.accepts(context.label, lambda: run_in_context(program, context))
     for name, out, want in zip(program.outputs, got, expected):
-        value = case.accepts(f"np.asarray of {context.label} output {name}", lambda: np.asarray(out))  # noqa: B023
+        value = case.accepts(f"np.asarray of {context.label} output {name}", lambda: np.asarray(out))  # noqa: B023 - called in this iteration
         case.same_bits(f"{context.label} output {name}", value, want)
 
 
@@ -248,7 +248,7 @@ def context_excuses(request, excuses, known_deviations) -> Excuses:
 
 @settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(program=programs(DEVICES, axis_types=compat.mesh_axis_types(), x64=compat.x64_enabled()), data=st.data())
-def test_a_program_gives_numpys_values_in_every_context(program, data, known_deviations, context_excuses):
+def test_a_program_gives_numpys_values_in_every_context(program, data, known_deviations, context_excuses, tally):
     """A generated program run as a nested jit, under checkpoint, as a scan body, under vmap or as a
     shard_map body gives numpy's values of that program over the inputs that context hands it."""
     drawn = data.draw(every_context(program), label="contexts")
@@ -273,3 +273,11 @@ def test_a_program_gives_numpys_values_in_every_context(program, data, known_dev
             if not own[0]:
                 raise
             hypothesis.event(f"{context.kind}: the program's own known deviation, met outside any context")
+        if context.kind == "shard_map":
+            body_cut = any(program.mesh.axis_sizes[a] > 1 for spec in context.body_specs for axes in spec_axes(spec)
+                           for a in axes)
+            for step in program.steps:
+                if not step.changes_layout:
+                    tally.count(step.op, context.kind, body_cut, program)
+        else:
+            programs_suite.count_steps(tally, program, [context.kind])

@@ -44,7 +44,7 @@ from conformance.checking.symptoms import Seen
 from conformance.checking.triggers import Call
 from conformance.checking.ways import JIT_WAYS, Way
 from conformance.jaxside import bridge, compat
-from conformance.model.layout import Layout, MeshModel
+from conformance.model.layout import Layout, MeshModel, spec_axes
 from conformance.runner import environment, soak
 from conformance.model.program import Program, Step
 from conformance.model.sharding_rules import axes_argument
@@ -1045,10 +1045,28 @@ def written_examples():
 @settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(program=programs(DEVICES, axis_types=compat.mesh_axis_types(), x64=compat.x64_enabled()))
 @written_examples_of(written_examples())
-def test_generated_programs_agree_with_the_unsharded_run(program, excuses, known_deviations, run_isolated):
+def test_generated_programs_agree_with_the_unsharded_run(program, excuses, known_deviations, run_isolated, tally):
     """A chain of catalogue operations with layout changes between them, run eagerly step by step
     or jitted with constraints or with in/out shardings and donation, gives the values of the same
     program run unsharded, laid out as each layout change and output asks."""
+    check_program(program, excuses, known_deviations, run_isolated)
+    count_steps(tally, program, [way.letter for way in Way])
+
+
+def count_steps(tally, program: Program, ways) -> None:
+    """Count each catalogue step of ``program`` as run in each of ``ways``, sharded where our model's
+    spec of an operand or of its result (``spec_of``) cuts over a mesh axis of size > 1."""
+    for step in program.steps:
+        if step.changes_layout:
+            continue
+        for way in ways:
+            specs = [spec_of(program, name) for name in (*step.operands, step.result)]
+            tally.count(step.op, way, any(program.mesh.axis_sizes[a] > 1 for spec in specs for axes in
+                                          spec_axes(spec or ()) for a in axes), program)
+
+
+def check_program(program: Program, excuses, known_deviations, run_isolated) -> None:
+    """Every way of ``program``, as the property states it."""
     case = programs_.program_case(program)
     soak.log_program(case.repro, os.environ.get(environment.PROGRAM_LOG))
     ignores_returned_constraint = known_deviations.covers(

@@ -41,7 +41,7 @@ from conformance.checking.repro import context_indent, describe_mesh, script, sp
 from conformance.checking.triggers import Call
 from conformance.checking.ways import Way
 from conformance.jaxside import bridge, compat
-from conformance.model.layout import Layout, MeshModel, Spec, block_slices
+from conformance.model.layout import Layout, MeshModel, Spec, block_slices, spec_axes
 from conformance.model.program import Program, Step
 from strategies.ops.examples import catalogue_examples
 from strategies.ops import CATALOGUE, VOCABULARY, Op
@@ -310,17 +310,23 @@ def forwards_an_input(inputs, result: np.ndarray) -> bool:
           # examples per known deviation) is meant to outlive the example
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_sharding_never_changes_values(op, data, excuses, known_deviations, run_isolated):
+def test_sharding_never_changes_values(op, data, excuses, known_deviations, run_isolated, tally):
     """An operation on sharded inputs, eager or jitted with requested shardings or constraints,
     equals the same operation on unsharded inputs, and its output is laid out as requested (eager:
     as its own sharding's index map says)."""
-    check_drawn(data.draw(examples(op), label="example"), excuses, known_deviations, run_isolated)
+    check_drawn(data.draw(examples(op), label="example"), excuses, known_deviations, run_isolated, tally)
 
 
-def check_drawn(example: Example, excuses, known_deviations, run_isolated) -> None:
+def cut_over_the_mesh(mesh, specs) -> bool:
+    """Whether one of ``specs`` cuts a dimension over a mesh axis of size > 1."""
+    return any(mesh.axis_sizes[a] > 1 for spec in specs if spec is not None for axes in spec_axes(spec) for a in axes)
+
+
+def check_drawn(example: Example, excuses, known_deviations, run_isolated, tally=None) -> None:
     """``check_example`` of a drawn example under this JAX's known deviations: a constraint on a
     returned input this JAX ignores, and the process aborts XLA is known for, run in a subprocess or
-    (lax.pad's) not at all, counted under their entries."""
+    (lax.pad's) not at all, counted under their entries; each way it ran counted in ``tally``
+    (sharded where an operand, or under jit the output, is cut)."""
     ignores_returned_constraint = known_deviations.covers(reproductions.test_constraint_applies_to_a_returned_input)
     aborts = known_deviations.covers(ABORT) is not None and aborts_under_jit(example.call(Way.JIT_SHARDINGS)) or \
         known_deviations.covers(GATHER_ABORT) is not None and \
@@ -331,19 +337,24 @@ def check_drawn(example: Example, excuses, known_deviations, run_isolated) -> No
     check_example(example, ignores_returned_constraint, isolate, excuses, sharded=pad_abort is None)
     if pad_abort is not None:
         excuses.count(pad_abort, example, "sharded ways not run (XLA aborts the process on them)")
+    if tally is not None:
+        for way in Way:
+            specs = example.in_specs + (() if way is Way.EAGER else (example.out_spec,))
+            tally.count(example.op.name, way.letter, pad_abort is None and cut_over_the_mesh(example.mesh, specs),
+                        example)
 
 
 @pytest.mark.parametrize("op", VOCABULARY, ids=lambda op: op.name)
 @settings(max_examples=EXAMPLES_PER_FUNCTION, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_vocabulary_never_changes_values(op, data, excuses, known_deviations, run_isolated):
+def test_vocabulary_never_changes_values(op, data, excuses, known_deviations, run_isolated, tally):
     """A public function of jax.numpy or jax.lax on sharded inputs, eager or jitted with requested
     shardings or constraints, equals the same function on unsharded inputs (and numpy's answer),
     and its output is laid out as requested."""
     for name in op.covers:  # a function this release lacks skips, naming when it arrived or left
         if not compat.vocabulary_feature(name).available:
             raise compat.feature_missing(compat.vocabulary_feature(name))
-    check_drawn(data.draw(examples(op), label="example"), excuses, known_deviations, run_isolated)
+    check_drawn(data.draw(examples(op), label="example"), excuses, known_deviations, run_isolated, tally)
 
 
 def one_step_program(example: Example, expected: np.ndarray) -> Program:

@@ -22,6 +22,7 @@ from . import api_calls, areas, devices, environment, hookspecs, last_words, pro
 from .deviations import (DeviationsInEffect, Excuses, KnownDeviationSeen, is_unexpected_pass, strict_verdict,
                          unknown_cases)
 from .state import leader_of
+from .tally import Tally
 
 
 def pytest_addhooks(pluginmanager):
@@ -234,6 +235,9 @@ def pytest_runtest_call(item):
             item.user_properties.append((state.EXCUSED, plain(excuses.report())))
         if excuses is not None and excuses.refused:
             item.user_properties.append((state.REFUSALS, plain(excuses.refusals())))
+        counted = item.stash.get(state.TALLY, None)
+        if counted:
+            item.user_properties.append((state.SHARDED_RUNS, plain(counted.rows())))
     return result
 
 
@@ -269,6 +273,15 @@ def excuses(request) -> Excuses:
     example runs, they excuse the failures that meet an entry's trigger and symptom."""
     found = Excuses(request.node.stash.get(state.ITEM_RANDOM, ()))
     request.node.stash[state.EXCUSES] = found
+    return found
+
+
+@pytest.fixture
+def tally(request) -> Tally:
+    """What this property ran, per function and way or context, and how much of it sharded
+    (``conformance/runner/tally.py``): in the run report and on its page."""
+    found = Tally()
+    request.node.stash[state.TALLY] = found
     return found
 
 

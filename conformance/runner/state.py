@@ -23,12 +23,14 @@ ITEM_DEVIATION = pytest.StashKey[Deviation]()  # on an item: its (first) known d
 ITEM_STRICT = pytest.StashKey[tuple]()  # on an item: its strict known deviations on this JAX
 ITEM_RANDOM = pytest.StashKey[tuple]()  # on an item: its random property's known deviations on this JAX
 EXCUSES = pytest.StashKey[Excuses]()  # on an item: its excuses fixture (what it excused)
+TALLY = pytest.StashKey[object]()  # on an item: its tally fixture (tally.Tally: what ran, per function and way)
 
 API_RECORDER = pytest.StashKey[object]()  # the run's api_calls.Recorder (every process that runs suites)
 API_CALLS = "api_calls"  # the user property a test's API calls (api_calls.as_rows) go in
 COMPILATIONS = "compilations"  # the user property a test's compilations.Compilations (as a dict) goes in
 EXCUSED = "excused"  # the user property a random property's excused examples go in, per entry
 REFUSALS = "refusals"  # the user property a property's accepted refusals (the model rejects the call) go in
+SHARDED_RUNS = "sharded_runs"  # the user property a property's tally rows (per function and way) go in
 
 
 def leader_of(config):
