@@ -172,6 +172,40 @@ def test_a_strided_at_min_of_a_split_row_by_itself():
     case.same_bits("result", np.asarray(y), np.minimum(x, x))
 
 
+def test_a_vmapped_update_of_each_example_by_itself():
+    """jax.jit(jax.vmap(lambda v, i: lax.dynamic_update_slice(v, v, (i,)))) of a batch x uint32[2, 4]
+    laid out P(None, 'a') over two devices, with a batch of starts [0, 0], returns x: each example
+    updated by itself at 0 (found by the program contexts property on 0.4.31, seed 2707344947: vmap
+    makes the update a scatter of the operand by itself)."""
+    mesh = bridge.first_devices_mesh(("a", 2))
+    x, starts = np.arange(8, dtype=np.uint32).reshape(2, 4), np.zeros(2, np.int32)
+    source = ("jax.jit(jax.vmap(lambda v, i: lax.dynamic_update_slice(v, v, (i,))), "
+              "in_shardings=(NamedSharding(mesh, P(None, 'a')), NamedSharding(mesh, P())))")
+    case = scripted_case(f"{source}(x, starts)", [f"y = {source}(x, starts)", "print(np.asarray(y))"],
+                         meshes={"mesh": mesh}, arrays={"x": x, "starts": starts}, outcomes={"result": "np.asarray(y)"})
+    f = jax.jit(jax.vmap(lambda v, i: jax.lax.dynamic_update_slice(v, v, (i,))),
+                in_shardings=(bridge.named_sharding(mesh, (None, "a")), bridge.named_sharding(mesh, ())))
+    case.same_bits("result", np.asarray(f(x, starts)), x)
+
+
+@bridge.needs_devices(4, "for a (2, 2) mesh")
+def test_a_vmapped_update_of_each_example_by_itself_over_two_axes(run_isolated):
+    """jax.jit(jax.vmap(lambda v, i, j: lax.dynamic_update_slice(v, v, (i, j)))) of a batch x
+    uint32[2, 2, 2] laid out P('y', 'a') on a (2, 2) mesh ('a', 'y'), with a batch of starts, returns
+    x; run in a subprocess because XLA aborts the process on it (found by the program contexts
+    property on 0.4.31, seed 2707344947: the process died)."""
+    ids = list(bridge.live_device_ids()[:4])
+    lines = [f"mesh = Mesh(np.array([devices[i] for i in {ids}]).reshape((2, 2)), ('a', 'y'))",
+             "x = np.arange(8, dtype=np.uint32).reshape(2, 2, 2)",
+             "starts = np.zeros(2, np.int32)",
+             "f = jax.jit(jax.vmap(lambda v, i, j: lax.dynamic_update_slice(v, v, (i, j))), "
+             "in_shardings=(NamedSharding(mesh, P('y', 'a')), NamedSharding(mesh, P()), NamedSharding(mesh, P())))",
+             "y = np.asarray(f(x, starts, starts))",
+             "print(y.tolist() == x.tolist(), '# should be True')"]
+    check_in_a_subprocess("jit(vmap(update of each example by itself)) over two mesh axes", lines, run_isolated,
+                          printed="True # should be True", what="result equals x")
+
+
 def jitted_in_a_subprocess_lines(mesh_shape, axis_names: str, x: str, jitted: str, in_spec: str, expected: str) -> list:
     """Script lines for a fresh interpreter: a mesh of the first devices shaped ``mesh_shape`` with
     ``axis_names``, ``x`` (an expression) put on ``in_spec``, the ``jitted`` function's result of it,
