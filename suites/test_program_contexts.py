@@ -13,7 +13,12 @@ the out_specs cut over the axes its inputs' body specs name.
 The generated programs compute in uint32, so none is differentiable: grad and value_and_grad of
 sharded code are checked per entry by ``test_calling_contexts`` and ``test_autodiff``, not here.
 
-Where a context's run fails, the same program is judged outside any context first, as
+On an Explicit mesh, a vmap context's ShardingTypeError is accepted (counted) where our sharding-rule
+model says vmap's batch of indices makes a step's indexing a gather or scatter JAX refuses
+(``batched_indexing_refusal``: x[i], lax.dynamic_slice and lax.dynamic_update_slice slicing a
+named dimension partially, or any named operand before the release's rule).
+
+Where a context's run fails otherwise, the same program is judged outside any context first, as
 ``test_programs`` judges it (the unsharded run against numpy, never excused; the two jit ways under
 that property's known deviations): a failure there is the program's, and fails here; a known
 deviation of that property excusing it there, or a refusal our sharding-rule model accepts there,
@@ -27,7 +32,7 @@ reproductions are known deviations (jaxlib before 0.5: it aborts, raises or misc
 
 import contextlib
 import warnings
-from typing import List
+from typing import List, Optional
 
 import hypothesis
 import numpy as np
@@ -43,7 +48,7 @@ from conformance.checking.repro import script, sharding_literal, spec_literal
 from conformance.checking.triggers import Call
 from conformance.checking.ways import Way
 from conformance.jaxside import bridge, compat
-from conformance.model import spmd
+from conformance.model import sharding_rules, spmd
 from conformance.model.layout import Layout, spec_axes
 from conformance.model.program import Program
 from conformance.runner import state
@@ -193,6 +198,13 @@ def run_in_context(program: Program, context: Context):
 
 
 def check_context(case: Case, program: Program, context: Context, x64: bool) -> None:
+    """The program's outputs in ``context`` hold numpy's values; on a release that refuses vmap's
+    spmd_axis_name over a batch sharded on that Explicit axis (``compat``'s
+    VMAP_SPMD_AXIS_NAME_OVER_AN_EXPLICIT_BATCH off: JAX's own ValueError up to 0.8.1), the refusal."""
+    if context.spmd_axis_name is not None and program.axis_type == "Explicit" and \
+            not compat.VMAP_SPMD_AXIS_NAME_OVER_AN_EXPLICIT_BATCH:
+        case.rejects(context.label, lambda: run_in_context(program, context), (ValueError,))
+        return
     expected = expected_outputs(program, context, x64)
     got = case.accepts(context.label, lambda: run_in_context(program, context))
     for name, out, want in zip(program.outputs, got, expected):
@@ -261,6 +273,27 @@ def context_candidates(program: Program, context: Context) -> list:
             for s in program.steps if s.op == "device_put"]
 
 
+def vmapped_indexing_refusal(program: Program, context: Context) -> Optional[str]:
+    """Why our sharding-rule model says JAX refuses the program under vmap on an Explicit mesh: a
+    step indexing with a traced index (x[i] of a scalar i, lax.dynamic_slice, lax.dynamic_update_slice)
+    that vmap's batch of indices makes a gather or scatter JAX refuses (``batched_indexing_refusal``),
+    or None."""
+    if context.kind != "vmap" or program.axis_type != "Explicit":
+        return None
+    for step in program.steps:
+        if step.op not in sharding_rules.BATCHED_INDEXING or (step.op == "index_array" and
+                                                              np.ndim(program.value(step.operands[1])) != 0):
+            continue
+        x = program.value(step.operands[0])
+        windows = (step.kwargs.get("sizes") if step.op == "dynamic_slice" else
+                   np.shape(program.value(step.operands[1])) if step.op == "dynamic_update_slice" else ())
+        spec = programs_suite.spec_of(program, step.operands[0])
+        why = sharding_rules.batched_indexing_refusal(step.op, np.shape(x), spec, windows, compat.sharding_rule_set())
+        if why is not None:
+            return why
+    return None
+
+
 @pytest.fixture
 def context_excuses(request, excuses, known_deviations) -> Excuses:
     """This property's known deviations and test_programs' (what a program met outside any context
@@ -294,6 +327,11 @@ def test_a_program_gives_numpys_values_in_every_context(program, data, known_dev
                                      example=program):
                 check_context(case, program, context, compat.x64_enabled())
         except Exception as failure:
+            refused = vmapped_indexing_refusal(program, context) \
+                if getattr(failure, "raised", "") in {e.__name__ for e in compat.SHARDING_TYPE_ERRORS} else None
+            if refused is not None:
+                context_excuses.accept_refusal(f"{context.kind}: {refused.split(':')[0]}", program)
+                continue
             with contextlib.suppress(AttributeError):
                 failure.add_note(f"(judging the program outside any context, as test_programs does, after "
                                  f"{context.label} failed)")

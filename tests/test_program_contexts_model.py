@@ -90,3 +90,24 @@ def test_body_specs_name_each_axis_at_most_once():
         named = [a for entry in spec for a in ((entry,) if isinstance(entry, str) else (entry or ()))]
         assert len(named) == len(set(named)) and len(spec) <= 2
     check()
+
+
+def test_a_batch_of_indices_is_refused_where_it_slices_a_named_dimension_partially():
+    """The measured cases (0.6.2, 0.7.2, 0.10.2) of x uint32[4, 8] per example on an Explicit (a=4,
+    b=2) mesh: a dynamic_slice whose start moves along dimension 0 (uncut) keeping dimension 1 (cut
+    over 'a') whole is accepted, one slicing the cut dimension partially is refused; an update likewise
+    (a scatter); x[i] of a dimension typed 'b' is refused even over a size-1 axis, of an uncut one
+    accepted; before the gather and scatter rules (0.6.x) any named operand is refused."""
+    from conformance.model.sharding_rules import LATEST, batched_indexing_refusal
+    from dataclasses import replace
+    cut = (None, "a")
+    assert batched_indexing_refusal("dynamic_slice", (4, 8), cut, (2, 8)) is None
+    assert "dimension 1" in batched_indexing_refusal("dynamic_slice", (4, 8), cut, (4, 2))
+    assert batched_indexing_refusal("dynamic_update_slice", (4, 8), cut, (1, 8)) is None
+    assert "scatter" in batched_indexing_refusal("dynamic_update_slice", (4, 8), cut, (4, 4))
+    assert batched_indexing_refusal("index_array", (2, 8), ("b",), ()) is not None
+    assert batched_indexing_refusal("index_array", (2, 8), cut, ()) is None
+    early = replace(LATEST, gather_has_a_rule=False, batched_scatter_has_a_rule=False)
+    assert batched_indexing_refusal("dynamic_slice", (4, 8), cut, (2, 8), early) is not None
+    assert batched_indexing_refusal("dynamic_slice", (4, 8), (), (2, 8), early) is None
+    assert batched_indexing_refusal("take", (4, 8), cut, ()) is None  # (not an indexing vmap turns into a gather)

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .layout import MeshModel, Spec, SpecEntry
+from .layout import MeshModel, Spec, SpecEntry, spec_axes
 from .sharding_indexing import (full_index, indexer, slice_triple, static_slice, take_along_axis, through_gather,
                                 updates_for, whole_slice)
 from .sharding_primitives import (GatherDims, IllTyped, Shape, axes_argument, axis_argument, broadcast,
@@ -65,6 +65,10 @@ class ReleaseRules:
       ("sharding rule for scatter is not implemented"); measured.
     * ``scatter_add_has_a_rule`` (``EXPLICIT_SCATTER_ADD_HAS_A_SHARDING_RULE``, JAX 0.7.0): the same
       for ``.at[].add`` ("sharding rule for scatter-add is not implemented" before); measured.
+    * ``batched_scatter_has_a_rule`` (``EXPLICIT_BATCHED_SCATTER_HAS_A_SHARDING_RULE``, JAX 0.7.1):
+      the scatter vmap makes of a ``lax.dynamic_update_slice`` over a batch of starts, of an operand
+      naming a mesh axis, is typed by the scatter rule ("sharding rule for scatter is not implemented"
+      before, on 0.6.0-0.7.0 though ``.at[].set`` has one from 0.6.1); measured.
     * ``reshape_deals_mesh_axes`` (``EXPLICIT_RESHAPE_DEALS_MESH_AXES``, JAX 0.10.0): a split deals
       its dimension's axes over the new dimensions and a merge takes its group's axes in order.
       Without it the doc's reshape rule holds ("If we have a split or merge case in which the
@@ -116,6 +120,7 @@ class ReleaseRules:
     gather_has_a_rule: bool = True
     scatter_has_a_rule: bool = True
     scatter_add_has_a_rule: bool = True
+    batched_scatter_has_a_rule: bool = True
     reshape_deals_mesh_axes: bool = True
     batch_specs_equal: bool = True
     scan_keeps_a_sharded_dimension: bool = False
@@ -612,3 +617,35 @@ def sharding_verdict(op: str, family: str, shapes: Sequence[Sequence[int]], spec
     except _NoRule as e:
         return Unmodelled(f"no rule for {e}")
     return Accepts(tuple(out))
+
+
+# --- indexing under vmap over a batch of indices ------------------------------------------------
+BATCHED_INDEXING = ("index_array", "dynamic_slice", "dynamic_update_slice")
+
+
+def batched_indexing_refusal(op: str, shape: Sequence[int], spec: Spec, windows: Sequence[int],
+                             rules: ReleaseRules = LATEST) -> Optional[str]:
+    """Under vmap over a batch of indices, ``x[i]`` of a scalar ``i`` (``op`` "index_array": a window
+    of 1 along dimension 0), ``lax.dynamic_slice`` (its sizes as ``windows``) and
+    ``lax.dynamic_update_slice`` (the update's shape as ``windows``) bind a gather (a scatter, for the
+    update) of the batched operand ``x`` (``shape`` and ``spec`` of one example) whose windows are
+    the slices. JAX's Explicit rule refuses one where a dimension sliced partially (a window smaller
+    than the dimension) names a mesh axis, one of size 1 included ("Use `.at[...].get(out_sharding=)`",
+    the Explicit-sharding doc's ambiguous gather), and, before its gather or scatter rule
+    (``gather_has_a_rule``, ``batched_scatter_has_a_rule``), one whose operand names any axis. Returns
+    why, or None where JAX accepts it (measured on 0.6.0-0.7.2 and 0.10.2: a start on a whole
+    dimension cut is accepted, one slicing it partially is not)."""
+    if op not in BATCHED_INDEXING:
+        return None
+    shape = tuple(int(n) for n in shape)
+    axes = spec_axes(canonical_spec(spec, len(shape)))
+    kind, has_a_rule = (("scatter", rules.batched_scatter_has_a_rule) if op == "dynamic_update_slice"
+                        else ("gather", rules.gather_has_a_rule))
+    if not has_a_rule and any(axes):
+        return f"vmapped {op}: a {kind} of an operand sharded {show_spec(spec)}, for which this JAX has no rule yet"
+    windows = (1,) + shape[1:] if op == "index_array" else tuple(int(n) for n in windows)
+    partial = [d for d, (n, w) in enumerate(zip(shape, windows)) if w < n and axes[d]]
+    if partial:
+        return (f"vmapped {op}: a {kind} slicing dimension {partial[0]} partially, which names "
+                f"{axes[partial[0]]}: JAX asks for an out_sharding")
+    return None

@@ -41,8 +41,9 @@ public names, so callers import from here:
 """
 
 # Re-exported, by layer, top first: every public name of the three layers.
-from .sharding_families import (ARG_REDUCTIONS, FAMILY_RULES, INDEXING_FAMILIES, LATEST, SHIFTED_UPDATES, Accepts,
-                                Call, Rejects, ReleaseRules, Unmodelled, Verdict, documented_indexing_refusal,
+from .sharding_families import (ARG_REDUCTIONS, BATCHED_INDEXING, FAMILY_RULES, INDEXING_FAMILIES, LATEST,
+                                SHIFTED_UPDATES, Accepts, Call, Rejects, ReleaseRules, Unmodelled, Verdict,
+                                batched_indexing_refusal, documented_indexing_refusal,
                                 dynamic_slice, sharding_verdict, shifted_ranges, slice_through_gather)
 from .sharding_indexing import (Indexer, full_index, indexer, slice_triple, static_slice, take_along_axis,
                                 through_gather, updates_for, whole_slice)
