@@ -265,12 +265,27 @@ def vmapped_update_of_a_cut_value_by_itself(program: Program, context: Context) 
 
 def context_candidates(program: Program, context: Context) -> list:
     """What this property's known deviations' triggers are asked about where a context fails: under
-    vmap, each device_put step of the program as "vmap: device_put" (its spec as ``static["spec"]``)."""
-    if context.kind != "vmap":
+    scan and vmap, each catalogue step as the jit ways see it (``test_programs.step_call``); under
+    vmap also each device_put step as "vmap: device_put" (its spec as ``static["spec"]``) and each
+    lax.dynamic_slice as "vmap: dynamic_slice" (its operand and starts, the batched operand's spec
+    first: spmd_axis_name on the batch)."""
+    if context.kind not in ("scan", "vmap"):
         return []
-    return [Call("vmap: device_put", (program.value(s.operands[0]),), {"spec": s.spec}, program.mesh,
-                 program.axis_type, (programs_suite.spec_of(program, s.operands[0]),), None, Way.JIT_SHARDINGS)
-            for s in program.steps if s.op == "device_put"]
+    calls = [programs_suite.step_call(program, s, Way.JIT_SHARDINGS) for s in program.steps if not s.changes_layout]
+    if context.kind != "vmap":
+        return calls
+    lead = (context.spmd_axis_name,)
+    for s in program.steps:
+        if s.op == "device_put":
+            calls.append(Call("vmap: device_put", (program.value(s.operands[0]),), {"spec": s.spec}, program.mesh,
+                              program.axis_type, (programs_suite.spec_of(program, s.operands[0]),), None,
+                              Way.JIT_SHARDINGS))
+        elif s.op == "dynamic_slice":
+            spec = lead + tuple(programs_suite.spec_of(program, s.operands[0]) or ())
+            calls.append(Call("vmap: dynamic_slice", tuple(program.value(o) for o in s.operands), s.kwargs,
+                              program.mesh, program.axis_type, (spec,) + (lead,) * (len(s.operands) - 1), None,
+                              Way.JIT_SHARDINGS))
+    return calls
 
 
 def vmapped_indexing_refusal(program: Program, context: Context) -> Optional[str]:
@@ -296,9 +311,12 @@ def vmapped_indexing_refusal(program: Program, context: Context) -> Optional[str
 
 @pytest.fixture
 def context_excuses(request, excuses, known_deviations) -> Excuses:
-    """This property's known deviations and test_programs' (what a program met outside any context
-    is judged by), counted together in this property's report."""
+    """test_programs' known deviations (what a program met outside any context is judged by) and
+    this property's, counted together in this property's report; ``.own``: this property's alone,
+    which a context's failure is asked about (sharing the counts)."""
     found = Excuses(tuple(excuses.entries) + tuple(known_deviations.all_for_test(programs_suite.PROPERTY_ID)))
+    found.own = Excuses(tuple(excuses.entries))
+    found.own.excused, found.own.refused = found.excused, found.refused
     request.node.stash[state.EXCUSES] = found
     return found
 
@@ -323,7 +341,7 @@ def test_a_program_gives_numpys_values_in_every_context(program, data, known_dev
         hypothesis.event(f"context: {context.kind}")
         case = context_case(program, context)
         try:
-            with context_excuses.way(context_candidates(program, context), mesh_kind=program.axis_type,
+            with context_excuses.own.way(context_candidates(program, context), mesh_kind=program.axis_type,
                                      example=program):
                 check_context(case, program, context, compat.x64_enabled())
         except Exception as failure:

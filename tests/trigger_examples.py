@@ -389,6 +389,18 @@ EXAMPLES: Dict[str, Pair] = {
              out_spec=None),
         call("vmap: device_put", (X22,), {"spec": (None, "a")}, in_specs=(("b",),), out_spec=None),
         "an Auto mesh (a device_put inside jit there keeps its operand's layout)"),
+    "vmapped_dynamic_slice_far_out_of_range_over_a_cut_batch_step": Pair(
+        call("vmap: dynamic_slice", (X22, np.int32(5), np.int32(0)), {"sizes": (1, 1)},
+             in_specs=(("a",), ("a",), ("a",)), out_spec=None),
+        call("vmap: dynamic_slice", (X22, np.int32(2), np.int32(0)), {"sizes": (1, 1)},
+             in_specs=(("a",), ("a",), ("a",)), out_spec=None),
+        "a start within [-n, n], clamped right", (a(2, 2), a(0, 0))),
+    "vmapped_dynamic_slice_out_of_range_of_a_cut_operand_step": Pair(
+        call("vmap: dynamic_slice", (X22, np.int32(0), np.int32(5)), {"sizes": (1, 1)},
+             in_specs=((None, None, "a"), (), ()), out_spec=None),
+        call("vmap: dynamic_slice", (X22, np.int32(0), np.int32(1)), {"sizes": (1, 1)},
+             in_specs=((None, None, "a"), (), ()), out_spec=None),
+        "a start within range, clamped right", (a(1, 1), a(0, 0))),
     "jitted_axis_moved_into_combined_axes": Pair(
         call("greater", (np.zeros((2, 6), np.int32), np.int32(5)), mesh=BY_Y, in_specs=(("b",), ()),
              out_spec=(None, ("b", "y")), shape=(2, 6)),

@@ -1953,6 +1953,44 @@ def explicit_vmapped_device_put_onto_a_cut(call: Call) -> bool:
             and any(cut_axes(call.mesh, axes) for axes in spec_axes(spec)))
 
 
+def _vmapped_dynamic_slice_step(call: Call):
+    """(operand, starts, sizes) of a contexts property's "vmap: dynamic_slice" candidate, or None."""
+    if call.op != "vmap: dynamic_slice" or not call.in_specs or call.mesh is None:
+        return None
+    return np.asarray(call.operands[0]), call.operands[1:], call.static.get("sizes", ())
+
+
+@trigger('program contexts')
+def vmapped_dynamic_slice_far_out_of_range_over_a_cut_batch_step(call: Call) -> bool:
+    """Under vmap, a program's lax.dynamic_slice (the contexts property passes it as op "vmap:
+    dynamic_slice", its operand and starts as operands, the batched operand's spec first) whose batch
+    is cut over a mesh axis of size > 1, with a start outside [-n, n] of its dimension's size n: the
+    batched gather's clamp is lost in partitioning, as ``vmapped_dynamic_slice_far_out_of_range_over_
+    a_cut_batch`` says (met on 0.4.30 by the contexts property, seed 3697235639: zeros)."""
+    found = _vmapped_dynamic_slice_step(call)
+    if found is None:
+        return False
+    x, starts, _ = found
+    return any(int(s) > n or int(s) < -n for s, n in zip(starts, x.shape)) and cuts_dim(call.mesh, call.in_specs[0], 0)
+
+
+@trigger('program contexts')
+def vmapped_dynamic_slice_out_of_range_of_a_cut_operand_step(call: Call) -> bool:
+    """The same candidate whose operand is cut on one of its own dimensions, with a start outside
+    [-n, n] of any dimension, or, on a cut dimension sliced to one element, at or past its end
+    (measured on 0.4.30-0.4.37 over every start in [-5, 5]^3 of v uint32[2, 2, 4] cut P(None, None,
+    'a') per example, one-element slices: zeros exactly there; right from 0.4.38; met on 0.4.30, seed
+    3697235639, shrunk)."""
+    found = _vmapped_dynamic_slice_step(call)
+    if found is None:
+        return False
+    x, starts, sizes = found
+    cut = [d for d in range(x.ndim) if cuts_dim(call.mesh, call.in_specs[0], 1 + d)]
+    far = any(int(s) > n or int(s) < -n for s, n in zip(starts, x.shape))
+    past = any(sizes[d] == 1 and (int(starts[d]) >= x.shape[d] or int(starts[d]) < -x.shape[d]) for d in cut)
+    return bool(cut) and far or past
+
+
 # --- model programs ---------------------------------------------------------------------------
 @trigger('model programs')
 def bfloat16_operands_summed_in_float32(example) -> bool:
