@@ -40,6 +40,8 @@ def preamble_imports() -> list:
         "from jax import lax",
         "from jax.sharding import Mesh, NamedSharding, PartitionSpec as P",
     ]
+    if compat.CONSTRAIN_SOURCE["Explicit"].startswith("jax.experimental.shard."):
+        lines.append("import jax.experimental.shard")  # (jax does not import it; a script's constrain names it)
     return lines
 
 
