@@ -294,10 +294,22 @@ def vmapped_indexing_refusal(program: Program, context: Context) -> Optional[str
     """Why our sharding-rule model says JAX refuses the program under vmap on an Explicit mesh: a
     step indexing with a traced index (x[i] of a scalar i, lax.dynamic_slice, lax.dynamic_update_slice)
     that vmap's batch of indices makes a gather or scatter JAX refuses (``batched_indexing_refusal``),
-    or None."""
+    or a jnp.pad the model's pad rule rejects with the batch dimension leading (met on 0.12.0.1, seed
+    862107414: a symmetric pad of a cut [6] refused batched, accepted alone), or None."""
     if context.kind != "vmap" or program.axis_type != "Explicit":
         return None
     for step in program.steps:
+        if step.op == "pad":  # vmap binds jnp.pad with a leading batch dimension, padded by nothing
+            lead = (context.spmd_axis_name,)
+            x = program.value(step.operands[0])
+            static = dict(step.kwargs, widths=((0, 0),) + tuple(tuple(w) for w in step.kwargs["widths"]))
+            verdict = sharding_rules.sharding_verdict(
+                "pad", "padding", [(context.batch,) + np.shape(x)],
+                [lead + tuple(programs_suite.spec_of(program, step.operands[0]) or ())], static, program.mesh,
+                rules=compat.sharding_rule_set())
+            if isinstance(verdict, sharding_rules.Rejects):
+                return f"vmapped pad: {verdict.reason}"
+            continue
         if step.op not in sharding_rules.BATCHED_INDEXING or (step.op == "index_array" and
                                                               np.ndim(program.value(step.operands[1])) != 0):
             continue
