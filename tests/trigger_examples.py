@@ -561,7 +561,8 @@ EXAMPLES: Dict[str, Pair] = {
          {"index": (slice(None, -2, -3),)}, MESH, ((None, "b"),), False),
         VmapExample(SimpleNamespace(name="strided_slice"), (np.zeros((2, 8), np.float32),),
          {"index": (slice(None, -2, -3),)}, MESH, (("b",),), False),
-        "the batched operand cuts its batch dimension, not the sliced one"),
+        "the batched operand cuts its batch dimension, not the sliced one",
+        (np.array([[7.0], [7.0]], np.float32), np.array([[0.0], [0.0]], np.float32))),
     "auto_split_of_a_cut_dimension_into_a_part_the_axes_cannot_cut": Pair(
         Reshape(MESH, "Auto", np.arange(8, dtype=np.int32), (2, 4), "split", (0,), (0, 1), ("b",), ()),
         Reshape(MESH, "Auto", np.arange(8, dtype=np.int32), (4, 2), "split", (0,), (0, 1), ("b",), ()),

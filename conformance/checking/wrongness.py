@@ -73,10 +73,12 @@ def values_of_the_expected_result(call, expected, got) -> bool:
 
 
 def _operand_values(call) -> "np.ndarray | None":
-    """Every value the call's numeric operands hold, flattened; None for no Call or no operands."""
-    if not isinstance(call, Call) or not call.operands:
+    """Every value the call's numeric operands hold (a vmap example's: its batches), flattened; None
+    for no operands."""
+    operands = call.operands if isinstance(call, Call) else getattr(call, "batches", None)
+    if not operands:
         return None
-    return np.concatenate([np.asarray(x).ravel() for x in call.operands if np.asarray(x).dtype.kind in "biufc"])
+    return np.concatenate([np.asarray(x).ravel() for x in operands if np.asarray(x).dtype.kind in "biufc"])
 
 
 def values_of_the_operands(call, expected, got) -> bool:
