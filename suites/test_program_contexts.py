@@ -233,15 +233,10 @@ def the_programs_own(program: Program, known_deviations, program_excuses: Excuse
     return after != before
 
 
-def process_ending(program: Program, known_deviations):
-    """The strict known deviation saying XLA ends the process on ``program``'s shape on this JAX
-    (where ``test_programs.isolated_ways`` runs it in a fresh interpreter), or None."""
-    for reproduction, meets, asked, _ in programs_suite.PROCESS_ENDING:
-        if any(meets(programs_suite.step_call(program, step, way)) for step in program.steps for way in asked):
-            entry = known_deviations.covers(reproduction)
-            if entry is not None:
-                return entry
-    return None
+def batched_spec(program: Program, context: Context, name: str) -> tuple:
+    """The spec of value ``name`` of the program under ``context``'s vmap: spmd_axis_name (or None)
+    on the batch, then the value's own (``test_programs.spec_of``)."""
+    return (context.spmd_axis_name,) + tuple(programs_suite.spec_of(program, name) or ())
 
 
 # jaxlib's SPMD partitioner gets a scatter of an operand by itself wrong (spmd_strided_scatter_of_an_
@@ -259,7 +254,7 @@ def vmapped_update_of_a_cut_value_by_itself(program: Program, context: Context) 
         return False
     for step in program.steps:
         if step.op == "dynamic_update_slice" and step.operands[0] == step.operands[1]:
-            spec = (context.spmd_axis_name,) + tuple(programs_suite.spec_of(program, step.operands[0]) or ())
+            spec = batched_spec(program, context, step.operands[0])
             if any(program.mesh.axis_sizes[a] > 1 for axes in spec_axes(spec) for a in axes):
                 return True
     return False
@@ -283,9 +278,9 @@ def context_candidates(program: Program, context: Context) -> list:
                               program.axis_type, (programs_suite.spec_of(program, s.operands[0]),), None,
                               Way.JIT_SHARDINGS))
         elif s.op == "dynamic_slice":
-            spec = lead + tuple(programs_suite.spec_of(program, s.operands[0]) or ())
             calls.append(Call("vmap: dynamic_slice", tuple(program.value(o) for o in s.operands), s.kwargs,
-                              program.mesh, program.axis_type, (spec,) + (lead,) * (len(s.operands) - 1), None,
+                              program.mesh, program.axis_type,
+                              (batched_spec(program, context, s.operands[0]),) + (lead,) * (len(s.operands) - 1), None,
                               Way.JIT_SHARDINGS))
     return calls
 
@@ -300,13 +295,11 @@ def vmapped_indexing_refusal(program: Program, context: Context) -> Optional[str
         return None
     for step in program.steps:
         if step.op == "pad":  # vmap binds jnp.pad with a leading batch dimension, padded by nothing
-            lead = (context.spmd_axis_name,)
             x = program.value(step.operands[0])
             static = dict(step.kwargs, widths=((0, 0),) + tuple(tuple(w) for w in step.kwargs["widths"]))
             verdict = sharding_rules.sharding_verdict(
-                "pad", "padding", [(context.batch,) + np.shape(x)],
-                [lead + tuple(programs_suite.spec_of(program, step.operands[0]) or ())], static, program.mesh,
-                rules=compat.sharding_rule_set())
+                "pad", "padding", [(context.batch,) + np.shape(x)], [batched_spec(program, context, step.operands[0])],
+                static, program.mesh, rules=compat.sharding_rule_set())
             if isinstance(verdict, sharding_rules.Rejects):
                 return f"vmapped pad: {verdict.reason}"
             continue
@@ -341,9 +334,9 @@ def test_a_program_gives_numpys_values_in_every_context(program, data, known_dev
     """A generated program run as a nested jit, under checkpoint, as a scan body, under vmap or as a
     shard_map body gives numpy's values of that program over the inputs that context hands it."""
     drawn = data.draw(every_context(program), label="contexts")
-    ending = process_ending(program, known_deviations)
+    ending = programs_suite.process_ending(program, known_deviations)
     if ending is not None:
-        context_excuses.count(ending, program, NOT_RUN)
+        context_excuses.count(ending[0], program, NOT_RUN)
         return
     own = []  # whether the program goes wrong outside any context (judged once, on a context's failure)
     for context in drawn:

@@ -335,15 +335,23 @@ PROCESS_ENDING = (
 )
 
 
+def process_ending(program: Program, known_deviations):
+    """``(the strict entry, the ways it ends the process on)`` where this JAX's known deviations say
+    XLA ends the process on the program's shape (``PROCESS_ENDING``), else None."""
+    for reproduction, meets, asked, ways in PROCESS_ENDING:
+        if any(meets(step_call(program, step, way)) for step in program.steps for way in asked):
+            entry = known_deviations.covers(reproduction)
+            if entry is not None:
+                return entry, ways
+    return None
+
+
 def isolated_ways(program: Program, known_deviations) -> tuple:
     """The ways of this program to run in a fresh interpreter, on a JAX whose known deviations say
-    XLA ends the process on its shape (``PROCESS_ENDING``: all three ways for a layout change onto
+    XLA ends the process on its shape (``process_ending``: all three ways for a layout change onto
     combined mesh axes, the two jit ways otherwise); none elsewhere."""
-    for reproduction, meets, asked, ways in PROCESS_ENDING:
-        if any(meets(step_call(program, step, way)) for step in program.steps for way in asked) and \
-                known_deviations.covers(reproduction) is not None:
-            return ways
-    return ()
+    ending = process_ending(program, known_deviations)
+    return ending[1] if ending else ()
 
 
 def jit_candidates(program: Program, way: str, output: str = "", failure: BaseException = None, note: bool = True,
